@@ -1,0 +1,192 @@
+"""fio jobs as typed values: rendered to a job file, run with JSON output, validated, parsed into tidy rows.
+
+This module knows nothing of arrays or devices: a job has targets (directories on file systems, or block device
+paths) and ``numjobs`` counts the jobs over all of them, spread evenly as IOR's ``-N`` spreads tasks over ``-o``
+directories in the seed studies.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from .commands import Runner
+from .errors import ConfigError, FioError
+
+RW_MODES = ("read", "write", "randread", "randwrite", "rw", "readwrite", "randrw")
+
+# Our names -> fio's option names: the one table between the two vocabularies.
+FIO_OPTION = {
+    "rw": "rw",
+    "bs": "bs",
+    "iodepth": "iodepth",
+    "runtime_s": "runtime",
+    "ramp_s": "ramp_time",
+    "direct": "direct",
+    "ioengine": "ioengine",
+    "size": "size",
+}
+
+PERCENTILES = ("50.000000", "90.000000", "99.000000", "99.900000", "99.990000")
+
+
+@dataclass(frozen=True)
+class FioJob:
+    """One fio measurement point. Sizes in bytes, times in seconds."""
+
+    rw: str
+    bs: int
+    targets: tuple[str, ...]
+    numjobs: int = 1
+    iodepth: int = 1
+    runtime_s: int = 10
+    ramp_s: int = 0
+    direct: bool = True
+    ioengine: str = "libaio"
+    size: int = 256 * 2**20
+    name: str = "flashscale"
+    extra: tuple[tuple[str, str], ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        if self.rw not in RW_MODES:
+            raise ConfigError(f"rw={self.rw!r} is not one of {', '.join(RW_MODES)}")
+        for attr in ("bs", "numjobs", "iodepth", "runtime_s", "size"):
+            value = getattr(self, attr)
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise ConfigError(f"{attr}={value!r} must be a positive whole number")
+        if isinstance(self.ramp_s, bool) or not isinstance(self.ramp_s, int) or self.ramp_s < 0:
+            raise ConfigError(f"ramp_s={self.ramp_s!r} must be a whole number of seconds >= 0")
+        if not self.targets:
+            raise ConfigError("a fio job needs at least one target (directory or block device)")
+        if isinstance(self.targets, str):
+            raise ConfigError(f"targets={self.targets!r} must be a sequence of paths, not one string")
+
+    @property
+    def point(self) -> str:
+        return f"{self.rw}-bs{self.bs}-nj{self.numjobs}-qd{self.iodepth}"
+
+    def jobs_per_target(self) -> list[int]:
+        """Jobs spread evenly over targets; earlier targets take the remainder."""
+        n = len(self.targets)
+        return [self.numjobs // n + (1 if i < self.numjobs % n else 0) for i in range(n)]
+
+
+def _is_block_device_path(target: str) -> bool:
+    return target.startswith("/dev/")
+
+
+def render(job: FioJob) -> str:
+    """The fio job file for ``job``: a [global] section and one section per target that gets jobs."""
+    values = {
+        "rw": job.rw,
+        "bs": str(job.bs),
+        "iodepth": str(job.iodepth),
+        "runtime_s": str(job.runtime_s),
+        "ramp_s": str(job.ramp_s),
+        "direct": "1" if job.direct else "0",
+        "ioengine": job.ioengine,
+        "size": str(job.size),
+    }
+    lines = ["[global]"]
+    lines += [f"{FIO_OPTION[k]}={v}" for k, v in values.items()]
+    lines += ["time_based=1", "group_reporting=1", "thread=0", "invalidate=1",
+              "percentile_list=" + ":".join(p.rstrip("0").rstrip(".") for p in PERCENTILES)]
+    lines += [f"{k}={v}" for k, v in job.extra]
+    for index, (target, jobs) in enumerate(zip(job.targets, job.jobs_per_target())):
+        if jobs == 0:
+            continue
+        lines += ["", f"[{job.name}-t{index}]", f"numjobs={jobs}"]
+        if _is_block_device_path(target):
+            lines.append(f"filename={target}")
+        else:
+            lines.append(f"directory={target}")
+    return "\n".join(lines) + "\n"
+
+
+def run(job: FioJob, outdir: Path, runner: Runner, *, cgroup_procs: Sequence[Path] = ()) -> dict:
+    """Run ``job`` once; keep ``job.fio`` and ``fio.json`` in ``outdir`` (which must not exist yet)."""
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=False)
+    jobfile = outdir / "job.fio"
+    output = outdir / "fio.json"
+    jobfile.write_text(render(job))
+    timeout = job.runtime_s + job.ramp_s + 600
+    completed = runner.run(
+        ["fio", "--output-format=json", f"--output={output}", str(jobfile)],
+        ok_codes=(0, 1), cgroup_procs=cgroup_procs, timeout=timeout,
+    )
+    if completed.stderr:
+        (outdir / "fio.stderr").write_text(completed.stderr)
+    if not output.exists():
+        raise FioError(f"fio wrote no output file {output}: {completed.stderr.strip()}")
+    data = load_output(output.read_text(), source=str(output))
+    if completed.returncode != 0:
+        errors = "; ".join(f"{j.get('jobname')}: error {j.get('error')}" for j in data.get("jobs", []))
+        raise FioError(f"fio exited with status {completed.returncode} for {jobfile} ({errors or completed.stderr.strip()})")
+    validate(data, source=str(output))
+    return data
+
+
+def load_output(text: str, source: str = "fio output") -> dict:
+    """Parse fio's JSON output, skipping any non-JSON lines fio prints before it (warnings, notes)."""
+    for index, line in enumerate(text.splitlines(keepends=True)):
+        if line.startswith("{"):
+            body = "".join(text.splitlines(keepends=True)[index:])
+            try:
+                data = json.loads(body)
+            except json.JSONDecodeError as exc:
+                raise FioError(f"{source}: fio output is not valid JSON ({exc})") from exc
+            data["_preamble"] = "".join(text.splitlines(keepends=True)[:index])
+            return data
+    raise FioError(f"{source}: no JSON object in fio output: {text[:200]!r}")
+
+
+def validate(data: dict, source: str = "fio output") -> None:
+    """Raise FioError unless every job ran without error and moved data."""
+    jobs = data.get("jobs")
+    if not jobs:
+        raise FioError(f"{source}: fio reported no jobs")
+    for job in jobs:
+        if job.get("error", 0) != 0:
+            raise FioError(f"{source}: job {job.get('jobname')!r} failed with error {job['error']}")
+        moved = sum(job.get(d, {}).get("io_bytes", 0) for d in ("read", "write", "trim"))
+        if moved <= 0:
+            raise FioError(f"{source}: job {job.get('jobname')!r} moved no data (io_bytes = 0)")
+
+
+def _percentile(side: dict, key: str) -> float:
+    return float(side.get("clat_ns", {}).get("percentile", {}).get(key, float("nan")))
+
+
+def parse(data: dict) -> dict:
+    """Aggregate a (validated) fio result into one tidy row of measurements.
+
+    Bandwidth and IOPS are summed over jobs and directions; latency comes from the direction that moved more
+    data (the only one for pure read or write), taken from the first job entry, which with group_reporting
+    holds the whole group.
+    """
+    jobs = data["jobs"]
+    read_bw = float(sum(j["read"]["bw_bytes"] for j in jobs))
+    write_bw = float(sum(j["write"]["bw_bytes"] for j in jobs))
+    iops = float(sum(j["read"]["iops"] + j["write"]["iops"] for j in jobs))
+    io_bytes = int(sum(j["read"]["io_bytes"] + j["write"]["io_bytes"] for j in jobs))
+    first = jobs[0]
+    side = first["read"] if first["read"]["io_bytes"] >= first["write"]["io_bytes"] else first["write"]
+    runtime_ms = max(max(j["read"]["runtime"], j["write"]["runtime"]) for j in jobs)
+    return {
+        "bw_bytes": read_bw + write_bw,
+        "iops": iops,
+        "runtime_s": runtime_ms / 1000.0,
+        "clat_mean_ns": float(side["clat_ns"]["mean"]),
+        "clat_p50_ns": _percentile(side, PERCENTILES[0]),
+        "clat_p99_ns": _percentile(side, PERCENTILES[2]),
+        "clat_p999_ns": _percentile(side, PERCENTILES[3]),
+        "clat_p9999_ns": _percentile(side, PERCENTILES[4]),
+        "clat_stddev_ns": float(side["clat_ns"]["stddev"]),
+        "lat_mean_ns": float(side["lat_ns"]["mean"]),
+        "read_bw_bytes": read_bw,
+        "write_bw_bytes": write_bw,
+        "io_bytes": io_bytes,
+        "fio_version": data.get("fio version", ""),
+    }

@@ -1,0 +1,125 @@
+"""The fio module: job validation, rendering, and parsing of output that real fio produced (tests/golden)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from flashscale import fio
+from flashscale.commands import RecordingRunner
+from flashscale.errors import ConfigError, FioError
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+def golden(name: str) -> str:
+    return (GOLDEN / f"{name}.json").read_text()
+
+
+def test_jobs_spread_evenly_over_targets_earlier_ones_take_the_remainder():
+    job = fio.FioJob("read", 2**20, ("/m/0", "/m/1", "/m/2", "/m/3"), numjobs=6)
+    assert job.jobs_per_target() == [2, 2, 1, 1]
+    assert sum(fio.FioJob("read", 4096, ("/a", "/b", "/c"), numjobs=n).jobs_per_target() == [n // 3 + (i < n % 3) for i in range(3)]
+               for n in range(1, 10)) == 9
+
+
+def test_render_names_every_option_and_skips_targets_without_jobs():
+    text = fio.render(fio.FioJob("randwrite", 4096, ("/m/0", "/m/1", "/dev/loop7"), numjobs=2, iodepth=8,
+                                 runtime_s=5, ramp_s=1))
+    assert "rw=randwrite\n" in text and "bs=4096\n" in text and "iodepth=8\n" in text
+    assert "runtime=5\n" in text and "ramp_time=1\n" in text and "direct=1\n" in text
+    assert "ioengine=libaio\n" in text and "group_reporting=1\n" in text and "time_based=1\n" in text
+    assert "[flashscale-t0]\nnumjobs=1\ndirectory=/m/0\n" in text
+    assert "[flashscale-t1]\nnumjobs=1\ndirectory=/m/1\n" in text
+    assert "loop7" not in text  # the third target got no job
+
+
+def test_render_uses_filename_for_block_devices():
+    text = fio.render(fio.FioJob("read", 2**20, ("/dev/loop3",)))
+    assert "filename=/dev/loop3\n" in text and "directory=" not in text
+
+
+@pytest.mark.parametrize("field,value", [("bs", 0), ("bs", "1M"), ("numjobs", -1), ("iodepth", 1.5),
+                                         ("runtime_s", 0), ("size", True), ("ramp_s", -1)])
+def test_bad_job_values_are_named(field, value):
+    kwargs = dict(rw="read", bs=4096, targets=("/m",))
+    kwargs[field] = value
+    with pytest.raises(ConfigError, match=field):
+        fio.FioJob(**kwargs)
+
+
+def test_bad_rw_and_missing_targets_are_refused():
+    with pytest.raises(ConfigError, match="'sequential'"):
+        fio.FioJob("sequential", 4096, ("/m",))
+    with pytest.raises(ConfigError, match="at least one target"):
+        fio.FioJob("read", 4096, ())
+    with pytest.raises(ConfigError, match="one string"):
+        fio.FioJob("read", 4096, "/mnt")
+
+
+def test_parse_sums_the_group_of_three_jobs_over_two_targets():
+    data = fio.load_output(golden("read_2targets_3jobs"))
+    fio.validate(data)
+    raw = json.loads(golden("read_2targets_3jobs"))
+    job = raw["jobs"][0]
+    assert len(raw["jobs"]) == 1  # group_reporting folds the three jobs into one entry
+    row = fio.parse(data)
+    assert row["bw_bytes"] == job["read"]["bw_bytes"] > 0
+    assert row["write_bw_bytes"] == 0
+    assert row["iops"] == pytest.approx(job["read"]["iops"])
+    assert row["io_bytes"] == job["read"]["io_bytes"]
+    assert row["runtime_s"] == job["read"]["runtime"] / 1000
+    assert row["clat_p50_ns"] == job["read"]["clat_ns"]["percentile"]["50.000000"]
+    assert row["clat_p999_ns"] == job["read"]["clat_ns"]["percentile"]["99.900000"]
+    assert row["clat_mean_ns"] == job["read"]["clat_ns"]["mean"]
+    assert row["fio_version"].startswith("fio-")
+    assert data["_preamble"] == ""
+
+
+def test_parse_takes_latency_from_the_write_side_of_a_write_job():
+    raw = json.loads(golden("write_1target"))["jobs"][0]
+    row = fio.parse(fio.load_output(golden("write_1target")))
+    assert row["bw_bytes"] == row["write_bw_bytes"] == raw["write"]["bw_bytes"]
+    assert row["clat_p99_ns"] == raw["write"]["clat_ns"]["percentile"]["99.000000"]
+
+
+def test_parse_adds_both_directions_of_a_mixed_job():
+    raw = json.loads(golden("randrw_mixed"))["jobs"][0]
+    row = fio.parse(fio.load_output(golden("randrw_mixed")))
+    assert raw["read"]["bw_bytes"] > 0 and raw["write"]["bw_bytes"] > 0
+    assert row["bw_bytes"] == raw["read"]["bw_bytes"] + raw["write"]["bw_bytes"]
+    assert row["iops"] == pytest.approx(raw["read"]["iops"] + raw["write"]["iops"])
+
+
+def test_text_before_the_json_is_kept_and_the_job_error_is_caught():
+    data = fio.load_output(golden("error_in_json"))
+    assert data["_preamble"].startswith("fio: pid=0, err=1")
+    with pytest.raises(FioError, match="'bad' failed with error 1"):
+        fio.validate(data)
+
+
+def test_output_without_json_is_an_error():
+    with pytest.raises(FioError, match="no JSON"):
+        fio.load_output(golden("no_json"))
+    with pytest.raises(FioError, match="not valid JSON"):
+        fio.load_output('{"jobs": [')
+
+
+def test_a_job_that_moved_no_data_is_an_error():
+    data = json.loads(golden("write_1target"))
+    data["jobs"][0]["write"]["io_bytes"] = 0
+    with pytest.raises(FioError, match="moved no data"):
+        fio.validate(data)
+
+
+def test_run_keeps_job_file_and_refuses_to_overwrite_a_point(tmp_path):
+    runner = RecordingRunner()
+    job = fio.FioJob("read", 4096, ("/m",))
+    with pytest.raises(FioError, match="no output file"):
+        fio.run(job, tmp_path / "p", runner)
+    assert (tmp_path / "p" / "job.fio").read_text() == fio.render(job)
+    assert runner.history[-1] == ("fio", "--output-format=json", f"--output={tmp_path / 'p' / 'fio.json'}",
+                                  str(tmp_path / "p" / "job.fio"))
+    with pytest.raises(FileExistsError):
+        fio.run(job, tmp_path / "p", runner)
