@@ -189,3 +189,35 @@ def conclusions(summary: pd.DataFrame) -> list[str]:
         if row["layout"] != row["reference"] and np.isfinite(row["tax"]):
             sentences.append(_tax_sentence(row, at_bs))
     return sentences
+
+
+CLAIM_KEYS = ("layout", "rw", "bs", "metric")
+
+
+def _claimed(claim: pd.Series, table: pd.DataFrame) -> float:
+    """The value of ``claim['quantity']`` in the one row of ``table`` matching the claim's non-blank keys."""
+    match = table
+    for key in CLAIM_KEYS:
+        if key in claim.index and pd.notna(claim[key]) and claim[key] != "":
+            wanted = int(claim[key]) if key == "bs" else claim[key]
+            match = match[match[key] == wanted]
+    if len(match) != 1 or claim["quantity"] not in match.columns:
+        raise AnalysisError(
+            f"claim {claim['claim']!r}: {len(match)} row(s) of table {claim['table']!r} match it "
+            f"(need exactly one with a column {claim['quantity']!r})"
+        )
+    return float(match.iloc[0][claim["quantity"]])
+
+
+def compare_with_stated(claims: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Published figures against ours: per claim (columns ``claim, table, quantity, stated, tolerance`` and
+    optional keys ``layout, rw, bs, metric``), ``ours`` looked up in ``tables[claim.table]``, ``difference`` =
+    ours - stated and ``agrees`` = |difference| <= tolerance (the rounding of the stated figure)."""
+    unknown = sorted(set(claims["table"]) - set(tables))
+    if unknown:
+        raise AnalysisError(f"claims refer to table(s) {', '.join(map(repr, unknown))} that were not given")
+    ours = [_claimed(claim, tables[claim["table"]]) for _, claim in claims.iterrows()]
+    out = claims.assign(ours=ours)
+    out["difference"] = out["ours"] - out["stated"]
+    out["agrees"] = out["difference"].abs() <= out["tolerance"]
+    return out

@@ -11,7 +11,10 @@ from __future__ import annotations
 import json
 import os
 import platform
+import signal
 import tempfile
+import threading
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -143,9 +146,30 @@ def _caps(spec: CampaignSpec, backend: str) -> dict:
     return {"read": a.read_bps, "randread": a.read_bps, "write": a.write_bps, "randwrite": a.write_bps}
 
 
+@contextmanager
+def _sigterm_as_interrupt():
+    """While measuring, SIGTERM (a kernel shut down, a job killed) unwinds like Ctrl-C, so teardown runs."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def run(spec: CampaignSpec, runner: Runner | None = None, progress: bool = True) -> CampaignResult:
     """Run the campaign; return the tidy table (warm-ups included, flagged) and what the report must say."""
-    runner = runner or Runner()
+    with _sigterm_as_interrupt():
+        return _run(spec, runner or Runner(), progress)
+
+
+def _run(spec: CampaignSpec, runner: Runner, progress: bool) -> CampaignResult:
     backend, notes = _backend(spec)
     directory = _campaign_dir(spec)
     run_id = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")

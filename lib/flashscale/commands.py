@@ -9,7 +9,9 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import signal
 import subprocess
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
@@ -38,6 +40,28 @@ def _join_cgroup(procs_files: Sequence[Path]) -> Callable[[], None]:
     return hook
 
 
+def stop_group(proc: subprocess.Popen, grace_s: float = 5.0) -> None:
+    """Stop the process group ``proc`` leads (TERM, then KILL) and wait, bounded, until no member is left."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        deadline = time.monotonic() + grace_s
+        while time.monotonic() < deadline:
+            proc.poll()  # reap the leader so that an empty group disappears
+            try:
+                os.killpg(proc.pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)
+        else:
+            continue
+        break
+    proc.wait()
+    log.warning("stopped %s (pid %s) and its process group", proc.args[0], proc.pid)
+
+
 @dataclass
 class Runner:
     """Runs commands for real. ``history`` keeps every argv run, in order."""
@@ -58,17 +82,26 @@ class Runner:
         self.history.append(argv)
         log.info("run: %s", " ".join(argv))
         try:
-            proc = subprocess.run(
+            proc = subprocess.Popen(
                 argv,
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-                preexec_fn=_join_cgroup(list(cgroup_procs)) if cgroup_procs else None,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
                 stdin=subprocess.DEVNULL,
+                text=True,
+                start_new_session=True,  # its own process group: fio's forked jobs are stopped with it
+                preexec_fn=_join_cgroup(list(cgroup_procs)) if cgroup_procs else None,
             )
         except FileNotFoundError as exc:
             raise UnsupportedError(f"{argv[0]!r} is not installed on this machine") from exc
-        result = Completed(argv, proc.returncode, proc.stdout, proc.stderr)
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            stop_group(proc)
+            raise CommandError(argv, -1, f"timed out after {timeout} s and was stopped") from None
+        except BaseException:  # Ctrl-C, SIGTERM turned into an exception: stop the whole group, then re-raise
+            stop_group(proc)
+            raise
+        result = Completed(argv, proc.returncode, stdout, stderr)
         if proc.returncode not in tuple(ok_codes):
             log.warning("failed (%s): %s: %s", proc.returncode, " ".join(argv), proc.stderr.strip())
             raise CommandError(argv, proc.returncode, proc.stderr)

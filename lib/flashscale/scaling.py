@@ -33,6 +33,11 @@ from .analysis import point_means
 from .errors import AnalysisError
 
 NAN = float("nan")
+# The columns ``flashscale analyze --fit`` adds to the summary (``fit_table`` with the default axis numjobs).
+FIT_COLUMNS = [
+    "knee_numjobs", "usl_sigma", "usl_sigma_lo", "usl_sigma_hi", "usl_kappa", "usl_kappa_lo", "usl_kappa_hi",
+    "usl_peak_numjobs", "usl_peak_numjobs_lo", "usl_peak_numjobs_hi", "usl_r2", "fit_note",
+]
 
 
 def usl(n, lam, sigma, kappa):
@@ -63,7 +68,8 @@ MODELS = {
 
 @dataclass(frozen=True)
 class Fit:
-    """A scaling-law fit, or the stated reason there is none. ``lam`` is in the unit of y per unit of N."""
+    """A scaling-law fit, or the stated reason there is none (``fitted`` false, ``reason`` says why; on a fit,
+    ``reason`` carries any notes, e.g. an unestablished peak). ``lam`` is in the unit of y per unit of N."""
 
     model: str
     fitted: bool
@@ -101,7 +107,7 @@ class Fit:
     def as_row(self, prefix: str) -> dict[str, float]:
         row = {}
         for p in MODELS[self.model].params:
-            name = f"{prefix}_{'lambda' if p == 'lam' else p}"
+            name = f"{prefix}_{'lambda_bw_bytes' if p == 'lam' else p}"
             row[name] = self.params.get(p, NAN)
             row[f"{name}_lo"] = self.lo.get(p, NAN)
             row[f"{name}_hi"] = self.hi.get(p, NAN)
@@ -109,8 +115,8 @@ class Fit:
         return row
 
 
-def refusal(model: Model, n: np.ndarray, y: np.ndarray) -> str:
-    """Why these points cannot support a fit of ``model``; '' when they can."""
+def point_problem(n: np.ndarray, y: np.ndarray) -> str:
+    """What makes these points unusable for any scaling question; '' when nothing does."""
     if n.size == 0:
         return "no points"
     if n.size != y.size:
@@ -123,6 +129,14 @@ def refusal(model: Model, n: np.ndarray, y: np.ndarray) -> str:
         return f"negative throughput at N = {n[y < 0].tolist()}"
     if np.all(y == 0):
         return "all throughput is zero"
+    return ""
+
+
+def refusal(model: Model, n: np.ndarray, y: np.ndarray) -> str:
+    """Why these points cannot support a fit of ``model``; '' when they can."""
+    problem = point_problem(n, y)
+    if problem:
+        return problem
     distinct = np.unique(n).size
     if distinct < len(model.params) + 1:
         return (f"too few points: {distinct} distinct N, {model.name} needs at least {len(model.params) + 1} "
@@ -154,11 +168,15 @@ def _usl_peak(params: dict[str, float], cov: np.ndarray, t: float) -> tuple[floa
     if not np.isfinite(var) or var < 0:
         return (peak, NAN, NAN)
     half = t * np.sqrt(var)
-    return (peak, max(peak - half, 1.0), peak + half)
+    return (peak, float(max(peak - half, 1.0)), float(peak + half))
 
 
 def fit(model_name: str, n, y, confidence: float = 0.95) -> Fit:
     """Fit ``model_name`` ('usl' or 'amdahl') to throughput ``y`` against concurrency ``n``."""
+    if model_name not in MODELS:
+        raise AnalysisError(f"scaling model {model_name!r} is unknown; expected one of {sorted(MODELS)}")
+    if not 0.0 < confidence < 1.0:
+        raise AnalysisError(f"confidence {confidence!r} must lie strictly between 0 and 1")
     model = MODELS[model_name]
     n, y = np.asarray(n, dtype=float).ravel(), np.asarray(y, dtype=float).ravel()
     reason = refusal(model, n, y)
@@ -169,16 +187,20 @@ def fit(model_name: str, n, y, confidence: float = 0.95) -> Fit:
         popt, pcov, notes = _curve_fit(model, n, y / scale)
     except (RuntimeError, ValueError) as err:
         return Fit(model_name, False, f"the fit did not converge: {err}", int(n.size))
-    popt = popt * np.r_[scale, np.ones(len(popt) - 1)]
-    pcov = pcov * np.outer(np.r_[scale, np.ones(len(popt) - 1)], np.r_[scale, np.ones(len(popt) - 1)])
+    unscale = np.r_[scale, np.ones(len(popt) - 1)]  # only lambda carries the unit of y
+    popt, pcov = popt * unscale, pcov * np.outer(unscale, unscale)
     t = float(sps.t.ppf((1 + confidence) / 2, n.size - len(popt)))
-    se = np.sqrt(np.diag(pcov)) if np.all(np.isfinite(pcov)) and np.all(np.diag(pcov) >= 0) else np.full(len(popt), NAN)
+    usable = np.all(np.isfinite(pcov)) and np.all(np.diag(pcov) >= 0)
+    se = np.sqrt(np.diag(pcov)) if usable else np.full(len(popt), NAN)
     lo = np.clip(popt - t * se, model.lower, model.upper)
     hi = np.clip(popt + t * se, model.lower, model.upper)
     params = dict(zip(model.params, map(float, popt)))
     residual = y - model.function(n, *popt)
     r2 = 1.0 - float(residual @ residual) / float(((y - y.mean()) ** 2).sum())
     peak_n, peak_lo, peak_hi = _usl_peak(params, pcov, t)
+    if "kappa" in params and np.isfinite(peak_n) and not lo[2] > 0:
+        peak_hi = float("inf")
+        notes.append("kappa's interval reaches 0: no peak is established (the curve may rise for ever)")
     peak_y = float(model.function(peak_n, *popt)) if np.isfinite(peak_n) else (
         params["lam"] / params["sigma"] if params["sigma"] > 0 else float("inf"))
     note = "; ".join(dict.fromkeys(notes))
@@ -199,9 +221,9 @@ def knee(n, y, fraction: float = 0.95) -> float:
     if not 0.0 < fraction <= 1.0:
         raise AnalysisError(f"knee fraction {fraction!r} must lie in (0, 1]")
     n, y = np.asarray(n, dtype=float).ravel(), np.asarray(y, dtype=float).ravel()
-    reason = refusal(MODELS["amdahl"], n, y)
-    if reason and not reason.startswith(("too few points", "throughput is flat")):
-        raise AnalysisError(f"no knee: {reason}")
+    problem = point_problem(n, y)
+    if problem:
+        raise AnalysisError(f"no knee: {problem}")
     return float(np.min(n[y >= fraction * np.max(y)]))
 
 
@@ -213,3 +235,71 @@ def scaling_curve(frame: pd.DataFrame, axis: str = "numjobs", by: Iterable[str] 
     points = point_means(frame)
     best = points.loc[points.groupby(group, sort=True, observed=True)["bw_bytes"].idxmax()]
     return best[[*dict.fromkeys(group), "bw_bytes"]].reset_index(drop=True)
+
+
+def _curve_row(n: np.ndarray, y: np.ndarray, axis: str, fraction: float, confidence: float) -> dict:
+    """Knee, USL and Amdahl fits of one curve as flat columns."""
+    usl_fit, amdahl_fit = fit_usl(n, y, confidence), fit_amdahl(n, y, confidence)
+    try:
+        observed_knee = knee(n, y, fraction)
+    except AnalysisError:
+        observed_knee = NAN
+    notes = [f"{f.model}: {'not fitted, ' if not f.fitted else ''}{f.reason}"
+             for f in (usl_fit, amdahl_fit) if f.reason]
+    return {
+        "points": int(n.size), "plateau_bw_bytes": float(np.max(y)) if y.size else NAN, f"knee_{axis}": observed_knee,
+        **usl_fit.as_row("usl"),
+        f"usl_peak_{axis}": usl_fit.peak_n, f"usl_peak_{axis}_lo": usl_fit.peak_n_lo,
+        f"usl_peak_{axis}_hi": usl_fit.peak_n_hi, "usl_peak_bw_bytes": usl_fit.peak_y,
+        f"usl_knee_{axis}": usl_fit.knee(fraction),
+        **amdahl_fit.as_row("amdahl"),
+        "fit_note": "; ".join(notes),
+    }
+
+
+def fit_table(frame: pd.DataFrame, axis: str = "numjobs", by: Iterable[str] | str = (), fraction: float = 0.95,
+              confidence: float = 0.95) -> pd.DataFrame:
+    """Per (layout, devices, rw[, bs]): the knee along ``axis`` and the USL / Amdahl fits of the envelope curve.
+
+    Columns: ``points``, ``plateau_bw_bytes``, ``knee_{axis}``, ``usl_lambda_bw_bytes``, ``usl_sigma``,
+    ``usl_kappa`` (each with ``_lo`` / ``_hi``), ``usl_r2``, ``usl_peak_{axis}`` (``_lo`` / ``_hi``),
+    ``usl_peak_bw_bytes``, ``usl_knee_{axis}``, the same for ``amdahl_*``, and ``fit_note`` with the reason of any
+    refusal (NaN values then, never a number the points cannot support)."""
+    by_cols = [by] if isinstance(by, str) else list(by)
+    if any(b != "bs" for b in by_cols):
+        raise AnalysisError(f"unknown by value(s) {by_cols!r}: expected a subset of ('bs',)")
+    curve = scaling_curve(frame, axis, by_cols)
+    group = ["layout", "devices", "rw", *by_cols]
+    rows = [
+        {**dict(zip(group, key)),
+         **_curve_row(g[axis].to_numpy(float), g["bw_bytes"].to_numpy(float), axis, fraction, confidence)}
+        for key, g in curve.groupby(group, sort=True, observed=True)
+    ]
+    return pd.DataFrame(rows).astype({c: curve[c].dtype for c in group})
+
+
+def device_scaling(summary: pd.DataFrame, include_baseline: bool = True, confidence: float = 0.95) -> pd.DataFrame:
+    """Per (layout, rw[, bs]) of an ``analysis.summarize`` table: best aggregate against the number of devices.
+
+    ``slope_bw_bytes_per_device`` is the least-squares slope through the origin, sum(N X) / sum(N^2);
+    ``slope_efficiency`` divides it by the single-device baseline (1.0 = every device adds a full baseline).
+    With ``include_baseline`` the baseline is the point at N = 1 for a layout measured only at more devices.
+    The USL is fitted against devices where there are enough device counts (``fit_note`` says when not)."""
+    group = ["layout", "rw", *(["bs"] if "bs" in summary.columns else [])]
+    rows = []
+    for key, g in summary.groupby(group, sort=True, observed=True):
+        n, y = g["devices"].to_numpy(float), g["best_bw_bytes"].to_numpy(float)
+        base = float(g["baseline_bw_bytes"].iloc[0])
+        if include_baseline and 1 not in n:
+            n, y = np.r_[1.0, n], np.r_[base, y]
+        slope = float((n * y).sum() / (n * n).sum())
+        usl_fit = fit_usl(n, y, confidence)
+        at_max = g.loc[g["devices"].idxmax()]
+        rows.append({
+            **dict(zip(group, key)), "device_counts": int(np.unique(n).size), "max_devices": int(n.max()),
+            "slope_bw_bytes_per_device": slope, "slope_efficiency": slope / base,
+            "efficiency_at_max": float(at_max["efficiency"]), **usl_fit.as_row("usl"),
+            "usl_peak_devices": usl_fit.peak_n,
+            "fit_note": "" if usl_fit.fitted else f"usl: not fitted, {usl_fit.reason}",
+        })
+    return pd.DataFrame(rows)

@@ -1,0 +1,55 @@
+# flashscale: `make demo` and `make test` do all set-up on a fresh Debian/Ubuntu machine.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+APT_PACKAGES := fio xfsprogs btrfs-progs util-linux
+CAMPAIGN ?= runners/quickstart.yaml
+
+.PHONY: demo test test-fast bench deps system-deps clean-reports help
+
+help:
+	@echo "make demo   - install what is needed, run the quickstart campaign, publish its report"
+	@echo "make test   - install what is needed, run the whole test suite (real fio on loop devices as root)"
+	@echo "make bench  - longer measurements that are not tests"
+
+demo: deps
+	$(BIN)/flashscale run $(CAMPAIGN)
+	@echo "Report: $(CURDIR)/reports/quickstart/quickstart.html"
+
+test: deps
+	$(BIN)/python -m pytest --nbval-lax notebooks/quickstart.ipynb tests -p no:cacheprovider
+
+test-fast: deps
+	$(BIN)/python -m pytest tests -m "not root and not notebook"
+
+deps: system-deps $(STAMP)
+
+# fio and the file system tools come from Debian's packages: installed when missing and we are root,
+# otherwise a message says exactly what to install.
+system-deps:
+	@missing=(); \
+	for tool in fio:fio mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs blkdiscard:util-linux losetup:mount; do \
+	  command -v $${tool%%:*} >/dev/null 2>&1 || PATH=$$PATH:/usr/sbin:/sbin command -v $${tool%%:*} >/dev/null 2>&1 || missing+=($${tool##*:}); \
+	done; \
+	if [ $${#missing[@]} -gt 0 ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "Installing $${missing[*]} with apt-get"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $${missing[*]} >/dev/null; \
+	  else \
+	    echo "flashscale needs: $${missing[*]}. Install them, e.g.: sudo apt-get install $${missing[*]}" >&2; exit 1; \
+	  fi; \
+	fi
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test,lab]'
+	touch $(STAMP)
+
+bench: deps
+	$(BIN)/flashscale run runners/quickstart.yaml -p REPETITIONS=3 -p RUNTIME_S=10 -p RAMP_S=2
+
+clean-reports:
+	@echo "Reports are in reports/ and measurements in data/campaigns/; remove them yourself if you mean to."

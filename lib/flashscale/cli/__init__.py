@@ -1,0 +1,44 @@
+"""The ``flashscale`` command. Each subcommand lives in its own module with ``add_arguments`` and ``main``.
+
+Only here do errors become messages and exit statuses: 0 success, 1 a flashscale error (the message names the
+bad value), 2 bad usage (argparse), 130 interrupted.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from typing import Sequence
+
+from ..errors import FlashscaleError
+from . import analyze, run
+
+SUBCOMMANDS = {"run": run, "analyze": analyze}
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="flashscale", description="Measure how flash storage scales.")
+    top.add_argument("-v", "--verbose", action="store_true", help="log every external command")
+    subs = top.add_subparsers(dest="command", required=True)
+    for name, module in SUBCOMMANDS.items():
+        sub = subs.add_parser(name, help=module.__doc__.strip().splitlines()[0], description=module.__doc__)
+        module.add_arguments(sub)
+        sub.set_defaults(handler=module.main)
+    return top
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(name)s: %(message)s")
+    try:
+        return args.handler(args) or 0
+    except FlashscaleError as exc:
+        print(f"flashscale {args.command}: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"flashscale {args.command}: interrupted; everything it created was torn down", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,146 @@
+"""Campaign files and published reports: notebooks executed by papermill, exported to HTML.
+
+A campaign file (YAML)::
+
+    campaign: quickstart          # folder name under data/campaigns/ and reports/
+    description: one line saying what it is for
+    notebooks: [quickstart]       # notebooks/<name>.ipynb, executed in this order
+    parameters:                   # given to every notebook; each must be declared in its parameters cell
+      DEVICES: 4
+
+Every parameter is checked against the notebook's ``parameters`` cell before anything runs. papermill injects the
+values as a cell tagged ``injected-parameters`` and records them in the executed notebook's metadata.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable
+
+import yaml
+
+from .campaign import project_root
+from .errors import ConfigError
+
+CAMPAIGN_KEYS = {"campaign", "description", "notebooks", "parameters"}
+
+
+def load_campaign(path: str | Path) -> dict:
+    """Read and check a campaign file; ConfigError names what is wrong."""
+    path = Path(path)
+    if not path.exists():
+        raise ConfigError(f"campaign file {str(path)!r} does not exist")
+    data = yaml.safe_load(path.read_text())
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: a campaign file is a mapping with keys {sorted(CAMPAIGN_KEYS)}")
+    unknown = set(data) - CAMPAIGN_KEYS
+    if unknown:
+        raise ConfigError(f"{path}: unknown key(s) {sorted(unknown)}; expected {sorted(CAMPAIGN_KEYS)}")
+    name = data.get("campaign")
+    if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
+        raise ConfigError(f"{path}: campaign={name!r} must be a plain folder name")
+    notebooks = data.get("notebooks")
+    if not isinstance(notebooks, list) or not notebooks or not all(isinstance(n, str) for n in notebooks):
+        raise ConfigError(f"{path}: notebooks={notebooks!r} must be a non-empty list of notebook names")
+    parameters = data.get("parameters") or {}
+    if not isinstance(parameters, dict):
+        raise ConfigError(f"{path}: parameters={parameters!r} must be a mapping")
+    return {"campaign": name, "description": data.get("description", ""), "notebooks": notebooks,
+            "parameters": parameters}
+
+
+def parse_overrides(items: Iterable[str]) -> dict:
+    """``NAME=VALUE`` strings (VALUE read as YAML) to a dict; ConfigError names a malformed one."""
+    overrides = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.isidentifier():
+            raise ConfigError(f"parameter override {item!r} must look like NAME=VALUE")
+        overrides[name] = yaml.safe_load(value)
+    return overrides
+
+
+def notebook_path(name: str, root: Path) -> Path:
+    path = root / "notebooks" / (name if name.endswith(".ipynb") else f"{name}.ipynb")
+    if not path.exists():
+        raise ConfigError(f"notebook {name!r} not found at {path}")
+    return path
+
+
+def check_parameters(notebook: Path, parameters: dict) -> None:
+    """Refuse parameters the notebook does not declare (a typo would otherwise be silently ignored)."""
+    import papermill
+
+    declared = papermill.inspect_notebook(str(notebook))
+    unknown = sorted(set(parameters) - set(declared))
+    if unknown:
+        raise ConfigError(f"{notebook.name} has no parameter(s) {unknown}; it declares {sorted(declared)}")
+
+
+def export_html(executed: Path, html: Path) -> Path:
+    """The executed notebook as a report: code cells hidden, markdown, figures and tables kept."""
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    exporter = HTMLExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True)
+    body, _ = exporter.from_notebook_node(nbformat.read(executed, as_version=4))
+    html.write_text(body)
+    return html
+
+
+def run_campaign(campaign_file: str | Path, reports_dir: str | Path | None = None,
+                 overrides: dict | None = None) -> list[Path]:
+    """Execute each notebook of the campaign with papermill; return the HTML reports written."""
+    import papermill
+
+    spec = load_campaign(campaign_file)
+    root = project_root(Path(campaign_file).resolve().parent)
+    parameters = {**spec["parameters"], **(overrides or {}), "CAMPAIGN": spec["campaign"]}
+    notebooks = [notebook_path(name, root) for name in spec["notebooks"]]
+    for notebook in notebooks:  # all checked before the first one runs
+        check_parameters(notebook, parameters)
+    out = Path(reports_dir) if reports_dir else root / "reports"
+    out = out / spec["campaign"]
+    out.mkdir(parents=True, exist_ok=True)
+    published = []
+    for notebook in notebooks:
+        executed = out / notebook.name
+        papermill.execute_notebook(str(notebook), str(executed), parameters=parameters, cwd=str(root),
+                                   kernel_name="python3", progress_bar=True)
+        published.append(export_html(executed, executed.with_suffix(".html")))
+    return published
+
+
+RECORD_MIME = "application/vnd.flashscale.record+json"
+
+
+def key_numbers(summary, baseline, backend: str, notes: list[str]) -> dict:
+    """The numbers a report stands on, as plain JSON: baseline per rw, efficiency and tax per layout and rw."""
+    rows = {f"{r.layout}/{r.devices}/{r.rw}": {"best_bw_bytes": float(r.best_bw_bytes),
+                                                "efficiency": float(r.efficiency),
+                                                "tax": None if r.tax != r.tax else float(r.tax)}
+            for r in summary.itertuples()}
+    base = {r.rw: float(r.baseline_bw_bytes) for r in baseline.itertuples()}
+    return {"backend": backend, "baseline_bw_bytes": base, "layouts": rows, "notes": list(notes)}
+
+
+def record(numbers: dict) -> None:
+    """Display ``numbers`` in the notebook so the executed notebook carries them (read back by read_record)."""
+    import json
+
+    from IPython.display import display
+
+    display({RECORD_MIME: numbers, "text/plain": json.dumps(numbers, indent=1)}, raw=True)
+
+
+def read_record(executed: str | Path) -> dict:
+    """The numbers ``record`` left in an executed notebook (the last record wins)."""
+    import nbformat
+
+    found = None
+    for cell in nbformat.read(str(executed), as_version=4).cells:
+        for output in cell.get("outputs", []):
+            if RECORD_MIME in output.get("data", {}):
+                found = output["data"][RECORD_MIME]
+    if found is None:
+        raise ConfigError(f"{executed} holds no flashscale record")
+    return dict(found)

@@ -1,0 +1,68 @@
+"""Shared fixtures. Tests marked ``root`` need root, loop devices and block throttling; elsewhere they are
+skipped with the reason. Every loop device a test makes, it detaches itself, by name."""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from flashscale.emulated import loop_support_problem
+from flashscale.throttle import detect
+
+
+def _root_problem() -> str | None:
+    problem = loop_support_problem()
+    if problem:
+        return problem
+    if shutil.which("fio") is None:
+        return "fio is not installed"
+    try:
+        detect()
+    except Exception as exc:  # UnsupportedError: say why
+        return str(exc)
+    return None
+
+
+ROOT_PROBLEM = _root_problem()
+
+
+def pytest_collection_modifyitems(config, items):
+    if ROOT_PROBLEM is None:
+        return
+    skip = pytest.mark.skip(reason=f"needs root, loop devices and block throttling: {ROOT_PROBLEM}")
+    for item in items:
+        if "root" in item.keywords:
+            item.add_marker(skip)
+
+
+def sha256(path: str | Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+@pytest.fixture
+def foreign_loop(tmp_path_factory):
+    """A loop device made by the test, outside flashscale, with known contents; detached afterwards."""
+    backing = tmp_path_factory.mktemp("foreign") / "foreign.img"
+    backing.write_bytes(os.urandom(1 << 20) * 8)
+    path = subprocess.run(["losetup", "--find", "--show", str(backing)], check=True, capture_output=True,
+                          text=True).stdout.strip()
+    yield {"path": path, "backing": str(backing), "sha256": sha256(path)}
+    subprocess.run(["losetup", "--detach", path], check=False)
+
+
+def loop_devices_backed_under(folder: Path) -> list[str]:
+    """Attached loop devices whose backing file lies under ``folder``."""
+    out = subprocess.run(["losetup", "-l", "-n", "-O", "NAME,BACK-FILE"], capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if str(folder) in line]
+
+
+def mounts_under(prefix: str) -> list[str]:
+    return [line for line in Path("/proc/mounts").read_text().splitlines() if prefix in line.split()[1]]

@@ -1,0 +1,117 @@
+"""Campaigns end to end with real fio: on the emulated array (root) and on plain directories (anywhere)."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from flashscale import analysis, campaign, results
+from flashscale.errors import ConfigError
+
+from conftest import loop_devices_backed_under, mounts_under, sha256
+
+TINY = dict(RW=["write", "read"], BS=[1048576], NUMJOBS=[1, 2], IODEPTH=[1], RUNTIME_S=1, RAMP_S=1,
+            FILE_SIZE=32 * 2**20, DEVICE_SIZE=2**30)
+
+
+def spec(tmp_path: Path, **overrides) -> campaign.CampaignSpec:
+    params = {"CAMPAIGN": "t", "DATA_DIR": str(tmp_path / "data"), "BACKING_DIR": str(tmp_path), **TINY,
+              **overrides}
+    return campaign.CampaignSpec.from_parameters(**params)
+
+
+def test_bad_parameters_are_named_before_anything_runs(tmp_path):
+    with pytest.raises(ConfigError, match="'raid5'"):
+        spec(tmp_path, LAYOUTS=["single", "raid5"])
+    with pytest.raises(ConfigError, match="emulation='qemu'"):
+        spec(tmp_path, EMULATION="qemu")
+    with pytest.raises(ConfigError, match="'../x'"):
+        spec(tmp_path, CAMPAIGN="../x")
+    assert not (tmp_path / "data").exists()
+
+
+def test_directory_fallback_measures_and_says_so(tmp_path):
+    result = campaign.run(spec(tmp_path, EMULATION="directory", DEVICES=2, LAYOUTS=["single", "jbod", "btrfs-raid0"],
+                               NUMJOBS=[2], RW=["write"]), progress=False)
+    assert result.backend == "directory"
+    assert any("plain directories" in n for n in result.notes) and any("btrfs-raid0" in n for n in result.notes)
+    table = result.table
+    assert set(table["layout"]) == {"single", "jbod"} and set(table["backend"]) == {"directory"}
+    assert table["cap_bps"].isna().all() and (table["bw_bytes"] > 0).all()
+    assert list(table["warmup"]) == [True, False, True, False]
+    assert table.loc[table["layout"] == "jbod", "devices"].unique().tolist() == [2]
+    # every run keeps its job file and fio's JSON, and the table can be rebuilt from the line log
+    for raw in table["raw_dir"]:
+        assert (result.directory / raw / "job.fio").exists() and (result.directory / raw / "fio.json").exists()
+    pd.testing.assert_frame_equal(results.rebuild_table(result.directory), table)
+    # the scratch directories and fio's files are gone
+    assert [p.name for p in result.directory.iterdir() if p.name.startswith("scratch-")] == []
+
+
+def test_a_rerun_keeps_the_earlier_campaign(tmp_path):
+    first = campaign.run(spec(tmp_path, EMULATION="directory", LAYOUTS=["single"], RW=["read"], NUMJOBS=[1]),
+                         progress=False)
+    os.utime(first.directory, (0, 0))
+    second = campaign.run(spec(tmp_path, EMULATION="directory", LAYOUTS=["single"], RW=["read"], NUMJOBS=[1]),
+                          progress=False)
+    assert second.directory == first.directory
+    kept = tmp_path / "data" / "t.19700101T000000Z"
+    assert (kept / results.ROWS_FILE).exists() and (kept / "raw").is_dir()
+
+
+@pytest.mark.root
+def test_emulated_campaign_finds_the_known_answer_and_leaves_nothing(tmp_path, foreign_loop):
+    mounted_before = set(mounts_under("/flashscale-"))
+    result = campaign.run(spec(tmp_path, DEVICES=2, CAP_READ_BPS=100_000_000, CAP_WRITE_BPS=100_000_000,
+                               LAYOUTS=["single", "jbod", "btrfs-raid0"]), progress=False)
+    assert result.backend == "loop" and result.notes == []
+    summary = analysis.summarize(result.table, reference="jbod")
+    jbod = summary[summary["layout"] == "jbod"].set_index("rw")
+    assert jbod.loc["read", "efficiency"] == pytest.approx(1.0, abs=0.1)
+    assert jbod.loc["write", "efficiency"] == pytest.approx(1.0, abs=0.1)
+    base = analysis.baseline(result.table).set_index("rw")["baseline_bw_bytes"]
+    assert base["read"] == pytest.approx(100_000_000, rel=0.1) and base["write"] == pytest.approx(100_000_000, rel=0.1)
+    assert set(summary["layout"]) == {"single", "jbod", "btrfs-raid0"}
+    assert loop_devices_backed_under(tmp_path) == []
+    assert set(mounts_under("/flashscale-")) <= mounted_before
+    assert sha256(foreign_loop["path"]) == foreign_loop["sha256"]
+
+
+INTERRUPTED = """
+import sys
+from flashscale import campaign
+spec = campaign.CampaignSpec.from_parameters(CAMPAIGN="int", DATA_DIR=sys.argv[1] + "/data", BACKING_DIR=sys.argv[1],
+    DEVICES=2, DEVICE_SIZE=2**30, LAYOUTS=["jbod"], RW=["write"], NUMJOBS=[2], RUNTIME_S=30, RAMP_S=0,
+    FILE_SIZE=32 * 2**20)
+campaign.run(spec, progress=False)
+"""
+
+
+@pytest.mark.root
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl_c", "sigterm"])
+def test_an_interrupt_tears_everything_down_and_keeps_what_was_measured(tmp_path, foreign_loop, sig):
+    mounted_before = set(mounts_under("/flashscale-jbod-"))
+    proc = subprocess.Popen([sys.executable, "-c", INTERRUPTED, str(tmp_path)], stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while time.time() < deadline and not list((tmp_path / "data").glob("int/raw/jbod/*/rep0/job.fio")):
+        time.sleep(0.2)
+    time.sleep(2)  # fio is running on the mounted array now
+    if not loop_devices_backed_under(tmp_path):
+        proc.kill()
+        pytest.fail(f"the array was not built or already gone: {proc.communicate()[1][-2000:]}")
+    proc.send_signal(sig)
+    _, stderr = proc.communicate(timeout=120)
+    assert "KeyboardInterrupt" in stderr
+    assert loop_devices_backed_under(tmp_path) == []
+    assert set(mounts_under("/flashscale-jbod-")) <= mounted_before
+    assert not [p for p in Path("/sys/fs/cgroup/blkio").glob(f"flashscale-{proc.pid}-*")]
+    assert list(tmp_path.glob("flashscale-array-*")) == []
+    assert json.loads((tmp_path / "data" / "int" / "campaign.json").read_text())["spec"]["name"] == "int"
+    assert sha256(foreign_loop["path"]) == foreign_loop["sha256"]

@@ -1,0 +1,44 @@
+"""Sweeps are declared axes, expanded in one place."""
+from __future__ import annotations
+
+import pytest
+
+from flashscale.errors import ConfigError
+from flashscale.sweep import Sweep
+
+
+def test_the_count_is_the_product_of_the_axes_times_the_runs_per_point():
+    sweep = Sweep(rw=["write", "read"], bs=[4096, 2**20, 2**24], numjobs=[1, 2, 4, 8], iodepth=[1, 32],
+                  repetitions=3)
+    assert len(sweep.points()) == 2 * 3 * 4 * 2
+    assert sweep.reps() == [(0, True), (1, False), (2, False), (3, False)]
+    assert sweep.runs() == 48 * 4
+
+
+def test_points_keep_the_declared_order_rw_outermost():
+    points = Sweep(rw=["write", "read"], bs=[1, 2], numjobs=[1], iodepth=[1]).points()
+    assert [(p["rw"], p["bs"]) for p in points] == [("write", 1), ("write", 2), ("read", 1), ("read", 2)]
+
+
+def test_without_warmup_every_run_is_measured():
+    assert Sweep(repetitions=2, warmup=False).reps() == [(0, False), (1, False)]
+
+
+@pytest.mark.parametrize("kwargs,named", [
+    ({"bs": [4096, 0]}, "bs value 0"),
+    ({"numjobs": []}, "numjobs must list"),
+    ({"iodepth": "32"}, "iodepth='32'"),
+    ({"rw": ["read", "seqread"]}, "seqread"),
+    ({"repetitions": 0}, "repetitions=0"),
+    ({"numjobs": [1, True]}, "numjobs value True"),
+])
+def test_bad_axes_are_named(kwargs, named):
+    with pytest.raises(ConfigError, match=named):
+        Sweep(**kwargs)
+
+
+def test_jobs_carry_the_sweep_settings():
+    job = Sweep(runtime_s=7, ramp_s=2, size=2**27).job({"rw": "read", "bs": 4096, "numjobs": 3, "iodepth": 16},
+                                                       ("/m/0",))
+    assert (job.runtime_s, job.ramp_s, job.size, job.numjobs, job.iodepth) == (7, 2, 2**27, 3, 16)
+    assert job.point == "read-bs4096-nj3-qd16"
