@@ -32,13 +32,19 @@ from .teardown import Teardown, manifest_dir
 EMULATION_MODES = ("auto", "loop", "directory")
 
 
+def _is_checkout(folder: Path) -> bool:
+    return (folder / "pyproject.toml").exists() and (folder / "runners").is_dir()
+
+
 def project_root(start: Path | None = None) -> Path:
-    """The flashscale checkout above ``start`` (the folder holding runners/ and pyproject.toml), else ``start``."""
+    """The flashscale checkout holding ``start`` (a folder with runners/ and pyproject.toml); failing that, the
+    checkout this package was installed from (an editable install); failing that, ``start`` itself."""
     start = (start or Path.cwd()).resolve()
     for folder in (start, *start.parents):
-        if (folder / "pyproject.toml").exists() and (folder / "runners").is_dir():
+        if _is_checkout(folder):
             return folder
-    return start
+    installed_from = Path(__file__).resolve().parents[2]
+    return installed_from if _is_checkout(installed_from) else start
 
 
 @dataclass(frozen=True)

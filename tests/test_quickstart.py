@@ -1,0 +1,87 @@
+"""The quickstart notebook and campaign, executed by papermill with small parameters, checked against the
+emulated truth; and the campaign runner's refusals, before anything runs."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from flashscale import cli, report
+
+ROOT = Path(__file__).resolve().parents[1]
+SMALL = dict(DEVICES=2, NUMJOBS=[1, 2], RUNTIME_S=2, RAMP_S=1, FILE_SIZE=32 * 2**20, DEVICE_SIZE=2**30,
+             CAP_READ_BPS=100_000_000, CAP_WRITE_BPS=100_000_000, PROGRESS=False)
+
+
+def campaign_file(tmp_path: Path, parameters: dict, name: str = "qs") -> Path:
+    import yaml
+
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump({"campaign": name, "notebooks": ["quickstart"], "parameters": parameters}))
+    return path
+
+
+def run_quickstart(tmp_path: Path, **parameters) -> tuple[Path, dict]:
+    """``flashscale run`` on a copy of the quickstart campaign; returns the HTML and the recorded numbers."""
+    campaign = campaign_file(tmp_path, {**SMALL, "DATA_DIR": str(tmp_path / "data"), **parameters})
+    # the campaign file lives outside the checkout: its notebooks are the checkout's
+    assert cli.main(["run", str(campaign), "--reports", str(tmp_path / "reports")]) == 0
+    html = tmp_path / "reports" / "qs" / "quickstart.html"
+    return html, report.read_record(html.with_suffix(".ipynb"))
+
+
+@pytest.mark.root
+@pytest.mark.notebook
+def test_quickstart_on_the_emulated_array_finds_the_known_answer(tmp_path):
+    html, numbers = run_quickstart(tmp_path)
+    assert numbers["backend"] == "loop" and numbers["notes"] == []
+    assert numbers["baseline_bw_bytes"]["read"] == pytest.approx(100e6, rel=0.1)
+    assert numbers["baseline_bw_bytes"]["write"] == pytest.approx(100e6, rel=0.1)
+    for rw in ("read", "write"):
+        assert 0.9 <= numbers["layouts"][f"jbod/2/{rw}"]["efficiency"] <= 1.1
+        assert numbers["layouts"][f"jbod/2/{rw}"]["tax"] == 0
+        assert numbers["layouts"][f"btrfs-raid0/2/{rw}"]["tax"] is not None
+    text = html.read_text()
+    assert text.count("<img") >= 3 and "Conclusions" in text
+    assert "CampaignSpec" not in text  # code cells are hidden in the report
+
+
+@pytest.mark.notebook
+def test_quickstart_on_plain_directories_says_so(tmp_path):
+    html, numbers = run_quickstart(tmp_path, EMULATION="directory", RW=["read"], NUMJOBS=[2], RUNTIME_S=1,
+                                   RAMP_S=0, LAYOUTS=["single", "jbod"])
+    assert numbers["backend"] == "directory"
+    assert any("plain directories" in note for note in numbers["notes"])
+    assert "plain directories" in html.read_text()
+
+
+def test_an_undeclared_parameter_is_refused_before_anything_runs(tmp_path, capsys):
+    campaign = campaign_file(tmp_path, {"DEVICE": 4})
+    assert cli.main(["run", str(campaign), "--reports", str(tmp_path / "reports")]) == 1
+    assert "has no parameter(s) ['DEVICE']" in capsys.readouterr().err
+    assert not (tmp_path / "reports").exists()
+
+
+@pytest.mark.parametrize("text,named", [
+    ("campaign: qs\nnotebooks: [quickstart]\nparamters: {}\n", "unknown key(s) ['paramters']"),
+    ("campaign: ../qs\nnotebooks: [quickstart]\n", "campaign='../qs'"),
+    ("campaign: qs\nnotebooks: quickstart\n", "notebooks='quickstart'"),
+    ("campaign: qs\nnotebooks: [nosuch]\n", "notebook 'nosuch' not found"),
+])
+def test_bad_campaign_files_are_named(tmp_path, capsys, text, named):
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    assert cli.main(["run", str(path)]) == 1
+    assert named in capsys.readouterr().err
+
+
+def test_overrides_must_be_name_equals_value(capsys):
+    assert cli.main(["run", "runners/quickstart.yaml", "-p", "DEVICES"]) == 1
+    assert "'DEVICES' must look like NAME=VALUE" in capsys.readouterr().err
+    assert report.parse_overrides(["NUMJOBS=[1, 2]", "EMULATION=directory"]) == {"NUMJOBS": [1, 2],
+                                                                                 "EMULATION": "directory"}
+
+
+def test_the_shipped_campaign_names_only_declared_parameters():
+    spec = report.load_campaign(ROOT / "runners" / "quickstart.yaml")
+    report.check_parameters(ROOT / "notebooks" / "quickstart.ipynb", {**spec["parameters"], "CAMPAIGN": "x"})
