@@ -19,7 +19,7 @@ demo: deps
 	@echo "Report: $(CURDIR)/reports/quickstart/quickstart.html"
 
 test: deps
-	$(BIN)/python -m pytest --nbval-lax notebooks/quickstart.ipynb tests -p no:cacheprovider
+	$(BIN)/python -m pytest --nbval-lax notebooks tests -p no:cacheprovider
 
 test-fast: deps
 	$(BIN)/python -m pytest tests -m "not root and not notebook"
