@@ -77,3 +77,27 @@ def test_unknown_reference_missing_column_and_missing_baseline_fail_with_the_val
     assert status == 1 and "4096" in err and "baseline" in err
     status, _, err = analyze(capsys, tmp_path / "nope.parquet", "--reference", "jbod")
     assert status == 1 and "nope.parquet" in err
+
+
+def test_ceilings_name_the_binding_limit_and_the_fraction_reached(tmp_path, capsys):
+    ceilings = tmp_path / "ceilings.yaml"
+    # 4 devices x 160 = 640 for the devices; one 625-byte/s link for the network: the network binds at 4 devices
+    ceilings.write_text("device_read_bw_bytes: 160\nnetwork_links: 1\nnetwork_link_bw_bytes: 625\n")
+    status, out, _ = analyze(capsys, table(tmp_path), "--reference", "jbod", "--ceilings", ceilings, "--format", "csv")
+    got = pd.read_csv(io.StringIO(out)).set_index("layout")
+    assert status == 0
+    assert got.loc["jbod", "expected_ceiling_bw_bytes"] == 625 and got.loc["jbod", "binding_limit"] == "network"
+    assert got.loc["jbod", "fraction_of_ceiling"] == pytest.approx(600 / 625)
+    assert got.loc["single", "expected_ceiling_bw_bytes"] == 160  # one device: its datasheet binds
+    ceilings.write_text("device_read_bw_bytes: fast\n")
+    status, _, err = analyze(capsys, table(tmp_path), "--reference", "jbod", "--ceilings", ceilings)
+    assert status == 1 and "'fast'" in err
+
+
+def test_fit_adds_the_knee_and_refuses_to_fit_too_few_points(tmp_path, capsys):
+    status, out, _ = analyze(capsys, table(tmp_path), "--reference", "jbod", "--fit", "--format", "csv")
+    got = pd.read_csv(io.StringIO(out)).set_index("layout")
+    assert status == 0
+    assert got.loc["jbod", "knee_numjobs"] == 8  # 560 at 4 jobs is below 95% of 600; 600 at 8 is the plateau
+    assert pd.isna(got.loc["jbod", "usl_sigma"])  # two numjobs values cannot support a three-parameter law
+    assert "fit_note" in got.columns and isinstance(got.loc["jbod", "fit_note"], str)
