@@ -50,6 +50,8 @@ def test_directory_fallback_measures_and_says_so(tmp_path):
     # every run keeps its job file and fio's JSON, and the table can be rebuilt from the line log
     for raw in table["raw_dir"]:
         assert (result.directory / raw / "job.fio").exists() and (result.directory / raw / "fio.json").exists()
+        env = json.loads((result.directory / raw / "env.json").read_text())
+        assert env["fio"].startswith("fio-") and env["backend"] == "directory" and env["row"]["raw_dir"] == raw
     pd.testing.assert_frame_equal(results.rebuild_table(result.directory), table)
     # the scratch directories and fio's files are gone
     assert [p.name for p in result.directory.iterdir() if p.name.startswith("scratch-")] == []

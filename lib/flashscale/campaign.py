@@ -125,8 +125,10 @@ def _backend(spec: CampaignSpec) -> tuple[str, list[str]]:
 class _Recorder:
     """Runs one layout's sweep and appends each run's row to the campaign as soon as it finishes."""
 
-    def __init__(self, spec: CampaignSpec, directory: Path, runner: Runner, run_id: str, cap: dict, bar):
+    def __init__(self, spec: CampaignSpec, directory: Path, runner: Runner, run_id: str, cap: dict, bar,
+                 environment: dict):
         self.spec, self.directory, self.runner, self.run_id, self.cap, self.bar = spec, directory, runner, run_id, cap, bar
+        self.environment = environment
 
     def sweep(self, layout: layouts.Layout, cgroup_procs: list[Path]) -> None:
         for point in self.spec.sweep.points():
@@ -141,6 +143,9 @@ class _Recorder:
                        "run_id": self.run_id, "point": job.point, "backend": layout.backend,
                        "cap_bps": self.cap.get(point["rw"], float("nan")), "raw_dir": str(raw_dir),
                        "started_at": started}
+                (self.directory / raw_dir / "env.json").write_text(json.dumps(
+                    {**self.environment, "targets": list(layout.targets), "layout": layout.description,
+                     "cgroup": [str(p) for p in cgroup_procs], "row": row}, indent=1, default=str))
                 results.append_rows(self.directory, [row])
                 self.bar.update(1)
 
@@ -187,7 +192,7 @@ def _run(spec: CampaignSpec, runner: Runner, progress: bool) -> CampaignResult:
     if skipped:
         notes.append(f"Skipped {', '.join(skipped)}: plain directories cannot be striped into an array.")
     with tqdm(total=spec.sweep.runs() * len(todo), desc=spec.name, disable=not progress, unit="run") as bar:
-        recorder = _Recorder(spec, directory, runner, run_id, _caps(spec, backend), bar)
+        recorder = _Recorder(spec, directory, runner, run_id, _caps(spec, backend), bar, env)
         try:
             if backend == "loop":
                 _run_on_loop(spec, todo, recorder, runner)
