@@ -7,12 +7,13 @@ STAMP := $(VENV)/.installed
 APT_PACKAGES := fio xfsprogs btrfs-progs util-linux
 CAMPAIGN ?= runners/quickstart.yaml
 
-.PHONY: demo test test-fast bench deps system-deps clean-reports help
+.PHONY: demo test test-fast bench study deps system-deps clean-reports help
 
 help:
 	@echo "make demo   - install what is needed, run the quickstart campaign, publish its report"
 	@echo "make test   - install what is needed, run the whole test suite (real fio on loop devices as root)"
-	@echo "make bench  - longer measurements that are not tests"
+	@echo "make bench  - speed and memory benchmarks of parsing and analysis"
+	@echo "make study  - the quickstart as a real study (3 repetitions of 10 s runs)"
 
 demo: deps
 	$(BIN)/flashscale run $(CAMPAIGN)
@@ -49,6 +50,10 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 bench: deps
+	$(BIN)/python benchmarks/bench_analysis.py
+
+# The quickstart as a real study: three repetitions of 10 s runs (about 25 minutes).
+study: deps
 	$(BIN)/flashscale run runners/quickstart.yaml -p REPETITIONS=3 -p RUNTIME_S=10 -p RAMP_S=2
 
 clean-reports:

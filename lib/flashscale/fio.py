@@ -28,6 +28,9 @@ FIO_OPTION = {
     "size": "size",
 }
 
+# Options naming a log file prefix: a relative prefix is put in the run's own directory (``run``), never the cwd.
+LOG_OPTIONS = ("write_bw_log", "write_iops_log", "write_lat_log")
+
 PERCENTILES = ("50.000000", "90.000000", "99.000000", "99.900000", "99.990000")
 
 
@@ -76,8 +79,16 @@ def _is_block_device_path(target: str) -> bool:
     return target.startswith("/dev/")
 
 
-def render(job: FioJob) -> str:
-    """The fio job file for ``job``: a [global] section and one section per target that gets jobs."""
+def _in_log_dir(option: str, value: str, log_dir: Path | None) -> str:
+    if log_dir is None or option not in LOG_OPTIONS or Path(value).is_absolute():
+        return value
+    return str(Path(log_dir) / value)
+
+
+def render(job: FioJob, log_dir: Path | None = None) -> str:
+    """The fio job file for ``job``: a [global] section and one section per target that gets jobs.
+
+    With ``log_dir``, a relative prefix of a log option (``LOG_OPTIONS``) in ``job.extra`` is put inside it."""
     values = {
         "rw": job.rw,
         "bs": str(job.bs),
@@ -92,7 +103,7 @@ def render(job: FioJob) -> str:
     lines += [f"{FIO_OPTION[k]}={v}" for k, v in values.items()]
     lines += ["time_based=1", "group_reporting=1", "thread=0", "invalidate=1",
               "percentile_list=" + ":".join(p.rstrip("0").rstrip(".") for p in PERCENTILES)]
-    lines += [f"{k}={v}" for k, v in job.extra]
+    lines += [f"{k}={_in_log_dir(k, v, log_dir)}" for k, v in job.extra]
     for index, (target, jobs) in enumerate(zip(job.targets, job.jobs_per_target())):
         if jobs == 0:
             continue
@@ -110,7 +121,7 @@ def run(job: FioJob, outdir: Path, runner: Runner, *, cgroup_procs: Sequence[Pat
     outdir.mkdir(parents=True, exist_ok=False)
     jobfile = outdir / "job.fio"
     output = outdir / "fio.json"
-    jobfile.write_text(render(job))
+    jobfile.write_text(render(job, log_dir=outdir.resolve()))
     timeout = job.runtime_s + job.ramp_s + 600
     completed = runner.run(
         ["fio", "--output-format=json", f"--output={output}", str(jobfile)],
@@ -130,14 +141,14 @@ def run(job: FioJob, outdir: Path, runner: Runner, *, cgroup_procs: Sequence[Pat
 
 def load_output(text: str, source: str = "fio output") -> dict:
     """Parse fio's JSON output, skipping any non-JSON lines fio prints before it (warnings, notes)."""
-    for index, line in enumerate(text.splitlines(keepends=True)):
+    lines = text.splitlines(keepends=True)
+    for index, line in enumerate(lines):
         if line.startswith("{"):
-            body = "".join(text.splitlines(keepends=True)[index:])
             try:
-                data = json.loads(body)
+                data = json.loads("".join(lines[index:]))
             except json.JSONDecodeError as exc:
                 raise FioError(f"{source}: fio output is not valid JSON ({exc})") from exc
-            data["_preamble"] = "".join(text.splitlines(keepends=True)[:index])
+            data["_preamble"] = "".join(lines[:index])
             return data
     raise FioError(f"{source}: no JSON object in fio output: {text[:200]!r}")
 
