@@ -1,14 +1,13 @@
 """The seed studies' published figures, reproduced from data/reference with our functions, and the notebook."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import nbformat
 import pandas as pd
 import pytest
 
-from flashscale import analysis, ceilings
+from flashscale import analysis, ceilings, report
 from flashscale.errors import AnalysisError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -115,9 +114,7 @@ def test_notebook_reproduces_the_reference_numbers(tmp_path):
         str(NOTEBOOK), str(out), parameters={"REFERENCE_DIR": str(REFERENCE)}, kernel_name="python3",
         cwd=str(NOTEBOOK.parent), progress_bar=False,
     )
-    last = [c for c in nbformat.read(out, as_version=4).cells if c.cell_type == "code"][-1]
-    text = "".join(o.get("text", "") for o in last.outputs if o.get("output_type") == "stream")
-    numbers = json.loads(text)
+    numbers = report.read_record(out)
     assert numbers["imsm_read_tax"]["ours"] == pytest.approx(0.0912, abs=5e-4)
     assert numbers["read_network_fraction"]["ours"] == pytest.approx(0.97, abs=5e-3)
     assert numbers["write_network_fraction"]["ours"] == pytest.approx(0.89, abs=5e-3)
