@@ -4,16 +4,17 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-APT_PACKAGES := fio xfsprogs btrfs-progs util-linux
 CAMPAIGN ?= runners/quickstart.yaml
 
-.PHONY: demo test test-fast bench study deps system-deps clean-reports help
+.PHONY: demo test test-fast bench study long-quickstart reference deps system-deps clean-reports help
 
 help:
 	@echo "make demo   - install what is needed, run the quickstart campaign, publish its report"
 	@echo "make test   - install what is needed, run the whole test suite (real fio on loop devices as root)"
 	@echo "make bench  - speed and memory benchmarks of parsing and analysis"
-	@echo "make study  - the quickstart as a real study (3 repetitions of 10 s runs)"
+	@echo "make study  - every study notebook in order on the emulated array, one report folder with index.html"
+	@echo "make reference - the seed studies' published numbers rerun with flashscale's analysis"
+	@echo "make long-quickstart - the quickstart with 3 repetitions of 10 s runs (about 25 minutes)"
 
 demo: deps
 	$(BIN)/flashscale run $(CAMPAIGN)
@@ -31,7 +32,7 @@ deps: system-deps $(STAMP)
 # otherwise a message says exactly what to install.
 system-deps:
 	@missing=(); \
-	for tool in fio:fio mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs blkdiscard:util-linux losetup:mount; do \
+	for tool in fio:fio mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs mkfs.ext4:e2fsprogs blkdiscard:util-linux wipefs:util-linux losetup:mount; do \
 	  command -v $${tool%%:*} >/dev/null 2>&1 || PATH=$$PATH:/usr/sbin:/sbin command -v $${tool%%:*} >/dev/null 2>&1 || missing+=($${tool##*:}); \
 	done; \
 	if [ $${#missing[@]} -gt 0 ]; then \
@@ -52,8 +53,17 @@ $(STAMP): pyproject.toml
 bench: deps
 	$(BIN)/python benchmarks/bench_analysis.py
 
-# The quickstart as a real study: three repetitions of 10 s runs (about 25 minutes).
+# The study notebooks in order on the emulated array (runners/study.yaml): reports/study/index.html.
 study: deps
+	$(BIN)/flashscale run runners/study.yaml
+	@echo "Report: $(CURDIR)/reports/study/index.html"
+
+reference: deps
+	$(BIN)/flashscale run runners/reference.yaml
+	@echo "Report: $(CURDIR)/reports/reference/index.html"
+
+# The quickstart with three repetitions of 10 s runs (about 25 minutes).
+long-quickstart: deps
 	$(BIN)/flashscale run runners/quickstart.yaml -p REPETITIONS=3 -p RUNTIME_S=10 -p RAMP_S=2
 
 clean-reports:

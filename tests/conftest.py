@@ -66,3 +66,35 @@ def loop_devices_backed_under(folder: Path) -> list[str]:
 
 def mounts_under(prefix: str) -> list[str]:
     return [line for line in Path("/proc/mounts").read_text().splitlines() if prefix in line.split()[1]]
+
+
+def leftover_mounts(campaign_dir: Path) -> list[str]:
+    """Mount points still mounted among the fio targets (``directory=``) of a campaign's job files. Only this
+    campaign's own mounts are looked at, so other runs on the machine cannot make a test fail or pass."""
+    targets = {line.split("=", 1)[1].strip() for job in Path(campaign_dir).glob("raw/**/job.fio")
+               for line in job.read_text().splitlines() if line.startswith("directory=")}
+    assert targets, f"no fio job file under {campaign_dir}: nothing to check"
+    mounted = {line.split()[1] for line in Path("/proc/mounts").read_text().splitlines()}
+    return sorted(t for t in targets if t in mounted)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def bystander_loop(tmp_path_factory):
+    """A loop device made outside flashscale before the first test; after the whole suite it must still be attached
+    to the same backing file with the same contents. Skipped where loop devices cannot be made."""
+    if loop_support_problem() is not None:
+        yield None
+        return
+    backing = tmp_path_factory.mktemp("bystander") / "bystander.img"
+    backing.write_bytes(os.urandom(1 << 20) * 4)
+    path = subprocess.run(["losetup", "--find", "--show", str(backing)], check=True, capture_output=True,
+                          text=True).stdout.strip()
+    before = sha256(path)
+    try:
+        yield path
+        attached = subprocess.run(["losetup", "-n", "-O", "BACK-FILE", path], capture_output=True,
+                                  text=True).stdout.strip()
+        assert attached == str(backing), f"bystander {path} now backs {attached!r}, not {backing}"
+        assert sha256(path) == before, f"bystander loop device {path} changed during the test suite"
+    finally:
+        subprocess.run(["losetup", "--detach", path], check=False)

@@ -15,7 +15,7 @@ import pytest
 from flashscale import analysis, campaign, results
 from flashscale.errors import ConfigError
 
-from conftest import loop_devices_backed_under, mounts_under, sha256
+from conftest import leftover_mounts, loop_devices_backed_under, sha256
 
 TINY = dict(RW=["write", "read"], BS=[1048576], NUMJOBS=[1, 2], IODEPTH=[1], RUNTIME_S=1, RAMP_S=1,
             FILE_SIZE=32 * 2**20, DEVICE_SIZE=2**30)
@@ -70,7 +70,6 @@ def test_a_rerun_keeps_the_earlier_campaign(tmp_path):
 
 @pytest.mark.root
 def test_emulated_campaign_finds_the_known_answer_and_leaves_nothing(tmp_path, foreign_loop):
-    mounted_before = set(mounts_under("/flashscale-"))
     result = campaign.run(spec(tmp_path, DEVICES=2, CAP_READ_BPS=100_000_000, CAP_WRITE_BPS=100_000_000,
                                LAYOUTS=["single", "jbod", "btrfs-raid0"]), progress=False)
     assert result.backend == "loop" and result.notes == []
@@ -82,7 +81,7 @@ def test_emulated_campaign_finds_the_known_answer_and_leaves_nothing(tmp_path, f
     assert base["read"] == pytest.approx(100_000_000, rel=0.1) and base["write"] == pytest.approx(100_000_000, rel=0.1)
     assert set(summary["layout"]) == {"single", "jbod", "btrfs-raid0"}
     assert loop_devices_backed_under(tmp_path) == []
-    assert set(mounts_under("/flashscale-")) <= mounted_before
+    assert leftover_mounts(result.directory) == []
     assert sha256(foreign_loop["path"]) == foreign_loop["sha256"]
 
 
@@ -99,7 +98,6 @@ campaign.run(spec, progress=False)
 @pytest.mark.root
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl_c", "sigterm"])
 def test_an_interrupt_tears_everything_down_and_keeps_what_was_measured(tmp_path, foreign_loop, sig):
-    mounted_before = set(mounts_under("/flashscale-jbod-"))
     proc = subprocess.Popen([sys.executable, "-c", INTERRUPTED, str(tmp_path)], stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 60
     while time.time() < deadline and not list((tmp_path / "data").glob("int/raw/jbod/*/rep0/job.fio")):
@@ -112,7 +110,7 @@ def test_an_interrupt_tears_everything_down_and_keeps_what_was_measured(tmp_path
     _, stderr = proc.communicate(timeout=120)
     assert "KeyboardInterrupt" in stderr
     assert loop_devices_backed_under(tmp_path) == []
-    assert set(mounts_under("/flashscale-jbod-")) <= mounted_before
+    assert leftover_mounts(tmp_path / "data" / "int") == []
     assert not [p for p in Path("/sys/fs/cgroup/blkio").glob(f"flashscale-{proc.pid}-*")]
     assert list(tmp_path.glob("flashscale-array-*")) == []
     assert json.loads((tmp_path / "data" / "int" / "campaign.json").read_text())["spec"]["name"] == "int"

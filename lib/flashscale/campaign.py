@@ -5,6 +5,18 @@
 
 The array and every layout are torn down before ``run`` returns or raises, including on Ctrl-C. Rows are appended
 to ``rows.jsonl`` as each run finishes, so an interrupted campaign keeps what it measured.
+
+Where it runs (``backend``):
+
+    loop        the emulated array flashscale makes itself: loop devices capped by block throttling (the default)
+    directory   plain directories on the local disk, when loop devices cannot be made (said so in ``notes``)
+    testbed     real devices named by identity in a test bed file (``TESTBED``), every destructive step through
+                the guard. A test bed campaign is a dry run unless ``DRY_RUN=False``: it raises ``DryRun`` with
+                the exact commands it would execute, having touched nothing. To measure, ``CONFIRM`` must list
+                the test bed's identities, as strings.
+
+The layout ``mounted`` measures inside an existing mount point (``MOUNT_DIR``: GPFS, BeeGFS, Lustre, NFS, or any
+file system the user made); flashscale only creates and removes its own directory there.
 """
 from __future__ import annotations
 
@@ -15,21 +27,30 @@ import signal
 import tempfile
 import threading
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
 from tqdm.auto import tqdm
 
-from . import fio, layouts, results
+from . import fio, layouts, results, volumes
 from .commands import Runner
+from .devices import System
 from .emulated import ArraySpec, EmulatedArray, loop_support_problem
-from .errors import ConfigError, UnsupportedError
+from .errors import ConfigError, FlashscaleError, UnsupportedError
+from .guard import confirmation
+from .layouts import Options
 from .sweep import Sweep
 from .teardown import Teardown, manifest_dir
+from .testbed import TestBed
 
 EMULATION_MODES = ("auto", "loop", "directory")
+MOUNTED = "mounted"
+
+
+class DryRun(FlashscaleError):
+    """A test bed campaign stopped before touching anything; its message is the exact plan."""
 
 
 def _is_checkout(folder: Path) -> bool:
@@ -56,17 +77,45 @@ class CampaignSpec:
     emulation: str = "auto"
     host: str = "localhost"
     data_dir: str = "data/campaigns"
+    options: Options = field(default_factory=Options)  # fs, stripe unit, mount options, erase
+    testbed: str | None = None          # a test bed file naming real devices by identity
+    confirm: tuple[str, ...] | None = None  # the identities the user confirmed (strings)
+    dry_run: bool = True                # with a test bed: print the plan and stop, touching nothing
+    wipe: bool | tuple[str, ...] = ()   # signature types the plan may erase on a test bed (True: any)
+    mount_dir: str | None = None        # the existing mount point of the ``mounted`` layout
+    mount_devices: int = 1              # how many devices sit under it, for efficiency against N x baseline
+    use_devices: int | None = None      # a test bed campaign on its first N devices only (device-count sweeps)
 
     def __post_init__(self) -> None:
         if not self.name or "/" in self.name or self.name.startswith("."):
             raise ConfigError(f"campaign name {self.name!r} must be a plain, non-empty folder name")
         if self.emulation not in EMULATION_MODES:
             raise ConfigError(f"emulation={self.emulation!r} is not one of {', '.join(EMULATION_MODES)}")
-        known = (*layouts.DEVICE_LAYOUTS, )
+        known = (*layouts.DEVICE_LAYOUTS, MOUNTED)
         bad = [name for name in self.layouts if name not in known]
         if bad or not self.layouts:
             raise ConfigError(f"layouts {bad or 'empty'}: choose from {', '.join(known)}")
         object.__setattr__(self, "layouts", tuple(self.layouts))
+        if MOUNTED in self.layouts and not self.mount_dir:
+            raise ConfigError("layout 'mounted' needs MOUNT_DIR, the existing mount point to measure inside")
+        if self.mount_dir is not None and not Path(self.mount_dir).is_dir():
+            raise ConfigError(f"MOUNT_DIR={self.mount_dir!r} is not an existing directory")
+        if isinstance(self.mount_devices, bool) or not isinstance(self.mount_devices, int) or self.mount_devices < 1:
+            raise ConfigError(f"MOUNT_DEVICES={self.mount_devices!r} must be a whole number of at least 1")
+        if self.testbed is not None and not Path(self.testbed).is_file():
+            raise ConfigError(f"TESTBED={self.testbed!r} is not a test bed file")
+        n = self.use_devices
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+            raise ConfigError(f"USE_DEVICES={n!r} must be a whole number of at least 1")
+        if not isinstance(self.dry_run, bool):
+            raise ConfigError(f"DRY_RUN={self.dry_run!r} must be True or False")
+        if self.confirm is not None:
+            object.__setattr__(self, "confirm", confirmation(self.confirm))
+        if not isinstance(self.wipe, bool):
+            wipe = self.wipe.split(",") if isinstance(self.wipe, str) else self.wipe
+            if not isinstance(wipe, (list, tuple)) or not all(isinstance(w, str) for w in wipe):
+                raise ConfigError(f"WIPE={self.wipe!r} must be True, False or a list of signature types (strings)")
+            object.__setattr__(self, "wipe", tuple(w.strip() for w in wipe if w.strip()))
 
     @classmethod
     def from_parameters(cls, **p) -> "CampaignSpec":
@@ -78,9 +127,17 @@ class CampaignSpec:
                       numjobs=p.get("NUMJOBS", (1, 2, 4)), iodepth=p.get("IODEPTH", (1,)),
                       repetitions=p.get("REPETITIONS", 1), warmup=p.get("WARMUP", True),
                       runtime_s=p.get("RUNTIME_S", 3), ramp_s=p.get("RAMP_S", 1), size=p.get("FILE_SIZE", 128 * 2**20))
+        default = layouts.Options()
+        options = layouts.Options(fs=p.get("FS", default.fs), chunk_bytes=p.get("CHUNK_BYTES", default.chunk_bytes),
+                                  mount_options=p.get("MOUNT_OPTIONS", default.mount_options),
+                                  erase=p.get("ERASE", default.erase), erase_fallback=p.get("ERASE_FALLBACK"),
+                                  stripe_single=p.get("STRIPE_SINGLE", default.stripe_single))
         return cls(name=p.get("CAMPAIGN", "quickstart"), layouts=tuple(p.get("LAYOUTS", cls.layouts)), array=array,
                    sweep=sweep, emulation=p.get("EMULATION", "auto"), host=p.get("HOST", "localhost"),
-                   data_dir=p.get("DATA_DIR", "data/campaigns"))
+                   data_dir=p.get("DATA_DIR", "data/campaigns"), options=options, testbed=p.get("TESTBED") or None,
+                   confirm=p.get("CONFIRM") or None, dry_run=p.get("DRY_RUN", True), wipe=p.get("WIPE") or (),
+                   mount_dir=p.get("MOUNT_DIR") or None, mount_devices=p.get("MOUNT_DEVICES", 1),
+                   use_devices=p.get("USE_DEVICES"))
 
 
 @dataclass
@@ -110,6 +167,9 @@ def _environment(runner: Runner, backend: str) -> dict:
 
 
 def _backend(spec: CampaignSpec) -> tuple[str, list[str]]:
+    if spec.testbed is not None:
+        return "testbed", [f"Real devices of the test bed {spec.testbed}, named by identity and confirmed; every "
+                           "destructive step went through the guard. No bandwidth caps: the devices' own limits."]
     problem = loop_support_problem()
     if spec.emulation == "directory":
         return "directory", ["Emulation was set to plain directories: no devices, no erase, no caps."]
@@ -120,6 +180,53 @@ def _backend(spec: CampaignSpec) -> tuple[str, list[str]]:
     return "directory", [f"No emulated array: {problem}. The campaign measured plain directories on the local "
                          "disk instead, skipped the erase and the array layouts, and applied no bandwidth caps; "
                          "its efficiency compares directories that share one disk, not devices."]
+
+
+def _check_kernel(spec: CampaignSpec, backend: str, runner: Runner) -> None:
+    """Refuse, before anything is made or erased, a layout this machine cannot build (md, LVM without dm)."""
+    if backend not in ("loop", "testbed"):
+        return
+    system = System(runner=runner)
+    problems = [f"{name}: {problem}" for name in spec.layouts if name != MOUNTED
+                for need in [layouts.DEVICE_LAYOUTS[name].needs] if need
+                for problem in [volumes.missing(need, system, runner)] if problem]
+    if problems:
+        raise UnsupportedError("cannot build " + "; ".join(problems) + ". Nothing was touched; leave these "
+                               "layouts out of LAYOUTS on this machine.")
+
+
+def _testbed_devices(spec: CampaignSpec, runner: Runner) -> tuple[TestBed, list, tuple[str, ...] | None]:
+    """The test bed, the devices this campaign uses (its first ``use_devices``), and the confirmation of those."""
+    bed = TestBed.load(spec.testbed)
+    devices = bed.resolve(System(runner=runner))
+    if spec.use_devices is not None:
+        if spec.use_devices > len(devices):
+            raise ConfigError(f"USE_DEVICES={spec.use_devices} but the test bed {spec.testbed} names only "
+                              f"{len(devices)} devices")
+        devices = devices[:spec.use_devices]
+    ids = {d.id for d in devices}
+    # the user confirmed the whole test bed; a campaign on part of it needs only that part's confirmation
+    confirm = spec.confirm if spec.confirm is None or spec.use_devices is None else tuple(
+        i for i in spec.confirm if i in ids or i not in bed.ids)
+    return bed, devices, confirm
+
+
+def plan(spec: CampaignSpec, runner: Runner | None = None) -> str:
+    """The exact commands a test bed campaign would execute, layout by layout; with ``confirm``, the guard checks
+    the devices now (reading only) and refuses as the real run would."""
+    if spec.testbed is None:
+        raise ConfigError("plan() is for a test bed campaign (TESTBED); the emulated array is flashscale's own")
+    runner = runner or Runner()
+    _, devices, confirm = _testbed_devices(spec, runner)
+    listing = [f"# {d.path} is {d.id}" for d in devices]
+    blocks = []
+    for name in spec.layouts:
+        if name == MOUNTED:
+            blocks.append(f"# layout mounted: mkdir {spec.mount_dir}/flashscale-XXXXXXXX (ours, removed after)")
+            continue
+        text = layouts.dry_run(name, devices, spec.options, confirm=confirm, wipe=spec.wipe, runner=runner)
+        blocks.append(f"# layout {name}\n{text}")
+    return "\n".join([*listing, *blocks])
 
 
 class _Recorder:
@@ -182,12 +289,21 @@ def run(spec: CampaignSpec, runner: Runner | None = None, progress: bool = True)
 
 def _run(spec: CampaignSpec, runner: Runner, progress: bool) -> CampaignResult:
     backend, notes = _backend(spec)
+    _check_kernel(spec, backend, runner)
+    if backend == "testbed" and spec.dry_run:
+        raise DryRun(f"Dry run of campaign {spec.name!r} (DRY_RUN is True): nothing was touched. To measure, set "
+                     f"DRY_RUN=False and CONFIRM to the test bed's identities. It would run:\n{plan(spec, runner)}")
+    if backend == "testbed" and spec.confirm is None:
+        raise ConfigError(f"campaign {spec.name!r}: DRY_RUN is False but CONFIRM is empty; list the identities of "
+                          f"the devices in {spec.testbed} (see flashscale devices)")
+    if backend == "testbed":
+        plan(spec, runner)  # the guard checks every device of every layout now, before the first is erased
     directory = _campaign_dir(spec)
     run_id = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     env = _environment(runner, backend)
     (directory / "campaign.json").write_text(json.dumps(
         {"run_id": run_id, "spec": asdict(spec), "environment": env, "notes": notes}, indent=1, default=str))
-    todo = [name for name in spec.layouts if backend == "loop" or name in ("single", "jbod")]
+    todo = [name for name in spec.layouts if backend != "directory" or name in ("single", "jbod", MOUNTED)]
     skipped = [name for name in spec.layouts if name not in todo]
     if skipped:
         notes.append(f"Skipped {', '.join(skipped)}: plain directories cannot be striped into an array.")
@@ -196,6 +312,8 @@ def _run(spec: CampaignSpec, runner: Runner, progress: bool) -> CampaignResult:
         try:
             if backend == "loop":
                 _run_on_loop(spec, todo, recorder, runner)
+            elif backend == "testbed":
+                _run_on_testbed(spec, todo, recorder, runner)
             else:
                 _run_on_directories(spec, todo, recorder, directory)
         finally:
@@ -204,15 +322,39 @@ def _run(spec: CampaignSpec, runner: Runner, progress: bool) -> CampaignResult:
     return CampaignResult(table, directory, backend, notes)
 
 
+def _mounted(spec: CampaignSpec, teardown: Teardown) -> layouts.Layout:
+    layout = layouts.use_directory(spec.mount_dir, teardown, count=1)
+    return replace(layout, devices=spec.mount_devices)
+
+
 def _run_on_loop(spec: CampaignSpec, todo: list[str], recorder: _Recorder, runner: Runner) -> None:
     with EmulatedArray(spec.array, runner) as array:
         for name in todo:
             teardown = Teardown(manifest_dir() / f"{array.workdir.name}-{name}.json")
             try:
-                layout = layouts.build(name, array.devices, runner, teardown)
-                recorder.sweep(layout, array.cgroup_procs)
+                layout = _mounted(spec, teardown) if name == MOUNTED else layouts.build(
+                    name, array.devices, runner, teardown, confirm=[d.id for d in array.devices],
+                    wipe=layouts.OWN_SIGNATURES, options=spec.options)
+                recorder.sweep(layout, array.cgroup_procs if name != MOUNTED else [])
             finally:
                 teardown.close()
+
+
+def _run_on_testbed(spec: CampaignSpec, todo: list[str], recorder: _Recorder, runner: Runner) -> None:
+    bed, devices, confirm = _testbed_devices(spec, runner)
+    erased: list[str] = []  # devices this campaign has erased: what they carry now is its own making
+    for name in todo:
+        teardown = Teardown(manifest_dir() / f"{bed.name}-{recorder.run_id}-{name}.json")
+        try:
+            if name == MOUNTED:
+                layout = _mounted(spec, teardown)
+            else:
+                layout = layouts.build(name, devices, runner, teardown, confirm=confirm, wipe=spec.wipe,
+                                       options=spec.options, claimed=erased)
+                erased += [d.path for d in layouts.chosen(name, devices)]
+            recorder.sweep(layout, [])
+        finally:
+            teardown.close()
 
 
 def _run_on_directories(spec: CampaignSpec, todo: list[str], recorder: _Recorder, directory: Path) -> None:
@@ -221,7 +363,8 @@ def _run_on_directories(spec: CampaignSpec, todo: list[str], recorder: _Recorder
     teardown.record("dir", scratch.rmdir, path=str(scratch))
     try:
         for name in todo:
-            layout = layouts.build_directories(name, spec.array.devices, scratch, teardown)
+            layout = _mounted(spec, teardown) if name == MOUNTED else layouts.build_directories(
+                name, spec.array.devices, scratch, teardown)
             recorder.sweep(layout, [])
     finally:
         teardown.close()

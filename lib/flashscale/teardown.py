@@ -50,7 +50,7 @@ class Teardown:
     def _write(self, entries: list[Entry] | None = None) -> None:
         data = [{"kind": e.kind, **e.details} for e in (self.entries if entries is None else entries)]
         tmp = self.manifest.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"created": data}, indent=1))
+        tmp.write_text(json.dumps({"pid": os.getpid(), "created": data}, indent=1))
         tmp.replace(self.manifest)
 
     def _undo(self, entry: Entry) -> None:

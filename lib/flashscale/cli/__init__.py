@@ -11,9 +11,9 @@ import sys
 from typing import Sequence
 
 from ..errors import FlashscaleError
-from . import analyze, run
+from . import analyze, devices, erase, reap, run
 
-SUBCOMMANDS = {"run": run, "analyze": analyze}
+SUBCOMMANDS = {"run": run, "analyze": analyze, "devices": devices, "erase": erase, "reap": reap}
 
 
 def parser() -> argparse.ArgumentParser:

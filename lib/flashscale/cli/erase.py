@@ -1,0 +1,49 @@
+"""Erase devices named by path or identity, only after the guard passes them and their identities are confirmed.
+
+DEVICE is a path (/dev/nvme0n1, /dev/disk/by-id/...) or an identity as `flashscale devices` prints it. --confirm
+lists the identities of exactly these devices. Every device is checked before the first is touched: if any is
+refused, none is erased and the exit status is 1. Afterwards blkid -p must find no signature. Each erase is printed
+as one JSON record (and appended to --record FILE). --dry-run checks everything and prints the commands instead.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+
+from .. import erase
+from ..commands import Runner
+from ..devices import System
+from ..guard import Guard
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("devices", nargs="+", metavar="DEVICE", help="a device path or identity")
+    parser.add_argument("--confirm", action="append", required=True, metavar="ID[,ID...]",
+                        help="the identities of the devices named, comma-separated (may be repeated)")
+    parser.add_argument("--method", choices=erase.METHODS, default="discard", help="how to erase (default discard)")
+    parser.add_argument("--fallback", choices=erase.METHODS, default=None,
+                        help="method to use when discard is unsupported or leaves a signature (default: none)")
+    parser.add_argument("--wipe-signatures", nargs="?", const="all", default=None, metavar="TYPE[,TYPE...]",
+                        help="erase even devices that carry a signature (all, or only these types, e.g. xfs)")
+    parser.add_argument("--dry-run", action="store_true", help="check everything, print the commands, run nothing")
+    parser.add_argument("--record", metavar="FILE", help="append one JSON line per erased device to FILE")
+
+
+def _wipe(value: str | None) -> bool | list[str]:
+    if value is None:
+        return False
+    return True if value == "all" else [v.strip() for v in value.split(",") if v.strip()]
+
+
+def main(args: argparse.Namespace) -> int:
+    runner = Runner()
+    system = System(runner=runner)
+    devices = [system.resolve(name) for name in args.devices]
+    guard = Guard(devices, ",".join(args.confirm), _wipe(args.wipe_signatures), system)
+    records = erase.erase(devices, guard, runner, method=args.method, fallback=args.fallback, dry_run=args.dry_run)
+    for item in records:
+        print(json.dumps(item))
+    if args.record and not args.dry_run:
+        with open(args.record, "a") as fh:
+            fh.writelines(json.dumps(item) + "\n" for item in records)
+    return 0

@@ -1,0 +1,39 @@
+"""Tear down what an interrupted run left behind, from its manifest, and nothing else.
+
+With no MANIFEST, every manifest in the manifest directory (/run/flashscale for root) whose run is over is reaped:
+a manifest whose writing process is alive belongs to a run in progress and is left alone, and one that records no
+pid is only reported (name it to reap it). Each recorded thing is undone last first and verified gone against
+/proc/self/mountinfo, the loop devices' backing files and /proc/mdstat. Exit status 1 if anything is left behind.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+from .. import reap
+from ..teardown import manifest_dir
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("manifests", nargs="*", metavar="MANIFEST", help="manifest files to reap (default: scan)")
+    parser.add_argument("--manifest-dir", type=Path, default=None, metavar="DIR",
+                        help="where to look for manifests (default: /run/flashscale for root)")
+    parser.add_argument("--dry-run", action="store_true", help="say what would be undone, undo nothing")
+    parser.add_argument("--json", action="store_true", help="one JSON list of outcomes")
+
+
+def main(args: argparse.Namespace) -> int:
+    directory = None if args.manifests else (args.manifest_dir or manifest_dir())
+    outcomes = reap.reap([Path(m) for m in args.manifests], directory, dry_run=args.dry_run)
+    if args.json:
+        print(json.dumps([asdict(o) for o in outcomes], indent=1))
+    else:
+        for outcome in outcomes:
+            things = ", ".join(f"{e['kind']} {e.get('path') or e.get('vg') or ''}".strip() for e in outcome.entries)
+            print(f"{outcome.manifest}: {outcome.state}" + (f" ({things})" if things else "")
+                  + "".join(f"\n\t{p}" for p in outcome.problems))
+        if not outcomes:
+            print(f"nothing to reap in {directory}")
+    return 1 if any(o.state == "left-behind" for o in outcomes) else 0

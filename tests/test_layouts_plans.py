@@ -1,0 +1,179 @@
+"""Exact command plans for md (native and IMSM), LVM and the file systems, executed on a fake machine.
+
+This kernel has no md and no device-mapper: on it these layouts stop before touching anything, which is shown here
+with a fake machine and on real loop devices in test_layouts_loop.py.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from flashscale import layouts
+from flashscale.errors import ConfigError, RefusedError, UnsupportedError
+from flashscale.layouts import Options
+from flashscale.teardown import Teardown
+
+from test_devices import FakeMachine
+
+TOKEN = "cafe0001"
+
+
+@pytest.fixture
+def machine(tmp_path, monkeypatch) -> FakeMachine:
+    monkeypatch.setattr(layouts.secrets, "token_hex", lambda n: TOKEN)
+    m = FakeMachine(tmp_path / "machine", md=True, dm=True)
+    for index in range(4):
+        m.disk(f"nvme{index}n1", eui=f"0025385b71b0000{index}", nsid="1")
+    return m
+
+
+def four(machine):
+    return [machine.identify(f"/dev/nvme{i}n1") for i in range(4)]
+
+
+def argv(steps):
+    return [s.argv for s in steps]
+
+
+DEVS = tuple(f"/dev/nvme{i}n1" for i in range(4))
+ROOT = Path("/mnt/fs")
+
+
+def test_md_raid0_native_metadata_plan(machine):
+    steps = layouts.plan("md-raid0", four(machine), root=ROOT, token=TOKEN)
+    assert argv(steps) == [
+        ("mdadm", "--create", "/dev/md/flashscale-cafe0001", "--run", "--metadata=1.2", "--level=0", "--chunk=128K",
+         "--raid-devices=4", *DEVS),
+        ("mkfs.xfs", "-q", "-K", "-d", "su=128k,sw=4", "/dev/md/flashscale-cafe0001"),
+        ("mkdir", "/mnt/fs/md-raid0"),
+        ("mount", "-t", "xfs", "-o", "noatime,nodiratime", "/dev/md/flashscale-cafe0001", "/mnt/fs/md-raid0"),
+    ]
+    assert steps[0].writes == DEVS and steps[0].creates == "md"
+    assert steps[0].details["members"][3] == {"path": "/dev/nvme3n1", "id": "eui:0025385b71b00003"}
+
+
+def test_md_imsm_container_then_volume_plan(machine):
+    steps = layouts.plan("md-imsm-raid0", four(machine), root=ROOT, token=TOKEN,
+                         options=Options(chunk_bytes=2**20, mount_options="noatime,nodiratime,nobarrier"))
+    assert argv(steps) == [
+        ("mdadm", "--create", "/dev/md/flashscale-cafe0001-imsm", "--run", "--metadata=imsm", "--raid-devices=4",
+         *DEVS),
+        ("mdadm", "--create", "/dev/md/flashscale-cafe0001", "--run", "--level=0", "--chunk=1024K",
+         "--raid-devices=4", "/dev/md/flashscale-cafe0001-imsm"),
+        ("mkfs.xfs", "-q", "-K", "-d", "su=1024k,sw=4", "/dev/md/flashscale-cafe0001"),
+        ("mkdir", "/mnt/fs/md-imsm-raid0"),
+        ("mount", "-t", "xfs", "-o", "noatime,nodiratime,nobarrier", "/dev/md/flashscale-cafe0001",
+         "/mnt/fs/md-imsm-raid0"),
+    ]
+
+
+def test_lvm_striped_plan_with_ext4_stride_and_stripe_width(machine):
+    steps = layouts.plan("lvm-striped", four(machine), root=ROOT, token=TOKEN, options=Options(fs="ext4"))
+    assert argv(steps) == [
+        ("pvcreate", *DEVS),
+        ("vgcreate", "flashscale-cafe0001", *DEVS),
+        ("lvcreate", "--yes", "--type", "striped", "--stripes=4", "--stripesize=128k", "--extents=100%FREE",
+         "--name=data", "flashscale-cafe0001"),
+        ("mkfs.ext4", "-q", "-b", "4096", "-E",
+         "nodiscard,lazy_itable_init=0,lazy_journal_init=0,stride=32,stripe_width=128",
+         "/dev/flashscale-cafe0001/data"),
+        ("mkdir", "/mnt/fs/lvm-striped"),
+        ("mount", "-t", "ext4", "-o", "noatime,nodiratime", "/dev/flashscale-cafe0001/data", "/mnt/fs/lvm-striped"),
+    ]
+
+
+def test_single_jbod_and_btrfs_plans(machine):
+    devices = four(machine)
+    assert argv(layouts.plan("single", devices, root=ROOT, options=Options(stripe_single=True)))[0] == \
+        ("mkfs.xfs", "-q", "-K", "-d", "su=128k,sw=1", "/dev/nvme0n1")
+    jbod = argv(layouts.plan("jbod", devices, root=ROOT, options=Options(fs="ext4")))
+    assert len(jbod) == 12 and jbod[5] == ("mount", "-t", "ext4", "-o", "noatime,nodiratime", "/dev/nvme1n1",
+                                           "/mnt/fs/jbod1")
+    btrfs = argv(layouts.plan("btrfs-raid10", devices, root=ROOT))
+    assert btrfs[0] == ("mkfs.btrfs", "-q", "-K", "-d", "raid10", "-m", "raid10", *DEVS)
+    assert btrfs[2] == ("mount", "-t", "btrfs", "-o", "noatime,nodiratime", "/dev/nvme0n1", "/mnt/fs/btrfs-raid10")
+
+
+def test_build_md_raid0_runs_exactly_erase_plus_plan_and_tears_down_exactly(machine, tmp_path):
+    teardown = Teardown(tmp_path / "manifest.json")
+    devices = four(machine)
+    layout = layouts.build("md-raid0", devices, machine.runner, teardown, confirm=[d.id for d in devices],
+                           system=machine)
+    mountpoint = layout.targets[0]
+    assert machine.runner.history == [
+        *[("blkdiscard", d) for d in DEVS],
+        ("mdadm", "--create", "/dev/md/flashscale-cafe0001", "--run", "--metadata=1.2", "--level=0", "--chunk=128K",
+         "--raid-devices=4", *DEVS),
+        ("mkfs.xfs", "-q", "-K", "-d", "su=128k,sw=4", "/dev/md/flashscale-cafe0001"),
+        ("mount", "-t", "xfs", "-o", "noatime,nodiratime", "/dev/md/flashscale-cafe0001", mountpoint),
+    ]
+    assert layout.commands[-1] == f"mount -t xfs -o noatime,nodiratime /dev/md/flashscale-cafe0001 {mountpoint}"
+    assert [e.kind for e in teardown.entries] == ["dir", "md", "mountpoint", "mount"]
+    built = len(machine.runner.history)  # the fake kernel remembers what the history made
+    teardown.close()
+    assert machine.runner.history[built:] == [("umount", mountpoint),
+                                              ("mdadm", "--stop", "/dev/md/flashscale-cafe0001"),
+                                              *[("mdadm", "--zero-superblock", d) for d in DEVS]]
+    assert not Path(mountpoint).exists() and not (tmp_path / "manifest.json").exists()
+
+
+def test_build_lvm_tears_down_lv_vg_and_pvs_in_reverse(machine, tmp_path):
+    teardown = Teardown(tmp_path / "manifest.json")
+    devices = four(machine)[:2]
+    layouts.build("lvm-striped", devices, machine.runner, teardown, confirm=[d.id for d in devices], system=machine)
+    built = len(machine.runner.history)
+    teardown.close()
+    assert machine.runner.history[built + 1:] == [("lvremove", "--yes", "flashscale-cafe0001/data"),
+                                          ("vgremove", "--yes", "flashscale-cafe0001"),
+                                          ("pvremove", "--yes", "/dev/nvme0n1", "/dev/nvme1n1")]
+
+
+@pytest.mark.parametrize("name,need,what", [("md-raid0", "md", r"/proc/mdstat is missing"),
+                                            ("md-imsm-raid0", "md", r"no md driver"),
+                                            ("lvm-striped", "dm", r"/dev/mapper/control is missing")])
+def test_without_md_or_device_mapper_the_layout_stops_before_touching_anything(tmp_path, name, need, what):
+    machine = FakeMachine(tmp_path / "machine", md=need != "md", dm=need != "dm")
+    machine.disk("nvme0n1", eui="0025385b71b00000")
+    devices = [machine.identify("/dev/nvme0n1")]
+    teardown = Teardown(tmp_path / "manifest.json")
+    with pytest.raises(UnsupportedError, match=f"layout '{name}'.*{what}.*nothing was touched"):
+        layouts.build(name, devices, machine.runner, teardown, confirm=devices[0].id, system=machine)
+    assert machine.runner.history == [] and teardown.entries == []
+
+
+def test_without_mdadm_installed_the_layout_says_so(machine, tmp_path):
+    machine.runner.installed = frozenset()
+    devices = four(machine)
+    with pytest.raises(UnsupportedError, match="mdadm is not installed"):
+        layouts.build("md-raid0", devices, machine.runner, Teardown(tmp_path / "m.json"),
+                      confirm=[d.id for d in devices], system=machine)
+    assert machine.runner.history == []
+
+
+def test_build_refuses_without_a_confirmation(machine, tmp_path):
+    with pytest.raises(RefusedError, match="no confirmation given"):
+        layouts.build("jbod", four(machine), machine.runner, Teardown(tmp_path / "m.json"), system=machine)
+    assert machine.runner.history == []
+
+
+def test_dry_run_prints_erase_and_plan_and_with_a_confirmation_checks_the_guard(tmp_path):
+    machine = FakeMachine(tmp_path / "machine")
+    machine.disk("nvme0n1", eui="0025385b71b00000")
+    devices = [machine.identify("/dev/nvme0n1")]
+    lines = layouts.dry_run("single", devices, Options(fs="ext4")).splitlines()
+    assert lines[0] == "blkdiscard /dev/nvme0n1" and lines[1].startswith("mkfs.ext4 -q -b 4096 -E nodiscard")
+    lines = layouts.dry_run("md-raid0", devices, confirm=devices[0].id, system=machine, runner=machine.runner)
+    assert lines.startswith("# build would stop here: md RAID cannot run here: the kernel has no md driver")
+    machine.sigs["nvme0n1"] = ["xfs"]
+    with pytest.raises(RefusedError, match="xfs signature"):
+        layouts.dry_run("single", devices, confirm=devices[0].id, system=machine)
+    assert machine.runner.history == []
+
+
+@pytest.mark.parametrize("kwargs,match", [({"fs": "zfs"}, "fs='zfs'"), ({"chunk_bytes": 3000}, "chunk_bytes=3000"),
+                                          ({"erase": "shred"}, "'shred'"), ({"mount_options": "a b"}, "mount_options"),
+                                          ({"chunk_bytes": True}, "chunk_bytes=True")])
+def test_bad_options_are_named(kwargs, match):
+    with pytest.raises(ConfigError, match=match):
+        Options(**kwargs)

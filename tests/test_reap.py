@@ -1,0 +1,120 @@
+"""``flashscale reap``: only finished runs, only what their manifest lists, never what is no longer ours.
+
+Reaping a run killed on real loop devices is in test_layouts_loop.py.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from flashscale import cli, reap
+from flashscale.errors import ConfigError
+
+from test_devices import FakeMachine
+
+
+def dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def write(path, created, **top):
+    path.write_text(json.dumps({**top, "created": created}))
+    return path
+
+
+def test_the_owner_is_the_top_level_pid_else_the_one_pid_the_entries_carry():
+    assert reap.owner_pid({"pid": 7, "created": [{"pid": 8}]}) == 7
+    assert reap.owner_pid({"created": [{"kind": "dir", "pid": 8}, {"kind": "mount", "pid": 8}]}) == 8
+    assert reap.owner_pid({"created": [{"pid": 8}, {"pid": 9}]}) is None
+    assert reap.owner_pid({"created": [{"kind": "dir"}]}) is None
+
+
+def test_scanning_reaps_finished_runs_and_leaves_running_and_unknown_ones(tmp_path):
+    folder = tmp_path / "made"
+    folder.mkdir()
+    (folder / "flashscale-t0.0.0").write_text("fio data")
+    manifests = tmp_path / "manifests"
+    manifests.mkdir()
+    finished = write(manifests / "a.json", [{"kind": "dir", "path": str(folder), "pid": dead_pid()}])
+    running = write(manifests / "b.json", [{"kind": "dir", "path": str(tmp_path), "pid": os.getppid()}])
+    unknown = write(manifests / "c.json", [{"kind": "dir", "path": str(tmp_path)}])
+    (manifests / "d.json").write_text("not json")
+    outcomes = {o.manifest: o.state for o in reap.reap(directory=manifests)}
+    assert outcomes == {str(finished): "reaped", str(running): "running", str(unknown): "unknown-owner",
+                        str(manifests / "d.json"): "unreadable"}
+    assert not folder.exists() and not finished.exists() and running.exists() and unknown.exists()
+
+
+def test_a_named_manifest_without_a_pid_is_reaped(tmp_path):
+    made = tmp_path / "flashscale-single-x"
+    made.mkdir()
+    manifest = write(tmp_path / "m.json", [{"kind": "dir", "path": str(made)}, {"kind": "file",
+                                                                                "path": str(tmp_path / "gone.img")}])
+    assert [o.state for o in reap.reap([manifest])] == ["reaped"]
+    assert not made.exists() and not manifest.exists()
+
+
+def test_only_our_own_files_are_removed_and_what_is_left_is_kept_in_the_manifest(tmp_path, capsys):
+    made = tmp_path / "ours"
+    made.mkdir()
+    (made / "flashscale-t1.0.0").write_text("fio data")
+    (made / "notes.txt").write_text("someone put this here")
+    manifest = write(tmp_path / "m.json", [{"kind": "dir", "path": str(made)}])
+    assert cli.main(["reap", str(manifest)]) == 1
+    assert "left-behind" in capsys.readouterr().out
+    assert sorted(p.name for p in made.iterdir()) == ["notes.txt"]
+    assert json.loads(manifest.read_text())["created"][0]["path"] == str(made)
+
+
+def test_an_unknown_kind_is_never_guessed_at(tmp_path):
+    manifest = write(tmp_path / "m.json", [{"kind": "zpool", "path": "/dev/whatever"}])
+    [outcome] = reap.reap([manifest])
+    assert outcome.state == "left-behind" and "manifest kind 'zpool' is unknown" in outcome.problems[0]
+    with pytest.raises(ConfigError):
+        reap.undo("zpool", {}, None, None)
+
+
+def test_a_missing_or_foreign_manifest_is_named(tmp_path):
+    with pytest.raises(ConfigError, match="nope.json cannot be read"):
+        reap.reap([tmp_path / "nope.json"])
+    (tmp_path / "other.json").write_text('{"some": "thing"}')
+    with pytest.raises(ConfigError, match="other.json cannot be read as a flashscale manifest"):
+        reap.reap([tmp_path / "other.json"])
+
+
+def test_a_dry_run_undoes_nothing(tmp_path):
+    made = tmp_path / "ours"
+    made.mkdir()
+    manifest = write(tmp_path / "m.json", [{"kind": "dir", "path": str(made)}])
+    [outcome] = reap.reap([manifest], dry_run=True)
+    assert outcome.state == "planned" and made.exists() and manifest.exists()
+
+
+def test_an_md_array_is_stopped_and_only_members_that_are_still_ours_are_cleared(tmp_path):
+    machine = FakeMachine(tmp_path / "machine", md=True)
+    machine.disk("nvme0n1", eui="0025385b71b00000")
+    machine.disk("nvme1n1", eui="0025385b71b0beef")  # a different device sits where member 1 was
+    machine.runner.history.append(("mdadm", "--create", "/dev/md/flashscale-x"))  # the array the run left
+    manifest = write(tmp_path / "m.json", [
+        {"kind": "md", "path": "/dev/md/flashscale-x", "members": [
+            {"path": "/dev/nvme0n1", "id": "eui:0025385b71b00000"},
+            {"path": "/dev/nvme1n1", "id": "eui:0025385b71b00001"}]}])
+    [outcome] = reap.reap([manifest], runner=machine.runner, system=machine)
+    assert outcome.state == "reaped"
+    assert machine.runner.history[1:] == [("mdadm", "--stop", "/dev/md/flashscale-x"),
+                                          ("mdadm", "--zero-superblock", "/dev/nvme0n1")]
+
+
+def test_a_mount_that_is_now_of_another_device_is_left_alone(tmp_path):
+    machine = FakeMachine(tmp_path / "machine")
+    machine.disk("sdb", **{"device/wwid": "naa.2"})
+    machine.add_mount("/dev/sdb", "/mnt/x")
+    manifest = write(tmp_path / "m.json", [{"kind": "mount", "path": "/mnt/x", "source": "/dev/loop3"}])
+    [outcome] = reap.reap([manifest], runner=machine.runner, system=machine)
+    assert machine.runner.history == [] and outcome.state == "left-behind"
