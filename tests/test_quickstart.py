@@ -85,3 +85,12 @@ def test_overrides_must_be_name_equals_value(capsys):
 def test_the_shipped_campaign_names_only_declared_parameters():
     spec = report.load_campaign(ROOT / "runners" / "quickstart.yaml")
     report.check_parameters(ROOT / "notebooks" / "quickstart.ipynb", {**spec["parameters"], "CAMPAIGN": "x"})
+
+
+def test_a_campaign_gives_its_name_only_to_notebooks_that_declare_campaign(tmp_path):
+    """reference_studies touches no device and has no CAMPAIGN parameter; its campaign file must still run."""
+    published = report.run_campaign(ROOT / "runners" / "reference.yaml", reports_dir=tmp_path)
+    assert [p.name for p in published] == ["reference_studies.html"]
+    numbers = report.read_record(tmp_path / "reference" / "reference_studies.ipynb")
+    assert numbers  # the notebook recorded what it recomputed
+    assert 'href="reference_studies.html"' in (tmp_path / "reference" / "index.html").read_text()

@@ -7,9 +7,13 @@ A campaign file (YAML)::
     notebooks: [quickstart]       # notebooks/<name>.ipynb, executed in this order
     parameters:                   # given to every notebook; each must be declared in its parameters cell
       DEVICES: 4
+    notebook_parameters:          # optional: more parameters for one notebook, over those above
+      quickstart: {NUMJOBS: [1, 2]}
 
-Every parameter is checked against the notebook's ``parameters`` cell before anything runs. papermill injects the
-values as a cell tagged ``injected-parameters`` and records them in the executed notebook's metadata.
+``flashscale run`` also writes ``index.html`` beside the reports: a link to each executed notebook in the folder
+with the headline numbers it recorded. Every parameter is checked against the notebook's ``parameters`` cell
+before anything runs; ``CAMPAIGN`` (the campaign's name) goes to each notebook that declares it. papermill injects
+the values as a cell tagged ``injected-parameters`` and records them in the executed notebook's metadata.
 """
 from __future__ import annotations
 
@@ -21,7 +25,7 @@ import yaml
 from .campaign import project_root
 from .errors import ConfigError
 
-CAMPAIGN_KEYS = {"campaign", "description", "notebooks", "parameters"}
+CAMPAIGN_KEYS = {"campaign", "description", "notebooks", "parameters", "notebook_parameters"}
 
 
 def load_campaign(path: str | Path) -> dict:
@@ -44,8 +48,14 @@ def load_campaign(path: str | Path) -> dict:
     parameters = data.get("parameters") or {}
     if not isinstance(parameters, dict):
         raise ConfigError(f"{path}: parameters={parameters!r} must be a mapping")
+    per_notebook = data.get("notebook_parameters") or {}
+    if not isinstance(per_notebook, dict) or not all(isinstance(v, dict) for v in per_notebook.values()):
+        raise ConfigError(f"{path}: notebook_parameters={per_notebook!r} must map notebook names to mappings")
+    strays = sorted(set(per_notebook) - set(notebooks))
+    if strays:
+        raise ConfigError(f"{path}: notebook_parameters names notebook(s) {strays} that are not in notebooks")
     return {"campaign": name, "description": data.get("description", ""), "notebooks": notebooks,
-            "parameters": parameters}
+            "parameters": parameters, "notebook_parameters": per_notebook}
 
 
 def parse_overrides(items: Iterable[str]) -> dict:
@@ -66,11 +76,15 @@ def notebook_path(name: str, root: Path) -> Path:
     return path
 
 
-def check_parameters(notebook: Path, parameters: dict) -> None:
-    """Refuse parameters the notebook does not declare (a typo would otherwise be silently ignored)."""
+def declared_parameters(notebook: Path) -> dict:
     import papermill
 
-    declared = papermill.inspect_notebook(str(notebook))
+    return papermill.inspect_notebook(str(notebook))
+
+
+def check_parameters(notebook: Path, parameters: dict) -> None:
+    """Refuse parameters the notebook does not declare (a typo would otherwise be silently ignored)."""
+    declared = declared_parameters(notebook)
     unknown = sorted(set(parameters) - set(declared))
     if unknown:
         raise ConfigError(f"{notebook.name} has no parameter(s) {unknown}; it declares {sorted(declared)}")
@@ -94,19 +108,24 @@ def run_campaign(campaign_file: str | Path, reports_dir: str | Path | None = Non
 
     spec = load_campaign(campaign_file)
     root = project_root(Path(campaign_file).resolve().parent)
-    parameters = {**spec["parameters"], **(overrides or {}), "CAMPAIGN": spec["campaign"]}
     notebooks = [notebook_path(name, root) for name in spec["notebooks"]]
-    for notebook in notebooks:  # all checked before the first one runs
-        check_parameters(notebook, parameters)
+    parameters = {}
+    for name, notebook in zip(spec["notebooks"], notebooks):  # all checked before the first one runs
+        parameters[notebook] = {**spec["parameters"], **spec["notebook_parameters"].get(name, {}),
+                                **(overrides or {})}
+        if "CAMPAIGN" in declared_parameters(notebook):
+            parameters[notebook]["CAMPAIGN"] = spec["campaign"]
+        check_parameters(notebook, parameters[notebook])
     out = Path(reports_dir) if reports_dir else root / "reports"
     out = out / spec["campaign"]
     out.mkdir(parents=True, exist_ok=True)
     published = []
     for notebook in notebooks:
         executed = out / notebook.name
-        papermill.execute_notebook(str(notebook), str(executed), parameters=parameters, cwd=str(root),
+        papermill.execute_notebook(str(notebook), str(executed), parameters=parameters[notebook], cwd=str(root),
                                    kernel_name="python3", progress_bar=True)
         published.append(export_html(executed, executed.with_suffix(".html")))
+        write_index(out, spec["campaign"], spec["description"])
     return published
 
 
@@ -144,3 +163,36 @@ def read_record(executed: str | Path) -> dict:
     if found is None:
         raise ConfigError(f"{executed} holds no flashscale record")
     return dict(found)
+
+
+def headline(numbers: dict) -> dict[str, str]:
+    """The few numbers an index shows for a report: its ``headline`` if it recorded one, else its baselines."""
+    if isinstance(numbers.get("headline"), dict):
+        return {str(k): str(v) for k, v in numbers["headline"].items()}
+    base = numbers.get("baseline_bw_bytes") or {}
+    return {f"baseline {rw}": f"{bw / 1e6:,.0f} MB/s" for rw, bw in base.items()}
+
+
+def write_index(out: Path, campaign: str, description: str = "") -> Path:
+    """``index.html`` in ``out``: a link to every executed notebook's HTML there, with its headline numbers."""
+    import html
+
+    rows = []
+    for executed in sorted(Path(out).glob("*.ipynb")):
+        try:
+            numbers = headline(read_record(executed))
+        except ConfigError:
+            numbers = {"": "no numbers recorded (the notebook stopped early?)"}
+        cells = "".join(f"<li>{html.escape(k)}{': ' if k else ''}<b>{html.escape(v)}</b></li>" for k, v in
+                        numbers.items())
+        link = executed.with_suffix(".html").name
+        rows.append(f'<tr><td><a href="{html.escape(link)}">{html.escape(executed.stem)}</a></td>'
+                    f"<td><ul>{cells}</ul></td></tr>")
+    page = (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(campaign)}</title>"
+            "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto}td{vertical-align:top;"
+            "padding:.3em 1em;border-bottom:1px solid #ddd}ul{margin:0;padding-left:1em}</style></head><body>"
+            f"<h1>{html.escape(campaign)}</h1><p>{html.escape(description)}</p>"
+            f"<table><tr><th>report</th><th>headline numbers</th></tr>{''.join(rows)}</table></body></html>\n")
+    index = Path(out) / "index.html"
+    index.write_text(page)
+    return index

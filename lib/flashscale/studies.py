@@ -1,0 +1,237 @@
+"""A study: the numbered notebooks of one campaign sharing one results directory.
+
+    data/campaigns/<campaign>/           the study (``study_dir``)
+        study.json                       what each stage ran with, stage by stage
+        01_baseline/                     one campaign directory per stage (campaign.json, rows.jsonl, raw/...)
+        02_scaling/devices1/, devices2/  a stage measured at several device counts keeps one directory per count
+        ...
+
+Each notebook runs its stage with ``run_stage`` (or ``run_device_counts``) and reads what earlier stages measured
+with ``load_stage``; ``study_baseline`` gives later stages the baseline ``01_baseline`` chose, so they all
+measure against the same single-device number. A rerun of a stage keeps the earlier directory, renamed with its
+date, as ``campaign.run`` does. When reading, the ``campaign`` column is set to the study's name and a ``stage``
+column says which notebook measured the row.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import pandas as pd
+
+from . import analysis, campaign, layouts, results, volumes
+from .commands import Runner
+from .devices import Device, System
+from .emulated import loop_support_problem
+from .errors import ConfigError
+from .plan import render
+
+BASELINE_STAGE = "01_baseline"
+
+
+def study_dir(parameters: dict) -> Path:
+    """The shared results directory of the study named by the notebook's ``CAMPAIGN`` under ``DATA_DIR``."""
+    base = Path(parameters.get("DATA_DIR", "data/campaigns"))
+    base = base if base.is_absolute() else campaign.project_root() / base
+    return base / parameters.get("CAMPAIGN", "study")
+
+
+def stage_spec(stage: str, parameters: dict, extra: Sequence[tuple[str, str]] = (),
+               sweep: Mapping[str, object] | None = None, **overrides) -> campaign.CampaignSpec:
+    """The campaign spec of one stage: the notebook's parameters (``overrides`` win), results under the study;
+    ``sweep`` sets fields of its ``Sweep`` that have no parameter (e.g. ``nrfiles``, ``shared_file``)."""
+    params = {**parameters, **overrides}
+    params["CAMPAIGN"] = params.pop("STAGE_NAME", stage)
+    params["DATA_DIR"] = str(params.pop("STAGE_DIR", study_dir(parameters)))
+    spec = campaign.CampaignSpec.from_parameters(**params)
+    return replace(spec, sweep=replace(spec.sweep, extra=tuple(extra), **dict(sweep or {})))
+
+
+def _note_stage(parameters: dict, stage: str, spec: campaign.CampaignSpec) -> None:
+    path = study_dir(parameters) / "study.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    known = json.loads(path.read_text()) if path.exists() else {}
+    known[stage] = {"layouts": list(spec.layouts), "devices": spec.array.devices,
+                    "sweep": {k: list(v) if isinstance(v, tuple) else v for k, v in spec.sweep.__dict__.items()},
+                    "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    path.write_text(json.dumps(known, indent=1, default=str))
+
+
+def run_stage(stage: str, parameters: dict, extra: Sequence[tuple[str, str]] = (), progress: bool = False,
+              sweep: Mapping[str, object] | None = None, **overrides) -> campaign.CampaignResult:
+    """Run one stage of the study (a campaign in the study's directory); see ``stage_spec``."""
+    spec = stage_spec(stage, parameters, extra, sweep, **overrides)
+    _note_stage(parameters, stage, spec)
+    result = campaign.run(spec, progress=progress)
+    result.table = _labelled(result.table, parameters.get("CAMPAIGN", "study"), stage)
+    return result
+
+
+def _fresh(folder: Path) -> Path:
+    if folder.exists():
+        stamp = datetime.fromtimestamp(folder.stat().st_mtime, timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        folder.rename(folder.with_name(f"{folder.name}.{stamp}"))
+    folder.mkdir(parents=True)
+    return folder
+
+
+def run_device_counts(stage: str, parameters: dict, counts: Sequence[int], progress: bool = False,
+                      **overrides) -> tuple[pd.DataFrame, str, list[str]]:
+    """The stage at each device count (one emulated array of that size each, or the first N devices of the test
+    bed; ``devices<N>/`` under the stage):
+    the tables concatenated, the backend and the notes of every count."""
+    if not counts or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in counts):
+        raise ConfigError(f"device counts {list(counts)!r} must be whole numbers of at least 1")
+    folder = _fresh(study_dir(parameters) / stage)
+    tables, notes, backend = [], [], "loop"
+    for n in sorted(set(counts)):
+        spec = stage_spec(stage, parameters, STAGE_NAME=f"devices{n}", STAGE_DIR=folder, DEVICES=n,
+                          USE_DEVICES=n if parameters.get("TESTBED") else None, **overrides)
+        _note_stage(parameters, f"{stage}/devices{n}", spec)
+        result = campaign.run(spec, progress=progress)
+        tables.append(result.table)
+        notes += [note for note in result.notes if note not in notes]
+        backend = result.backend
+    table = pd.concat(tables, ignore_index=True)
+    return _labelled(table, parameters.get("CAMPAIGN", "study"), stage), backend, notes
+
+
+def run_variants(stage: str, parameters: dict, variants: Mapping[str, Mapping[str, object]],
+                 extra: Sequence[tuple[str, str]] = (), progress: bool = False,
+                 **overrides) -> tuple[pd.DataFrame, str, list[str]]:
+    """The stage once per variant, a campaign of its own (``<stage>/<variant>/``, fresh devices and file systems),
+    each with its own ``Sweep`` fields (as ``stage_spec``'s ``sweep``): the tables concatenated with a ``variant``
+    column, the backend and the notes of every variant. Variants run in the order given."""
+    if not variants or any(not name or "/" in name or name.startswith(".") for name in variants):
+        raise ConfigError(f"variants {list(variants)!r} must be plain, non-empty folder names")
+    folder = _fresh(study_dir(parameters) / stage)
+    tables, notes, backend = [], [], "loop"
+    for name, fields in variants.items():
+        spec = stage_spec(stage, parameters, extra, fields, STAGE_NAME=name, STAGE_DIR=folder, **overrides)
+        _note_stage(parameters, f"{stage}/{name}", spec)
+        result = campaign.run(spec, progress=progress)
+        tables.append(result.table.assign(variant=name))
+        notes += [note for note in result.notes if note not in notes]
+        backend = result.backend
+    table = pd.concat(tables, ignore_index=True)
+    return _labelled(table, parameters.get("CAMPAIGN", "study"), stage), backend, notes
+
+
+def _labelled(table: pd.DataFrame | None, study: str, stage: str) -> pd.DataFrame | None:
+    if table is None:
+        return None
+    return table.assign(campaign=pd.array([study] * len(table), dtype="string"), stage=stage)
+
+
+def load_stage(parameters: dict, stage: str) -> pd.DataFrame | None:
+    """What ``stage`` measured in this study (every device count of it), or None when it has not run."""
+    folder = study_dir(parameters) / stage
+    tables = [results.load(p) for p in sorted(folder.glob(f"**/{results.TABLE_FILE}"))
+              if all("." not in part for part in p.relative_to(folder).parts[:-1])]
+    if not tables:
+        return None
+    return _labelled(pd.concat(tables, ignore_index=True), parameters.get("CAMPAIGN", "study"), stage)
+
+
+def study_baseline(parameters: dict, baseline_bs: int, rws: Sequence[str]) -> tuple[pd.DataFrame | None, str]:
+    """The baseline ``01_baseline`` measured for ``rws`` at ``baseline_bs``, and a sentence saying where it comes
+    from; (None, why) when that stage has not run or lacks one of them."""
+    table = load_stage(parameters, BASELINE_STAGE)
+    where = study_dir(parameters) / BASELINE_STAGE
+    if table is None:
+        return None, f"No baseline from {BASELINE_STAGE}: nothing measured in {where}."
+    table = table[table["rw"].isin(list(rws))]
+    try:
+        base = analysis.baseline(table, baseline_bs) if not table.empty else None
+    except analysis.AnalysisError as exc:
+        return None, f"No usable baseline in {where}: {exc}."
+    if base is None or set(rws) - set(base["rw"]):
+        return None, f"{BASELINE_STAGE} in {where} measured no single-device {', '.join(rws)} at {baseline_bs} B."
+    return base, f"Baseline taken from {BASELINE_STAGE} ({where}), as that notebook chose it."
+
+
+def baseline_or_own(parameters: dict, table: pd.DataFrame, baseline_bs: int) -> tuple[pd.DataFrame, str]:
+    """The study's baseline when ``01_baseline`` has one; else this stage's own single-device rows."""
+    rws = sorted(set(table["rw"]))
+    base, source = study_baseline(parameters, baseline_bs, rws)
+    if base is not None:
+        return base, source
+    own = analysis.baseline(table, baseline_bs)
+    return own, source + " This notebook's own single-device rows are used instead."
+
+
+def layout_support(names: Sequence[str], backend: str, runner: Runner | None = None,
+                   system: System | None = None, mount_dir: str | None = None) -> pd.DataFrame:
+    """Per layout asked for: whether this machine can build it, and if not, what it lacks (nothing is touched)."""
+    runner, system = runner or Runner(), system or System()
+    rows = []
+    for name in names:
+        kind = layouts.DEVICE_LAYOUTS.get(name)
+        if name == campaign.MOUNTED:
+            reason = None if mount_dir else "needs MOUNT_DIR, the existing mount point to measure inside"
+        elif kind is None:
+            reason = f"unknown layout (choose from {', '.join([*layouts.DEVICE_LAYOUTS, campaign.MOUNTED])})"
+        elif backend == "directory" and name not in ("single", "jbod"):
+            reason = "needs block devices; this run measures plain directories"
+        else:
+            reason = volumes.missing(kind.needs, system, runner) if kind.needs else None
+        rows.append({"layout": name, "supported": reason is None, "missing": reason or ""})
+    return pd.DataFrame(rows)
+
+
+def backend_for(emulation: str, testbed: str | None = None) -> str:
+    """The backend ``campaign.run`` will choose for ``emulation`` (or a test bed) on this machine."""
+    if testbed:
+        return "testbed"
+    return "loop" if emulation != "directory" and loop_support_problem() is None else "directory"
+
+
+def unsupported_plans(support: pd.DataFrame, parameters: dict) -> str:
+    """The exact commands each layout this machine cannot build would run on one that can, on example devices
+    ``/dev/nvme<i>n1`` (the command plans of md, IMSM and LVM, shown rather than run)."""
+    spec = stage_spec("plans", parameters, LAYOUTS=["single"])
+    count = max(2, spec.use_devices or spec.array.devices)
+    examples = [Device(f"/dev/nvme{i}n1", f"example:{i}") for i in range(count)]
+    blocks = [f"# {name}\n" + render(layouts.plan(name, examples, options=spec.options, token="NAME"))
+              for name in support.loc[~support["supported"], "layout"] if name in layouts.DEVICE_LAYOUTS]
+    return "\n".join(blocks)
+
+
+def numa_nodes() -> list[int]:
+    """The NUMA nodes this machine has online (``[0]`` on a machine without NUMA)."""
+    online = Path("/sys/devices/system/node/online")
+    if not online.exists():
+        return [0]
+    nodes = []
+    for part in online.read_text().strip().split(","):
+        lo, _, hi = part.partition("-")
+        nodes += list(range(int(lo), int(hi or lo) + 1))
+    return nodes
+
+
+def layouts_to_run(support: pd.DataFrame, with_single: bool) -> list[str]:
+    """The supported layouts, with ``single`` first when the stage must measure its own baseline."""
+    names = list(support.loc[support["supported"], "layout"])
+    return (["single"] if with_single and "single" not in names else []) + names
+
+
+def unsupported_sentences(support: pd.DataFrame) -> list[str]:
+    """What this machine cannot build, and what it lacks for each."""
+    return [f"{r.layout} is not measured here: {r.missing}." for r in support.itertuples() if not r.supported]
+
+
+def run_per_numa_node(stage: str, parameters: dict, nodes: Sequence[int], extra: Sequence[tuple[str, str]] = (),
+                      progress: bool = False, **overrides) -> pd.DataFrame:
+    """The stage once per NUMA node, fio's CPUs and memory bound to it (``numa_cpu_nodes``, ``numa_mem_policy``);
+    the tables concatenated with a ``numa_node`` column (needs fio built with libnuma)."""
+    folder = _fresh(study_dir(parameters) / stage)
+    tables = []
+    for node in nodes:
+        pin = (("numa_cpu_nodes", str(node)), ("numa_mem_policy", f"bind:{node}"))
+        spec = stage_spec(stage, parameters, (*extra, *pin), STAGE_NAME=f"node{node}", STAGE_DIR=folder, **overrides)
+        _note_stage(parameters, f"{stage}/node{node}", spec)
+        tables.append(campaign.run(spec, progress=progress).table.assign(numa_node=node))
+    return _labelled(pd.concat(tables, ignore_index=True), parameters.get("CAMPAIGN", "study"), stage)
