@@ -209,6 +209,17 @@ def build(name: str, devices: Sequence[Device], runner: Runner, teardown: Teardo
                   tuple(c for e in erased for c in e["commands"]) + tuple(done))
 
 
+def _subdirectories(root: Path, count: int, teardown: Teardown) -> tuple[str, ...]:
+    """``dir0`` .. ``dir<count-1>`` made in ``root``, each removed at teardown with the fio files in it."""
+    targets = []
+    for index in range(count):
+        target = root / f"dir{index}"
+        target.mkdir()
+        teardown.record("dir", lambda t=target: reap.UNDO["dir"]({"path": str(t)}, None, None), path=str(target))
+        targets.append(str(target))
+    return tuple(targets)
+
+
 def use_directory(directory: str | Path, teardown: Teardown, count: int = 1) -> Layout:
     """An existing mount point: ``count`` fresh directories of ours inside ``directory``, removed at teardown.
 
@@ -219,13 +230,8 @@ def use_directory(directory: str | Path, teardown: Teardown, count: int = 1) -> 
         raise ConfigError(f"mount point {directory} is not an existing directory")
     own = Path(tempfile.mkdtemp(prefix="flashscale-", dir=directory))
     teardown.record("dir", lambda: reap.UNDO["dir"]({"path": str(own)}, None, None), path=str(own))
-    targets = []
-    for index in range(count):
-        target = own / f"dir{index}"
-        target.mkdir()
-        teardown.record("dir", lambda t=target: reap.UNDO["dir"]({"path": str(t)}, None, None), path=str(target))
-        targets.append(str(target))
-    return Layout("mounted", count, tuple(targets), "mounted", f"{count} director{'y' if count == 1 else 'ies'} "
+    targets = _subdirectories(own, count, teardown)
+    return Layout("mounted", count, targets, "mounted", f"{count} director{'y' if count == 1 else 'ies'} "
                   f"of ours inside the existing mount point {directory}")
 
 
@@ -236,11 +242,6 @@ def build_directories(name: str, count: int, parent: Path, teardown: Teardown) -
     chosen_count = 1 if name == "single" else count
     root = Path(tempfile.mkdtemp(prefix=f"flashscale-{name}-", dir=parent))
     teardown.record("dir", root.rmdir, path=str(root))
-    targets = []
-    for index in range(chosen_count):
-        target = root / f"dir{index}"
-        target.mkdir()
-        teardown.record("dir", lambda t=target: reap.UNDO["dir"]({"path": str(t)}, None, None), path=str(target))
-        targets.append(str(target))
-    return Layout(name, chosen_count, tuple(targets), "directory",
+    targets = _subdirectories(root, chosen_count, teardown)
+    return Layout(name, chosen_count, targets, "directory",
                   f"{chosen_count} plain director{'y' if chosen_count == 1 else 'ies'} on the local disk, no caps")
