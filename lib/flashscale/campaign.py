@@ -248,7 +248,8 @@ class _Recorder:
                 row = {"campaign": self.spec.name, "host": self.spec.host, "layout": layout.name,
                        "devices": layout.devices, **point, "rep": rep, "warmup": warmup, **fio.parse(data),
                        "run_id": self.run_id, "point": job.point, "backend": layout.backend,
-                       "cap_bps": self.cap.get(point["rw"], float("nan")), "raw_dir": str(raw_dir),
+                       "cap_bps": self.cap.get(point["rw"], float("nan")) if layout.backend == "loop" else float("nan"),
+                       "raw_dir": str(raw_dir),
                        "started_at": started}
                 (self.directory / raw_dir / "env.json").write_text(json.dumps(
                     {**self.environment, "targets": list(layout.targets), "layout": layout.description,

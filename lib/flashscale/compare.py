@@ -15,7 +15,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from . import results
+from . import fio, results
 from .analysis import point_means
 from .errors import AnalysisError
 
@@ -55,8 +55,12 @@ def gather(sources: Sequence[str | Path], skip_missing: bool = False) -> tuple[p
 
 
 def side_by_side(frame: pd.DataFrame, by: Sequence[str] = ("layout", "devices", "rw")) -> pd.DataFrame:
-    """Best point-mean bandwidth per ``by`` (rows) and source (columns), bytes/s; NaN where a source lacks it."""
+    """Best point-mean bandwidth per ``by`` (rows) and source (columns), bytes/s; NaN where a source lacks it.
+    Metadata runs (files per second, not bandwidth) are left out."""
     keys = ["source", *by]
+    frame = frame[~frame["rw"].isin(list(fio.METADATA_OPS))]
+    if frame.empty:
+        return pd.DataFrame()
     best = pd.concat([point_means(g).assign(source=s) for s, g in frame.groupby("source", sort=False)],
                      ignore_index=True)
     best = best.groupby(keys, sort=True, observed=True)["bw_bytes"].max().reset_index()
@@ -79,6 +83,9 @@ def sentences(wide: pd.DataFrame) -> list[str]:
         if len(row) < 2:
             continue
         name = " ".join(str(k) for k in (key if isinstance(key, tuple) else (key,)))
+        if row.max() == row.min():
+            out.append(f"{name}: the same in every source ({row.max() / 1e6:,.0f} MB/s).")
+            continue
         out.append(f"{name}: {row.idxmax()} is fastest ({row.max() / 1e6:,.0f} MB/s), "
                    f"{row.max() / row.min() - 1:.0%} above {row.idxmin()} ({row.min() / 1e6:,.0f} MB/s).")
     return out

@@ -3,6 +3,14 @@
 This module knows nothing of arrays or devices: a job has targets (directories on file systems, or block device
 paths) and ``numjobs`` counts the jobs over all of them, spread evenly as IOR's ``-N`` spreads tasks over ``-o``
 directories in the seed studies.
+
+Two further kinds of job (``flashscale.metadata`` and ``flashscale.shared_file`` say what fio reports for them):
+
+- a metadata job: ``rw`` names one of fio's metadata engines (``METADATA_OPS``: filecreate, filestat,
+  filedelete) and each job creates, stats or removes ``nrfiles`` files of ``bs`` bytes once, mdtest's phases;
+- ``shared_file``: every job works in one file on the first target, job k in its own region of ``size`` bytes
+  (IOR's N-to-1); by default each job has its own file (N-to-N). With ``time_based=False`` each job moves its
+  ``size`` bytes once and fio runs until it has (IOR's fixed amount); runtime and ramp are then not used.
 """
 from __future__ import annotations
 
@@ -15,6 +23,17 @@ from .commands import Runner
 from .errors import ConfigError, FioError
 
 RW_MODES = ("read", "write", "randread", "randwrite", "rw", "readwrite", "randrw")
+
+# fio's metadata engines, used as a job's rw, and the direction fio accounts their operations in (its rw).
+METADATA_OPS = {"filecreate": "write", "filestat": "read", "filedelete": "write"}
+# One file open at a time, taken in order: fio then costs the same per file at any nrfiles. With roundrobin (the
+# default) and fewer open files than files, fio's search for the next file grows with nrfiles (quadratic time).
+METADATA_OPTIONS = (("openfiles", "1"), ("file_service_type", "sequential"))
+# filecreate: create in the measured loop; filecreate and filestat: remove the files after the run (not timed),
+# so every run starts from an empty directory. filedelete removes them itself.
+METADATA_ENGINE_OPTIONS = {"filecreate": (("create_on_open", "1"), ("unlink", "1")),
+                           "filestat": (("unlink", "1"),), "filedelete": (("unlink", "0"),)}
+SHARED_FILE_NAME = "flashscale-shared"  # named like our job sections, so a directory's teardown removes it
 
 # Our names -> fio's option names: the one table between the two vocabularies.
 FIO_OPTION = {
@@ -50,10 +69,23 @@ class FioJob:
     size: int = 256 * 2**20
     name: str = "flashscale"
     extra: tuple[tuple[str, str], ...] = field(default=())
+    nrfiles: int = 0  # files per job of a metadata job (rw in METADATA_OPS); 0 for a data job
+    time_based: bool = True  # False: each job moves its size once, fio runs until done (no runtime, no ramp)
+    shared_file: bool = False  # True: one file shared by every job, each its own region (N-to-1)
 
     def __post_init__(self) -> None:
-        if self.rw not in RW_MODES:
-            raise ConfigError(f"rw={self.rw!r} is not one of {', '.join(RW_MODES)}")
+        if self.rw not in RW_MODES and self.rw not in METADATA_OPS:
+            raise ConfigError(f"rw={self.rw!r} is not one of {', '.join((*RW_MODES, *METADATA_OPS))}")
+        if isinstance(self.nrfiles, bool) or not isinstance(self.nrfiles, int) or self.nrfiles < 0:
+            raise ConfigError(f"nrfiles={self.nrfiles!r} must be a whole number >= 0")
+        if (self.rw in METADATA_OPS) != (self.nrfiles > 0):
+            raise ConfigError(f"rw={self.rw!r} with nrfiles={self.nrfiles}: a metadata engine "
+                              f"({', '.join(METADATA_OPS)}) needs nrfiles >= 1, and only it takes nrfiles")
+        for flag in ("time_based", "shared_file"):
+            if not isinstance(getattr(self, flag), bool):
+                raise ConfigError(f"{flag}={getattr(self, flag)!r} must be True or False")
+        if self.shared_file and self.is_metadata:
+            raise ConfigError(f"rw={self.rw!r}: a metadata job cannot share one file")
         for attr in ("bs", "numjobs", "iodepth", "runtime_s", "size"):
             value = getattr(self, attr)
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
@@ -66,12 +98,20 @@ class FioJob:
             raise ConfigError(f"targets={self.targets!r} must be a sequence of paths, not one string")
 
     @property
+    def is_metadata(self) -> bool:
+        return self.rw in METADATA_OPS
+
+    @property
     def point(self) -> str:
-        return f"{self.rw}-bs{self.bs}-nj{self.numjobs}-qd{self.iodepth}"
+        files = f"-files{self.nrfiles}" if self.nrfiles else ""
+        return f"{self.rw}-bs{self.bs}-nj{self.numjobs}-qd{self.iodepth}{files}{'-shared' if self.shared_file else ''}"
 
     def jobs_per_target(self) -> list[int]:
-        """Jobs spread evenly over targets; earlier targets take the remainder."""
+        """Jobs spread evenly over targets; earlier targets take the remainder. A shared file puts every job on
+        the first target, where the file is."""
         n = len(self.targets)
+        if self.shared_file:
+            return [self.numjobs] + [0] * (n - 1)
         return [self.numjobs // n + (1 if i < self.numjobs % n else 0) for i in range(n)]
 
 
@@ -89,20 +129,25 @@ def render(job: FioJob, log_dir: Path | None = None) -> str:
     """The fio job file for ``job``: a [global] section and one section per target that gets jobs.
 
     With ``log_dir``, a relative prefix of a log option (``LOG_OPTIONS``) in ``job.extra`` is put inside it."""
+    timed = job.time_based and not job.is_metadata
     values = {
-        "rw": job.rw,
+        "rw": METADATA_OPS.get(job.rw, job.rw),
         "bs": str(job.bs),
         "iodepth": str(job.iodepth),
-        "runtime_s": str(job.runtime_s),
-        "ramp_s": str(job.ramp_s),
+        "runtime_s": str(job.runtime_s) if timed else None,
+        "ramp_s": str(job.ramp_s) if timed else None,
         "direct": "1" if job.direct else "0",
-        "ioengine": job.ioengine,
-        "size": str(job.size),
+        "ioengine": job.rw if job.is_metadata else job.ioengine,
+        "size": str(job.nrfiles * job.bs if job.is_metadata else job.size),
     }
     lines = ["[global]"]
-    lines += [f"{FIO_OPTION[k]}={v}" for k, v in values.items()]
-    lines += ["time_based=1", "group_reporting=1", "thread=0", "invalidate=1",
+    lines += [f"{FIO_OPTION[k]}={v}" for k, v in values.items() if v is not None]
+    lines += [f"time_based={int(timed)}", "group_reporting=1", "thread=0", "invalidate=1",
               "percentile_list=" + ":".join(p.rstrip("0").rstrip(".") for p in PERCENTILES)]
+    if job.is_metadata:
+        options = (("nrfiles", str(job.nrfiles)), ("filesize", str(job.bs)), *METADATA_OPTIONS,
+                   *METADATA_ENGINE_OPTIONS[job.rw])
+        lines += [f"{k}={v}" for k, v in options]
     lines += [f"{k}={_in_log_dir(k, v, log_dir)}" for k, v in job.extra]
     for index, (target, jobs) in enumerate(zip(job.targets, job.jobs_per_target())):
         if jobs == 0:
@@ -112,6 +157,8 @@ def render(job: FioJob, log_dir: Path | None = None) -> str:
             lines.append(f"filename={target}")
         else:
             lines.append(f"directory={target}")
+            lines += [f"filename={SHARED_FILE_NAME}"] if job.shared_file else []
+        lines += [f"offset_increment={job.size}"] if job.shared_file else []
     return "\n".join(lines) + "\n"
 
 

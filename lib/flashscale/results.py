@@ -22,7 +22,8 @@ COLUMNS: dict[str, tuple[str, str]] = {
     "host": ("string", "host that ran fio (default localhost)"),
     "layout": ("string", "single, jbod, btrfs-raid0, ... (the array layout under test)"),
     "devices": ("int64", "number of devices in the layout"),
-    "rw": ("string", "fio rw: read, write, randread, randwrite, ..."),
+    "rw": ("string", "fio rw: read, write, randread, randwrite, ...; filecreate, filestat, filedelete for "
+                     "metadata runs"),
     "bs": ("int64", "block size in bytes"),
     "numjobs": ("int64", "total fio jobs (threads) over all targets"),
     "iodepth": ("int64", "fio iodepth per job"),
@@ -41,7 +42,9 @@ COLUMNS: dict[str, tuple[str, str]] = {
 EXTRA_COLUMNS: dict[str, tuple[str, str]] = {
     "run_id": ("string", "identifier of the campaign run (UTC timestamp)"),
     "point": ("string", "point identifier within the layout, e.g. read-bs1048576-nj4-qd1"),
-    "backend": ("string", "loop (emulated, capped loop devices), directory (plain directories), device (real)"),
+    "backend": ("string", "loop (loop devices: the emulated array, or a test bed of loop devices), directory "
+                          "(plain directories), device (real devices of a test bed), mounted (inside an existing "
+                          "mount point)"),
     "cap_bps": ("float64", "per-device bandwidth cap of the emulated array, bytes/s; NaN when uncapped"),
     "read_bw_bytes": ("float64", "read bandwidth, bytes/s"),
     "write_bw_bytes": ("float64", "write bandwidth, bytes/s"),
@@ -51,6 +54,7 @@ EXTRA_COLUMNS: dict[str, tuple[str, str]] = {
     "clat_p9999_ns": ("float64", "completion latency 99.99th percentile, ns"),
     "raw_dir": ("string", "directory holding job.fio, fio.json and env.json, relative to the campaign dir"),
     "fio_version": ("string", "fio version that measured the point"),
+    "nrfiles": ("int64", "files per job of a metadata run (05_metadata); absent from data sweeps"),
     "started_at": ("string", "UTC time the run started, ISO 8601"),
 }
 

@@ -128,15 +128,17 @@ def metadata_rates(points: pd.DataFrame) -> plt.Figure:
 
 
 def shared_vs_own(points: pd.DataFrame) -> plt.Figure:
-    """Bandwidth of each mode (N-to-N, N-to-1) per (layout, rw) as bars; black ticks: the cap sum of the devices
-    that mode's files reach (``shared_file.summary`` rows)."""
-    data = points.assign(where=points["layout"] + " " + points["rw"], mb_s=points["bw_bytes"] / MB,
-                         cap_mb_s=points["ceiling_bytes"] / MB)
+    """Bandwidth of each mode (N-to-N, N-to-1) per point (layout, rw, and numjobs, bs, iodepth where they vary) as
+    bars; black ticks: the cap sum of the devices that mode's files reach (``shared_file.summary`` rows)."""
+    where = points["layout"] + " " + points["rw"]
+    for column, unit in (("numjobs", " nj"), ("bs", " bs"), ("iodepth", " qd")):  # those that vary
+        where = where + (unit + points[column].astype(str) if points[column].nunique() > 1 else "")
+    data = points.assign(where=where, mb_s=points["bw_bytes"] / MB, cap_mb_s=points["ceiling_bytes"] / MB)
     bars = data.pivot_table(index="where", columns="variant", values="mb_s", sort=False)
     bars = bars[sorted(bars.columns, key=lambda mode: (mode != "n-to-n", mode))]  # a file per job first
     caps = data.pivot_table(index="where", columns="variant", values="cap_mb_s", sort=False, dropna=False)
-    fig, axis = plt.subplots(figsize=(max(6, 1.6 * len(bars)), 3.5))
-    bars.plot.bar(ax=axis, rot=0)
+    fig, axis = plt.subplots(figsize=(min(14, max(6, 1.2 * len(bars))), 3.5))
+    bars.plot.bar(ax=axis, rot=20 if len(bars) > 4 else 0)
     for container, mode in zip(axis.containers, bars.columns):
         for patch, cap in zip(container.patches, caps.reindex(index=bars.index)[mode]):
             if pd.notna(cap):

@@ -1,6 +1,6 @@
 """Regenerate the golden fio outputs in this folder with the real fio on this machine.
 
-    .venv/bin/python tests/golden/make_golden.py
+    .venv/bin/python tests/golden/make_golden.py [NAME ...]   # only the outputs named, or all of them
 
 Runs small fio jobs against files in a fresh temporary directory (no devices are touched) and keeps fio's JSON
 output exactly as fio wrote it, with the job file beside it.
@@ -9,15 +9,19 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
 from flashscale.fio import FioJob, render
 
 HERE = Path(__file__).parent
+WANTED: set[str] = set()
 
 
 def produce(name: str, jobfile_text: str, workdir: Path) -> None:
+    if WANTED and name not in WANTED:
+        return
     jobfile = HERE / f"{name}.fio"
     jobfile.write_text(jobfile_text)
     out = HERE / f"{name}.json"
@@ -41,9 +45,19 @@ def main() -> None:
         # and the JSON carries the job's error number.
         produce("error_in_json", "[global]\nrw=write\nbs=4096\nsize=1M\ndirect=1\nioengine=psync\n"
                                  "[bad]\nfilename=/proc/version\n", work)
+        # fio's metadata engines (flashscale.metadata): 3 jobs over two directories, 200 files each; filestat and
+        # filedelete lay their files out first (not timed).
+        for engine in ("filecreate", "filestat", "filedelete"):
+            produce(f"metadata_{engine}", render(FioJob(engine, 4096, (str(a), str(b)), numjobs=3, nrfiles=200,
+                                                        direct=False)), work)
+        # IOR's N-to-1 (flashscale.shared_file): 3 jobs, one file, 1 MiB each in 64 KiB transfers, once.
+        produce("shared_file_write", render(FioJob("write", 64 * 2**10, (str(a), str(b)), numjobs=3, size=2**20,
+                                                   time_based=False, shared_file=True, direct=False,
+                                                   ioengine="psync")), work)
     finally:
         shutil.rmtree(work)  # the temporary directory this script created
 
 
 if __name__ == "__main__":
+    WANTED.update(sys.argv[1:])
     main()
