@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from flashscale.devices import loop_backing_file
 from flashscale.emulated import loop_support_problem
 from flashscale.throttle import detect
 
@@ -79,9 +80,9 @@ def leftover_mounts(campaign_dir: Path) -> list[str]:
 
 
 @pytest.fixture(scope="session", autouse=True)
-def bystander_loop(tmp_path_factory):
+def bystander(tmp_path_factory):
     """A loop device made outside flashscale before the first test; after the whole suite it must still be attached
-    to the same backing file with the same contents. Skipped where loop devices cannot be made."""
+    to the same backing file with the same contents. None where loop devices cannot be made."""
     if loop_support_problem() is not None:
         yield None
         return
@@ -90,11 +91,10 @@ def bystander_loop(tmp_path_factory):
     path = subprocess.run(["losetup", "--find", "--show", str(backing)], check=True, capture_output=True,
                           text=True).stdout.strip()
     before = sha256(path)
+    yield {"path": path, "backing": str(backing), "sha256": before}
     try:
-        yield path
-        attached = subprocess.run(["losetup", "-n", "-O", "BACK-FILE", path], capture_output=True,
-                                  text=True).stdout.strip()
-        assert attached == str(backing), f"bystander {path} now backs {attached!r}, not {backing}"
+        assert loop_backing_file(path) == str(backing), f"bystander {path} no longer backs {backing}"
         assert sha256(path) == before, f"bystander loop device {path} changed during the test suite"
     finally:
-        subprocess.run(["losetup", "--detach", path], check=False)
+        if loop_backing_file(path) == str(backing):  # never detach a device that is no longer ours
+            subprocess.run(["losetup", "--detach", path], check=False)

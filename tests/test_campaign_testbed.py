@@ -49,6 +49,17 @@ def test_a_test_bed_campaign_is_a_dry_run_by_default_and_touches_nothing(tmp_pat
 
 
 @pytest.mark.root
+def test_a_campaign_on_the_first_devices_of_a_test_bed_needs_only_their_confirmation(tmp_path, bed):
+    first, second = bed["devices"]
+    with pytest.raises(campaign.DryRun) as stopped:  # the whole bed confirmed, one device used: not a mismatch
+        campaign.run(spec(tmp_path, TESTBED=bed["file"], CONFIRM=bed["ids"], USE_DEVICES=1, LAYOUTS=["single"]),
+                     progress=False)
+    assert f"# {first.path} is {first.id}" in str(stopped.value) and second.id not in str(stopped.value)
+    with pytest.raises(ConfigError, match="USE_DEVICES=3 but the test bed .* names only 2 devices"):
+        campaign.run(spec(tmp_path, TESTBED=bed["file"], USE_DEVICES=3, LAYOUTS=["single"]), progress=False)
+
+
+@pytest.mark.root
 def test_a_confirmation_that_does_not_match_refuses_every_device_before_any_erase(tmp_path, bed):
     before = [sha256(d.path) for d in bed["devices"]]
     with pytest.raises(RefusedError, match="not confirmed: " + bed["ids"][1]):

@@ -110,10 +110,31 @@ def test_run_checks_then_runs_and_then_expects_the_plans_own_signature(machine):
     assert machine.runner.history == [("pvcreate", "/dev/nvme0n1"), ("vgcreate", "vg", "/dev/nvme0n1")]
 
 
+def test_a_claimed_device_may_carry_only_flashscales_own_signatures(machine):
+    campaign = devs(machine, "nvme0n1")
+    guard = Guard(campaign, campaign[0].id, system=machine)
+    guard.claimed.add("/dev/nvme0n1")
+    machine.sigs["nvme0n1"] = ["xfs", "linux_raid_member"]
+    guard.check(campaign)
+    machine.sigs["nvme0n1"] = ["xfs", "swap"]  # something flashscale never writes: not ours, whoever put it there
+    with pytest.raises(RefusedError, match="it carries a swap signature the plan did not say to wipe"):
+        guard.check(campaign)
+
+
 def test_a_refused_step_runs_nothing(machine):
     campaign = devs(machine, "nvme0n1", "nvme1n1")
     machine.hold("nvme1n1", "dm-3")
     guard = Guard(campaign, [d.id for d in campaign], system=machine)
     with pytest.raises(RefusedError, match=r"/dev/nvme1n1 \(eui:0025385b71b00002\): it is held by dm-3"):
         guard.run(machine.runner, ["blkdiscard", "/dev/nvme0n1"], ["/dev/nvme0n1", "/dev/nvme1n1"])
+    assert machine.runner.history == []
+
+
+def test_a_device_named_with_another_identity_than_the_campaign_lists_is_refused(machine):
+    campaign = devs(machine, "nvme0n1")
+    guard = Guard(campaign, campaign[0].id, system=machine)
+    impostor = Device(campaign[0].path, "eui:0025385b71b0ffff")
+    with pytest.raises(RefusedError, match=r"it was named as 'eui:0025385b71b0ffff' but the campaign lists "
+                                           r"'eui:0025385b71b00001' at this path"):
+        guard.check([impostor])
     assert machine.runner.history == []

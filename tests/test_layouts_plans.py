@@ -177,3 +177,19 @@ def test_dry_run_prints_erase_and_plan_and_with_a_confirmation_checks_the_guard(
 def test_bad_options_are_named(kwargs, match):
     with pytest.raises(ConfigError, match=match):
         Options(**kwargs)
+
+
+def test_every_step_of_a_plan_is_checked_before_it_is_recorded_or_run(machine, tmp_path):
+    from flashscale.guard import Guard
+    from flashscale.plan import Step, execute
+
+    campaign = four(machine)[:1]
+    guard = Guard(campaign, campaign[0].id, system=machine)
+    teardown = Teardown(tmp_path / "manifest.json")
+    steps = [Step(("mkfs.xfs", "-q", "/dev/nvme0n1"), writes=("/dev/nvme0n1",)),
+             Step(("mdadm", "--create", "/dev/md/x", "/dev/nvme1n1"), writes=("/dev/nvme1n1",), creates="md",
+                  details={"path": "/dev/md/x", "members": []})]
+    with pytest.raises(RefusedError, match=r"/dev/nvme1n1: it is not in the campaign's list"):
+        execute(steps, guard=guard, runner=machine.runner, teardown=teardown, system=machine)
+    assert machine.runner.history == [("mkfs.xfs", "-q", "/dev/nvme0n1")]  # the listed device's step ran, not md
+    assert teardown.entries == []

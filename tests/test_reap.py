@@ -111,6 +111,31 @@ def test_an_md_array_is_stopped_and_only_members_that_are_still_ours_are_cleared
                                           ("mdadm", "--zero-superblock", "/dev/nvme0n1")]
 
 
+def test_a_file_outside_a_directory_of_ours_is_never_removed(tmp_path):
+    """A manifest can be edited or forged: a "file" entry removes only a file in a flashscale-* directory."""
+    foreign = tmp_path / "data" / "results.db"
+    foreign.parent.mkdir()
+    foreign.write_text("someone's data")
+    ours = tmp_path / "flashscale-array-x" / "device0.img"
+    ours.parent.mkdir()
+    ours.write_bytes(b"\0" * 4096)
+    link = tmp_path / "flashscale-array-y" / "device0.img"
+    link.parent.mkdir()
+    link.symlink_to(foreign)
+    manifest = write(tmp_path / "m.json", [{"kind": "file", "path": str(p)} for p in (foreign, ours, link)])
+    [outcome] = reap.reap([manifest])
+    assert outcome.state == "left-behind"
+    assert foreign.read_text() == "someone's data" and link.is_symlink() and not ours.exists()
+
+
+def test_a_mount_that_is_now_of_something_else_is_left_alone(tmp_path):
+    machine = FakeMachine(tmp_path / "machine")
+    machine.add_mount("tmpfs", "/mnt/y")
+    manifest = write(tmp_path / "m.json", [{"kind": "mount", "path": "/mnt/y", "source": "/dev/loop3"}])
+    [outcome] = reap.reap([manifest], runner=machine.runner, system=machine)
+    assert machine.runner.history == [] and outcome.state == "left-behind"
+
+
 def test_a_mount_that_is_now_of_another_device_is_left_alone(tmp_path):
     machine = FakeMachine(tmp_path / "machine")
     machine.disk("sdb", **{"device/wwid": "naa.2"})

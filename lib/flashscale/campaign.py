@@ -34,12 +34,12 @@ from pathlib import Path
 import pandas as pd
 from tqdm.auto import tqdm
 
-from . import fio, layouts, results, volumes
+from . import fio, layouts, results
 from .commands import Runner
 from .devices import System
 from .emulated import ArraySpec, EmulatedArray, loop_support_problem
 from .errors import ConfigError, FlashscaleError, UnsupportedError
-from .guard import confirmation
+from .guard import Guard, confirmation
 from .layouts import Options
 from .sweep import Sweep
 from .teardown import Teardown, manifest_dir
@@ -148,16 +148,23 @@ class CampaignResult:
     notes: list[str]
 
 
+def fresh_directory(folder: Path) -> Path:
+    """``folder``, made empty: an earlier one of the same name is kept, renamed with its date."""
+    if folder.exists():
+        stamp = datetime.fromtimestamp(folder.stat().st_mtime, timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        folder.rename(folder.with_name(f"{folder.name}.{stamp}"))
+    folder.mkdir(parents=True)
+    return folder
+
+
+def data_root(data_dir: str | Path) -> Path:
+    """Where campaigns' results go: ``data_dir`` as given when absolute, else inside the checkout."""
+    base = Path(data_dir)
+    return base if base.is_absolute() else project_root() / base
+
+
 def _campaign_dir(spec: CampaignSpec) -> Path:
-    """A fresh directory for this campaign; an earlier one of the same name is kept, renamed with its date."""
-    base = Path(spec.data_dir)
-    base = base if base.is_absolute() else project_root() / base
-    directory = base / spec.name
-    if directory.exists():
-        stamp = datetime.fromtimestamp(directory.stat().st_mtime, timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-        directory.rename(base / f"{spec.name}.{stamp}")
-    directory.mkdir(parents=True)
-    return directory
+    return fresh_directory(data_root(spec.data_dir) / spec.name)
 
 
 def _environment(runner: Runner, backend: str) -> dict:
@@ -188,8 +195,7 @@ def _check_kernel(spec: CampaignSpec, backend: str, runner: Runner) -> None:
         return
     system = System(runner=runner)
     problems = [f"{name}: {problem}" for name in spec.layouts if name != MOUNTED
-                for need in [layouts.DEVICE_LAYOUTS[name].needs] if need
-                for problem in [volumes.missing(need, system, runner)] if problem]
+                for problem in [layouts.missing(name, system, runner)] if problem]
     if problems:
         raise UnsupportedError("cannot build " + "; ".join(problems) + ". Nothing was touched; leave these "
                                "layouts out of LAYOUTS on this machine.")
@@ -234,8 +240,8 @@ class _Recorder:
 
     def __init__(self, spec: CampaignSpec, directory: Path, runner: Runner, run_id: str, cap: dict, bar,
                  environment: dict):
-        self.spec, self.directory, self.runner, self.run_id, self.cap, self.bar = spec, directory, runner, run_id, cap, bar
-        self.environment = environment
+        self.spec, self.directory, self.runner, self.run_id = spec, directory, runner, run_id
+        self.cap, self.bar, self.environment = cap, bar, environment
 
     def sweep(self, layout: layouts.Layout, cgroup_procs: list[Path]) -> None:
         for point in self.spec.sweep.points():
@@ -248,9 +254,8 @@ class _Recorder:
                 row = {"campaign": self.spec.name, "host": self.spec.host, "layout": layout.name,
                        "devices": layout.devices, **point, "rep": rep, "warmup": warmup, **fio.parse(data),
                        "run_id": self.run_id, "point": job.point, "backend": layout.backend,
-                       "cap_bps": self.cap.get(point["rw"], float("nan")) if layout.backend == "loop" else float("nan"),
-                       "raw_dir": str(raw_dir),
-                       "started_at": started}
+                       "cap_bps": self.cap.get(point["rw"], float("nan")) if cgroup_procs else float("nan"),
+                       "raw_dir": str(raw_dir), "started_at": started}
                 (self.directory / raw_dir / "env.json").write_text(json.dumps(
                     {**self.environment, "targets": list(layout.targets), "layout": layout.description,
                      "cgroup": [str(p) for p in cgroup_procs], "row": row}, indent=1, default=str))
@@ -258,9 +263,8 @@ class _Recorder:
                 self.bar.update(1)
 
 
-def _caps(spec: CampaignSpec, backend: str) -> dict:
-    if backend != "loop":
-        return {}
+def _caps(spec: CampaignSpec) -> dict:
+    """The emulated array's cap per rw; a row carries it only when fio ran inside the throttled cgroup."""
     a = spec.array
     return {"read": a.read_bps, "randread": a.read_bps, "write": a.write_bps, "randwrite": a.write_bps}
 
@@ -297,8 +301,10 @@ def _run(spec: CampaignSpec, runner: Runner, progress: bool) -> CampaignResult:
     if backend == "testbed" and spec.confirm is None:
         raise ConfigError(f"campaign {spec.name!r}: DRY_RUN is False but CONFIRM is empty; list the identities of "
                           f"the devices in {spec.testbed} (see flashscale devices)")
-    if backend == "testbed":
-        plan(spec, runner)  # the guard checks every device of every layout now, before the first is erased
+    testbed = _testbed_devices(spec, runner) if backend == "testbed" else None
+    if testbed is not None:  # every device the layouts use is checked now, before the first is erased
+        _, devices, confirm = testbed
+        Guard(devices, confirm, spec.wipe, System(runner=runner)).check(devices)
     directory = _campaign_dir(spec)
     run_id = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     env = _environment(runner, backend)
@@ -309,12 +315,12 @@ def _run(spec: CampaignSpec, runner: Runner, progress: bool) -> CampaignResult:
     if skipped:
         notes.append(f"Skipped {', '.join(skipped)}: plain directories cannot be striped into an array.")
     with tqdm(total=spec.sweep.runs() * len(todo), desc=spec.name, disable=not progress, unit="run") as bar:
-        recorder = _Recorder(spec, directory, runner, run_id, _caps(spec, backend), bar, env)
+        recorder = _Recorder(spec, directory, runner, run_id, _caps(spec), bar, env)
         try:
             if backend == "loop":
                 _run_on_loop(spec, todo, recorder, runner)
             elif backend == "testbed":
-                _run_on_testbed(spec, todo, recorder, runner)
+                _run_on_testbed(spec, testbed, todo, recorder, runner)
             else:
                 _run_on_directories(spec, todo, recorder, directory)
         finally:
@@ -335,14 +341,15 @@ def _run_on_loop(spec: CampaignSpec, todo: list[str], recorder: _Recorder, runne
             try:
                 layout = _mounted(spec, teardown) if name == MOUNTED else layouts.build(
                     name, array.devices, runner, teardown, confirm=[d.id for d in array.devices],
-                    wipe=layouts.OWN_SIGNATURES, options=spec.options)
+                    claimed=[d.path for d in array.devices], options=spec.options)
                 recorder.sweep(layout, array.cgroup_procs if name != MOUNTED else [])
             finally:
                 teardown.close()
 
 
-def _run_on_testbed(spec: CampaignSpec, todo: list[str], recorder: _Recorder, runner: Runner) -> None:
-    bed, devices, confirm = _testbed_devices(spec, runner)
+def _run_on_testbed(spec: CampaignSpec, testbed: tuple, todo: list[str], recorder: _Recorder,
+                    runner: Runner) -> None:
+    bed, devices, confirm = testbed
     erased: list[str] = []  # devices this campaign has erased: what they carry now is its own making
     for name in todo:
         teardown = Teardown(manifest_dir() / f"{bed.name}-{recorder.run_id}-{name}.json")

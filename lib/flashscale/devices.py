@@ -353,26 +353,3 @@ class System:
 def identify(path: str) -> Device:
     """The device at ``path`` with its identity (see the module docstring)."""
     return System().identify(path)
-
-
-def check_identity(device: Device, system: System | None = None) -> None:
-    """Refuse unless the device at ``device.path`` is still the one named by ``device.id``."""
-    now = (system or System()).identify(device.path)
-    if now.id != device.id:
-        raise RefusedError(f"{device.path} is now {now.id!r}, not {device.id!r}: refusing to touch it")
-
-
-def erase(device: Device, runner: Runner, *, confirm: object = None, method: str = "discard",
-          fallback: str | None = None, wipe: bool = False, system: System | None = None) -> dict:
-    """Erase one device through the guard (see ``flashscale.erase``); returns the record of what was done.
-
-    Refuses when the identity at ``device.path`` changed, and when ``confirm`` does not name ``device.id``.
-    """
-    system = system or System(runner=runner)
-    check_identity(device, system)
-    if confirm is None:
-        raise RefusedError(f"{device.path} ({device.id}): no confirmation given: refusing to erase it")
-    from . import erase as erasing  # erase builds on the guard, which builds on this module: imported late
-    from .guard import Guard
-    return erasing.erase([device], Guard([device], confirm, wipe, system), runner, method=method,
-                         fallback=fallback)[0]

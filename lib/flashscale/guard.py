@@ -12,8 +12,9 @@
   list exactly, everything is refused.
 
 Devices the plan itself made (an md array, a logical volume) are ``adopt``-ed: they are checked for use but have no
-identity to confirm. A campaign device a step has already written is ``claimed``: the signature the plan put there
-(an md superblock, an LVM label) is expected on the next step.
+identity to confirm. A campaign device a step has already written is ``claimed``: the signatures flashscale's own
+steps leave (``OWN_SIGNATURES``: a file system, an md superblock, an LVM label) are expected on it; any other
+signature found there is still refused.
 
 papermill's ``-p CONFIRM 0123`` arrives as the integer 123; identities are never numbers, so a confirmation that is
 not made of strings is a ConfigError that says how to pass it (``-r CONFIRM 0123``, or a quoted YAML string).
@@ -23,13 +24,16 @@ from __future__ import annotations
 import logging
 import os
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from .commands import Completed, Runner
 from .devices import Device, System
 from .errors import ConfigError, RefusedError
 
 log = logging.getLogger("flashscale.guard")
+
+# The signatures flashscale's own steps write (mkfs, mdadm, pvcreate): expected on a device this plan claimed.
+OWN_SIGNATURES = ("xfs", "ext4", "btrfs", "linux_raid_member", "isw_raid_member", "LVM2_member")
 
 PAPERMILL_HINT = ("papermill's -p turns 0123 into the number 123 (and YAML reads it as 83): pass identities as "
                   "strings, with papermill -r NAME VALUE, or quoted in YAML: -y 'CONFIRM: \"0123\"', "
@@ -117,9 +121,10 @@ class Guard:
         problem = self.system.exclusive_problem(path)
         if problem:
             return [problem]
-        if not adopted and os.path.realpath(path) not in self.claimed:
+        if not adopted:
+            ours = OWN_SIGNATURES if os.path.realpath(path) in self.claimed else ()
             reasons += [f"it carries a {s} signature the plan did not say to wipe"
-                        for s in self.system.signatures(path) if not self._may_wipe(s)]
+                        for s in self.system.signatures(path) if not self._may_wipe(s) and s not in ours]
         return reasons
 
     def _may_wipe(self, signature: str) -> bool:
@@ -142,9 +147,12 @@ class Guard:
             raise RefusedError("refused to write to " + " | ".join(refusals))
 
     def run(self, runner: Runner, argv: Sequence[str], writes: Sequence[str | Device],
-            ok_codes: Iterable[int] = (0,)) -> Completed:
-        """Check every device ``argv`` writes, then run it; the devices it wrote are claimed by this plan."""
+            ok_codes: Iterable[int] = (0,), before: Callable[[], None] | None = None) -> Completed:
+        """Check every device ``argv`` writes, then ``before`` (e.g. record what it makes in the manifest), then
+        run it; the devices it wrote are claimed by this plan."""
         self.check(writes)
+        if before is not None:
+            before()
         done = runner.run(argv, ok_codes=ok_codes)
         self.claimed.update(os.path.realpath(t.path if isinstance(t, Device) else str(t)) for t in writes)
         return done

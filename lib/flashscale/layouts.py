@@ -33,8 +33,6 @@ from .teardown import Teardown
 
 MOUNT_OPTIONS = "noatime,nodiratime"
 FILE_SYSTEMS = ("xfs", "ext4")
-# The signatures flashscale's own layouts leave behind; a campaign that re-erases its own devices may wipe these.
-OWN_SIGNATURES = ("xfs", "ext4", "btrfs", "linux_raid_member", "isw_raid_member", "LVM2_member")
 
 
 @dataclass(frozen=True)
@@ -140,6 +138,12 @@ def _kind(name: str) -> Kind:
     return DEVICE_LAYOUTS[name]
 
 
+def missing(name: str, system: System, runner: Runner) -> str | None:
+    """What this machine lacks to build layout ``name`` (md, device-mapper, their tools), or None."""
+    need = _kind(name).needs
+    return volumes.missing(need, system, runner) if need else None
+
+
 def chosen(name: str, devices: Sequence[Device]) -> list[Device]:
     """The devices a layout uses: the first for ``single``, all of them otherwise."""
     if not devices:
@@ -166,7 +170,7 @@ def dry_run(name: str, devices: Sequence[Device], options: Options = Options(), 
         runner = runner or Runner()
         system = system or System(runner=runner)
         Guard(devices, confirm, wipe, system).check(chosen(name, devices))
-        problem = volumes.missing(_kind(name).needs, system, runner) if _kind(name).needs else None
+        problem = missing(name, system, runner)
         lines += [f"# build would stop here: {problem}"] if problem else []
     for device in chosen(name, devices):
         if options.erase.startswith("nvme"):  # the controller and namespace id are only read at run time
@@ -182,8 +186,9 @@ def build(name: str, devices: Sequence[Device], runner: Runner, teardown: Teardo
     """Erase the devices ``name`` uses and build it on them, every step through the guard.
 
     ``devices`` is the campaign's list and ``confirm`` the identities the user confirmed (strings); ``wipe`` says
-    which signatures the plan may erase (True: any); ``claimed`` are paths of campaign devices an earlier layout
-    of the same campaign already erased and formatted, whose signatures are therefore its own. Nothing is touched
+    which signatures the plan may erase (True: any); ``claimed`` are paths of campaign devices flashscale made
+    or an earlier layout of the same campaign already erased, on which its own signatures (``OWN_SIGNATURES``)
+    are expected. Nothing is touched
     unless every device passes the guard and the kernel offers what the layout needs.
     """
     kind = _kind(name)
@@ -192,7 +197,7 @@ def build(name: str, devices: Sequence[Device], runner: Runner, teardown: Teardo
         raise RefusedError(f"layout {name!r} on {', '.join(d.path for d in targets)}: no confirmation given; "
                            "pass confirm= the devices' identities (strings)")
     system = system or System(runner=runner)
-    problem = volumes.missing(kind.needs, system, runner) if kind.needs else None
+    problem = missing(name, system, runner)
     if problem:
         raise UnsupportedError(f"layout {name!r}: {problem}; nothing was touched")
     guard = Guard(devices, confirm, wipe, system)

@@ -22,7 +22,6 @@ from .teardown import Teardown
 
 log = logging.getLogger("flashscale.plan")
 
-BUILTINS = ("mkdir",)  # steps flashscale does itself rather than through a program
 MADE_DEVICES = ("md", "lvm-lv")  # kinds whose "path" is a block device the plan made and may then write
 
 
@@ -52,14 +51,15 @@ def execute(steps: Sequence[Step], *, guard: Guard, runner: Runner, teardown: Te
     """Run ``steps`` in order through the guard; verify each thing made is there. Returns the lines run."""
     done = []
     for step in steps:
-        guard.check(step.writes)
-        if step.creates:
-            record(teardown, step.creates, step.details, runner, system)
-        if step.argv[0] == "mkdir":
+        recorded = (lambda s=step: record(teardown, s.creates, s.details, runner, system)) if step.creates else None
+        if step.argv[0] == "mkdir":  # a mount point in our own temporary directory: no device is written
+            guard.check(step.writes)
+            if recorded:
+                recorded()
             log.info("mkdir %s", step.argv[1])
             Path(step.argv[1]).mkdir()
-        else:
-            guard.run(runner, step.argv, step.writes)
+        else:  # checked, recorded, then run: nothing is recorded or run when the guard refuses
+            guard.run(runner, step.argv, step.writes, before=recorded)
         done.append(str(step))
         if step.creates in MADE_DEVICES:
             reap.settle(runner)

@@ -43,12 +43,27 @@ def _members_still_ours(details: dict, system: System) -> list[str]:
     return paths
 
 
+def _same_source(now: str, recorded: str, system: System) -> bool:
+    """Whether a mount's source is still the one recorded: the same block device, or the same text (tmpfs...)."""
+    if now.startswith("/dev/") and recorded.startswith("/dev/"):
+        return system.name_of(now) == system.name_of(recorded)
+    return now == recorded
+
+
+def _undo_file(d: dict, runner: Runner, system: System) -> None:
+    """A file of ours: only inside a directory flashscale made (``flashscale-*``), never through a symlink."""
+    path = Path(d["path"])
+    if not path.parent.name.startswith(OWN_FILE_PREFIX) or path.is_symlink():
+        log.warning("%s is not in a directory of flashscale's: leaving it", path)
+        return
+    path.unlink(missing_ok=True)
+
+
 def _undo_mount(d: dict, runner: Runner, system: System) -> None:
     mount = system.mounted(d["path"])
     if mount is None:
         return
-    if d.get("source") and mount.source.startswith("/dev/") and system.name_of(mount.source) != \
-            system.name_of(d["source"]):
+    if d.get("source") and not _same_source(mount.source, d["source"], system):
         log.warning("%s is now a mount of %s, not of %s: leaving it", d["path"], mount.source, d["source"])
         return
     runner.run(["umount", d["path"]])
@@ -117,11 +132,13 @@ def settle(runner: Runner) -> None:
 
 
 def _md_listed(d: dict, system: System) -> bool | None:
+    if not system.exists(d["path"]):
+        return False
     mdstat = system.mdstat()
     if mdstat is None:
-        return False if not system.exists(d["path"]) else None
-    name = system.name_of(d["path"]) if system.exists(d["path"]) else d.get("kernel_name")
-    return bool(name) and any(line.split(":")[0].strip() == name for line in mdstat.splitlines())
+        return None
+    name = system.name_of(d["path"])
+    return any(line.split(":")[0].strip() == name for line in mdstat.splitlines())
 
 
 def _path_exists(d: dict, system: System) -> bool:
@@ -132,7 +149,7 @@ UNDO: dict[str, Callable[[dict, Runner, System], None]] = {
     "mount": _undo_mount,
     "mountpoint": lambda d, r, s: Path(d["path"]).rmdir() if Path(d["path"]).is_dir() else None,
     "dir": _undo_dir,
-    "file": lambda d, r, s: Path(d["path"]).unlink(missing_ok=True),
+    "file": _undo_file,
     "loop": _undo_loop,
     "cgroup": _undo_cgroup,
     "btrfs-devices": _undo_btrfs,

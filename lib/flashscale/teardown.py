@@ -30,9 +30,11 @@ class Entry:
 
 
 def manifest_dir() -> Path:
-    """Where manifests of runs in progress live: /run/flashscale for root (gone at reboot, like loop devices)."""
-    base = Path("/run/flashscale") if os.geteuid() == 0 and Path("/run").is_dir() else Path(tempfile.gettempdir())
-    base.mkdir(exist_ok=True)
+    """Where manifests of runs in progress live: /run/flashscale for root (gone at reboot, like loop devices),
+    else a folder of the user's own in the temporary directory (never the temporary directory itself)."""
+    root = os.geteuid() == 0 and Path("/run").is_dir()
+    base = Path("/run/flashscale") if root else Path(tempfile.gettempdir()) / f"flashscale-{os.geteuid()}"
+    base.mkdir(mode=0o700, exist_ok=True)
     return base
 
 
