@@ -73,8 +73,10 @@ def test_repetition_stats_excludes_warmup(results):
 
 def test_repetition_stats_of_iops_column(results):
     frame = results.assign(iops=results["bw_bytes"] / MIB)
-    reps = repetition_stats(frame, value="iops")
-    assert "iops_cv" in reps.columns and "iops_lo" in reps.columns
+    single = repetition_stats(frame, value="iops").set_index("layout").loc["single"]
+    assert single["iops"] == pytest.approx(105 * MB / MIB)
+    assert single["iops_cv"] == pytest.approx(5 / 105)
+    assert single["iops_lo"] == pytest.approx((105 - H) * MB / MIB)
 
 
 def test_summary_intervals_by_hand(results):

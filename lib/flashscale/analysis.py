@@ -76,7 +76,7 @@ def point_means(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _best(points: pd.DataFrame, group: list[str]) -> pd.DataFrame:
+def best_points(points: pd.DataFrame, group: list[str]) -> pd.DataFrame:
     """Per group, the point with the largest mean bandwidth; ties: smallest numjobs, then iodepth, then bs."""
     order = points.sort_values(
         ["bw_bytes", "numjobs", "iodepth", "bs"], ascending=[False, True, True, True], kind="mergesort"
@@ -94,7 +94,7 @@ def baseline(frame: pd.DataFrame, baseline_bs: int = BASELINE_BS) -> pd.DataFram
             f"missing baseline: no single-device (devices == 1) rows at bs {baseline_bs} "
             f"for rw {', '.join(map(repr, lacking))}"
         )
-    best = _best(single, ["rw"])
+    best = best_points(single, ["rw"])
     out = best.rename(columns={
         "bw_bytes": "baseline_bw_bytes", "numjobs": "baseline_numjobs",
         "iodepth": "baseline_iodepth", "layout": "baseline_layout",
@@ -131,22 +131,37 @@ def _with_tax(best: pd.DataFrame, reference: str, by: list[str]) -> pd.DataFrame
     return out
 
 
-def summarize(
-    frame: pd.DataFrame, reference: str, baseline_bs: int = BASELINE_BS, by: Iterable[str] | str = ()
-) -> pd.DataFrame:
-    """Per (layout, devices, rw[, bs]): best point, baseline, efficiency and tax against ``reference``."""
-    by_cols = _check_by(by)
-    points = point_means(frame)
-    _check_reference(points, reference)
-    base = baseline(frame, baseline_bs)
-    group = ["layout", "devices", "rw", *by_cols]
-    best = _best(points, group).rename(columns={
+def with_efficiency(rows: pd.DataFrame, base: pd.DataFrame, bw: str = "bw_bytes") -> pd.DataFrame:
+    """``rows`` with ``baseline_bw_bytes`` of their rw and ``efficiency`` = ``bw`` / (devices x baseline)."""
+    lacking = sorted(set(rows["rw"]) - set(base["rw"]))
+    if lacking:
+        raise AnalysisError(f"no baseline for rw {', '.join(map(repr, lacking))}")
+    out = rows.merge(base[["rw", "baseline_bw_bytes"]], on="rw", how="left", validate="many_to_one")
+    out["efficiency"] = out[bw] / (out["devices"] * out["baseline_bw_bytes"])
+    return out
+
+
+def best_with_efficiency(frame: pd.DataFrame, base: pd.DataFrame, group: list[str]) -> pd.DataFrame:
+    """Per ``group``: the best point (``best_bw_bytes``, ``best_bs``, ``best_numjobs``, ``best_iodepth``), its
+    baseline and efficiency."""
+    best = best_points(point_means(frame), group).rename(columns={
         "bw_bytes": "best_bw_bytes", "numjobs": "best_numjobs", "iodepth": "best_iodepth",
     })
     best["best_bs"] = best["bs"]
-    best = best.merge(base[["rw", "baseline_bw_bytes"]], on="rw", how="left", validate="many_to_one")
-    best["efficiency"] = best["best_bw_bytes"] / (best["devices"] * best["baseline_bw_bytes"])
-    out = _with_tax(best, reference, by_cols)
+    return with_efficiency(best, base, bw="best_bw_bytes")
+
+
+def summarize(
+    frame: pd.DataFrame, reference: str, baseline_bs: int = BASELINE_BS, by: Iterable[str] | str = (),
+    base: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """Per (layout, devices, rw[, bs]): best point, baseline, efficiency and tax against ``reference``.
+    ``base``: a baseline measured elsewhere (``baseline`` of another table); by default this table's own."""
+    by_cols = _check_by(by)
+    _check_reference(point_means(frame), reference)
+    base = baseline(frame, baseline_bs) if base is None else base
+    group = ["layout", "devices", "rw", *by_cols]
+    out = _with_tax(best_with_efficiency(frame, base, group), reference, by_cols)
     return out[[*group, *SUMMARY_VALUES]].sort_values(group, kind="mergesort").reset_index(drop=True)
 
 

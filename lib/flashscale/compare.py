@@ -20,13 +20,6 @@ from .analysis import point_means
 from .errors import AnalysisError
 
 
-def _tables_in(path: Path) -> list[Path]:
-    if path.is_file():
-        return [path]
-    found = sorted(path.glob(f"**/{results.TABLE_FILE}"))
-    return [p for p in found if all("." not in part for part in p.relative_to(path).parts[:-1])]
-
-
 def _environment(table_path: Path) -> dict:
     info = table_path.parent / "campaign.json"
     env = json.loads(info.read_text()).get("environment", {}) if info.exists() else {}
@@ -43,7 +36,7 @@ def gather(sources: Sequence[str | Path], skip_missing: bool = False) -> tuple[p
             continue
         if not path.exists():
             raise AnalysisError(f"campaign source {str(path)!r} does not exist")
-        for table in _tables_in(path):
+        for table in results.tables_under(path):
             label = path.name if table.parent == path or path.is_file() else f"{path.name}/" + \
                 str(table.parent.relative_to(path))
             frame = results.load(table)
@@ -57,13 +50,11 @@ def gather(sources: Sequence[str | Path], skip_missing: bool = False) -> tuple[p
 def side_by_side(frame: pd.DataFrame, by: Sequence[str] = ("layout", "devices", "rw")) -> pd.DataFrame:
     """Best point-mean bandwidth per ``by`` (rows) and source (columns), bytes/s; NaN where a source lacks it.
     Metadata runs (files per second, not bandwidth) are left out."""
-    keys = ["source", *by]
     frame = frame[~frame["rw"].isin(list(fio.METADATA_OPS))]
     if frame.empty:
         return pd.DataFrame()
     best = pd.concat([point_means(g).assign(source=s) for s, g in frame.groupby("source", sort=False)],
                      ignore_index=True)
-    best = best.groupby(keys, sort=True, observed=True)["bw_bytes"].max().reset_index()
     return best.pivot_table(index=list(by), columns="source", values="bw_bytes", aggfunc="max")
 
 

@@ -213,8 +213,20 @@ def validate(data: dict, source: str = "fio output") -> None:
             raise FioError(f"{source}: job {job.get('jobname')!r} moved no data (io_bytes = 0)")
 
 
-def _percentile(side: dict, key: str) -> float:
+# Completion-latency percentile columns, named after fio's PERCENTILES (the results table keeps all but p90).
+CLAT_PERCENTILES = dict(zip(("clat_p50_ns", "clat_p90_ns", "clat_p99_ns", "clat_p999_ns", "clat_p9999_ns"),
+                            PERCENTILES))
+
+
+def percentile(side: dict, key: str) -> float:
     return float(side.get("clat_ns", {}).get("percentile", {}).get(key, float("nan")))
+
+
+def main_side(data: dict) -> dict:
+    """The direction whose latency a result reports: of the first job entry (with group_reporting, the whole
+    group), the one that moved more data (the only one for pure read or write)."""
+    first = data["jobs"][0]
+    return first["read"] if first["read"]["io_bytes"] >= first["write"]["io_bytes"] else first["write"]
 
 
 def parse(data: dict) -> dict:
@@ -229,18 +241,14 @@ def parse(data: dict) -> dict:
     write_bw = float(sum(j["write"]["bw_bytes"] for j in jobs))
     iops = float(sum(j["read"]["iops"] + j["write"]["iops"] for j in jobs))
     io_bytes = int(sum(j["read"]["io_bytes"] + j["write"]["io_bytes"] for j in jobs))
-    first = jobs[0]
-    side = first["read"] if first["read"]["io_bytes"] >= first["write"]["io_bytes"] else first["write"]
+    side = main_side(data)
     runtime_ms = max(max(j["read"]["runtime"], j["write"]["runtime"]) for j in jobs)
     return {
         "bw_bytes": read_bw + write_bw,
         "iops": iops,
         "runtime_s": runtime_ms / 1000.0,
         "clat_mean_ns": float(side["clat_ns"]["mean"]),
-        "clat_p50_ns": _percentile(side, PERCENTILES[0]),
-        "clat_p99_ns": _percentile(side, PERCENTILES[2]),
-        "clat_p999_ns": _percentile(side, PERCENTILES[3]),
-        "clat_p9999_ns": _percentile(side, PERCENTILES[4]),
+        **{name: percentile(side, key) for name, key in CLAT_PERCENTILES.items() if name != "clat_p90_ns"},
         "clat_stddev_ns": float(side["clat_ns"]["stddev"]),
         "lat_mean_ns": float(side["lat_ns"]["mean"]),
         "read_bw_bytes": read_bw,

@@ -10,42 +10,34 @@ is the one that moved more data, as ``fio.parse`` chooses.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
 
+from . import fio
 from .analysis import POINT, measured
 
-PERCENTILE_KEYS = {"p50": "50.000000", "p90": "90.000000", "p99": "99.000000", "p99.9": "99.900000",
-                   "p99.99": "99.990000"}
 KINDS = ("slat", "clat", "lat")
 
 
-def _side(data: dict) -> dict:
-    first = data["jobs"][0]
-    return first["read"] if first["read"]["io_bytes"] >= first["write"]["io_bytes"] else first["write"]
-
-
 def from_fio(data: dict) -> dict:
-    """The latency columns of one fio result: ``{kind}_mean_ns``, ``{kind}_stddev_ns`` and ``clat_{pXX}_ns``."""
-    side = _side(data)
+    """The latency columns of one fio result: ``{kind}_mean_ns``, ``{kind}_stddev_ns`` and the completion
+    percentiles ``fio.CLAT_PERCENTILES`` (named as in the results table)."""
+    side = fio.main_side(data)
     row = {}
     for kind in KINDS:
         stats = side.get(f"{kind}_ns", {})
         row[f"{kind}_mean_ns"] = float(stats.get("mean", float("nan")))
         row[f"{kind}_stddev_ns"] = float(stats.get("stddev", float("nan")))
-    percentiles = side.get("clat_ns", {}).get("percentile", {})
-    for name, key in PERCENTILE_KEYS.items():
-        row[f"clat_{name}_ns"] = float(percentiles.get(key, float("nan")))
-    return row
+    return {**row, **{name: fio.percentile(side, key) for name, key in fio.CLAT_PERCENTILES.items()}}
 
 
 def details(directory: str | Path, frame: pd.DataFrame) -> pd.DataFrame:
     """One row per measured run: the point, ``rep``, ``iops``, ``bw_bytes`` and ``from_fio`` of its fio.json."""
     rows = []
     for run in measured(frame).itertuples():
-        data = json.loads((Path(directory) / run.raw_dir / "fio.json").read_text())
+        path = Path(directory) / run.raw_dir / "fio.json"
+        data = fio.load_output(path.read_text(), source=str(path))
         rows.append({**{k: getattr(run, k) for k in POINT}, "rep": run.rep, "iops": run.iops,
                      "bw_bytes": run.bw_bytes, **from_fio(data)})
     return pd.DataFrame(rows)

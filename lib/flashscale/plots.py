@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-MB = 1e6
+from .analysis import MB, measured
 
 
 def throughput_vs_numjobs(table: pd.DataFrame, baseline: pd.DataFrame | None = None) -> plt.Figure:
@@ -17,8 +17,8 @@ def throughput_vs_numjobs(table: pd.DataFrame, baseline: pd.DataFrame | None = N
 
     With ``baseline`` (rw, baseline_bw_bytes), a dotted line per layout marks devices x baseline: the ideal.
     """
-    measured = table[~table["warmup"]] if "warmup" in table else table
-    data = measured.assign(bw_mb_s=measured["bw_bytes"] / MB)
+    rows = measured(table)
+    data = rows.assign(bw_mb_s=rows["bw_bytes"] / MB)
     order = list(dict.fromkeys(data["layout"]))
     palette = dict(zip(order, sns.color_palette(n_colors=len(order))))
     grid = sns.relplot(data=data, x="numjobs", y="bw_mb_s", hue="layout", style="layout", col="rw", kind="line",

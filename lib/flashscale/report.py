@@ -76,15 +76,12 @@ def notebook_path(name: str, root: Path) -> Path:
     return path
 
 
-def declared_parameters(notebook: Path) -> dict:
+def check_parameters(notebook: Path, parameters: dict, declared: dict | None = None) -> None:
+    """Refuse parameters the notebook does not declare (a typo would otherwise be silently ignored). ``declared``:
+    the notebook's parameters cell as ``papermill.inspect_notebook`` reads it, when the caller has it already."""
     import papermill
 
-    return papermill.inspect_notebook(str(notebook))
-
-
-def check_parameters(notebook: Path, parameters: dict) -> None:
-    """Refuse parameters the notebook does not declare (a typo would otherwise be silently ignored)."""
-    declared = declared_parameters(notebook)
+    declared = papermill.inspect_notebook(str(notebook)) if declared is None else declared
     unknown = sorted(set(parameters) - set(declared))
     if unknown:
         raise ConfigError(f"{notebook.name} has no parameter(s) {unknown}; it declares {sorted(declared)}")
@@ -111,11 +108,10 @@ def run_campaign(campaign_file: str | Path, reports_dir: str | Path | None = Non
     notebooks = [notebook_path(name, root) for name in spec["notebooks"]]
     parameters = {}
     for name, notebook in zip(spec["notebooks"], notebooks):  # all checked before the first one runs
-        parameters[notebook] = {**spec["parameters"], **spec["notebook_parameters"].get(name, {}),
-                                **(overrides or {})}
-        if "CAMPAIGN" in declared_parameters(notebook):
-            parameters[notebook]["CAMPAIGN"] = spec["campaign"]
-        check_parameters(notebook, parameters[notebook])
+        declared = papermill.inspect_notebook(str(notebook))
+        given = {**spec["parameters"], **spec["notebook_parameters"].get(name, {}), **(overrides or {})}
+        parameters[notebook] = {**given, "CAMPAIGN": spec["campaign"]} if "CAMPAIGN" in declared else given
+        check_parameters(notebook, parameters[notebook], declared)
     out = Path(reports_dir) if reports_dir else root / "reports"
     out = out / spec["campaign"]
     out.mkdir(parents=True, exist_ok=True)

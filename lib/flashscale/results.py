@@ -91,6 +91,16 @@ def rebuild_table(campaign_dir: Path) -> pd.DataFrame:
     return frame
 
 
+def tables_under(path: Path) -> list[Path]:
+    """The results tables in ``path`` (itself, if it is one), at any depth, but not in a dated earlier run
+    (a folder renamed ``<name>.<date>`` when a campaign was run again)."""
+    path = Path(path)
+    if path.is_file():
+        return [path]
+    found = sorted(path.glob(f"**/{TABLE_FILE}"))
+    return [p for p in found if all("." not in part for part in p.relative_to(path).parts[:-1])]
+
+
 def load(path: Path | str) -> pd.DataFrame:
     """Read a results table from Parquet or CSV (or a campaign directory)."""
     path = Path(path)

@@ -22,7 +22,7 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from . import analysis, campaign, layouts, results, volumes
+from . import analysis, campaign, layouts, results
 from .commands import Runner
 from .devices import Device, System
 from .emulated import loop_support_problem
@@ -34,9 +34,7 @@ BASELINE_STAGE = "01_baseline"
 
 def study_dir(parameters: dict) -> Path:
     """The shared results directory of the study named by the notebook's ``CAMPAIGN`` under ``DATA_DIR``."""
-    base = Path(parameters.get("DATA_DIR", "data/campaigns"))
-    base = base if base.is_absolute() else campaign.project_root() / base
-    return base / parameters.get("CAMPAIGN", "study")
+    return campaign.data_root(parameters.get("DATA_DIR", "data/campaigns")) / parameters.get("CAMPAIGN", "study")
 
 
 def stage_spec(stage: str, parameters: dict, extra: Sequence[tuple[str, str]] = (),
@@ -70,54 +68,47 @@ def run_stage(stage: str, parameters: dict, extra: Sequence[tuple[str, str]] = (
     return result
 
 
-def _fresh(folder: Path) -> Path:
-    if folder.exists():
-        stamp = datetime.fromtimestamp(folder.stat().st_mtime, timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-        folder.rename(folder.with_name(f"{folder.name}.{stamp}"))
-    folder.mkdir(parents=True)
-    return folder
+def _run_each(stage: str, parameters: dict, runs: Mapping[str, dict], progress: bool,
+              **overrides) -> tuple[pd.DataFrame, str, list[str]]:
+    """The stage once per entry of ``runs``, each a campaign of its own in ``<stage>/<name>/`` (fresh devices and
+    file systems). An entry gives ``extra`` and ``sweep`` (as ``stage_spec``), ``overrides`` of parameters, and
+    ``columns`` added to its rows. Returns the tables concatenated, the backend and the notes of every run."""
+    folder = campaign.fresh_directory(study_dir(parameters) / stage)
+    tables, notes, backend = [], [], "loop"
+    for name, run in runs.items():
+        spec = stage_spec(stage, parameters, run.get("extra", ()), run.get("sweep"), STAGE_NAME=name,
+                          STAGE_DIR=folder, **{**overrides, **run.get("overrides", {})})
+        _note_stage(parameters, f"{stage}/{name}", spec)
+        result = campaign.run(spec, progress=progress)
+        tables.append(result.table.assign(**run.get("columns", {})))
+        notes += [note for note in result.notes if note not in notes]
+        backend = result.backend
+    table = pd.concat(tables, ignore_index=True)
+    return _labelled(table, parameters.get("CAMPAIGN", "study"), stage), backend, notes
 
 
 def run_device_counts(stage: str, parameters: dict, counts: Sequence[int], progress: bool = False,
                       **overrides) -> tuple[pd.DataFrame, str, list[str]]:
     """The stage at each device count (one emulated array of that size each, or the first N devices of the test
-    bed; ``devices<N>/`` under the stage):
-    the tables concatenated, the backend and the notes of every count."""
+    bed; ``devices<N>/`` under the stage): the tables concatenated, the backend and the notes of every count."""
     if not counts or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in counts):
         raise ConfigError(f"device counts {list(counts)!r} must be whole numbers of at least 1")
-    folder = _fresh(study_dir(parameters) / stage)
-    tables, notes, backend = [], [], "loop"
-    for n in sorted(set(counts)):
-        spec = stage_spec(stage, parameters, STAGE_NAME=f"devices{n}", STAGE_DIR=folder, DEVICES=n,
-                          USE_DEVICES=n if parameters.get("TESTBED") else None, **overrides)
-        _note_stage(parameters, f"{stage}/devices{n}", spec)
-        result = campaign.run(spec, progress=progress)
-        tables.append(result.table)
-        notes += [note for note in result.notes if note not in notes]
-        backend = result.backend
-    table = pd.concat(tables, ignore_index=True)
-    return _labelled(table, parameters.get("CAMPAIGN", "study"), stage), backend, notes
+    on_testbed = bool(parameters.get("TESTBED"))
+    runs = {f"devices{n}": {"overrides": {"DEVICES": n, "USE_DEVICES": n if on_testbed else None}}
+            for n in sorted(set(counts))}
+    return _run_each(stage, parameters, runs, progress, **overrides)
 
 
 def run_variants(stage: str, parameters: dict, variants: Mapping[str, Mapping[str, object]],
                  extra: Sequence[tuple[str, str]] = (), progress: bool = False,
                  **overrides) -> tuple[pd.DataFrame, str, list[str]]:
-    """The stage once per variant, a campaign of its own (``<stage>/<variant>/``, fresh devices and file systems),
-    each with its own ``Sweep`` fields (as ``stage_spec``'s ``sweep``): the tables concatenated with a ``variant``
-    column, the backend and the notes of every variant. Variants run in the order given."""
+    """The stage once per variant (``<stage>/<variant>/``), each with its own ``Sweep`` fields (as
+    ``stage_spec``'s ``sweep``): the tables concatenated with a ``variant`` column, the backend and the notes of
+    every variant. Variants run in the order given."""
     if not variants or any(not name or "/" in name or name.startswith(".") for name in variants):
         raise ConfigError(f"variants {list(variants)!r} must be plain, non-empty folder names")
-    folder = _fresh(study_dir(parameters) / stage)
-    tables, notes, backend = [], [], "loop"
-    for name, fields in variants.items():
-        spec = stage_spec(stage, parameters, extra, fields, STAGE_NAME=name, STAGE_DIR=folder, **overrides)
-        _note_stage(parameters, f"{stage}/{name}", spec)
-        result = campaign.run(spec, progress=progress)
-        tables.append(result.table.assign(variant=name))
-        notes += [note for note in result.notes if note not in notes]
-        backend = result.backend
-    table = pd.concat(tables, ignore_index=True)
-    return _labelled(table, parameters.get("CAMPAIGN", "study"), stage), backend, notes
+    runs = {name: {"extra": extra, "sweep": fields, "columns": {"variant": name}} for name, fields in variants.items()}
+    return _run_each(stage, parameters, runs, progress, **overrides)
 
 
 def _labelled(table: pd.DataFrame | None, study: str, stage: str) -> pd.DataFrame | None:
@@ -129,8 +120,7 @@ def _labelled(table: pd.DataFrame | None, study: str, stage: str) -> pd.DataFram
 def load_stage(parameters: dict, stage: str) -> pd.DataFrame | None:
     """What ``stage`` measured in this study (every device count of it), or None when it has not run."""
     folder = study_dir(parameters) / stage
-    tables = [results.load(p) for p in sorted(folder.glob(f"**/{results.TABLE_FILE}"))
-              if all("." not in part for part in p.relative_to(folder).parts[:-1])]
+    tables = [results.load(p) for p in results.tables_under(folder)]
     if not tables:
         return None
     return _labelled(pd.concat(tables, ignore_index=True), parameters.get("CAMPAIGN", "study"), stage)
@@ -177,7 +167,7 @@ def layout_support(names: Sequence[str], backend: str, runner: Runner | None = N
         elif backend == "directory" and name not in ("single", "jbod"):
             reason = "needs block devices; this run measures plain directories"
         else:
-            reason = volumes.missing(kind.needs, system, runner) if kind.needs else None
+            reason = layouts.missing(name, system, runner)
         rows.append({"layout": name, "supported": reason is None, "missing": reason or ""})
     return pd.DataFrame(rows)
 
@@ -227,11 +217,6 @@ def run_per_numa_node(stage: str, parameters: dict, nodes: Sequence[int], extra:
                       progress: bool = False, **overrides) -> pd.DataFrame:
     """The stage once per NUMA node, fio's CPUs and memory bound to it (``numa_cpu_nodes``, ``numa_mem_policy``);
     the tables concatenated with a ``numa_node`` column (needs fio built with libnuma)."""
-    folder = _fresh(study_dir(parameters) / stage)
-    tables = []
-    for node in nodes:
-        pin = (("numa_cpu_nodes", str(node)), ("numa_mem_policy", f"bind:{node}"))
-        spec = stage_spec(stage, parameters, (*extra, *pin), STAGE_NAME=f"node{node}", STAGE_DIR=folder, **overrides)
-        _note_stage(parameters, f"{stage}/node{node}", spec)
-        tables.append(campaign.run(spec, progress=progress).table.assign(numa_node=node))
-    return _labelled(pd.concat(tables, ignore_index=True), parameters.get("CAMPAIGN", "study"), stage)
+    runs = {f"node{node}": {"extra": (*extra, ("numa_cpu_nodes", str(node)), ("numa_mem_policy", f"bind:{node}")),
+                            "columns": {"numa_node": node}} for node in nodes}
+    return _run_each(stage, parameters, runs, progress, **overrides)[0]

@@ -6,7 +6,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-MB = 1e6
+from .analysis import MB, measured
 
 
 def _done(fig: plt.Figure, title: str) -> plt.Figure:
@@ -79,7 +79,7 @@ def latency_vs_iops(points: pd.DataFrame) -> plt.Figure:
 
 def repetitions(frame: pd.DataFrame) -> plt.Figure:
     """Every measured repetition's bandwidth per point, with the mean: run-to-run variation made visible."""
-    data = frame[~frame["warmup"]].assign(bw_mb_s=lambda t: t["bw_bytes"] / MB)
+    data = measured(frame).assign(bw_mb_s=lambda t: t["bw_bytes"] / MB)
     fig, axis = plt.subplots(figsize=(7, 3.5))
     sns.stripplot(data=data, x="point", y="bw_mb_s", hue="layout", ax=axis, size=7, jitter=0.1)
     sns.pointplot(data=data, x="point", y="bw_mb_s", ax=axis, color="black", markers="_", linestyles="none",

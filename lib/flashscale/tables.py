@@ -14,34 +14,22 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .analysis import MB, _bs_text, point_means
+from .analysis import MB, _bs_text, best_points, best_with_efficiency, point_means, summarize, with_efficiency
 from .errors import AnalysisError
+from .scaling import scaling_curve
 
 BEST = ["layout", "devices", "rw"]
 
 
-def _with_baseline(points: pd.DataFrame, base: pd.DataFrame) -> pd.DataFrame:
-    lacking = sorted(set(points["rw"]) - set(base["rw"]))
-    if lacking:
-        raise AnalysisError(f"no baseline for rw {', '.join(map(repr, lacking))}")
-    out = points.merge(base[["rw", "baseline_bw_bytes"]], on="rw", how="left", validate="many_to_one")
-    out["efficiency"] = out["bw_bytes"] / (out["devices"] * out["baseline_bw_bytes"])
-    return out
-
-
 def point_efficiency(frame: pd.DataFrame, base: pd.DataFrame) -> pd.DataFrame:
     """Every sweep point (mean over repetitions) with ``baseline_bw_bytes`` and ``efficiency``."""
-    return _with_baseline(point_means(frame), base)
+    return with_efficiency(point_means(frame), base)
 
 
 def best_by_devices(frame: pd.DataFrame, base: pd.DataFrame) -> pd.DataFrame:
     """Per (layout, devices, rw): ``best_bw_bytes`` over the other axes, ``best_numjobs``, ``baseline_bw_bytes``
     and ``efficiency`` (the columns ``scaling.device_scaling`` reads)."""
-    points = point_efficiency(frame, base)
-    order = points.sort_values(["bw_bytes", "numjobs", "iodepth"], ascending=[False, True, True], kind="mergesort")
-    best = order.drop_duplicates(BEST).sort_values(BEST, kind="mergesort").reset_index(drop=True)
-    best = best.rename(columns={"bw_bytes": "best_bw_bytes", "numjobs": "best_numjobs", "iodepth": "best_iodepth",
-                                "bs": "best_bs"})
+    best = best_with_efficiency(frame, base, BEST)
     return best[[*BEST, "best_bw_bytes", "best_bs", "best_numjobs", "best_iodepth", "baseline_bw_bytes",
                  "efficiency"]]
 
@@ -49,11 +37,10 @@ def best_by_devices(frame: pd.DataFrame, base: pd.DataFrame) -> pd.DataFrame:
 def tax_by_threads(frame: pd.DataFrame, reference: str) -> pd.DataFrame:
     """Per (layout, devices, rw, numjobs): the best bandwidth over bs and iodepth, the reference's at the same
     devices, rw and numjobs, and ``tax`` = 1 - bw / reference (NaN where the reference was not measured)."""
-    points = point_means(frame)
-    keys = ["devices", "rw", "numjobs"]
-    best = points.groupby(["layout", *keys], sort=True, observed=True)["bw_bytes"].max().reset_index()
+    best = scaling_curve(frame, "numjobs")
     if reference not in set(best["layout"]):
         raise AnalysisError(f"reference layout {reference!r} is not in the results")
+    keys = ["devices", "rw", "numjobs"]
     ref = best[best["layout"] == reference].drop(columns="layout").rename(columns={"bw_bytes": "reference_bw_bytes"})
     out = best.merge(ref, on=keys, how="left", validate="many_to_one")
     out["tax"] = 1.0 - out["bw_bytes"] / out["reference_bw_bytes"]
@@ -111,21 +98,13 @@ def efficiency_sentences(best: pd.DataFrame) -> list[str]:
 
 def best_by_bs(frame: pd.DataFrame) -> pd.DataFrame:
     """Per (layout, devices, rw, bs): the point with the most bandwidth over numjobs and iodepth, with its IOPS."""
-    points = point_means(frame)
-    keys = ["layout", "devices", "rw", "bs"]
-    order = points.sort_values(["bw_bytes", "numjobs", "iodepth"], ascending=[False, True, True], kind="mergesort")
-    return order.drop_duplicates(keys).sort_values(keys, kind="mergesort").reset_index(drop=True)
+    return best_points(point_means(frame), ["layout", "devices", "rw", "bs"])
 
 
 def layout_summary(frame: pd.DataFrame, base: pd.DataFrame, reference: str) -> pd.DataFrame:
-    """``best_by_devices`` plus ``tax`` = 1 - best / best of ``reference`` on the same devices and rw."""
-    best = best_by_devices(frame, base)
-    if reference not in set(best["layout"]):
-        raise AnalysisError(f"reference layout {reference!r} is not in the results")
-    ref = best.loc[best["layout"] == reference, ["devices", "rw", "best_bw_bytes"]]
-    out = best.merge(ref.rename(columns={"best_bw_bytes": "reference_bw_bytes"}), on=["devices", "rw"], how="left")
-    out["tax"] = 1.0 - out["best_bw_bytes"] / out["reference_bw_bytes"]
-    return out.assign(reference=reference)
+    """``best_by_devices`` plus ``tax`` = 1 - best / best of ``reference`` on the same devices (the study's
+    baseline ``base``, measured by 01_baseline)."""
+    return summarize(frame, reference, base=base)
 
 
 def knee_sentences(fits: pd.DataFrame) -> list[str]:

@@ -15,16 +15,16 @@ from pathlib import Path
 
 import yaml
 
-from .. import ceilings, results, scaling, stats
+from .. import analysis, ceilings, results, scaling, stats
 from ..errors import ConfigError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("results", help="results table: .parquet or .csv (or a campaign directory)")
     parser.add_argument("--reference", required=True, metavar="LAYOUT", help="layout the tax is measured against")
-    parser.add_argument("--baseline-bs", type=int, default=2**20, metavar="BYTES",
-                        help="block size of the single-device baseline, bytes (default 1048576)")
-    parser.add_argument("--by", choices=["bs"], action="append", default=[], help="also group by this column")
+    parser.add_argument("--baseline-bs", type=int, default=analysis.BASELINE_BS, metavar="BYTES",
+                        help=f"block size of the single-device baseline, bytes (default {analysis.BASELINE_BS})")
+    parser.add_argument("--by", choices=analysis.BY_CHOICES, action="append", default=[], help="also group by this column")
     parser.add_argument("--format", choices=["table", "csv"], default="table", help="output format")
     parser.add_argument("--fit", action="store_true",
                         help="add the knee and the USL fit against numjobs (knee_numjobs, usl_sigma, usl_kappa, "
