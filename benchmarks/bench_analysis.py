@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from flashscale import analysis, fio
+from flashscale.analysis import core as analysis
+from flashscale.measure import fio
 
 GOLDEN = Path(__file__).resolve().parents[1] / "tests" / "golden" / "read_2targets_3jobs.json"
 

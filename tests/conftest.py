@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from flashscale.devices import loop_backing_file
-from flashscale.emulated import loop_support_problem
-from flashscale.throttle import detect
+from flashscale.system.devices import loop_backing_file
+from flashscale.arrays.emulated import loop_support_problem
+from flashscale.system.throttle import detect
 
 
 def _root_problem() -> str | None:

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from flashscale.analysis import baseline, conclusions, measured, point_means, summarize
+from flashscale.analysis.core import baseline, conclusions, measured, point_means, summarize
 from flashscale.errors import AnalysisError
 
 MB = 1e6

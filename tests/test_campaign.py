@@ -12,9 +12,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from flashscale import analysis, campaign, results
+from flashscale.analysis import core as analysis
+from flashscale import campaign
+from flashscale.measure import results
 from flashscale.errors import ConfigError
-from flashscale.throttle import detect
+from flashscale.system.throttle import detect
 
 from conftest import leftover_mounts, loop_devices_backed_under, sha256
 

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from flashscale.ceilings import (
+from flashscale.analysis.ceilings import (
     Ceilings, binding_limit, ceiling_table, ceilings_for, datasheet_vs_measured, measured_peaks, pcie_link_bw_bytes,
 )
 from flashscale.errors import AnalysisError, ConfigError

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from flashscale import cli
-from flashscale.commands import RecordingRunner
-from flashscale.devices import Mount, System
+from flashscale.system.commands import RecordingRunner
+from flashscale.system.devices import Mount, System
 from flashscale.errors import ConfigError, RefusedError
-from flashscale.testbed import TestBed
+from flashscale.arrays.testbed import TestBed
 
 ERASING = {"blkdiscard", "wipefs", "nvme"}
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from flashscale import fio
-from flashscale.commands import Runner
-from flashscale.devices import loop_backing_file
-from flashscale.emulated import ArraySpec, EmulatedArray
+from flashscale.measure import fio
+from flashscale.system.commands import Runner
+from flashscale.system.devices import loop_backing_file
+from flashscale.arrays.emulated import ArraySpec, EmulatedArray
 from flashscale.errors import ConfigError
 
 from conftest import loop_devices_backed_under, sha256

@@ -8,10 +8,10 @@ import json
 
 import pytest
 
-from flashscale import erase
-from flashscale.commands import Completed, RecordingRunner
+from flashscale.arrays import erase
+from flashscale.system.commands import Completed, RecordingRunner
 from flashscale.errors import ConfigError, FlashscaleError, RefusedError, UnsupportedError
-from flashscale.guard import Guard
+from flashscale.arrays.guard import Guard
 
 from test_devices import FakeMachine
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from flashscale import fio
-from flashscale.commands import RecordingRunner
+from flashscale.measure import fio
+from flashscale.system.commands import RecordingRunner
 from flashscale.errors import ConfigError, FioError
 
 GOLDEN = Path(__file__).parent / "golden"

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from flashscale.devices import Device
+from flashscale.system.devices import Device
 from flashscale.errors import ConfigError, RefusedError
-from flashscale.guard import Guard, confirmation
+from flashscale.arrays.guard import Guard, confirmation
 
 from test_devices import FakeMachine
 

@@ -14,11 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from flashscale import cli, erase
-from flashscale.commands import RecordingRunner, Runner
-from flashscale.devices import Device, Mount, System, loop_backing_file
+from flashscale import cli
+from flashscale.arrays import erase
+from flashscale.system.commands import RecordingRunner, Runner
+from flashscale.system.devices import Device, Mount, System, loop_backing_file
 from flashscale.errors import ConfigError, RefusedError
-from flashscale.guard import Guard
+from flashscale.arrays.guard import Guard
 
 from conftest import sha256
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from flashscale import fio, latency, results
+from flashscale.measure import fio, results
+from flashscale.analysis import latency
 
 GOLDEN = Path(__file__).parent / "golden"
 

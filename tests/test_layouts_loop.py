@@ -11,13 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from flashscale import cli, layouts, reap
-from flashscale.commands import Runner
-from flashscale.devices import System, loop_backing_file
-from flashscale.emulated import ArraySpec, EmulatedArray
+from flashscale import cli
+from flashscale.arrays import layouts
+from flashscale.system import reap
+from flashscale.system.commands import Runner
+from flashscale.system.devices import System, loop_backing_file
+from flashscale.arrays.emulated import ArraySpec, EmulatedArray
 from flashscale.errors import RefusedError, UnsupportedError
-from flashscale.layouts import Options
-from flashscale.teardown import Teardown
+from flashscale.arrays.layouts import Options
+from flashscale.system.teardown import Teardown
 
 from conftest import mounts_under, sha256
 from test_guard_loop import MiB, Loops, sh
@@ -132,10 +134,10 @@ def test_the_emulated_arrays_layouts_go_through_the_guard(tmp_path):
 BUILD_AND_HANG = """
 import sys, time
 from pathlib import Path
-from flashscale import layouts
-from flashscale.commands import Runner
-from flashscale.devices import System
-from flashscale.teardown import Teardown
+from flashscale.arrays import layouts
+from flashscale.system.commands import Runner
+from flashscale.system.devices import System
+from flashscale.system.teardown import Teardown
 devices = [System().identify(p) for p in sys.argv[2:]]
 layouts.build("jbod", devices, Runner(), Teardown(Path(sys.argv[1])), confirm=[d.id for d in devices],
               options=layouts.Options(fs="ext4"))

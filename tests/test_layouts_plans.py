@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from flashscale import layouts
+from flashscale.arrays import layouts
 from flashscale.errors import ConfigError, RefusedError, UnsupportedError
-from flashscale.layouts import Options
-from flashscale.teardown import Teardown
+from flashscale.arrays.layouts import Options
+from flashscale.system.teardown import Teardown
 
 from test_devices import FakeMachine
 
@@ -180,8 +180,8 @@ def test_bad_options_are_named(kwargs, match):
 
 
 def test_every_step_of_a_plan_is_checked_before_it_is_recorded_or_run(machine, tmp_path):
-    from flashscale.guard import Guard
-    from flashscale.plan import Step, execute
+    from flashscale.arrays.guard import Guard
+    from flashscale.arrays.plan import Step, execute
 
     campaign = four(machine)[:1]
     guard = Guard(campaign, campaign[0].id, system=machine)

@@ -10,10 +10,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from flashscale import fio, metadata
-from flashscale.commands import Runner
+from flashscale.measure import fio
+from flashscale.analysis import metadata
+from flashscale.system.commands import Runner
 from flashscale.errors import AnalysisError, ConfigError
-from flashscale.sweep import Sweep
+from flashscale.measure.sweep import Sweep
 
 GOLDEN = Path(__file__).parent / "golden"
 ENGINES = ("filecreate", "filestat", "filedelete")

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from flashscale import cli, report
+from flashscale import cli, execute
+from flashscale.publish import report
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = dict(DEVICES=2, NUMJOBS=[1, 2], RUNTIME_S=2, RAMP_S=1, FILE_SIZE=32 * 2**20, DEVICE_SIZE=2**30,
@@ -78,18 +79,18 @@ def test_bad_campaign_files_are_named(tmp_path, capsys, text, named):
 def test_overrides_must_be_name_equals_value(capsys):
     assert cli.main(["run", "runners/quickstart.yaml", "-p", "DEVICES"]) == 1
     assert "'DEVICES' must look like NAME=VALUE" in capsys.readouterr().err
-    assert report.parse_overrides(["NUMJOBS=[1, 2]", "EMULATION=directory"]) == {"NUMJOBS": [1, 2],
+    assert execute.parse_overrides(["NUMJOBS=[1, 2]", "EMULATION=directory"]) == {"NUMJOBS": [1, 2],
                                                                                  "EMULATION": "directory"}
 
 
 def test_the_shipped_campaign_names_only_declared_parameters():
-    spec = report.load_campaign(ROOT / "runners" / "quickstart.yaml")
-    report.check_parameters(ROOT / "notebooks" / "quickstart.ipynb", {**spec["parameters"], "CAMPAIGN": "x"})
+    spec = execute.load_campaign(ROOT / "runners" / "quickstart.yaml")
+    execute.check_parameters(ROOT / "notebooks" / "quickstart.ipynb", {**spec["parameters"], "CAMPAIGN": "x"})
 
 
 def test_a_campaign_gives_its_name_only_to_notebooks_that_declare_campaign(tmp_path):
     """reference_studies touches no device and has no CAMPAIGN parameter; its campaign file must still run."""
-    published = report.run_campaign(ROOT / "runners" / "reference.yaml", reports_dir=tmp_path)
+    published = execute.run_campaign(ROOT / "runners" / "reference.yaml", reports_dir=tmp_path)
     assert [p.name for p in published] == ["reference_studies.html"]
     numbers = report.read_record(tmp_path / "reference" / "reference_studies.ipynb")
     assert numbers  # the notebook recorded what it recomputed

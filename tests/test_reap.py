@@ -11,7 +11,8 @@ import sys
 
 import pytest
 
-from flashscale import cli, reap
+from flashscale import cli
+from flashscale.system import reap
 from flashscale.errors import ConfigError
 
 from test_devices import FakeMachine

@@ -7,7 +7,8 @@ import nbformat
 import pandas as pd
 import pytest
 
-from flashscale import analysis, ceilings, report
+from flashscale.analysis import core as analysis, ceilings
+from flashscale.publish import report
 from flashscale.errors import AnalysisError
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from flashscale.errors import AnalysisError
-from flashscale.scaling import (
+from flashscale.analysis.scaling import (
     FIT_COLUMNS, amdahl, device_scaling, fit_amdahl, fit_table, fit_usl, knee, scaling_curve, usl,
 )
 
@@ -219,6 +219,6 @@ def test_inputs_not_mutated():
 @pytest.mark.parametrize("kwargs, word", [({"model_name": "gustafson"}, "'gustafson'"),
                                           ({"model_name": "usl", "confidence": 0.0}, "confidence 0.0")])
 def test_fit_refuses_unknown_model_and_confidence(kwargs, word):
-    from flashscale.scaling import fit
+    from flashscale.analysis.scaling import fit
     with pytest.raises(AnalysisError, match=word):
         fit(n=N, y=usl(N, LAM, SIGMA, KAPPA), **kwargs)

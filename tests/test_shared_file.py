@@ -11,10 +11,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from flashscale import fio, shared_file
-from flashscale.commands import Runner
+from flashscale.measure import fio
+from flashscale.analysis import shared_file
+from flashscale.system.commands import Runner
 from flashscale.errors import AnalysisError, ConfigError
-from flashscale.sweep import Sweep
+from flashscale.measure.sweep import Sweep
 
 GOLDEN = Path(__file__).parent / "golden"
 MIB = 2**20

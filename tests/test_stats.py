@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from flashscale.errors import ConfigError
-from flashscale.stats import describe, interval_bootstrap, interval_t, repetition_stats, summary_intervals
+from flashscale.analysis.stats import describe, interval_bootstrap, interval_t, repetition_stats, summary_intervals
 
 MB = 1e6
 MIB = 1048576

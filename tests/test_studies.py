@@ -9,9 +9,12 @@ import pandas as pd
 import pytest
 import yaml
 
-from flashscale import cli, compare, fio, report, studies, tables, timeseries
+from flashscale import cli, execute, studies
+from flashscale.analysis import compare, tables, timeseries
+from flashscale.measure import fio
+from flashscale.publish import report
 from flashscale.errors import ConfigError
-from flashscale.sweep import Sweep
+from flashscale.measure.sweep import Sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 STUDY = ["01_baseline", "02_scaling", "03_layout_tax", "04_latency_iops", "07_consistency", "08_compare"]
@@ -120,28 +123,28 @@ def test_compare_finds_every_stage_and_they_agree_and_the_index_links_them(study
 
 
 def test_the_shipped_study_names_only_declared_parameters():
-    spec = report.load_campaign(ROOT / "runners" / "study.yaml")
+    spec = execute.load_campaign(ROOT / "runners" / "study.yaml")
     assert spec["notebooks"] == [*STUDY[:4], "05_metadata", "06_shared_file", *STUDY[4:]]
     for name in spec["notebooks"]:
-        notebook = report.notebook_path(name, ROOT)
-        report.check_parameters(notebook, {**spec["parameters"], **spec["notebook_parameters"].get(name, {}),
+        notebook = execute.notebook_path(name, ROOT)
+        execute.check_parameters(notebook, {**spec["parameters"], **spec["notebook_parameters"].get(name, {}),
                                            "CAMPAIGN": "x"})
 
 
 def test_the_test_bed_example_names_only_declared_parameters():
-    spec = report.load_campaign(ROOT / "runners" / "testbed-example.yaml")
+    spec = execute.load_campaign(ROOT / "runners" / "testbed-example.yaml")
     assert spec["notebooks"] == [*STUDY[:4], "05_metadata", "06_shared_file", *STUDY[4:]]
     for name in spec["notebooks"][:-1]:  # every measuring notebook runs on the test bed, a dry run by default
         given = {**spec["parameters"], **spec["notebook_parameters"][name]}
         assert given["TESTBED"] == "testbed.yaml" and given["DRY_RUN"] is True and isinstance(given["CONFIRM"], str)
-        report.check_parameters(report.notebook_path(name, ROOT), given)
+        execute.check_parameters(execute.notebook_path(name, ROOT), given)
 
 
 def test_notebook_parameters_must_name_listed_notebooks(tmp_path):
     path = tmp_path / "c.yaml"
     path.write_text("campaign: c\nnotebooks: [01_baseline]\nnotebook_parameters: {02_scaling: {DEVICES: 2}}\n")
     with pytest.raises(ConfigError, match=r"notebook\(s\) \['02_scaling'\] that are not in notebooks"):
-        report.load_campaign(path)
+        execute.load_campaign(path)
 
 
 def test_an_index_lists_every_executed_notebook_even_without_numbers(tmp_path):

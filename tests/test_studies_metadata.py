@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from flashscale import cli, report
+from flashscale import cli
+from flashscale.publish import report
 
 CAP = 100_000_000
 MIB = 2**20

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from flashscale.errors import ConfigError
-from flashscale.sweep import Sweep
+from flashscale.measure.sweep import Sweep
 
 
 def test_the_count_is_the_product_of_the_axes_times_the_runs_per_point():

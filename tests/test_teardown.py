@@ -6,7 +6,7 @@ import json
 import pytest
 
 from flashscale.errors import CommandError, FlashscaleError
-from flashscale.teardown import Teardown
+from flashscale.system.teardown import Teardown
 
 
 def test_undo_runs_last_first_and_the_manifest_goes_when_all_is_undone(tmp_path):

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from flashscale.errors import UnsupportedError
-from flashscale.throttle import Throttle, detect
+from flashscale.system.throttle import Throttle, detect
 
 
 def fake_v2(tmp_path: Path, subtree: str = "io memory") -> Path:

@@ -34,16 +34,17 @@ from pathlib import Path
 import pandas as pd
 from tqdm.auto import tqdm
 
-from . import fio, layouts, results
-from .commands import Runner
-from .devices import System
-from .emulated import ArraySpec, EmulatedArray, loop_support_problem
+from .measure import fio, results
+from .arrays import layouts
+from .system.commands import Runner
+from .system.devices import System
+from .arrays.emulated import ArraySpec, EmulatedArray, loop_support_problem
 from .errors import ConfigError, FlashscaleError, UnsupportedError
-from .guard import Guard, confirmation
-from .layouts import Options
-from .sweep import Sweep
-from .teardown import Teardown, manifest_dir
-from .testbed import TestBed
+from .arrays.guard import Guard, confirmation
+from .arrays.layouts import Options
+from .measure.sweep import Sweep
+from .system.teardown import Teardown, manifest_dir
+from .arrays.testbed import TestBed
 
 EMULATION_MODES = ("auto", "loop", "directory")
 MOUNTED = "mounted"
@@ -51,21 +52,6 @@ MOUNTED = "mounted"
 
 class DryRun(FlashscaleError):
     """A test bed campaign stopped before touching anything; its message is the exact plan."""
-
-
-def _is_checkout(folder: Path) -> bool:
-    return (folder / "pyproject.toml").exists() and (folder / "runners").is_dir()
-
-
-def project_root(start: Path | None = None) -> Path:
-    """The flashscale checkout holding ``start`` (a folder with runners/ and pyproject.toml); failing that, the
-    checkout this package was installed from (an editable install); failing that, ``start`` itself."""
-    start = (start or Path.cwd()).resolve()
-    for folder in (start, *start.parents):
-        if _is_checkout(folder):
-            return folder
-    installed_from = Path(__file__).resolve().parents[2]
-    return installed_from if _is_checkout(installed_from) else start
 
 
 @dataclass(frozen=True)
@@ -148,23 +134,8 @@ class CampaignResult:
     notes: list[str]
 
 
-def fresh_directory(folder: Path) -> Path:
-    """``folder``, made empty: an earlier one of the same name is kept, renamed with its date."""
-    if folder.exists():
-        stamp = datetime.fromtimestamp(folder.stat().st_mtime, timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-        folder.rename(folder.with_name(f"{folder.name}.{stamp}"))
-    folder.mkdir(parents=True)
-    return folder
-
-
-def data_root(data_dir: str | Path) -> Path:
-    """Where campaigns' results go: ``data_dir`` as given when absolute, else inside the checkout."""
-    base = Path(data_dir)
-    return base if base.is_absolute() else project_root() / base
-
-
 def _campaign_dir(spec: CampaignSpec) -> Path:
-    return fresh_directory(data_root(spec.data_dir) / spec.name)
+    return results.fresh_directory(results.data_root(spec.data_dir) / spec.name)
 
 
 def _environment(runner: Runner, backend: str) -> dict:

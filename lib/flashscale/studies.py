@@ -22,19 +22,22 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from . import analysis, campaign, layouts, results
-from .commands import Runner
-from .devices import Device, System
-from .emulated import loop_support_problem
+from .analysis import core as analysis
+from . import campaign
+from .arrays import layouts
+from .measure import results
+from .system.commands import Runner
+from .system.devices import Device, System
+from .arrays.emulated import loop_support_problem
 from .errors import ConfigError
-from .plan import render
+from .arrays.plan import render
 
 BASELINE_STAGE = "01_baseline"
 
 
 def study_dir(parameters: dict) -> Path:
     """The shared results directory of the study named by the notebook's ``CAMPAIGN`` under ``DATA_DIR``."""
-    return campaign.data_root(parameters.get("DATA_DIR", "data/campaigns")) / parameters.get("CAMPAIGN", "study")
+    return results.data_root(parameters.get("DATA_DIR", "data/campaigns")) / parameters.get("CAMPAIGN", "study")
 
 
 def stage_spec(stage: str, parameters: dict, extra: Sequence[tuple[str, str]] = (),
@@ -73,7 +76,7 @@ def _run_each(stage: str, parameters: dict, runs: Mapping[str, dict], progress: 
     """The stage once per entry of ``runs``, each a campaign of its own in ``<stage>/<name>/`` (fresh devices and
     file systems). An entry gives ``extra`` and ``sweep`` (as ``stage_spec``), ``overrides`` of parameters, and
     ``columns`` added to its rows. Returns the tables concatenated, the backend and the notes of every run."""
-    folder = campaign.fresh_directory(study_dir(parameters) / stage)
+    folder = results.fresh_directory(study_dir(parameters) / stage)
     tables, notes, backend = [], [], "loop"
     for name, run in runs.items():
         spec = stage_spec(stage, parameters, run.get("extra", ()), run.get("sweep"), STAGE_NAME=name,

@@ -13,7 +13,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from flashscale.fio import FioJob, render
+from flashscale.measure.fio import FioJob, render
 
 HERE = Path(__file__).parent
 WANTED: set[str] = set()

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import yaml
 
-from .. import analysis, ceilings, results, scaling, stats
+from ..analysis import core as analysis, ceilings, scaling, stats
+from ..measure import results
 from ..errors import ConfigError
 
 

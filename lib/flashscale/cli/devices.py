@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..devices import System
+from ..system.devices import System
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -10,10 +10,10 @@ from __future__ import annotations
 import argparse
 import json
 
-from .. import erase
-from ..commands import Runner
-from ..devices import System
-from ..guard import Guard
+from ..arrays import erase
+from ..system.commands import Runner
+from ..system.devices import System
+from ..arrays.guard import Guard
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

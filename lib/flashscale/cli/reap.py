@@ -12,8 +12,8 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
-from .. import reap
-from ..teardown import manifest_dir
+from ..system import reap
+from ..system.teardown import manifest_dir
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from .. import report
+from .. import execute
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -17,8 +17,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    overrides = report.parse_overrides(args.parameter)
-    published = report.run_campaign(args.campaign, reports_dir=args.reports, overrides=overrides)
+    overrides = execute.parse_overrides(args.parameter)
+    published = execute.run_campaign(args.campaign, reports_dir=args.reports, overrides=overrides)
     for path in published:
         print(path)
     return 0

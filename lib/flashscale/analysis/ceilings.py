@@ -1,0 +1,179 @@
+"""Ceilings: the throughput each part of the system allows, and which one binds.
+
+Ceilings are parameters (``Ceilings``, built from the mapping of a YAML file with ``Ceilings.from_mapping``), not
+measurements. For a layout of N devices and an rw:
+
+    device    N x the datasheet sequential read (read, randread) or write (write, randwrite) bandwidth
+    pcie      N x lanes x the effective per-lane rate of the PCIe generation x ``pcie_efficiency``
+    network   links x per-link bandwidth (shared by all devices)
+    memory    memory bandwidth (shared)
+
+The expected ceiling is the smallest; the measurement's fraction of each ceiling says which one binds (the
+smallest ceiling is the one the measurement comes closest to). Bandwidth in bytes/s throughout.
+
+PCIe per-lane rates (``PCIE_LANE_BW_BYTES``) are after line encoding, before protocol overhead:
+
+    gen 1   2.5 GT/s  8b/10b     2.5e9 x 8/10 / 8    =  250.0 MB/s
+    gen 2   5.0 GT/s  8b/10b     5.0e9 x 8/10 / 8    =  500.0 MB/s
+    gen 3   8.0 GT/s  128b/130b  8.0e9 x 128/130 / 8 =  984.6 MB/s
+    gen 4  16.0 GT/s  128b/130b                      = 1969.2 MB/s
+    gen 5  32.0 GT/s  128b/130b                      = 3938.5 MB/s
+
+Packet headers, flow control and read completions cost a further 10-20% in practice; ``pcie_efficiency``
+(default 1.0, i.e. none) is where to say so. Seed 004's "PCIe Gen2 x8 is limited to approximately 3.2 GB/s" is
+the 4.0 GB/s link at about 80% efficiency.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Mapping
+
+import numpy as np
+import pandas as pd
+
+from .core import point_means
+from ..errors import AnalysisError, ConfigError
+
+PCIE_LANE_BW_BYTES: dict[int, float] = {
+    1: 2.5e9 * 8 / 10 / 8,
+    2: 5.0e9 * 8 / 10 / 8,
+    3: 8.0e9 * 128 / 130 / 8,
+    4: 16.0e9 * 128 / 130 / 8,
+    5: 32.0e9 * 128 / 130 / 8,
+}
+READS = {"read", "randread"}
+WRITES = {"write", "randwrite"}
+LIMITS = ("device", "pcie", "network", "memory")
+
+
+def pcie_link_bw_bytes(gen: int, lanes: int, efficiency: float = 1.0) -> float:
+    """Effective bandwidth of one PCIe link, bytes/s per direction."""
+    if gen not in PCIE_LANE_BW_BYTES:
+        raise ConfigError(f"PCIe generation {gen!r} is unknown; expected one of {sorted(PCIE_LANE_BW_BYTES)}")
+    if lanes not in (1, 2, 4, 8, 12, 16, 32):
+        raise ConfigError(f"PCIe lane count {lanes!r} is not a link width (1, 2, 4, 8, 12, 16 or 32)")
+    return PCIE_LANE_BW_BYTES[gen] * lanes * efficiency
+
+
+@dataclass(frozen=True)
+class Ceilings:
+    """The parameters of the ceilings; any left as None is not a ceiling."""
+
+    device_read_bw_bytes: float | None = None
+    device_write_bw_bytes: float | None = None
+    pcie_gen: int | None = None
+    pcie_lanes: int | None = None
+    pcie_efficiency: float = 1.0
+    network_links: int | None = None
+    network_link_bw_bytes: float | None = None
+    memory_bw_bytes: float | None = None
+
+    def __post_init__(self):
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value is not None and not (np.isfinite(value) and value > 0):
+                raise ConfigError(f"ceiling parameter {f.name} = {value!r} must be a positive number")
+        if self.pcie_efficiency > 1:
+            raise ConfigError(f"pcie_efficiency {self.pcie_efficiency!r} must not exceed 1")
+        if (self.pcie_gen is None) != (self.pcie_lanes is None):
+            raise ConfigError("give both pcie_gen and pcie_lanes, or neither")
+        if (self.network_links is None) != (self.network_link_bw_bytes is None):
+            raise ConfigError("give both network_links and network_link_bw_bytes, or neither")
+        if self.pcie_gen is not None:
+            pcie_link_bw_bytes(self.pcie_gen, self.pcie_lanes)
+
+    @classmethod
+    def from_mapping(cls, mapping: Mapping) -> "Ceilings":
+        """From a mapping such as a parsed YAML file; unknown keys are refused by name."""
+        if isinstance(mapping, Ceilings):
+            return mapping
+        if not isinstance(mapping, Mapping):
+            raise ConfigError(f"ceilings must be a mapping of parameter: value; got {type(mapping).__name__}")
+        known = {f.name: f for f in fields(cls)}
+        unknown = sorted(set(mapping) - set(known))
+        if unknown:
+            raise ConfigError(f"unknown ceiling parameter(s) {', '.join(map(repr, unknown))}; known: {sorted(known)}")
+        values = {}
+        for name, value in mapping.items():
+            if value is None:
+                continue
+            try:
+                number = float(value)
+            except (TypeError, ValueError):
+                raise ConfigError(f"ceiling parameter {name} = {value!r} is not a number") from None
+            values[name] = int(number) if name in ("pcie_gen", "pcie_lanes", "network_links") else number
+        return cls(**values)
+
+
+def ceilings_for(config: Ceilings | Mapping, rw: str, devices: int) -> dict[str, float]:
+    """The ceilings, bytes/s, that apply to ``devices`` devices doing ``rw``; only those with parameters."""
+    config = Ceilings.from_mapping(config)
+    out: dict[str, float] = {}
+    per_device = config.device_read_bw_bytes if rw in READS else config.device_write_bw_bytes if rw in WRITES else None
+    if per_device is not None:
+        out["device"] = devices * per_device
+    if config.pcie_gen is not None:
+        out["pcie"] = devices * pcie_link_bw_bytes(config.pcie_gen, config.pcie_lanes, config.pcie_efficiency)
+    if config.network_links is not None:
+        out["network"] = config.network_links * config.network_link_bw_bytes
+    if config.memory_bw_bytes is not None:
+        out["memory"] = config.memory_bw_bytes
+    return out
+
+
+def binding_limit(ceilings: Mapping[str, float]) -> tuple[str, float]:
+    """The smallest ceiling: (name, bytes/s)."""
+    if not ceilings:
+        raise AnalysisError("no ceiling applies: give at least one ceiling parameter for this rw")
+    name = min(ceilings, key=lambda k: (ceilings[k], LIMITS.index(k) if k in LIMITS else len(LIMITS)))
+    return name, ceilings[name]
+
+
+def _ceiling_row(row: pd.Series, config: Ceilings, value: str) -> dict:
+    limits = ceilings_for(config, str(row["rw"]), int(row["devices"]))
+    out = {f"ceiling_{k}_bw_bytes": limits.get(k, np.nan) for k in LIMITS}
+    out.update({f"fraction_of_{k}": row[value] / limits[k] if k in limits else np.nan for k in LIMITS})
+    name, ceiling = binding_limit(limits) if limits else ("", np.nan)
+    out.update(expected_ceiling_bw_bytes=ceiling, binding_limit=name, fraction_of_ceiling=row[value] / ceiling)
+    for side in ("lo", "hi"):
+        if f"{value}_{side}" in row.index:
+            out[f"fraction_of_ceiling_{side}"] = row[f"{value}_{side}"] / ceiling
+    return out
+
+
+def ceiling_table(summary: pd.DataFrame, ceilings: Ceilings | Mapping, value: str = "best_bw_bytes") -> pd.DataFrame:
+    """``summary`` (needs ``devices``, ``rw`` and ``value``) plus each ceiling, the fraction of it reached, the
+    expected (smallest) ceiling, the ``binding_limit`` and ``fraction_of_ceiling`` (with ``_lo`` / ``_hi`` when
+    ``summary`` has ``{value}_lo`` / ``_hi``, e.g. from ``stats.summary_intervals``). A row with no ceiling for
+    its rw (a mixed rw with only device ceilings) gets NaN and an empty ``binding_limit``."""
+    missing = [c for c in ("devices", "rw", value) if c not in summary.columns]
+    if missing:
+        raise AnalysisError(f"summary lacks column(s) {', '.join(map(repr, missing))} needed for ceilings")
+    config = Ceilings.from_mapping(ceilings)
+    extra = pd.DataFrame([_ceiling_row(row, config, value) for _, row in summary.iterrows()], index=summary.index)
+    return pd.concat([summary, extra], axis=1)
+
+
+def measured_peaks(frame: pd.DataFrame, bs=(4096, 131072), devices: int = 1) -> pd.DataFrame:
+    """Long table ``rw, bs, metric, measured``: the best point-mean bandwidth (``bw_bytes``) and IOPS (``iops``,
+    when present) over numjobs, iodepth and layouts, for ``devices`` devices at each block size in ``bs``."""
+    points = point_means(frame)
+    points = points[(points["devices"] == devices) & points["bs"].isin(list(bs))]
+    metrics = ["bw_bytes", *(["iops"] if "iops" in points.columns else [])]
+    best = points.groupby(["rw", "bs"], sort=True, observed=True)[metrics].max().reset_index()
+    return best.melt(id_vars=["rw", "bs"], value_vars=metrics, var_name="metric", value_name="measured")
+
+
+def datasheet_vs_measured(datasheet: pd.DataFrame, measured: pd.DataFrame) -> pd.DataFrame:
+    """Seed 004's Table 3: ``rw, bs, metric, datasheet, measured, ratio`` (measured / datasheet; NaN where either
+    is not given). ``datasheet`` has ``rw, bs, metric, datasheet``; ``measured`` has ``rw, bs, metric, measured``."""
+    keys = ["rw", "bs", "metric"]
+    for name, table, column in (("datasheet", datasheet, "datasheet"), ("measured", measured, "measured")):
+        missing = [c for c in (*keys, column) if c not in table.columns]
+        if missing:
+            raise AnalysisError(f"{name} table lacks column(s) {', '.join(map(repr, missing))}")
+    left = datasheet[[*keys, "datasheet"]]
+    right = measured[[*keys, "measured"]]
+    out = left.merge(right, on=keys, how="outer", validate="one_to_one").sort_values(keys, kind="mergesort")
+    out["ratio"] = out["measured"] / out["datasheet"]
+    return out.reset_index(drop=True)

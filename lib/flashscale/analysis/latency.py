@@ -1,0 +1,65 @@
+"""Latency in detail: submission (slat), completion (clat) and total (lat) latency, mean, deviation and
+percentiles, read back from the fio JSON kept beside every point, and the latency-against-IOPS curve.
+
+    details(directory, frame)   one row per measured run, from ``<directory>/<raw_dir>/fio.json``
+    by_point(rows)              the mean over repetitions, one row per sweep point
+    littles_law(points)         IOPS x mean latency against jobs x queue depth (the I/Os in flight)
+
+Latency in ns, IOPS per second. With ``group_reporting`` the first job entry holds the whole group; the direction
+is the one that moved more data, as ``fio.parse`` chooses.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from ..measure import fio
+from .core import POINT, measured
+
+KINDS = ("slat", "clat", "lat")
+
+
+def from_fio(data: dict) -> dict:
+    """The latency columns of one fio result: ``{kind}_mean_ns``, ``{kind}_stddev_ns`` and the completion
+    percentiles ``fio.CLAT_PERCENTILES`` (named as in the results table)."""
+    side = fio.main_side(data)
+    row = {}
+    for kind in KINDS:
+        stats = side.get(f"{kind}_ns", {})
+        row[f"{kind}_mean_ns"] = float(stats.get("mean", float("nan")))
+        row[f"{kind}_stddev_ns"] = float(stats.get("stddev", float("nan")))
+    return {**row, **{name: fio.percentile(side, key) for name, key in fio.CLAT_PERCENTILES.items()}}
+
+
+def details(directory: str | Path, frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per measured run: the point, ``rep``, ``iops``, ``bw_bytes`` and ``from_fio`` of its fio.json."""
+    rows = []
+    for run in measured(frame).itertuples():
+        path = Path(directory) / run.raw_dir / "fio.json"
+        data = fio.load_output(path.read_text(), source=str(path))
+        rows.append({**{k: getattr(run, k) for k in POINT}, "rep": run.rep, "iops": run.iops,
+                     "bw_bytes": run.bw_bytes, **from_fio(data)})
+    return pd.DataFrame(rows)
+
+
+def by_point(rows: pd.DataFrame) -> pd.DataFrame:
+    """The mean of every column over repetitions, per sweep point."""
+    values = [c for c in rows.columns if c not in (*POINT, "rep")]
+    return rows.groupby(POINT, sort=True, observed=True)[values].mean().reset_index()
+
+
+def littles_law(points: pd.DataFrame) -> pd.DataFrame:
+    """Per point: ``in_flight`` = numjobs x iodepth and ``littles_ratio`` = IOPS x mean total latency / in_flight.
+    Near 1 when the queue is kept full; well below 1 when time goes elsewhere than waiting for I/O."""
+    out = points.assign(in_flight=points["numjobs"] * points["iodepth"])
+    out["littles_ratio"] = out["iops"] * out["lat_mean_ns"] / 1e9 / out["in_flight"]
+    return out
+
+
+def table_us(points: pd.DataFrame) -> pd.DataFrame:
+    """The latency table for display: microseconds, one row per point."""
+    columns = [c for c in points.columns if c.endswith("_ns")]
+    shown = points[[*POINT, "iops", *columns]].copy()
+    shown[columns] = shown[columns] / 1e3
+    return shown.rename(columns={c: c[:-3] + "_us" for c in columns}).round(1)

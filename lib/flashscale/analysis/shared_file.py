@@ -1,0 +1,180 @@
+"""One file shared by every job against a file per job: IOR's N-to-1 against N-to-N (seed 003), with fio.
+
+    variants(modes)                  the stage's variants for ``studies.run_variants`` (one campaign per mode)
+    details(folder, table)           one row per measured run: bytes moved against expected, the devices its
+                                     files can reach and their cap (reads fio.json's size, env.json's targets)
+    summary(rows)                    the mean over repetitions per (mode, layout, devices, rw, bs, numjobs)
+    versus(points)                   N-to-1 against N-to-N at the same point: ratio and cost of sharing
+    sentences(points, against)       the findings in words
+
+How the two modes are run (``fio.FioJob``), checked by hand and by the tests with real fio:
+
+* Both move a fixed amount, as IOR does (``time_based=0``, no ramp): each job reads or writes its ``size``
+  bytes (``FILE_SIZE``, IOR's block size) once in ``bs`` transfers, and fio runs until every job has. fio's
+  ``io_bytes`` is then exactly numjobs x size and its bandwidth is io_bytes / the longest job's run time.
+* N-to-N: each job its own file (``jobname.jobnum.0``), jobs spread evenly over the layout's targets (on jbod,
+  over its file systems).
+* N-to-1: every job in one file, ``flashscale-shared``, on the first target, with ``offset_increment`` = size:
+  job k works in bytes [k x size, (k + 1) x size), IOR's segmented layout. fio lays the file out to numjobs x
+  size before a read. On a layout with one file system per device (jbod) the shared file lives on one device:
+  that is what N-to-1 means there, and the other devices stay idle.
+* Writes end with ``end_fsync=1`` (counted in the run time, as IOR with -e), so no dirty data of a write run is
+  left for the read run that follows; with direct I/O it costs nothing.
+* The emulated caps hold over a run, except that the kernel's throttle lets up to one slice (100 ms at the cap)
+  through at its start without delay: a fixed-size run finishes 50-70 ms sooner than its bytes / the cap sum
+  (measured with 32 to 256 MiB per job), so a run of a fraction of a second comes out up to 10% above the cap
+  sum. ``within_caps`` allows for that and no more: a run is within its caps when it took at least
+  bytes / cap sum - ``THROTTLE_SLICE_S``.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..measure import fio
+from .core import MB, POINT, measured
+from ..errors import AnalysisError, ConfigError
+from .metadata import plain
+
+MODES = {"n-to-n": {"shared_file": False, "time_based": False},
+         "n-to-1": {"shared_file": True, "time_based": False}}
+LABEL = {"n-to-n": "N-to-N", "n-to-1": "N-to-1"}
+JOB_OPTIONS = (("end_fsync", "1"),)
+THROTTLE_SLICE_S = 0.1  # blk-throttle's time slice (throtl_slice, HZ / 10): what it may let through up front
+KEYS = ["variant", *POINT]
+
+
+def variants(modes: Sequence[str]) -> dict:
+    """The Sweep fields of each mode asked for (n-to-n, n-to-1), in the order given."""
+    if isinstance(modes, str) or not modes:
+        raise ConfigError(f"modes={modes!r} must list some of {', '.join(MODES)}")
+    unknown = [m for m in modes if m not in MODES]
+    if unknown:
+        raise ConfigError(f"modes {unknown!r}: choose from {', '.join(MODES)}")
+    return {mode: MODES[mode] for mode in modes}
+
+
+def _reach(run, targets: int) -> tuple[int, float]:
+    """Targets the run's files are on, and the devices behind them."""
+    used = 1 if run.variant == "n-to-1" else min(int(run.numjobs), targets)
+    return used, int(run.devices) * used / targets
+
+
+def details(folder: str | Path, table: pd.DataFrame) -> pd.DataFrame:
+    """One row per measured run of ``run_variants`` (its ``variant`` column says the mode; raw files under
+    ``folder/<variant>/``): the point, ``size`` (bytes per job, from fio's own record), ``expected_bytes`` =
+    numjobs x size, ``io_bytes``, ``bytes_ok``, ``targets``, ``targets_used``, ``reach_devices``, ``ceiling_bytes``
+    (their cap sum; NaN off the emulated array), ``fraction`` = bandwidth / ceiling, ``min_runtime_s`` =
+    expected_bytes / ceiling - one throttle slice and ``within_caps`` = runtime_s >= min_runtime_s (True when
+    uncapped)."""
+    if "variant" not in table.columns:
+        raise AnalysisError("the table has no variant column: pass the table studies.run_variants returned")
+    rows = []
+    for run in measured(table).itertuples():
+        where = Path(folder) / run.variant / run.raw_dir
+        size = int(fio.load_output((where / "fio.json").read_text())["global options"]["size"])
+        targets = len(json.loads((where / "env.json").read_text())["targets"])
+        used, reach = _reach(run, targets)
+        ceiling = float(run.cap_bps) * reach if run.backend == "loop" else float("nan")
+        rows.append({**{k: getattr(run, k) for k in KEYS}, "rep": run.rep, "bw_bytes": run.bw_bytes,
+                     "runtime_s": run.runtime_s, "size": size, "expected_bytes": int(run.numjobs) * size,
+                     "io_bytes": int(run.io_bytes), "targets": targets, "targets_used": used,
+                     "reach_devices": reach, "ceiling_bytes": ceiling, "fraction": run.bw_bytes / ceiling})
+    out = pd.DataFrame(rows)
+    if out.empty:
+        return out
+    out["bytes_ok"] = out["io_bytes"] == out["expected_bytes"]
+    out["min_runtime_s"] = out["expected_bytes"] / out["ceiling_bytes"] - THROTTLE_SLICE_S
+    out["within_caps"] = out["min_runtime_s"].isna() | (out["runtime_s"] >= out["min_runtime_s"])
+    return out
+
+
+def summary(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per (variant, layout, devices, rw, bs, numjobs, iodepth): mean bandwidth and run time over repetitions,
+    ``reps``, ``bytes_ok`` (every repetition moved exactly its bytes), reach, ceiling and ``fraction``."""
+    if rows.empty:
+        raise AnalysisError("no shared-file runs to summarize")
+    grouped = rows.groupby(KEYS, sort=True, observed=True)
+    return grouped.agg(bw_bytes=("bw_bytes", "mean"), bw_std=("bw_bytes", "std"), reps=("bw_bytes", "size"),
+                       runtime_s=("runtime_s", "mean"), expected_bytes=("expected_bytes", "first"),
+                       bytes_ok=("bytes_ok", "all"), targets=("targets", "first"),
+                       targets_used=("targets_used", "first"), reach_devices=("reach_devices", "first"),
+                       ceiling_bytes=("ceiling_bytes", "first"), fraction=("fraction", "max"),
+                       within_caps=("within_caps", "all")).reset_index()
+
+
+def versus(points: pd.DataFrame) -> pd.DataFrame:
+    """Per point measured both ways: ``n_to_n_bw_bytes``, ``n_to_1_bw_bytes``, ``ratio`` = N-to-1 / N-to-N and
+    ``cost`` = 1 - ratio (what sharing one file costs; negative when it is faster)."""
+    columns = [*POINT, "n_to_n_bw_bytes", "n_to_1_bw_bytes", "ratio", "cost"]
+    wide = points.pivot_table(index=POINT, columns="variant", values="bw_bytes", observed=True)
+    if not {"n-to-n", "n-to-1"} <= set(wide.columns):
+        return pd.DataFrame(columns=columns)
+    wide = wide.dropna(subset=["n-to-n", "n-to-1"]).reset_index()
+    wide = wide.rename(columns={"n-to-n": "n_to_n_bw_bytes", "n-to-1": "n_to_1_bw_bytes"})
+    wide["ratio"] = wide["n_to_1_bw_bytes"] / wide["n_to_n_bw_bytes"]
+    wide["cost"] = 1.0 - wide["ratio"]
+    wide.columns.name = None
+    return wide[columns]
+
+
+def _reach_sentence(group: pd.DataFrame) -> str:
+    """One (mode, layout, numjobs): the devices its files reach, and each rw's bandwidth against their caps."""
+    r = group.iloc[0]
+    said = f"{LABEL[r.variant]} on {r.layout} with {r.numjobs} job(s)"
+    if not np.isfinite(r.ceiling_bytes):
+        runs = ", ".join(f"{g.rw} {g.bw_bytes / MB:,.0f} MB/s" for g in group.itertuples())
+        return f"{said} uses {r.targets_used} of {r.targets} target(s), with no cap: {runs}."
+    runs = ", ".join(f"{g.rw} {g.bw_bytes / MB:,.0f} MB/s ({g.fraction:.0%})" for g in group.itertuples())
+    return (f"{said}: its files reach {r.reach_devices:g} of {r.devices} device(s), "
+            f"{r.ceiling_bytes / MB:,.0f} MB/s of caps; {runs}.")
+
+
+def sentences(points: pd.DataFrame, against: pd.DataFrame, same: float = 0.05) -> list[str]:
+    """The findings: sharing's cost per point (below ``same``: the same bandwidth), each mode's bandwidth against
+    the caps of the devices its files reach, whether every run moved exactly numjobs x size bytes, and whether any
+    beat its caps."""
+    out = []
+    for r in against.itertuples():
+        word = (f"gets the same bandwidth within {same:.0%}" if abs(r.cost) < same else
+                f"costs {r.cost:.0%}" if r.cost > 0 else f"is {-r.cost:.0%} faster")
+        out.append(f"{r.layout} {r.rw}, {r.numjobs} job(s): N-to-1 moves {r.n_to_1_bw_bytes / MB:,.0f} MB/s and "
+                   f"N-to-N {r.n_to_n_bw_bytes / MB:,.0f} MB/s: one shared file {word}.")
+    out += [_reach_sentence(group) for _, group in points.groupby(["variant", "layout", "numjobs"], sort=False)]
+    bad = points[~points["bytes_ok"]]
+    out.append("Every run moved exactly numjobs x size bytes (fio's io_bytes), in both modes." if bad.empty else
+               f"{len(bad)} point(s) did not move numjobs x size bytes: "
+               + ", ".join(f"{LABEL[r.variant]} {r.layout} {r.rw}" for r in bad.itertuples()) + ".")
+    capped = points[np.isfinite(points["ceiling_bytes"])]
+    over = capped[~capped["within_caps"]]
+    if not capped.empty:
+        out.append(f"Every capped run took at least its bytes / its cap sum, less one throttle slice "
+                   f"({THROTTLE_SLICE_S:g} s): none beat its caps." if over.empty else
+                   f"{len(over)} point(s) beat their caps by more than one throttle slice: "
+                   + ", ".join(f"{LABEL[r.variant]} {r.layout} {r.rw}" for r in over.itertuples()) + ".")
+    return out
+
+
+def headline(against: pd.DataFrame) -> dict[str, str]:
+    """Per (layout, rw): N-to-1 bandwidth and its share of N-to-N."""
+    return {f"N-to-1 {r.layout} {r.rw}": f"{r.n_to_1_bw_bytes / MB:,.0f} MB/s ({r.ratio:.0%} of N-to-N)"
+            for r in against.itertuples()}
+
+
+def _key(r) -> str:
+    return f"{r.layout}/{r.rw}/nj{r.numjobs}"
+
+
+def record_numbers(points: pd.DataFrame, against: pd.DataFrame) -> dict:
+    """The numbers 06_shared_file records, as plain JSON keyed ``<mode>`` then ``layout/rw/nj<numjobs>``."""
+    numbers = {}
+    for column in ("bw_bytes", "expected_bytes", "ceiling_bytes", "fraction", "bytes_ok", "within_caps",
+                   "reach_devices", "runtime_s"):
+        numbers[column] = {mode: {_key(r): plain(getattr(r, column)) for r in group.itertuples()}
+                           for mode, group in points.groupby("variant", sort=True)}
+    numbers["ratio"] = {_key(r): plain(r.ratio) for r in against.itertuples()}
+    return {**numbers, "headline": headline(against)}

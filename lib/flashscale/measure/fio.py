@@ -1,0 +1,258 @@
+"""fio jobs as typed values: rendered to a job file, run with JSON output, validated, parsed into tidy rows.
+
+This module knows nothing of arrays or devices: a job has targets (directories on file systems, or block device
+paths) and ``numjobs`` counts the jobs over all of them, spread evenly as IOR's ``-N`` spreads tasks over ``-o``
+directories in the seed studies.
+
+Two further kinds of job (``flashscale.metadata`` and ``flashscale.shared_file`` say what fio reports for them):
+
+- a metadata job: ``rw`` names one of fio's metadata engines (``METADATA_OPS``: filecreate, filestat,
+  filedelete) and each job creates, stats or removes ``nrfiles`` files of ``bs`` bytes once, mdtest's phases;
+- ``shared_file``: every job works in one file on the first target, job k in its own region of ``size`` bytes
+  (IOR's N-to-1); by default each job has its own file (N-to-N). With ``time_based=False`` each job moves its
+  ``size`` bytes once and fio runs until it has (IOR's fixed amount); runtime and ramp are then not used.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from ..system.commands import Runner
+from ..errors import ConfigError, FioError
+
+RW_MODES = ("read", "write", "randread", "randwrite", "rw", "readwrite", "randrw")
+
+# fio's metadata engines, used as a job's rw, and the direction fio accounts their operations in (its rw).
+METADATA_OPS = {"filecreate": "write", "filestat": "read", "filedelete": "write"}
+# One file open at a time, taken in order: fio then costs the same per file at any nrfiles. With roundrobin (the
+# default) and fewer open files than files, fio's search for the next file grows with nrfiles (quadratic time).
+METADATA_OPTIONS = (("openfiles", "1"), ("file_service_type", "sequential"))
+# filecreate: create in the measured loop; filecreate and filestat: remove the files after the run (not timed),
+# so every run starts from an empty directory. filedelete removes them itself.
+METADATA_ENGINE_OPTIONS = {"filecreate": (("create_on_open", "1"), ("unlink", "1")),
+                           "filestat": (("unlink", "1"),), "filedelete": (("unlink", "0"),)}
+SHARED_FILE_NAME = "flashscale-shared"  # named like our job sections, so a directory's teardown removes it
+
+# Our names -> fio's option names: the one table between the two vocabularies.
+FIO_OPTION = {
+    "rw": "rw",
+    "bs": "bs",
+    "iodepth": "iodepth",
+    "runtime_s": "runtime",
+    "ramp_s": "ramp_time",
+    "direct": "direct",
+    "ioengine": "ioengine",
+    "size": "size",
+}
+
+# Options naming a log file prefix: a relative prefix is put in the run's own directory (``run``), never the cwd.
+LOG_OPTIONS = ("write_bw_log", "write_iops_log", "write_lat_log")
+
+PERCENTILES = ("50.000000", "90.000000", "99.000000", "99.900000", "99.990000")
+
+
+@dataclass(frozen=True)
+class FioJob:
+    """One fio measurement point. Sizes in bytes, times in seconds."""
+
+    rw: str
+    bs: int
+    targets: tuple[str, ...]
+    numjobs: int = 1
+    iodepth: int = 1
+    runtime_s: int = 10
+    ramp_s: int = 0
+    direct: bool = True
+    ioengine: str = "libaio"
+    size: int = 256 * 2**20
+    name: str = "flashscale"
+    extra: tuple[tuple[str, str], ...] = field(default=())
+    nrfiles: int = 0  # files per job of a metadata job (rw in METADATA_OPS); 0 for a data job
+    time_based: bool = True  # False: each job moves its size once, fio runs until done (no runtime, no ramp)
+    shared_file: bool = False  # True: one file shared by every job, each its own region (N-to-1)
+
+    def __post_init__(self) -> None:
+        if self.rw not in RW_MODES and self.rw not in METADATA_OPS:
+            raise ConfigError(f"rw={self.rw!r} is not one of {', '.join((*RW_MODES, *METADATA_OPS))}")
+        if isinstance(self.nrfiles, bool) or not isinstance(self.nrfiles, int) or self.nrfiles < 0:
+            raise ConfigError(f"nrfiles={self.nrfiles!r} must be a whole number >= 0")
+        if (self.rw in METADATA_OPS) != (self.nrfiles > 0):
+            raise ConfigError(f"rw={self.rw!r} with nrfiles={self.nrfiles}: a metadata engine "
+                              f"({', '.join(METADATA_OPS)}) needs nrfiles >= 1, and only it takes nrfiles")
+        for flag in ("time_based", "shared_file"):
+            if not isinstance(getattr(self, flag), bool):
+                raise ConfigError(f"{flag}={getattr(self, flag)!r} must be True or False")
+        if self.shared_file and self.is_metadata:
+            raise ConfigError(f"rw={self.rw!r}: a metadata job cannot share one file")
+        for attr in ("bs", "numjobs", "iodepth", "runtime_s", "size"):
+            value = getattr(self, attr)
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise ConfigError(f"{attr}={value!r} must be a positive whole number")
+        if isinstance(self.ramp_s, bool) or not isinstance(self.ramp_s, int) or self.ramp_s < 0:
+            raise ConfigError(f"ramp_s={self.ramp_s!r} must be a whole number of seconds >= 0")
+        if not self.targets:
+            raise ConfigError("a fio job needs at least one target (directory or block device)")
+        if isinstance(self.targets, str):
+            raise ConfigError(f"targets={self.targets!r} must be a sequence of paths, not one string")
+
+    @property
+    def is_metadata(self) -> bool:
+        return self.rw in METADATA_OPS
+
+    @property
+    def point(self) -> str:
+        files = f"-files{self.nrfiles}" if self.nrfiles else ""
+        return f"{self.rw}-bs{self.bs}-nj{self.numjobs}-qd{self.iodepth}{files}{'-shared' if self.shared_file else ''}"
+
+    def jobs_per_target(self) -> list[int]:
+        """Jobs spread evenly over targets; earlier targets take the remainder. A shared file puts every job on
+        the first target, where the file is."""
+        n = len(self.targets)
+        if self.shared_file:
+            return [self.numjobs] + [0] * (n - 1)
+        return [self.numjobs // n + (1 if i < self.numjobs % n else 0) for i in range(n)]
+
+
+def _is_block_device_path(target: str) -> bool:
+    return target.startswith("/dev/")
+
+
+def _in_log_dir(option: str, value: str, log_dir: Path | None) -> str:
+    if log_dir is None or option not in LOG_OPTIONS or Path(value).is_absolute():
+        return value
+    return str(Path(log_dir) / value)
+
+
+def render(job: FioJob, log_dir: Path | None = None) -> str:
+    """The fio job file for ``job``: a [global] section and one section per target that gets jobs.
+
+    With ``log_dir``, a relative prefix of a log option (``LOG_OPTIONS``) in ``job.extra`` is put inside it."""
+    timed = job.time_based and not job.is_metadata
+    values = {
+        "rw": METADATA_OPS.get(job.rw, job.rw),
+        "bs": str(job.bs),
+        "iodepth": str(job.iodepth),
+        "runtime_s": str(job.runtime_s) if timed else None,
+        "ramp_s": str(job.ramp_s) if timed else None,
+        "direct": "1" if job.direct else "0",
+        "ioengine": job.rw if job.is_metadata else job.ioengine,
+        "size": str(job.nrfiles * job.bs if job.is_metadata else job.size),
+    }
+    lines = ["[global]"]
+    lines += [f"{FIO_OPTION[k]}={v}" for k, v in values.items() if v is not None]
+    lines += [f"time_based={int(timed)}", "group_reporting=1", "thread=0", "invalidate=1",
+              "percentile_list=" + ":".join(p.rstrip("0").rstrip(".") for p in PERCENTILES)]
+    if job.is_metadata:
+        options = (("nrfiles", str(job.nrfiles)), ("filesize", str(job.bs)), *METADATA_OPTIONS,
+                   *METADATA_ENGINE_OPTIONS[job.rw])
+        lines += [f"{k}={v}" for k, v in options]
+    lines += [f"{k}={_in_log_dir(k, v, log_dir)}" for k, v in job.extra]
+    for index, (target, jobs) in enumerate(zip(job.targets, job.jobs_per_target())):
+        if jobs == 0:
+            continue
+        lines += ["", f"[{job.name}-t{index}]", f"numjobs={jobs}"]
+        if _is_block_device_path(target):
+            lines.append(f"filename={target}")
+        else:
+            lines.append(f"directory={target}")
+            lines += [f"filename={SHARED_FILE_NAME}"] if job.shared_file else []
+        lines += [f"offset_increment={job.size}"] if job.shared_file else []
+    return "\n".join(lines) + "\n"
+
+
+def run(job: FioJob, outdir: Path, runner: Runner, *, cgroup_procs: Sequence[Path] = ()) -> dict:
+    """Run ``job`` once; keep ``job.fio`` and ``fio.json`` in ``outdir`` (which must not exist yet)."""
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=False)
+    jobfile = outdir / "job.fio"
+    output = outdir / "fio.json"
+    jobfile.write_text(render(job, log_dir=outdir.resolve()))
+    timeout = job.runtime_s + job.ramp_s + 600
+    completed = runner.run(
+        ["fio", "--output-format=json", f"--output={output}", str(jobfile)],
+        ok_codes=(0, 1), cgroup_procs=cgroup_procs, timeout=timeout,
+    )
+    if completed.stderr:
+        (outdir / "fio.stderr").write_text(completed.stderr)
+    if not output.exists():
+        raise FioError(f"fio wrote no output file {output}: {completed.stderr.strip()}")
+    data = load_output(output.read_text(), source=str(output))
+    if completed.returncode != 0:
+        errors = "; ".join(f"{j.get('jobname')}: error {j.get('error')}" for j in data.get("jobs", []))
+        raise FioError(f"fio exited with status {completed.returncode} for {jobfile} ({errors or completed.stderr.strip()})")
+    validate(data, source=str(output))
+    return data
+
+
+def load_output(text: str, source: str = "fio output") -> dict:
+    """Parse fio's JSON output, skipping any non-JSON lines fio prints before it (warnings, notes)."""
+    lines = text.splitlines(keepends=True)
+    for index, line in enumerate(lines):
+        if line.startswith("{"):
+            try:
+                data = json.loads("".join(lines[index:]))
+            except json.JSONDecodeError as exc:
+                raise FioError(f"{source}: fio output is not valid JSON ({exc})") from exc
+            data["_preamble"] = "".join(lines[:index])
+            return data
+    raise FioError(f"{source}: no JSON object in fio output: {text[:200]!r}")
+
+
+def validate(data: dict, source: str = "fio output") -> None:
+    """Raise FioError unless every job ran without error and moved data."""
+    jobs = data.get("jobs")
+    if not jobs:
+        raise FioError(f"{source}: fio reported no jobs")
+    for job in jobs:
+        if job.get("error", 0) != 0:
+            raise FioError(f"{source}: job {job.get('jobname')!r} failed with error {job['error']}")
+        moved = sum(job.get(d, {}).get("io_bytes", 0) for d in ("read", "write", "trim"))
+        if moved <= 0:
+            raise FioError(f"{source}: job {job.get('jobname')!r} moved no data (io_bytes = 0)")
+
+
+# Completion-latency percentile columns, named after fio's PERCENTILES (the results table keeps all but p90).
+CLAT_PERCENTILES = dict(zip(("clat_p50_ns", "clat_p90_ns", "clat_p99_ns", "clat_p999_ns", "clat_p9999_ns"),
+                            PERCENTILES))
+
+
+def percentile(side: dict, key: str) -> float:
+    return float(side.get("clat_ns", {}).get("percentile", {}).get(key, float("nan")))
+
+
+def main_side(data: dict) -> dict:
+    """The direction whose latency a result reports: of the first job entry (with group_reporting, the whole
+    group), the one that moved more data (the only one for pure read or write)."""
+    first = data["jobs"][0]
+    return first["read"] if first["read"]["io_bytes"] >= first["write"]["io_bytes"] else first["write"]
+
+
+def parse(data: dict) -> dict:
+    """Aggregate a (validated) fio result into one tidy row of measurements.
+
+    Bandwidth and IOPS are summed over jobs and directions; latency comes from the direction that moved more
+    data (the only one for pure read or write), taken from the first job entry, which with group_reporting
+    holds the whole group.
+    """
+    jobs = data["jobs"]
+    read_bw = float(sum(j["read"]["bw_bytes"] for j in jobs))
+    write_bw = float(sum(j["write"]["bw_bytes"] for j in jobs))
+    iops = float(sum(j["read"]["iops"] + j["write"]["iops"] for j in jobs))
+    io_bytes = int(sum(j["read"]["io_bytes"] + j["write"]["io_bytes"] for j in jobs))
+    side = main_side(data)
+    runtime_ms = max(max(j["read"]["runtime"], j["write"]["runtime"]) for j in jobs)
+    return {
+        "bw_bytes": read_bw + write_bw,
+        "iops": iops,
+        "runtime_s": runtime_ms / 1000.0,
+        "clat_mean_ns": float(side["clat_ns"]["mean"]),
+        **{name: percentile(side, key) for name, key in CLAT_PERCENTILES.items() if name != "clat_p90_ns"},
+        "clat_stddev_ns": float(side["clat_ns"]["stddev"]),
+        "lat_mean_ns": float(side["lat_ns"]["mean"]),
+        "read_bw_bytes": read_bw,
+        "write_bw_bytes": write_bw,
+        "io_bytes": io_bytes,
+        "fio_version": data.get("fio version", ""),
+    }

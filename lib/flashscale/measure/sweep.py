@@ -1,0 +1,95 @@
+"""Sweeps are declared as explicit axes and expanded here, in one place."""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from ..errors import ConfigError
+from .fio import METADATA_OPS, RW_MODES, FioJob
+
+AXES = ("rw", "bs", "numjobs", "iodepth")
+METADATA_AXIS = "nrfiles"  # a metadata sweep's fifth axis: fio's files per job
+
+
+def _positive_ints(name: str, values) -> tuple[int, ...]:
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise ConfigError(f"{name}={values!r} must be a list")
+    values = tuple(values)
+    if not values:
+        raise ConfigError(f"{name} must list at least one value")
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise ConfigError(f"{name} value {value!r} must be a positive whole number")
+    return values
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """rw x bs x numjobs x iodepth, each point run ``repetitions`` times after one warm-up (if ``warmup``).
+
+    A metadata sweep (every rw one of ``fio.METADATA_OPS``) also has ``nrfiles``, files per job, as an axis; its
+    ``bs`` is the size of each file. ``time_based`` and ``shared_file`` go to every job as ``fio.FioJob`` says."""
+
+    rw: tuple[str, ...] = ("write", "read")
+    bs: tuple[int, ...] = (2**20,)
+    numjobs: tuple[int, ...] = (1, 2, 4)
+    iodepth: tuple[int, ...] = (1,)
+    repetitions: int = 1
+    warmup: bool = True
+    runtime_s: int = 3
+    ramp_s: int = 1
+    size: int = 128 * 2**20
+    ioengine: str = "libaio"
+    direct: bool = True
+    extra: tuple[tuple[str, str], ...] = ()  # further fio options for every job, as FioJob.extra
+    nrfiles: tuple[int, ...] = ()  # files per job: the fifth axis of a metadata sweep, empty otherwise
+    time_based: bool = True
+    shared_file: bool = False
+
+    def __post_init__(self) -> None:
+        rw = (self.rw,) if isinstance(self.rw, str) else tuple(self.rw)
+        bad = [m for m in rw if m not in RW_MODES and m not in METADATA_OPS]
+        if bad or not rw:
+            raise ConfigError(f"rw={list(rw)!r}: {bad or 'empty'} not in {', '.join((*RW_MODES, *METADATA_OPS))}")
+        object.__setattr__(self, "rw", rw)
+        for axis in ("bs", "numjobs", "iodepth"):
+            object.__setattr__(self, axis, _positive_ints(axis, getattr(self, axis)))
+        metadata = [m in METADATA_OPS for m in rw]
+        if any(metadata) and not all(metadata):
+            raise ConfigError(f"rw={list(rw)!r} mixes metadata engines with data rw modes: sweep them apart")
+        if any(metadata) or tuple(self.nrfiles):
+            object.__setattr__(self, "nrfiles", _positive_ints("nrfiles", self.nrfiles))
+            if not any(metadata):
+                raise ConfigError(f"nrfiles={list(self.nrfiles)!r} applies to the metadata engines "
+                                  f"({', '.join(METADATA_OPS)}) only, not to rw={list(rw)!r}")
+        for flag in ("time_based", "shared_file"):
+            if not isinstance(getattr(self, flag), bool):
+                raise ConfigError(f"{flag}={getattr(self, flag)!r} must be True or False")
+        if self.shared_file and any(metadata):
+            raise ConfigError(f"rw={list(rw)!r}: metadata engines cannot share one file (shared_file=True)")
+        if isinstance(self.repetitions, bool) or not isinstance(self.repetitions, int) or self.repetitions < 1:
+            raise ConfigError(f"repetitions={self.repetitions!r} must be a whole number >= 1")
+
+    @property
+    def axes(self) -> tuple[str, ...]:
+        return (*AXES, METADATA_AXIS) if self.nrfiles else AXES
+
+    def points(self) -> list[dict]:
+        """Every combination of the axes, in declared order (rw outermost)."""
+        values = [getattr(self, axis) for axis in self.axes]
+        return [dict(zip(self.axes, combo)) for combo in itertools.product(*values)]
+
+    def reps(self) -> list[tuple[int, bool]]:
+        """(rep index, is warm-up) for each run of one point."""
+        first = [(0, True)] if self.warmup else []
+        offset = 1 if self.warmup else 0
+        return first + [(offset + i, False) for i in range(self.repetitions)]
+
+    def runs(self) -> int:
+        return len(self.points()) * len(self.reps())
+
+    def job(self, point: dict, targets: tuple[str, ...]) -> FioJob:
+        return FioJob(point["rw"], point["bs"], targets, numjobs=point["numjobs"], iodepth=point["iodepth"],
+                      runtime_s=self.runtime_s, ramp_s=self.ramp_s, size=self.size, ioengine=self.ioengine,
+                      direct=self.direct, extra=tuple(self.extra), nrfiles=point.get(METADATA_AXIS, 0),
+                      time_based=self.time_based, shared_file=self.shared_file)

@@ -1,0 +1,141 @@
+"""The one place flashscale runs external commands.
+
+Every command is an argv list (never a shell string), is logged, and has its exit status checked. Tests swap the
+``Runner`` for a ``RecordingRunner`` to assert the exact command plan of steps this machine cannot run (mdadm, LVM,
+nvme-cli) without running anything.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+from ..errors import CommandError, UnsupportedError
+
+log = logging.getLogger("flashscale.commands")
+
+
+@dataclass(frozen=True)
+class Completed:
+    argv: tuple[str, ...]
+    returncode: int
+    stdout: str = ""
+    stderr: str = ""
+
+
+def _join_cgroup(procs_files: Sequence[Path]) -> Callable[[], None]:
+    """A pre-exec hook that moves the child into the given cgroups before it starts any I/O."""
+
+    def hook() -> None:
+        for procs in procs_files:
+            with open(procs, "w") as fh:
+                fh.write(str(os.getpid()))
+
+    return hook
+
+
+def stop_group(proc: subprocess.Popen, grace_s: float = 5.0) -> None:
+    """Stop the process group ``proc`` leads (TERM, then KILL) and wait, bounded, until no member is left."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        deadline = time.monotonic() + grace_s
+        while time.monotonic() < deadline:
+            proc.poll()  # reap the leader so that an empty group disappears
+            try:
+                os.killpg(proc.pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)
+        else:
+            continue
+        break
+    proc.wait()
+    log.warning("stopped %s (pid %s) and its process group", proc.args[0], proc.pid)
+
+
+@dataclass
+class Runner:
+    """Runs commands for real. ``history`` keeps every argv run, in order."""
+
+    history: list[tuple[str, ...]] = field(default_factory=list)
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        ok_codes: Iterable[int] = (0,),
+        cgroup_procs: Sequence[Path] = (),
+        timeout: float | None = None,
+    ) -> Completed:
+        argv = tuple(str(a) for a in argv)
+        if not argv:
+            raise ValueError("empty command")
+        self.history.append(argv)
+        log.info("run: %s", " ".join(argv))
+        try:
+            proc = subprocess.Popen(
+                argv,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                stdin=subprocess.DEVNULL,
+                text=True,
+                start_new_session=True,  # its own process group: fio's forked jobs are stopped with it
+                preexec_fn=_join_cgroup(list(cgroup_procs)) if cgroup_procs else None,
+            )
+        except FileNotFoundError as exc:
+            raise UnsupportedError(f"{argv[0]!r} is not installed on this machine") from exc
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            stop_group(proc)
+            raise CommandError(argv, -1, f"timed out after {timeout} s and was stopped") from None
+        except BaseException:  # Ctrl-C, SIGTERM turned into an exception: stop the whole group, then re-raise
+            stop_group(proc)
+            raise
+        result = Completed(argv, proc.returncode, stdout, stderr)
+        if proc.returncode not in tuple(ok_codes):
+            log.warning("failed (%s): %s: %s", proc.returncode, " ".join(argv), proc.stderr.strip())
+            raise CommandError(argv, proc.returncode, proc.stderr)
+        return result
+
+    def which(self, program: str) -> str | None:
+        return shutil.which(program)
+
+
+@dataclass
+class RecordingRunner(Runner):
+    """Records commands instead of running them; answers from ``replies`` keyed by the argv's first words.
+
+    ``replies`` maps a tuple prefix of argv to a ``Completed`` (or a returncode) to return. Unknown commands
+    succeed with empty output, so a test asserts the whole plan with ``history``.
+    """
+
+    replies: dict[tuple[str, ...], Completed | int] = field(default_factory=dict)
+    installed: frozenset[str] | None = None
+
+    def run(self, argv, *, ok_codes=(0,), cgroup_procs=(), timeout=None) -> Completed:
+        argv = tuple(str(a) for a in argv)
+        self.history.append(argv)
+        reply: Completed | int = 0
+        for prefix in sorted(self.replies, key=len, reverse=True):
+            if argv[: len(prefix)] == prefix:
+                reply = self.replies[prefix]
+                break
+        result = reply if isinstance(reply, Completed) else Completed(argv, reply)
+        if result.returncode not in tuple(ok_codes):
+            raise CommandError(argv, result.returncode, result.stderr)
+        return result
+
+    def which(self, program: str) -> str | None:
+        if self.installed is None:
+            return f"/usr/sbin/{program}"
+        return f"/usr/sbin/{program}" if program in self.installed else None

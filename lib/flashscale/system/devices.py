@@ -1,0 +1,355 @@
+"""Block devices: stable identity, discovery, and why a device is in use.
+
+A ``Device`` is a path plus the stable identity it had when flashscale took it. Names such as ``/dev/nvme3n1`` can
+change across boots; identities do not. Before every destructive step the identity is read again from the path
+(``flashscale.guard``); if something else now sits there, the step is refused.
+
+Identity, strongest first::
+
+    loop:<backing file>                  a loop device
+    wwn:<device/wwid>                    SCSI / SATA World Wide Name
+    nguid:<32 hex digits>                NVMe namespace globally unique identifier
+    eui:<16 hex digits>                  NVMe EUI-64
+    wwid:<wwid>                          NVMe namespace wwid (vendor, serial, model, namespace)
+    serial:<model>:<serial>[:ns<nsid>]   model and serial number, with the NVMe namespace id
+    <disk identity>:part<N>              partition N of an identified disk
+
+``System`` is the one boundary to the machine: it reads sysfs, ``/proc`` and ``/dev`` under roots that tests point
+elsewhere, and asks ``blkid`` through the command runner. It only reads; nothing here writes to a device.
+"""
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .commands import Runner
+from ..errors import RefusedError
+
+SYS_BLOCK = Path("/sys/block")
+BOOT_MOUNTPOINTS = ("/", "/boot", "/boot/efi", "/efi")
+
+
+@dataclass(frozen=True)
+class Device:
+    path: str
+    id: str
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """What ``flashscale devices`` shows for one block device."""
+
+    path: str
+    id: str | None
+    model: str | None
+    serial: str | None
+    firmware: str | None
+    size_bytes: int
+    rotational: bool | None
+    numa_node: int | None
+    safe: bool
+    reasons: list[str]
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Mount:
+    majmin: str
+    mountpoint: str
+    fstype: str
+    source: str
+
+
+def majmin(path: str) -> str:
+    """``MAJ:MIN`` of a block device path; RefusedError if it is not a block device."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise RefusedError(f"{path}: no such device") from None
+    if not stat.S_ISBLK(st.st_mode):
+        raise RefusedError(f"{path}: not a block device")
+    return f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
+
+
+def loop_backing_file(path: str, sys_block: Path = SYS_BLOCK) -> str | None:
+    """The file behind a loop device, or None if the path is not an attached loop device."""
+    backing = sys_block / Path(path).name / "loop" / "backing_file"
+    try:
+        return backing.read_text().strip()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def _read(path: Path) -> str | None:
+    try:
+        text = path.read_bytes().decode(errors="replace").strip()
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError, OSError):
+        return None
+    return " ".join(text.split()) or None
+
+
+def _hex_id(text: str | None) -> str | None:
+    """An NVMe NGUID / EUI-64 as plain lower-case hex; None when absent or all zeros (the device has none)."""
+    if not text:
+        return None
+    digits = "".join(c for c in text.lower() if c in "0123456789abcdef")
+    return digits if digits.strip("0") else None
+
+
+def _unescape(field_text: str) -> str:
+    """Undo the octal escapes (``\\040`` for a space) of /proc/self/mountinfo and /proc/swaps."""
+    out, i = [], 0
+    while i < len(field_text):
+        if field_text[i] == "\\" and field_text[i + 1:i + 4].isdigit():
+            out.append(chr(int(field_text[i + 1:i + 4], 8)))
+            i += 4
+        else:
+            out.append(field_text[i])
+            i += 1
+    return "".join(out)
+
+
+@dataclass
+class System:
+    """The machine as flashscale reads it. Roots can be pointed at a fake tree; ``runner`` runs ``blkid``."""
+
+    sys: Path = Path("/sys")
+    proc: Path = Path("/proc")
+    dev: Path = Path("/dev")
+    runner: Runner = field(default_factory=Runner)
+
+    # ---- names and identity -------------------------------------------------------------------------------
+    def node(self, name: str) -> Path:
+        return self.sys / "class" / "block" / name
+
+    def name_of(self, path: str) -> str:
+        """The kernel name (``loop3``, ``nvme0n1``) behind a path, following /dev/disk/by-id links."""
+        return Path(os.path.realpath(path)).name
+
+    def majmin(self, path: str) -> str:
+        return majmin(path)
+
+    def is_partition(self, name: str) -> bool:
+        return (self.node(name) / "partition").exists()
+
+    def parent_of(self, name: str) -> str | None:
+        """The disk a partition belongs to, or None for a whole device."""
+        return self.node(name).resolve().parent.name if self.is_partition(name) else None
+
+    def partitions(self, name: str) -> list[str]:
+        node = self.node(name)
+        return sorted(p.name for p in node.iterdir() if (p / "partition").exists()) if node.is_dir() else []
+
+    def identity_of(self, name: str) -> str | None:
+        """The strongest stable identity sysfs offers for ``name``, or None when it has none."""
+        node = self.node(name)
+        parent = self.parent_of(name)
+        if parent is not None:
+            disk = self.identity_of(parent)
+            return f"{disk}:part{_read(node / 'partition')}" if disk else None
+        backing = _read(node / "loop" / "backing_file")
+        if backing:
+            return f"loop:{backing}"
+        for attr, prefix, clean in (("device/wwid", "wwn", str), ("nguid", "nguid", _hex_id), ("eui", "eui", _hex_id),
+                                    ("wwid", "wwid", str)):
+            value = _read(node / attr)
+            value = clean(value) if value else None
+            if value:
+                return f"{prefix}:{value}"
+        serial = self.serial(name)
+        if serial:
+            nsid = _read(node / "nsid")
+            return ":".join(["serial", self.model(name) or "unknown-model", serial] + ([f"ns{nsid}"] if nsid else []))
+        return None
+
+    def identify(self, path: str) -> Device:
+        """The device at ``path`` with its identity; RefusedError if it is not a block device or has none."""
+        self.majmin(path)
+        ident = self.identity_of(self.name_of(path))
+        if ident is None:
+            raise RefusedError(f"{path}: no stable identity found (no backing file, WWN, NGUID, EUI-64 or serial)")
+        return Device(path, ident)
+
+    def find(self, ident: str) -> Device:
+        """The block device that carries identity ``ident`` now; RefusedError if none or more than one does."""
+        names = [n for n in self.block_names() if self.identity_of(n) == ident]
+        if not names:
+            raise RefusedError(f"no block device has identity {ident!r}")
+        if len(names) > 1:
+            raise RefusedError(f"identity {ident!r} is ambiguous: carried by {', '.join(names)}")
+        return Device(str(self.dev / names[0]), ident)
+
+    def resolve(self, name_or_id: str) -> Device:
+        """A path (``/dev/...``) or an identity, as the device it names now."""
+        return self.identify(name_or_id) if name_or_id.startswith("/") else self.find(name_or_id)
+
+    # ---- descriptive attributes ---------------------------------------------------------------------------
+    def model(self, name: str) -> str | None:
+        node = self.node(name)
+        model = _read(node / "device" / "model")
+        vendor = _read(node / "device" / "vendor")
+        return " ".join(filter(None, (vendor, model))) if model else None  # virtio: vendor is a PCI id
+
+    def serial(self, name: str) -> str | None:
+        node = self.node(name)
+        text = _read(node / "serial") or _read(node / "device" / "serial")
+        if text is None:
+            try:
+                vpd = (node / "device" / "vpd_pg80").read_bytes()  # SCSI unit serial number page: 4-byte header
+                text = vpd[4:4 + vpd[3]].decode(errors="replace").strip() or None
+            except (FileNotFoundError, IndexError, OSError):
+                text = None
+        return text
+
+    def describe(self, name: str) -> DeviceInfo:
+        node = self.node(name)
+        disk = self.parent_of(name) or name
+        numa = _read(node / "device" / "numa_node") or _read(node / "device" / "device" / "numa_node")
+        rotational = _read(self.node(disk) / "queue" / "rotational")
+        ident = self.identity_of(name)
+        path = str(self.dev / name)
+        reasons = ([] if ident else ["no stable identity"]) + self.usage(path)
+        if not reasons:
+            reasons = [f"carries a {s} signature" for s in self.signatures(path)]
+        return DeviceInfo(path=path, id=ident, model=self.model(disk), serial=self.serial(disk),
+                          firmware=_read(self.node(disk) / "device" / "firmware_rev")
+                          or _read(self.node(disk) / "device" / "rev"),
+                          size_bytes=int(_read(node / "size") or 0) * 512,
+                          rotational=None if rotational is None else rotational == "1",
+                          numa_node=int(numa) if numa and int(numa) >= 0 else None,
+                          safe=not reasons, reasons=reasons)
+
+    def block_names(self) -> list[str]:
+        """Every whole device with a size (unattached loop devices have none), then its partitions."""
+        names = []
+        for entry in sorted((self.sys / "block").iterdir()):
+            if int(_read(entry / "size") or 0) > 0:
+                names += [entry.name, *self.partitions(entry.name)]
+        return names
+
+    def discover(self) -> list[DeviceInfo]:
+        return [self.describe(name) for name in self.block_names()]
+
+    # ---- what uses a device ---------------------------------------------------------------------------------
+    def mounts(self) -> list[Mount]:
+        rows = []
+        for line in (self.proc / "self" / "mountinfo").read_text().splitlines():
+            left, _, right = line.partition(" - ")
+            fields, tail = left.split(), right.split()
+            if len(fields) >= 5 and len(tail) >= 2:
+                rows.append(Mount(fields[2], _unescape(fields[4]), tail[0], _unescape(tail[1])))
+        return rows
+
+    def mounted(self, mountpoint: str) -> Mount | None:
+        return next((m for m in self.mounts() if m.mountpoint == str(mountpoint)), None)
+
+    def swaps(self) -> list[str]:
+        lines = (self.proc / "swaps").read_text().splitlines()[1:] if (self.proc / "swaps").exists() else []
+        return [_unescape(line.split()[0]) for line in lines if line.split()]
+
+    def holders(self, name: str) -> list[str]:
+        folder = self.node(name) / "holders"
+        return sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+
+    def btrfs_members(self) -> dict[str, list[str]]:
+        """Devices of every mounted btrfs, by file system id (/sys/fs/btrfs/<fsid>/devices)."""
+        root = self.sys / "fs" / "btrfs"
+        found = {}
+        for fsid in sorted(root.iterdir()) if root.is_dir() else []:
+            if (fsid / "devices").is_dir():
+                found[fsid.name] = sorted(p.name for p in (fsid / "devices").iterdir())
+        return found
+
+    def mdstat(self) -> str | None:
+        path = self.proc / "mdstat"
+        return path.read_text() if path.exists() else None
+
+    def _names_by_majmin(self) -> dict[str, str]:
+        folder = self.sys / "class" / "block"
+        return {_read(p / "dev"): p.name for p in folder.iterdir()} if folder.is_dir() else {}
+
+    def _mount_names(self, mount: Mount, by_majmin: dict[str, str]) -> set[str]:
+        names = {by_majmin[mount.majmin]} if mount.majmin in by_majmin else set()
+        if mount.source.startswith("/dev/"):
+            names.add(self.name_of(mount.source))
+        return names
+
+    def _lineage(self, name: str) -> set[str]:
+        """``name``, the disk it is a partition of, and recursively every device under it (md/dm slaves)."""
+        seen, todo = set(), [name]
+        while todo:
+            current = todo.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            parent = self.parent_of(current) if self.node(current).exists() else None
+            todo += ([parent] if parent else []) + self._slaves(current)
+        return seen
+
+    def _slaves(self, name: str) -> list[str]:
+        folder = self.node(name) / "slaves"
+        return [p.name for p in folder.iterdir()] if folder.is_dir() else []
+
+    def usage(self, path: str) -> list[str]:
+        """Every reason the device at ``path`` is in use; empty when it is free. Reads only sysfs and /proc."""
+        name = self.name_of(path)
+        own = [name, *self.partitions(name)]
+        what = {n: ("it" if n == name else f"its partition {n}") for n in own}
+        by_majmin, reasons = self._names_by_majmin(), []
+        for mount in self.mounts():
+            for n in sorted(self._mount_names(mount, by_majmin) & set(own)):
+                reasons.append(f"{what[n]} is mounted at {mount.mountpoint} ({mount.fstype})")
+            if mount.mountpoint in BOOT_MOUNTPOINTS:
+                under = set().union(*(self._lineage(n) for n in self._mount_names(mount, by_majmin)))
+                if name in under:
+                    role = "root" if mount.mountpoint == "/" else f"boot ({mount.mountpoint})"
+                    reasons.append(f"it holds the {role} file system, or is the disk or array member under it")
+        for fsid, members in self.btrfs_members().items():
+            for n in sorted(set(members) & set(own)):
+                reasons.append(f"{what[n]} is a member of the mounted btrfs {fsid}")
+        for n in own:
+            held = self.holders(n)
+            if held:
+                reasons.append(f"{what[n]} is held by {', '.join(held)} (an md, dm or LVM device)")
+        for swap in self.swaps():
+            if swap.startswith("/dev/") and self.name_of(swap) in own:
+                reasons.append(f"{what[self.name_of(swap)]} is active swap")
+        return list(dict.fromkeys(reasons))
+
+    def exclusive_problem(self, path: str) -> str | None:
+        """Why ``path`` cannot be opened exclusively (O_EXCL), or None when it can (it is closed at once)."""
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_EXCL | os.O_CLOEXEC)
+        except OSError as exc:
+            if exc.errno == errno.EBUSY:
+                return "it cannot be opened exclusively (O_EXCL): another program holds it"
+            return f"it cannot be opened: {exc.strerror}"
+        os.close(fd)
+        return None
+
+    def signatures(self, path: str) -> list[str]:
+        """File-system, RAID and partition-table signatures ``blkid -p`` finds on ``path`` (empty: none)."""
+        done = self.runner.run(["blkid", "-p", "-o", "export", path], ok_codes=(0, 2, 8))
+        if done.returncode == 2:
+            return []
+        if done.returncode == 8:
+            return ["ambivalent (several)"]
+        tags = dict(line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)
+        found = [tags[key] for key in ("TYPE", "PTTYPE") if key in tags]
+        return found or [f"unnamed ({tags.get('USAGE', 'unknown usage')})"]
+
+    def exists(self, path: str) -> bool:
+        return os.path.lexists(path)
+
+    def loop_backing(self, path: str) -> str | None:
+        return loop_backing_file(path, self.sys / "block")
+
+
+def identify(path: str) -> Device:
+    """The device at ``path`` with its identity (see the module docstring)."""
+    return System().identify(path)
