@@ -5,8 +5,11 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CAMPAIGN ?= runners/quickstart.yaml
+LAB_PORT ?= 8888
+REPORT ?= reports/quickstart/quickstart.html
 
-.PHONY: demo test test-fast bench study long-quickstart reference deps system-deps clean-reports help
+.PHONY: demo test test-fast bench study long-quickstart reference deps system-deps browser-deps lab screenshot \
+	clean-reports help
 
 help:
 	@echo "make demo   - install what is needed, run the quickstart campaign, publish its report"
@@ -14,17 +17,23 @@ help:
 	@echo "make bench  - speed and memory benchmarks of parsing and analysis"
 	@echo "make study  - every study notebook in order on the emulated array, one report folder with index.html"
 	@echo "make reference - the seed studies' published numbers rerun with flashscale's analysis"
+	@echo "make demo-cluster - 1 and 2 emulated hosts (network namespaces), fio client/server, its report"
 	@echo "make long-quickstart - the quickstart with 3 repetitions of 10 s runs (about 25 minutes)"
+	@echo "make lab    - JupyterLab on localhost with the notebooks and the flashscale kernel (prints its URL)"
+	@echo "make screenshot - docs/quickstart-report.png from $(REPORT) (after make demo), in headless Chromium"
 
 demo: deps
 	$(BIN)/flashscale run $(CAMPAIGN)
 	@echo "Report: $(CURDIR)/reports/quickstart/quickstart.html"
 
-test: deps
+# The layer contract (pyproject.toml, [tool.importlinter]) first: the folders of lib/flashscale are the pipeline.
+test: deps browser-deps
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest --nbval-lax notebooks tests -p no:cacheprovider
 
 test-fast: deps
-	$(BIN)/python -m pytest tests -m "not root and not notebook"
+	$(BIN)/lint-imports
+	$(BIN)/python -m pytest tests -m "not root and not notebook and not lab"
 
 deps: system-deps $(STAMP)
 
@@ -44,6 +53,17 @@ system-deps:
 	  fi; \
 	fi
 
+# Headless Chromium for the report browser test and the screenshot (Debian's package; Playwright drives it).
+browser-deps:
+	@if ! command -v chromium >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "Installing chromium with apt-get"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else \
+	    echo "The browser test and make screenshot need chromium: sudo apt-get install chromium" >&2; exit 1; \
+	  fi; \
+	fi
+
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
@@ -58,6 +78,13 @@ study: deps
 	$(BIN)/flashscale run runners/study.yaml
 	@echo "Report: $(CURDIR)/reports/study/index.html"
 
+# 1 and 2 emulated hosts, each a network namespace with its own capped array and fio server (runners/cluster.yaml).
+demo-cluster: deps
+	@command -v ip >/dev/null 2>&1 || PATH=$$PATH:/usr/sbin:/sbin command -v ip >/dev/null 2>&1 || \
+	  { echo "make demo-cluster needs ip and tc (iproute2): apt-get install iproute2" >&2; exit 1; }
+	$(BIN)/flashscale run runners/cluster.yaml
+	@echo "Report: $(CURDIR)/reports/cluster/10_cluster.html"
+
 reference: deps
 	$(BIN)/flashscale run runners/reference.yaml
 	@echo "Report: $(CURDIR)/reports/reference/index.html"
@@ -65,6 +92,13 @@ reference: deps
 # The quickstart with three repetitions of 10 s runs (about 25 minutes).
 long-quickstart: deps
 	$(BIN)/flashscale run runners/quickstart.yaml -p REPETITIONS=3 -p RUNTIME_S=10 -p RAMP_S=2
+
+# JupyterLab from .venv on 127.0.0.1:$(LAB_PORT), notebooks/ open, the flashscale kernel registered (--sys-prefix).
+lab: deps
+	$(BIN)/python scripts/lab.py --port $(LAB_PORT)
+
+screenshot: deps browser-deps
+	$(BIN)/python scripts/screenshot.py $(REPORT) docs/quickstart-report.png
 
 clean-reports:
 	@echo "Reports are in reports/ and measurements in data/campaigns/; remove them yourself if you mean to."

@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from flashscale.system.devices import loop_backing_file
+from flashscale.system.devices import System
 from flashscale.arrays.emulated import loop_support_problem
 from flashscale.system.throttle import detect
+
+loop_backing_file = System().loop_backing  # what losetup shows: the file behind a loop device, or None
 
 
 def _root_problem() -> str | None:

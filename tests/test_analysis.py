@@ -5,7 +5,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from flashscale.analysis.core import baseline, conclusions, measured, point_means, summarize
+from flashscale.analysis.core import baseline, measured, point_means, summarize
+from flashscale.analysis.findings import conclusions
 from flashscale.errors import AnalysisError
 
 MB = 1e6
@@ -109,7 +110,8 @@ def test_point_means_average_repetitions(results):
 
 def test_baseline_best_single_device_at_baseline_bs(results):
     base = baseline(results).set_index("rw")
-    assert list(base.columns) == ["baseline_bw_bytes", "baseline_numjobs", "baseline_iodepth", "baseline_layout"]
+    assert list(base.columns) == ["baseline_bw_bytes", "baseline_numjobs", "baseline_iodepth", "baseline_layout",
+                                  "baseline_bs", "baseline_note"]
     assert base.loc["read", "baseline_bw_bytes"] == pytest.approx(200 * MB)
     assert base.loc["read", "baseline_numjobs"] == 4
     # write: 150 at nj1 ties with (140 + 160) / 2 = 150 at nj4 -> smallest numjobs; 300 at 4 KiB is ignored.
@@ -181,7 +183,8 @@ def test_summarize_by_bs(results):
     assert list(summary.columns[:4]) == ["layout", "devices", "rw", "bs"]
     small = _row(summary, layout="btrfs-raid0", rw="read", bs=KIB4)
     assert small["tax"] == pytest.approx(-0.10)  # 1 - 220 / 200
-    assert small["efficiency"] == pytest.approx(220 / 800)  # against the 1 MiB baseline: 4 x 200
+    assert small["efficiency"] == pytest.approx(220 / 200)  # against the 4 KiB baseline: 4 x 50
+    assert small["baseline_bw_bytes"] == pytest.approx(50 * MB)
     large = _row(summary, layout="btrfs-raid0", rw="read", bs=MIB)
     assert large["tax"] == pytest.approx(24 / 784)
     # btrfs-raid0 has no write at 4 KiB, jbod has none either: 2 bs for read + 1 for write per layout.
@@ -203,9 +206,11 @@ def test_summarize_unknown_by(results):
         summarize(results, reference="jbod", by=("numjobs",))
 
 
-def test_summarize_missing_baseline(results):
-    with pytest.raises(AnalysisError, match="missing baseline"):
-        summarize(results[results["devices"] > 1], reference="jbod")
+def test_summarize_without_a_baseline_still_gives_tax(results):
+    summary = summarize(results[results["devices"] > 1], reference="jbod")
+    raid = _row(summary, layout="btrfs-raid0", rw="read")
+    assert raid["tax"] == pytest.approx(24 / 784) and np.isnan(raid["efficiency"])
+    assert raid["efficiency_note"] == "no single-device (devices == 1) read rows at bs 1048576"
 
 
 def test_inputs_not_mutated(results):
@@ -223,18 +228,44 @@ def test_inputs_not_mutated(results):
 def test_conclusions_in_words(results):
     sentences = conclusions(summarize(results, reference="jbod"))
     assert "jbod reaches 98% of 4 x the single-device baseline for read (784 MB/s of 800 MB/s)" in sentences
-    assert "btrfs-raid0 costs a 3.1% tax against jbod for read at 4 devices" in sentences  # 24/784 = 3.06%
-    assert "btrfs-raid0 costs a 5.0% tax against jbod for write at 4 devices" in sentences
+    assert ("btrfs-raid0 costs a 3.1% tax against jbod for read at 4 devices"
+            " (not tested against the noise: no repetitions given)") in sentences  # 24/784 = 3.06%
+    assert ("btrfs-raid0 costs a 5.0% tax against jbod for write at 4 devices"
+            " (not tested against the noise: no repetitions given)") in sentences
     assert not any(s.startswith("single") for s in sentences)  # 1 device: no efficiency, NaN tax
 
 
 def test_conclusions_by_bs_and_negative_tax(results):
     sentences = conclusions(summarize(results, reference="jbod", by=("bs",)))
-    assert "btrfs-raid0 is 10.0% faster than jbod for read with 4 KiB blocks at 4 devices" in sentences
-    assert "jbod reaches 25% of 4 x the single-device baseline for read with 4 KiB blocks (200 MB/s of 800 MB/s)" \
+    assert ("btrfs-raid0 is 10.0% faster than jbod for read with 4 KiB blocks at 4 devices"
+            " (not tested against the noise: no repetitions given)") in sentences
+    assert "jbod reaches 100% of 4 x the single-device baseline for read with 4 KiB blocks (200 MB/s of 200 MB/s)" \
         in sentences
 
 
 def test_conclusions_refuse_a_frame_that_is_not_a_summary(results):
     with pytest.raises(AnalysisError, match="'efficiency'"):
         conclusions(results)
+
+
+def test_tax_is_one_definition_that_every_table_uses(results):
+    """summarize, tax_by_threads and summary_intervals all give core.tax at the same keys."""
+    from flashscale.analysis import core, layout_tax, significance, stats
+
+    assert core.tax(784.0, 800.0) == pytest.approx(0.02) and core.tax(110.0, 100.0) == pytest.approx(-0.1)
+    four = results[results["devices"] == 4]
+    summary = summarize(results, reference="jbod").set_index(["layout", "devices", "rw"])
+    raid = summary.loc[("btrfs-raid0", 4, "read")]
+    assert raid["tax"] == core.tax(raid["best_bw_bytes"], summary.loc[("jbod", 4, "read"), "best_bw_bytes"])
+    by_threads = layout_tax.tax_by_threads(four, "jbod")
+    assert (by_threads["tax"] == core.tax(by_threads["bw_bytes"], by_threads["reference_bw_bytes"])).all()
+    best = by_threads.loc[by_threads.groupby(["layout", "rw"])["bw_bytes"].idxmax()].set_index(["layout", "rw"])
+    assert best.loc[("btrfs-raid0", "read"), "bw_bytes"] == raid["best_bw_bytes"]
+    more = pd.DataFrame(_rows("btrfs-raid0", 4, "read", MIB, 4, [750, 770])).assign(rep=[2, 3])  # after rep 1
+    repeated = pd.concat([results, more])
+    bounds = stats.summary_intervals(repeated, reference="jbod").set_index(["layout", "devices", "rw"])
+    row = bounds.loc[("btrfs-raid0", 4, "read")]
+    # the interval is the tax test's on the repetitions of both best points: btrfs-raid0 760, 750, 770; jbod 780, 788
+    test = significance.tax_test([760e6, 750e6, 770e6], [780e6, 788e6])
+    assert (row["tax_lo"], row["tax_hi"], row["tax_p"]) == (test.lo, test.hi, test.p_value)
+    assert row["tax_lo"] < row["tax"] == raid["tax"] < row["tax_hi"] and row["tax"] == pytest.approx(test.tax)

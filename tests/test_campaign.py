@@ -20,7 +20,7 @@ from flashscale.system.throttle import detect
 
 from conftest import leftover_mounts, loop_devices_backed_under, sha256
 
-TINY = dict(RW=["write", "read"], BS=[1048576], NUMJOBS=[1, 2], IODEPTH=[1], RUNTIME_S=1, RAMP_S=1,
+TINY = dict(RW=["write", "read"], BS=[1048576], NUMJOBS=[1, 2], IODEPTH=[1], REPETITIONS=1, RUNTIME_S=1, RAMP_S=1,
             FILE_SIZE=32 * 2**20, DEVICE_SIZE=2**30)
 
 
@@ -42,13 +42,17 @@ def test_bad_parameters_are_named_before_anything_runs(tmp_path):
 
 def test_directory_fallback_measures_and_says_so(tmp_path):
     result = campaign.run(spec(tmp_path, EMULATION="directory", DEVICES=2, LAYOUTS=["single", "jbod", "btrfs-raid0"],
-                               NUMJOBS=[2], RW=["write"]), progress=False)
+                               NUMJOBS=[2], RW=["write"], WARMUP=True), progress=False)
     assert result.backend == "directory"
     assert any("plain directories" in n for n in result.notes) and any("btrfs-raid0" in n for n in result.notes)
     table = result.table
     assert set(table["layout"]) == {"single", "jbod"} and set(table["backend"]) == {"directory"}
     assert table["cap_bps"].isna().all() and (table["bw_bytes"] > 0).all()
-    assert list(table["warmup"]) == [True, False, True, False]
+    # each layout starts with its precondition, then the warm-up and the measured run of its one point
+    assert list(table["phase"]) == ["precondition", "measure", "measure"] * 2
+    assert list(table["warmup"]) == [False, True, False] * 2
+    # off the emulated array there is no known truth to hold a row to
+    assert table["truth_bw_bytes"].isna().all() and not table["above_truth"].any()
     assert table.loc[table["layout"] == "jbod", "devices"].unique().tolist() == [2]
     # every run keeps its job file and fio's JSON, and the table can be rebuilt from the line log
     for raw in table["raw_dir"]:
@@ -76,11 +80,15 @@ def test_emulated_campaign_finds_the_known_answer_and_leaves_nothing(tmp_path, f
     result = campaign.run(spec(tmp_path, DEVICES=2, CAP_READ_BPS=100_000_000, CAP_WRITE_BPS=100_000_000,
                                LAYOUTS=["single", "jbod", "btrfs-raid0"]), progress=False)
     assert result.backend == "loop" and result.notes == []
-    summary = analysis.summarize(result.table, reference="jbod")
+    table = result.table[result.table["phase"] == "measure"]  # each layout's precondition is not a measurement
+    assert (result.table["phase"] == "precondition").sum() == 3
+    # every measured row agrees with the known truth of the emulated array: devices x cap, and no more
+    assert (table["truth_bw_bytes"] == table["devices"] * 100_000_000).all() and not table["above_truth"].any()
+    summary = analysis.summarize(table, reference="jbod")
     jbod = summary[summary["layout"] == "jbod"].set_index("rw")
     assert jbod.loc["read", "efficiency"] == pytest.approx(1.0, abs=0.1)
     assert jbod.loc["write", "efficiency"] == pytest.approx(1.0, abs=0.1)
-    base = analysis.baseline(result.table).set_index("rw")["baseline_bw_bytes"]
+    base = analysis.baseline(table).set_index("rw")["baseline_bw_bytes"]
     assert base["read"] == pytest.approx(100_000_000, rel=0.1) and base["write"] == pytest.approx(100_000_000, rel=0.1)
     assert set(summary["layout"]) == {"single", "jbod", "btrfs-raid0"}
     assert loop_devices_backed_under(tmp_path) == []

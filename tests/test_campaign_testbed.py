@@ -15,7 +15,7 @@ from conftest import leftover_mounts, loop_devices_backed_under, sha256
 from test_guard_loop import Loops
 
 ROOT = Path(__file__).resolve().parents[1]
-TINY = dict(RW=["write"], BS=[1048576], NUMJOBS=[1], IODEPTH=[1], RUNTIME_S=1, RAMP_S=0, FILE_SIZE=16 * 2**20,
+TINY = dict(RW=["write"], BS=[1048576], NUMJOBS=[1], IODEPTH=[1], REPETITIONS=1, RUNTIME_S=1, RAMP_S=0, FILE_SIZE=16 * 2**20,
             WARMUP=False)
 
 
@@ -77,7 +77,7 @@ def test_a_confirmation_that_does_not_match_refuses_every_device_before_any_eras
 def test_a_confirmed_test_bed_campaign_measures_through_the_guard(tmp_path, bed):
     result = campaign.run(spec(tmp_path, TESTBED=bed["file"], DRY_RUN=False, CONFIRM=",".join(bed["ids"]),
                                LAYOUTS=["single", "jbod"], FS="ext4"), progress=False)
-    table = result.table
+    table = result.table[result.table["phase"] == "measure"]  # each layout's precondition is not a measurement
     assert result.backend == "testbed" and "guard" in result.notes[0]
     assert set(table["layout"]) == {"single", "jbod"} and (table["bw_bytes"] > 0).all()
     assert table["cap_bps"].isna().all()
@@ -107,7 +107,8 @@ def test_the_mounted_layout_measures_inside_a_directory_and_removes_only_its_own
         spec(tmp_path, LAYOUTS=["mounted"], MOUNT_DIR="/no/such/dir")
     result = campaign.run(spec(tmp_path, EMULATION="directory", LAYOUTS=["single", "mounted"], MOUNT_DIR=str(existing),
                                MOUNT_DEVICES=3), progress=False)
-    mounted = result.table[result.table["layout"] == "mounted"]
+    measured = result.table[result.table["phase"] == "measure"]
+    mounted = measured[measured["layout"] == "mounted"]
     assert len(mounted) == 1 and mounted["devices"].tolist() == [3] and (mounted["bw_bytes"] > 0).all()
     assert sorted(p.name for p in existing.iterdir()) == ["someone-else.dat"]
     assert (existing / "someone-else.dat").read_bytes() == b"x" * 4096

@@ -7,6 +7,7 @@ import pytest
 
 from flashscale.analysis.ceilings import (
     Ceilings, binding_limit, ceiling_table, ceilings_for, datasheet_vs_measured, measured_peaks, pcie_link_bw_bytes,
+    with_direction_split,
 )
 from flashscale.errors import AnalysisError, ConfigError
 
@@ -52,10 +53,57 @@ def test_ceilings_for_by_hand():
     assert ceilings_for(SYSTEM, "write", devices=4)["device"] == pytest.approx(5.2e9)  # 4 x 1.3
 
 
-def test_mixed_rw_has_no_device_ceiling():
-    assert "device" not in ceilings_for(SYSTEM, "randrw", devices=4)
+def test_mixed_rw_holds_each_direction_against_its_own_limit():
+    # 4 devices, half the bytes each way (fio's default): reads reach 4 x 3.2 = 12.8 GB/s when the total is 25.6,
+    # writes 4 x 1.3 = 5.2 when the total is 10.4 -> the device ceiling of the total is 10.4 GB/s. PCIe is full
+    # duplex: 4 x 3.938 each way, 2 x that in total; the network too (2 x 25); memory holds the sum (100).
+    mixed = ceilings_for(SYSTEM, "randrw", devices=4)
+    assert mixed == pytest.approx({"device": 10.4e9, "pcie": 2 * 4 * pcie_link_bw_bytes(3, 4), "network": 50e9,
+                                   "memory": 100e9})
+    # a quarter of the bytes read: writes are 3/4 of the total -> 5.2 / 0.75 = 6.93; reads 12.8 / 0.25 = 51.2
+    assert ceilings_for(SYSTEM, "rw", devices=4, read_share=0.25)["device"] == pytest.approx(5.2e9 / 0.75)
+    # only the read side's device parameter: no device ceiling for a mix that writes
     with pytest.raises(AnalysisError, match="no ceiling applies"):
         binding_limit(ceilings_for({"device_read_bw_bytes": 1e9}, "randrw", devices=1))
+    assert ceilings_for({"device_read_bw_bytes": 1e9}, "readwrite", 2, read_share=1.0) == {"device": 2e9}
+
+
+def test_ceiling_table_reads_the_split_of_a_mixed_row():
+    # 6 GB/s read + 2 GB/s write at 4 devices: reads 3/4 of the bytes. Device: min(12.8 / 0.75, 5.2 / 0.25) =
+    # 17.07 GB/s, so 8 GB/s is 8 / 17.07 = 46.9% of it; the write part (2 of 5.2 = 38%) is not the closer one.
+    rows = pd.DataFrame([dict(devices=4, rw="randrw", best_bw_bytes=8e9, read_bw_bytes=6e9, write_bw_bytes=2e9),
+                         dict(devices=4, rw="randrw", best_bw_bytes=8e9)])
+    table = ceiling_table(rows, {"device_read_bw_bytes": 3.2e9, "device_write_bw_bytes": 1.3e9})
+    assert table.loc[0, "expected_ceiling_bw_bytes"] == pytest.approx(12.8e9 / 0.75)
+    assert table.loc[0, "fraction_of_device"] == pytest.approx(6e9 / 12.8e9)  # the read part against reads
+    assert table.loc[0, "ceiling_note"] == ""
+    assert table.loc[1, "expected_ceiling_bw_bytes"] == pytest.approx(10.4e9)  # no split: 50/50
+    assert "50% reads assumed" in table.loc[1, "ceiling_note"]
+
+
+def test_with_direction_split_takes_the_best_points_means():
+    rows = [dict(layout="jbod", devices=2, rw="randrw", bs=4096, numjobs=nj, iodepth=1, rep=rep, bw_bytes=r + w,
+                 read_bw_bytes=r, write_bw_bytes=w) for nj, rep, r, w in [(1, 1, 10, 10), (2, 1, 30, 10),
+                                                                          (2, 2, 34, 14)]]
+    summary = pd.DataFrame([dict(layout="jbod", devices=2, rw="randrw", best_bs=4096, best_numjobs=2,
+                                 best_iodepth=1, best_bw_bytes=44.0)])
+    split = with_direction_split(summary, pd.DataFrame(rows))
+    assert (split.loc[0, "read_bw_bytes"], split.loc[0, "write_bw_bytes"]) == (32, 12)  # (30+34)/2, (10+14)/2
+    assert np.isnan(with_direction_split(summary, pd.DataFrame(rows).drop(columns=["read_bw_bytes"])).loc[
+        0, "read_bw_bytes"])
+
+
+@pytest.mark.parametrize("name, value", [("pcie_lanes", 4.5), ("network_links", 1.5), ("pcie_gen", 3.7),
+                                         ("network_links", float("inf"))])
+def test_fractional_counts_are_refused_by_name(name, value):
+    mapping = {"pcie_gen": 3, "pcie_lanes": 4, "network_links": 2, "network_link_bw_bytes": 1e9, name: value}
+    with pytest.raises(ConfigError, match=f"{name} = {value!r} must be a whole number"):
+        Ceilings.from_mapping(mapping)
+
+
+def test_devices_is_not_a_ceiling_parameter():  # the device count comes from the results, never the file
+    with pytest.raises(ConfigError, match="'devices'"):
+        Ceilings.from_mapping({"devices": 2.5})
 
 
 @pytest.mark.parametrize("mapping, word", [

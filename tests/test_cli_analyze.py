@@ -73,8 +73,6 @@ def test_unknown_reference_missing_column_and_missing_baseline_fail_with_the_val
     no_bw = table(tmp_path, rows=[r[:-1] for r in ROWS], columns=COLUMNS[:-1], name="no_bw")
     status, _, err = analyze(capsys, no_bw, "--reference", "jbod")
     assert status == 1 and "bw_bytes" in err
-    status, _, err = analyze(capsys, path, "--reference", "jbod", "--baseline-bs", 4096)
-    assert status == 1 and "4096" in err and "baseline" in err
     status, _, err = analyze(capsys, tmp_path / "nope.parquet", "--reference", "jbod")
     assert status == 1 and "nope.parquet" in err
 
@@ -101,3 +99,109 @@ def test_fit_adds_the_knee_and_refuses_to_fit_too_few_points(tmp_path, capsys):
     assert got.loc["jbod", "knee_numjobs"] == 8  # 560 at 4 jobs is below 95% of 600; 600 at 8 is the plateau
     assert pd.isna(got.loc["jbod", "usl_sigma"])  # two numjobs values cannot support a three-parameter law
     assert got.loc["jbod", "fit_note"].startswith("usl: not fitted, too few points: 2 distinct N, usl needs at least 4")
+
+
+def test_the_layout_ideal_and_the_tax_test_are_columns(tmp_path, capsys):
+    rows = [*ROWS, ("single", 1, "write", MiB, 1, 1, 1, False, 100.0),
+            ("jbod", 4, "write", MiB, 8, 1, 1, False, 400.0), ("jbod", 4, "write", MiB, 8, 1, 2, False, 404.0),
+            ("btrfs-raid10", 4, "write", MiB, 8, 1, 1, False, 180.0),
+            ("btrfs-raid10", 4, "write", MiB, 8, 1, 2, False, 182.0)]
+    status, out, _ = analyze(capsys, table(tmp_path, rows=rows), "--reference", "jbod", "--format", "csv")
+    got = pd.read_csv(io.StringIO(out)).set_index(["layout", "rw"])
+    assert status == 0
+    mirror = got.loc[("btrfs-raid10", "write")]
+    assert mirror["efficiency"] == pytest.approx(181 / 400)  # against 4 x 100
+    assert mirror["ideal_bw_bytes"] == pytest.approx(200) and mirror["design_tax"] == 0.5  # a mirror: half
+    assert mirror["layout_efficiency"] == pytest.approx(181 / 200)
+    assert mirror["tax_verdict"] == "tax" and 0 < mirror["tax_p"] < 0.05 and mirror["best_reps"] == 2
+    assert got.loc[("raid0", "read"), "tax_verdict"] == "unknown"  # one run of raid0's best point
+    assert got.loc[("jbod", "read"), "tax_verdict"] == "reference"
+
+
+def test_runs_too_short_and_above_the_truth_are_named_on_stderr(tmp_path, capsys):
+    columns = [*COLUMNS, "runtime_s", "too_short", "truth_bw_bytes", "above_truth"]
+    rows = [(*r, 30.0, False, 4 * 160.0, False) for r in ROWS]
+    rows[3] = (*ROWS[3], 0.2, True, 640.0, False)  # jbod numjobs 4: too short, no rate
+    rows[5] = (*ROWS[5], 30.0, False, 560.0, True)  # jbod numjobs 8 rep 2: 610 above a 560 cap
+    status, out, err = analyze(capsys, table(tmp_path, rows=rows, columns=columns), "--reference", "jbod")
+    assert status == 0
+    assert "note: jbod (4 device(s)) read 1 MiB with 4 job(s) took 0.20 s: too fast to measure" in err
+    assert "note: 1 run(s) came out above the emulated array's known cap: jbod (4 device(s)) read 1 MiB with " \
+           "8 job(s) rep 2: 0 MB/s against 0 MB/s (109%)" in err
+
+
+def test_a_missing_baseline_leaves_efficiency_blank_with_a_note_and_tax_given(tmp_path, capsys):
+    status, out, _ = analyze(capsys, table(tmp_path), "--reference", "jbod", "--baseline-bs", 4096, "--format", "csv")
+    got = pd.read_csv(io.StringIO(out)).set_index("layout")
+    assert status == 0 and got.loc["raid0", "tax"] == pytest.approx(0.1) and pd.isna(got.loc["raid0", "efficiency"])
+    assert got.loc["raid0", "efficiency_note"] == "no single-device (devices == 1) read rows at bs 4096"
+
+
+MIXED = [  # sequential reads at 1 MiB only, random reads at 4 KiB only
+    ("single", 1, "read", MiB, 1, 1, 1, False, 100.0), ("single", 1, "randread", 4096, 1, 1, 1, False, 10.0),
+    ("jbod", 2, "read", MiB, 2, 1, 1, False, 180.0), ("jbod", 2, "randread", 4096, 2, 1, 1, False, 15.0),
+]
+
+
+@pytest.mark.parametrize("given", ["read=1048576,randread=4096", "read=1048576"])
+def test_baseline_bs_per_rw(tmp_path, capsys, given):
+    status, out, _ = analyze(capsys, table(tmp_path, rows=MIXED), "--reference", "jbod", "--baseline-bs", given,
+                             "--format", "csv")
+    got = pd.read_csv(io.StringIO(out)).set_index(["layout", "rw"])
+    assert status == 0
+    assert got.loc[("jbod", "read"), "efficiency"] == pytest.approx(180 / 200)
+    assert got.loc[("jbod", "randread"), "efficiency"] == pytest.approx(15 / 20)
+
+
+@pytest.mark.parametrize("given, word", [("fast", "'fast' is not a block size"), ("read=", "for 'read': ''"),
+                                         ("read=4096,read=8192", "each rw once"), ("0", "'0' is not a block size")])
+def test_a_bad_baseline_bs_is_named(tmp_path, capsys, given, word):
+    status, _, err = analyze(capsys, table(tmp_path, rows=MIXED), "--reference", "jbod", "--baseline-bs", given)
+    assert status == 1 and word in err and "Traceback" not in err
+
+
+def test_by_bs_measures_each_bs_against_its_own_single_device(tmp_path, capsys):
+    rows = [*MIXED, ("single", 1, "read", 4096, 1, 1, 1, False, 20.0), ("jbod", 2, "read", 4096, 2, 1, 1, False, 30.0)]
+    status, out, _ = analyze(capsys, table(tmp_path, rows=rows), "--reference", "jbod", "--by", "bs", "--format", "csv")
+    got = pd.read_csv(io.StringIO(out)).set_index(["layout", "rw", "bs"])
+    assert status == 0
+    assert got.loc[("jbod", "read", 4096), "efficiency"] == pytest.approx(30 / 40)  # not 30 / 200
+    assert got.loc[("jbod", "randread", 4096), "efficiency"] == pytest.approx(15 / 20)
+
+
+def _bad_rows(tmp_path, change: dict, name: str) -> Path:
+    frame = pd.DataFrame(ROWS, columns=COLUMNS).astype(object)
+    for (row, column), value in change.items():
+        frame.loc[row, column] = value
+    path = tmp_path / f"{name}.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize("change, words", [
+    ({(3, "bw_bytes"): "inf"}, ["inf", "row 3", "layout='jbod'"]),
+    ({(3, "bw_bytes"): 0}, ["0.0", "row 3", "moved no data"]),
+    ({(5, "rep"): 1}, ["repeating a point and rep", "layout='jbod'", "numjobs=8", "rep=1"]),
+    ({(2, "warmup"): ""}, ["warmup is neither true nor false", "row 2"]),
+])
+def test_bad_rows_are_refused_through_the_cli(tmp_path, capsys, change, words):
+    status, _, err = analyze(capsys, _bad_rows(tmp_path, change, "bad"), "--reference", "jbod")
+    assert status == 1 and all(w in err for w in words), err
+
+
+def test_an_empty_csv_a_string_rate_in_parquet_and_by_twice_are_clear_errors(tmp_path, capsys):
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    status, _, err = analyze(capsys, empty, "--reference", "jbod")
+    assert status == 1 and "empty.csv" in err and "is empty" in err
+    header = tmp_path / "header.csv"
+    header.write_text(",".join(COLUMNS) + "\n")
+    status, _, err = analyze(capsys, header, "--reference", "jbod")
+    assert status == 1 and "no measured rows (0 row(s)" in err
+    text = pd.DataFrame(ROWS, columns=COLUMNS).astype({"bw_bytes": str})
+    text.loc[4, "bw_bytes"] = "fast"
+    text.to_parquet(tmp_path / "text.parquet")
+    status, _, err = analyze(capsys, tmp_path / "text.parquet", "--reference", "jbod")
+    assert status == 1 and "'fast' at row 4" in err
+    status, _, err = analyze(capsys, table(tmp_path), "--reference", "jbod", "--by", "bs", "--by", "bs")
+    assert status == 1 and "'bs' given more than once" in err

@@ -8,33 +8,52 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from flashscale import cli
-from flashscale.system.commands import RecordingRunner
-from flashscale.system.devices import Mount, System
+from flashscale.system.commands import Completed, RecordingRunner
+from flashscale.system.devices import System
 from flashscale.errors import ConfigError, RefusedError
 from flashscale.arrays.testbed import TestBed
 
 ERASING = {"blkdiscard", "wipefs", "nvme"}
 
 
-class FakeMachine(System):
-    """sysfs, /proc and /dev under ``root``; every device is free and unsigned unless a test says otherwise."""
+@dataclass
+class Kernel(RecordingRunner):
+    """A RecordingRunner whose successful commands change the fake machine as the kernel would: ``losetup``
+    attaches and detaches loop devices in sysfs, ``mount`` / ``umount`` edit mountinfo, ``mdadm`` edits mdstat."""
 
-    def __init__(self, root: Path, md: bool = False, dm: bool = False):
-        runner = RecordingRunner(installed=frozenset({"mdadm", "lvm", "nvme"}))  # no udevadm: no settle
+    machine: "FakeMachine | None" = None
+
+    def run(self, argv, *, ok_codes=(0,), cgroup_procs=(), timeout=None) -> Completed:
+        done = super().run(argv, ok_codes=ok_codes, cgroup_procs=cgroup_procs, timeout=timeout)
+        return self.machine.obey(tuple(str(a) for a in argv)) or done
+
+
+class FakeMachine(System):
+    """sysfs, /proc and /dev under ``root``, read by System's own code; every device is free and unsigned unless a
+    test says otherwise. Only what roots cannot stand in for is answered here: block device nodes (``majmin``),
+    exclusive opens, ``blkid`` signatures and the paths of arrays the kernel made (``exists``)."""
+
+    def __init__(self, root: Path, md: bool = False, dm: bool = False, loop: bool = False):
+        runner = Kernel(installed=frozenset({"mdadm", "lvm", "nvme", "losetup"}))  # no udevadm: no settle
+        runner.machine = self
         super().__init__(sys=root / "sys", proc=root / "proc", dev=root / "dev", runner=runner)
         for folder in (self.sys / "class" / "block", self.sys / "block", self.proc / "self", self.dev / "mapper"):
             folder.mkdir(parents=True, exist_ok=True)
         (self.proc / "self" / "mountinfo").write_text("")
+        (self.proc / "self" / "status").write_text("Name:\tpython\nUid:\t0\t0\t0\t0\n")
         (self.proc / "swaps").write_text("Filename\tType\tSize\tUsed\tPriority\n")
         if md:
             (self.proc / "mdstat").write_text("Personalities : [raid0]\n")
         if dm:
             (self.dev / "mapper" / "control").write_text("")
+        if loop:
+            (self.dev / "loop-control").write_text("")
         self.sigs: dict[str, list[str]] = {}
         self.discard_zeroes = True
         self._minor = 0
@@ -60,16 +79,45 @@ class FakeMachine(System):
         self._make(self.sys / "devices" / "virtual" / "block" / disk / name, name, {"partition": number})
         return f"/dev/{name}"
 
-    def add_mount(self, source: str, mountpoint: str, fstype: str = "xfs", majmin: str = "0:50") -> None:
+    def add_mount(self, source: str, mountpoint: str, fstype: str = "xfs", majmin: str = "0:50",
+                  options: str = "rw") -> None:
         with open(self.proc / "self" / "mountinfo", "a") as fh:
-            fh.write(f"99 1 {majmin} / {mountpoint} rw,noatime - {fstype} {source} rw\n")
+            fh.write(f"99 1 {majmin} / {mountpoint} rw,noatime - {fstype} {source} {options}\n")
+
+    def cgroup(self, version: str, root: Path) -> Path:
+        """A cgroup hierarchy at ``root`` (a tmp folder) in the mount table: v1 with blkio, or v2 with io."""
+        root.mkdir(parents=True)
+        if version == "v1":
+            self.add_mount("cgroup", str(root), "cgroup", options="rw,blkio")
+        else:
+            (root / "cgroup.controllers").write_text("cpu io memory pids\n")
+            (root / "cgroup.subtree_control").write_text("io memory\n")
+            self.add_mount("cgroup2", str(root), "cgroup2")
+        return root
 
     def hold(self, name: str, holder: str) -> None:
         (self.node(name) / "holders" / holder).mkdir()
 
-    # ---- the kernel that obeys the recorded commands -------------------------------------------------------
-    def _history(self):
-        return self.runner.history
+    # ---- the kernel that obeys the commands ----------------------------------------------------------------
+    def obey(self, argv: tuple[str, ...]) -> Completed | None:
+        if argv[:3] == ("losetup", "--find", "--show"):
+            index = sum(1 for p in (self.sys / "block").iterdir() if p.name.startswith("loop"))
+            self.disk(f"loop{index}", dev=f"7:{index}", **{"loop/backing_file": argv[3]})
+            return Completed(argv, 0, f"/dev/loop{index}\n")
+        if argv[:2] == ("losetup", "--detach"):
+            loop = self.node(self.name_of(argv[2])) / "loop"
+            (loop / "backing_file").unlink()
+            loop.rmdir()
+        if argv[0] == "mount":
+            self.add_mount(argv[-2], argv[-1], argv[2], "0:77")
+        if argv[0] == "umount":
+            mountinfo = self.proc / "self" / "mountinfo"
+            lines = mountinfo.read_text().splitlines(keepends=True)
+            mountinfo.write_text("".join(line for line in lines if line.split()[4] != argv[1]))
+        if argv[0] == "mdadm" and (self.proc / "mdstat").exists():
+            (self.proc / "mdstat").write_text("Personalities : [raid0]\n" + "".join(
+                f"{Path(p).name} : active raid0\n" for p in self._made() if p.startswith("/dev/md/")))
+        return None
 
     def majmin(self, path: str) -> str:
         if not path.startswith("/dev/"):
@@ -83,23 +131,14 @@ class FakeMachine(System):
         return None
 
     def signatures(self, path: str) -> list[str]:
-        for argv in self._history():
+        for argv in self.runner.history:
             if argv[0] in ERASING and path in argv and (self.discard_zeroes or argv[1:] != (path,)):
                 return []
         return list(self.sigs.get(self.name_of(path), []))
 
-    def mounts(self) -> list[Mount]:
-        found = super().mounts()
-        for argv in self._history():
-            if argv[0] == "mount":
-                found.append(Mount("0:77", argv[-1], argv[2], argv[-2]))
-            if argv[0] == "umount":
-                found = [m for m in found if m.mountpoint != argv[1]]
-        return found
-
     def _made(self) -> set[str]:
         made = set()
-        for argv in self._history():
+        for argv in self.runner.history:
             if argv[:2] == ("mdadm", "--create"):
                 made.add(argv[2])
             if argv[:2] == ("mdadm", "--stop"):
@@ -109,12 +148,6 @@ class FakeMachine(System):
             if argv[0] == "lvremove":
                 made.discard(f"/dev/{argv[-1]}")
         return made
-
-    def mdstat(self) -> str | None:
-        if not (self.proc / "mdstat").exists():
-            return None
-        return "Personalities : [raid0]\n" + "".join(f"{Path(p).name} : active raid0\n" for p in self._made()
-                                                     if p.startswith("/dev/md/"))
 
     def exists(self, path: str) -> bool:
         return path in self._made() or (not path.startswith("/dev/") and os.path.lexists(path))
@@ -245,3 +278,17 @@ def test_a_test_bed_names_devices_by_identity_and_resolves_them_now(tmp_path, ma
     bed.write_text('devices:\n  - "eui:0025385b71b0ffff"\n')
     with pytest.raises(RefusedError, match="no block device has identity"):
         TestBed.load(bed).resolve(machine)
+
+
+def test_the_machine_probes_read_the_roots(machine, tmp_path):
+    assert machine.numa_nodes() == [0]  # no node/online: a machine without NUMA
+    (machine.sys / "devices" / "system" / "node").mkdir(parents=True)
+    (machine.sys / "devices" / "system" / "node" / "online").write_text("0-1,3\n")
+    assert machine.numa_nodes() == [0, 1, 3]
+    assert machine.euid() == 0 and machine.loop_support_problem().startswith("the kernel offers no ")
+    machine.add_mount("cgroup", "/sys/fs/cgroup/blkio", "cgroup", options="rw,blkio")
+    assert machine.mounted("/sys/fs/cgroup/blkio").options == "rw,blkio"
+    assert machine.free_bytes(tmp_path / "missing") is None and machine.free_bytes(tmp_path) > 0
+    assert machine.loop_backing("/dev/loop0") is None
+    assert machine.runner.run(["losetup", "--find", "--show", "/srv/a b.img"]).stdout == "/dev/loop0\n"
+    assert machine.loop_backing("/dev/loop0") == "/srv/a b.img" and machine.identity_of("loop0") == "loop:/srv/a b.img"

@@ -123,3 +123,37 @@ def test_run_keeps_job_file_and_refuses_to_overwrite_a_point(tmp_path):
                                   str(tmp_path / "p" / "job.fio"))
     with pytest.raises(FileExistsError):
         fio.run(job, tmp_path / "p", runner)
+
+
+def test_fio_s_own_steady_state_is_rendered_with_its_window_and_ramp():
+    text = fio.render(fio.FioJob("write", 4096, ("/m",), ss="iops_slope:0.3%", ss_dur_s=30, ss_ramp_s=5))
+    assert "steadystate=iops_slope:0.3%\nss_dur=30\nss_ramp=5\n" in text
+    assert "steadystate" not in fio.render(fio.FioJob("write", 4096, ("/m",)))
+
+
+@pytest.mark.parametrize("kwargs,named", [
+    ({"ss": "lat:1%", "ss_dur_s": 5}, "ss='lat:1%'"),
+    ({"ss": "bw:ten%", "ss_dur_s": 5}, "ss='bw:ten%'"),
+    ({"ss": "bw:10%"}, "needs ss_dur_s"),
+    ({"ss": "bw:10%", "ss_dur_s": 0}, "ss_dur_s=0"),
+    ({"ss": "bw:10%", "ss_dur_s": 5, "ss_ramp_s": -1}, "ss_ramp_s=-1"),
+])
+def test_bad_steady_state_options_are_named(kwargs, named):
+    with pytest.raises(ConfigError, match=named):
+        fio.FioJob("write", 4096, ("/m",), **kwargs)
+
+
+@pytest.mark.parametrize("name", ["steadystate_attained", "steadystate_not_attained"])
+def test_parse_reads_fio_s_steady_state_verdict(name):
+    data = fio.load_output(golden(name))
+    raw = data["jobs"][0]["steadystate"]
+    row = fio.parse(data)
+    assert row["ss_attained"] is bool(raw["attained"])
+    assert (row["ss"], row["ss_criterion"]) == (raw["ss"], raw["criterion"])
+    # attained, fio stops the job before its runtime; never attained, it runs it all (4 s)
+    assert (row["runtime_s"] < 4.0) is row["ss_attained"]
+
+
+def test_a_run_that_asked_for_no_steady_state_has_no_verdict():
+    row = fio.parse(fio.load_output(golden("write_1target")))
+    assert (row["ss_attained"], row["ss"], row["ss_criterion"]) == (None, None, None)

@@ -17,11 +17,11 @@ import pytest
 from flashscale import cli
 from flashscale.arrays import erase
 from flashscale.system.commands import RecordingRunner, Runner
-from flashscale.system.devices import Device, Mount, System, loop_backing_file
+from flashscale.system.devices import Device, Mount, System
 from flashscale.errors import ConfigError, RefusedError
 from flashscale.arrays.guard import Guard
 
-from conftest import sha256
+from conftest import loop_backing_file, sha256
 
 pytestmark = pytest.mark.root
 MiB = 2**20

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from flashscale.measure import fio, results
+from flashscale.measure import fio, raw, results
 from flashscale.analysis import latency
+from flashscale.analysis.core import measured
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -42,13 +43,13 @@ def test_details_reads_every_measured_run_beside_the_table_and_skips_warmups(tmp
     data = fio.load_output(text)
     rows = []
     for rep, warmup in ((0, True), (1, False), (2, False)):
-        raw = Path("raw") / f"rep{rep}"
-        (tmp_path / raw).mkdir(parents=True)
-        (tmp_path / raw / "fio.json").write_text(text)
+        folder = Path("raw") / f"rep{rep}"
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "fio.json").write_text(text)
         rows.append({"layout": "single", "devices": 1, "rw": "write", "bs": 1048576, "numjobs": 1, "iodepth": 1,
-                     "rep": rep, "warmup": warmup, "raw_dir": str(raw), **fio.parse(data)})
+                     "rep": rep, "warmup": warmup, "raw_dir": str(folder), **fio.parse(data)})
     table = results.to_frame(rows)
-    got = latency.details(tmp_path, table)
+    got = latency.details(raw.fio_outputs(tmp_path, measured(table)))
     assert list(got["rep"]) == [1, 2]
     assert got["clat_p99_ns"].tolist() == [fio.parse(data)["clat_p99_ns"]] * 2
     points = latency.by_point(got)

@@ -15,13 +15,13 @@ from flashscale import cli
 from flashscale.arrays import layouts
 from flashscale.system import reap
 from flashscale.system.commands import Runner
-from flashscale.system.devices import System, loop_backing_file
+from flashscale.system.devices import System
 from flashscale.arrays.emulated import ArraySpec, EmulatedArray
 from flashscale.errors import RefusedError, UnsupportedError
 from flashscale.arrays.layouts import Options
 from flashscale.system.teardown import Teardown
 
-from conftest import mounts_under, sha256
+from conftest import loop_backing_file, mounts_under, sha256
 from test_guard_loop import MiB, Loops, sh
 
 pytestmark = pytest.mark.root
@@ -46,7 +46,7 @@ def mount_options(target: str) -> set[str]:
 
 def test_jbod_with_ext4_and_mount_options_is_built_and_torn_down(loops, tmp_path):
     devices = [loops.make(), loops.make()]
-    teardown = Teardown(tmp_path / "manifest.json")
+    teardown = Teardown(tmp_path / "manifest.json", Runner(), System())
     layout = layouts.build("jbod", devices, Runner(), teardown, confirm=confirm(devices),
                            options=Options(fs="ext4", mount_options="noatime,nodiratime,nodelalloc"))
     assert layout.backend == "loop" and layout.devices == 2 and len(layout.targets) == 2
@@ -61,7 +61,7 @@ def test_jbod_with_ext4_and_mount_options_is_built_and_torn_down(loops, tmp_path
 
 def test_xfs_stripe_geometry_comes_from_the_layout(loops, tmp_path):
     device = loops.make(2**30, fill=False)
-    teardown = Teardown(tmp_path / "manifest.json")
+    teardown = Teardown(tmp_path / "manifest.json", Runner(), System())
     try:
         layout = layouts.build("single", [device], Runner(), teardown, confirm=device.id,
                                options=Options(stripe_single=True, chunk_bytes=256 * 2**10))
@@ -73,7 +73,7 @@ def test_xfs_stripe_geometry_comes_from_the_layout(loops, tmp_path):
 
 def test_btrfs_raid10_over_four_devices(loops, tmp_path):
     devices = [loops.make(128 * MiB, fill=False) for _ in range(4)]
-    teardown = Teardown(tmp_path / "manifest.json")
+    teardown = Teardown(tmp_path / "manifest.json", Runner(), System())
     try:
         layout = layouts.build("btrfs-raid10", devices, Runner(), teardown, confirm=confirm(devices))
         assert "Data, RAID10" in sh("btrfs", "filesystem", "df", layout.targets[0])
@@ -89,7 +89,7 @@ def test_md_and_lvm_stop_before_touching_anything_on_this_kernel(loops, tmp_path
         pytest.skip(f"this machine can build {name}: the refusal cannot be shown here")
     devices = [loops.make(), loops.make()]
     before = [sha256(d.path) for d in devices]
-    teardown = Teardown(tmp_path / "manifest.json")
+    teardown = Teardown(tmp_path / "manifest.json", Runner(), System())
     runner = Runner()
     try:
         with pytest.raises(UnsupportedError, match="cannot run here: (the kernel has no (md driver|device-mapper)"
@@ -105,7 +105,7 @@ def test_an_existing_mount_point_keeps_everything_but_our_own_directory(tmp_path
     shared.mkdir()
     (shared / "results.txt").write_text("someone else's")
     (shared / "flashscale-t0.0.0").write_text("named like ours, but not in our directory")
-    teardown = Teardown(tmp_path / "manifest.json")
+    teardown = Teardown(tmp_path / "manifest.json", Runner(), System())
     layout = layouts.use_directory(shared, teardown, count=2)
     for target in layout.targets:
         (Path(target) / "flashscale-t0.0.0").write_bytes(b"fio data")
@@ -118,7 +118,7 @@ def test_the_emulated_arrays_layouts_go_through_the_guard(tmp_path):
     with EmulatedArray(spec) as array:
         ours = [d.path for d in array.devices]
         for name in ("jbod", "btrfs-raid0"):
-            teardown = Teardown(tmp_path / f"{name}.json")
+            teardown = Teardown(tmp_path / f"{name}.json", Runner(), System())
             try:
                 if name == "btrfs-raid0":  # jbod left xfs behind: unless the devices are claimed, the guard refuses
                     with pytest.raises(RefusedError, match="xfs signature the plan did not say to wipe"):
@@ -127,7 +127,7 @@ def test_the_emulated_arrays_layouts_go_through_the_guard(tmp_path):
             finally:
                 teardown.close()
         with pytest.raises(RefusedError, match="not confirmed"):
-            layouts.build("single", array.devices, Runner(), Teardown(tmp_path / "x.json"),
+            layouts.build("single", array.devices, Runner(), Teardown(tmp_path / "x.json", Runner(), System()),
                           confirm=array.devices[0].id)
 
 
@@ -139,8 +139,8 @@ from flashscale.system.commands import Runner
 from flashscale.system.devices import System
 from flashscale.system.teardown import Teardown
 devices = [System().identify(p) for p in sys.argv[2:]]
-layouts.build("jbod", devices, Runner(), Teardown(Path(sys.argv[1])), confirm=[d.id for d in devices],
-              options=layouts.Options(fs="ext4"))
+layouts.build("jbod", devices, Runner(), Teardown(Path(sys.argv[1]), Runner(), System()),
+              confirm=[d.id for d in devices], options=layouts.Options(fs="ext4"))
 print("ready", flush=True)
 time.sleep(600)
 """

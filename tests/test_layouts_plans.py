@@ -96,7 +96,7 @@ def test_single_jbod_and_btrfs_plans(machine):
 
 
 def test_build_md_raid0_runs_exactly_erase_plus_plan_and_tears_down_exactly(machine, tmp_path):
-    teardown = Teardown(tmp_path / "manifest.json")
+    teardown = Teardown(tmp_path / "manifest.json", machine.runner, machine)
     devices = four(machine)
     layout = layouts.build("md-raid0", devices, machine.runner, teardown, confirm=[d.id for d in devices],
                            system=machine)
@@ -119,7 +119,7 @@ def test_build_md_raid0_runs_exactly_erase_plus_plan_and_tears_down_exactly(mach
 
 
 def test_build_lvm_tears_down_lv_vg_and_pvs_in_reverse(machine, tmp_path):
-    teardown = Teardown(tmp_path / "manifest.json")
+    teardown = Teardown(tmp_path / "manifest.json", machine.runner, machine)
     devices = four(machine)[:2]
     layouts.build("lvm-striped", devices, machine.runner, teardown, confirm=[d.id for d in devices], system=machine)
     built = len(machine.runner.history)
@@ -136,7 +136,7 @@ def test_without_md_or_device_mapper_the_layout_stops_before_touching_anything(t
     machine = FakeMachine(tmp_path / "machine", md=need != "md", dm=need != "dm")
     machine.disk("nvme0n1", eui="0025385b71b00000")
     devices = [machine.identify("/dev/nvme0n1")]
-    teardown = Teardown(tmp_path / "manifest.json")
+    teardown = Teardown(tmp_path / "manifest.json", machine.runner, machine)
     with pytest.raises(UnsupportedError, match=f"layout '{name}'.*{what}.*nothing was touched"):
         layouts.build(name, devices, machine.runner, teardown, confirm=devices[0].id, system=machine)
     assert machine.runner.history == [] and teardown.entries == []
@@ -146,14 +146,14 @@ def test_without_mdadm_installed_the_layout_says_so(machine, tmp_path):
     machine.runner.installed = frozenset()
     devices = four(machine)
     with pytest.raises(UnsupportedError, match="mdadm is not installed"):
-        layouts.build("md-raid0", devices, machine.runner, Teardown(tmp_path / "m.json"),
+        layouts.build("md-raid0", devices, machine.runner, Teardown(tmp_path / "m.json", machine.runner, machine),
                       confirm=[d.id for d in devices], system=machine)
     assert machine.runner.history == []
 
 
 def test_build_refuses_without_a_confirmation(machine, tmp_path):
     with pytest.raises(RefusedError, match="no confirmation given"):
-        layouts.build("jbod", four(machine), machine.runner, Teardown(tmp_path / "m.json"), system=machine)
+        layouts.build("jbod", four(machine), machine.runner, Teardown(tmp_path / "m.json", machine.runner, machine), system=machine)
     assert machine.runner.history == []
 
 
@@ -185,7 +185,7 @@ def test_every_step_of_a_plan_is_checked_before_it_is_recorded_or_run(machine, t
 
     campaign = four(machine)[:1]
     guard = Guard(campaign, campaign[0].id, system=machine)
-    teardown = Teardown(tmp_path / "manifest.json")
+    teardown = Teardown(tmp_path / "manifest.json", machine.runner, machine)
     steps = [Step(("mkfs.xfs", "-q", "/dev/nvme0n1"), writes=("/dev/nvme0n1",)),
              Step(("mdadm", "--create", "/dev/md/x", "/dev/nvme1n1"), writes=("/dev/nvme1n1",), creates="md",
                   details={"path": "/dev/md/x", "members": []})]

@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
 
-from flashscale.measure import fio
-from flashscale.analysis import metadata
+from flashscale.measure import fio, raw
+from flashscale.analysis import findings, metadata
+from flashscale.publish import records
 from flashscale.system.commands import Runner
 from flashscale.errors import AnalysisError, ConfigError
 from flashscale.measure.sweep import Sweep
@@ -124,27 +126,27 @@ def _campaign(tmp_path: Path, runs: dict[str, dict]) -> pd.DataFrame:
     """A campaign directory whose raw runs hold the given fio outputs; its table."""
     rows = []
     for engine, data in runs.items():
-        raw = Path("raw") / "single" / engine / "rep0"
-        (tmp_path / raw).mkdir(parents=True)
-        (tmp_path / raw / "fio.json").write_text(json.dumps(data))
+        run_dir = Path("raw") / "single" / engine / "rep0"
+        (tmp_path / run_dir).mkdir(parents=True)
+        (tmp_path / run_dir / "fio.json").write_text(json.dumps(data))
         rows.append({"layout": "single", "devices": 1, "rw": engine, "bs": 4096, "numjobs": 3, "iodepth": 1,
-                     "nrfiles": 200, "rep": 0, "warmup": False, "bw_bytes": 1.0, "raw_dir": str(raw)})
+                     "nrfiles": 200, "rep": 0, "warmup": False, "bw_bytes": 1.0, "raw_dir": str(run_dir)})
     return pd.DataFrame(rows)
 
 
 def test_details_and_the_rate_table_from_a_campaigns_raw_runs(tmp_path):
     table = _campaign(tmp_path, {engine: golden(engine) for engine in ENGINES})
-    rows = metadata.details(tmp_path, table)
+    rows = metadata.details(raw.fio_outputs(tmp_path, table))
     assert list(rows["op"]) == ["create", "stat", "remove"] and rows["complete"].all()
     assert set(rows["files"]) == {600}
     points = metadata.by_files(rows)
     wide = metadata.rate_table(points)
     assert list(wide.columns) == ["create", "stat", "remove"]
     assert wide.iloc[0]["stat"] == golden("filestat")["jobs"][0]["read"]["iops"]
-    said = metadata.sentences(points)
+    said = findings.metadata_sentences(points)
     assert "Every run operated on exactly its files" in " ".join(said)
     assert any(s.startswith("With 600 files, removes run") for s in said)
-    numbers = metadata.record_numbers(points)
+    numbers = records.metadata(SimpleNamespace(backend="directory", notes=[]), rows, ["create"], points)
     assert numbers["complete"] == {f"single/{op}/nj3/600": True for op in ("create", "stat", "remove")}
     assert set(numbers["headline"]) == {f"{op}s/s (600 files)" for op in ("create", "stat", "remove")}
     json.dumps(numbers)  # plain JSON for report.record
@@ -153,20 +155,20 @@ def test_details_and_the_rate_table_from_a_campaigns_raw_runs(tmp_path):
 def test_a_run_that_missed_files_or_came_from_another_engine_is_named(tmp_path):
     short = golden("filecreate")
     short["jobs"][0]["write"]["total_ios"] = 599
-    rows = metadata.details(tmp_path, _campaign(tmp_path, {"filecreate": short}))
+    rows = metadata.details(raw.fio_outputs(tmp_path, _campaign(tmp_path, {"filecreate": short})))
     assert not rows["complete"].iloc[0]
     assert "1 point(s) did not count nrfiles x numjobs operations: create 600" in " ".join(
-        metadata.sentences(metadata.by_files(rows)))
+        findings.metadata_sentences(metadata.by_files(rows)))
     table = _campaign(tmp_path / "other", {"filestat": golden("filedelete")})
     with pytest.raises(AnalysisError, match="run by ioengine 'filedelete', not 'filestat'"):
-        metadata.details(tmp_path / "other", table)
+        metadata.details(raw.fio_outputs(tmp_path / "other", table))
 
 
 def test_short_runs_are_called_coarse_and_ops_are_checked():
     points = pd.DataFrame([{"layout": "single", "devices": 1, "op": "stat", "numjobs": 1, "nrfiles": 100,
                             "files": 100, "rate": 50_000.0, "latency_rate": 100_000.0, "complete": True,
                             "runtime_ms": 2.0, "resolution": 0.5}])
-    said = metadata.sentences(points)
+    said = findings.metadata_sentences(points)
     assert "1 point(s) ran for under 50 ms" in said[-1] and "stat 100 files in 2 ms" in said[-1]
     assert "takes 50% to 50% of the time per file" in " ".join(said)
     assert metadata.sweep_fields(["create", "remove"], [10]) == {"rw": ("filecreate", "filedelete"),

@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from flashscale import cli
-from flashscale.system import reap
+from flashscale.system import reap, undo
 from flashscale.errors import ConfigError
 
 from test_devices import FakeMachine
@@ -78,7 +78,7 @@ def test_an_unknown_kind_is_never_guessed_at(tmp_path):
     [outcome] = reap.reap([manifest])
     assert outcome.state == "left-behind" and "manifest kind 'zpool' is unknown" in outcome.problems[0]
     with pytest.raises(ConfigError):
-        reap.undo("zpool", {}, None, None)
+        undo.undo("zpool", {}, None, None)
 
 
 def test_a_missing_or_foreign_manifest_is_named(tmp_path):

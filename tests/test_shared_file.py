@@ -7,12 +7,14 @@ import json
 import math
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
 
-from flashscale.measure import fio
-from flashscale.analysis import shared_file
+from flashscale.measure import fio, raw
+from flashscale.analysis import findings, shared_file
+from flashscale.publish import records
 from flashscale.system.commands import Runner
 from flashscale.errors import AnalysisError, ConfigError
 from flashscale.measure.sweep import Sweep
@@ -78,14 +80,21 @@ def _campaign(folder: Path, runs: list[dict]) -> pd.DataFrame:
     the table ``run_variants`` would return for them."""
     rows = []
     for i, run in enumerate(runs):
-        raw = Path("raw") / run["layout"] / f"p{i}" / "rep0"
-        (folder / run["variant"] / raw).mkdir(parents=True)
-        (folder / run["variant"] / raw / "fio.json").write_text(json.dumps({"global options": {"size": str(64 * MIB)},
-                                                                            "jobs": []}))
-        (folder / run["variant"] / raw / "env.json").write_text(json.dumps({"targets": ["/t"] * run.pop("targets")}))
+        run_dir = Path("raw") / run["layout"] / f"p{i}" / "rep0"
+        (folder / run["variant"] / run_dir).mkdir(parents=True)
+        (folder / run["variant"] / run_dir / "fio.json").write_text(
+            json.dumps({"global options": {"size": str(64 * MIB)}, "jobs": []}))
+        (folder / run["variant"] / run_dir / "env.json").write_text(
+            json.dumps({"targets": ["/t"] * run.pop("targets")}))
         rows.append({"devices": 2, "bs": MIB, "numjobs": 2, "iodepth": 1, "rep": 0, "warmup": False,
-                     "backend": "loop", "cap_bps": 100e6, "io_bytes": 2 * 64 * MIB, "raw_dir": str(raw), **run})
+                     "backend": "loop", "cap_bps": 100e6, "io_bytes": 2 * 64 * MIB, "raw_dir": str(run_dir), **run})
     return pd.DataFrame(rows)
+
+
+def _details(folder: Path, table: pd.DataFrame) -> pd.DataFrame:
+    """``shared_file.details`` of what ``raw`` reads for ``table``'s runs under ``folder/<variant>/``."""
+    return shared_file.details(raw.fio_outputs(folder, table, within="variant"),
+                               raw.run_environments(folder, table, within="variant"))
 
 
 def test_each_mode_is_held_to_the_caps_of_the_devices_its_files_reach(tmp_path):
@@ -98,7 +107,7 @@ def test_each_mode_is_held_to_the_caps_of_the_devices_its_files_reach(tmp_path):
         dict(variant="n-to-1", layout="mounted", rw="read", targets=1, bw_bytes=300e6, runtime_s=0.4,
              backend="mounted"),
     ])
-    rows = shared_file.details(tmp_path, table).set_index(["variant", "layout"])
+    rows = _details(tmp_path, table).set_index(["variant", "layout"])
     assert rows["bytes_ok"].all() and set(rows["expected_bytes"]) == {2 * 64 * MIB}
     assert rows.loc[("n-to-1", "jbod"), "reach_devices"] == 1 and rows.loc[("n-to-n", "jbod"), "reach_devices"] == 2
     assert rows.loc[("n-to-1", "jbod"), "ceiling_bytes"] == 100e6
@@ -107,17 +116,20 @@ def test_each_mode_is_held_to_the_caps_of_the_devices_its_files_reach(tmp_path):
     assert rows.loc[("n-to-1", "mounted"), "within_caps"]
     assert not rows.loc[("n-to-1", "btrfs-raid0"), "within_caps"]  # 0.4 s < 0.671 s - 0.1 s
     assert rows.drop(("n-to-1", "btrfs-raid0"))["within_caps"].all()
-    points = shared_file.summary(shared_file.details(tmp_path, table))
+    points = shared_file.summary(_details(tmp_path, table))
     against = shared_file.versus(points).set_index("layout")
     assert against.loc["jbod", "ratio"] == 0.5 and against.loc["jbod", "cost"] == 0.5
     assert against.loc["btrfs-raid0", "ratio"] == 1.3
-    said = " ".join(shared_file.sentences(points, against.reset_index()))
+    said = " ".join(findings.shared_file_sentences(points, against.reset_index()))
     assert "jbod read, 2 job(s): N-to-1 moves 100 MB/s and N-to-N 200 MB/s: one shared file costs 50%." in said
     assert "N-to-1 on jbod with 2 job(s): its files reach 1 of 2 device(s), 100 MB/s of caps; read 100 MB/s " \
            "(100%)." in said
     assert "1 point(s) beat their caps by more than one throttle slice: N-to-1 btrfs-raid0 read." in said
     assert "N-to-1 on mounted with 2 job(s) uses 1 of 1 target(s), with no cap: read 300 MB/s." in said
-    numbers = shared_file.record_numbers(points, against.reset_index())
+    support = pd.DataFrame({"layout": ["md-raid0"], "supported": [False], "missing": ["mdadm"]})
+    numbers = records.shared_file(SimpleNamespace(backend="loop", notes=[]), table, 64 * MIB, support, points,
+                                  against.reset_index())
+    assert numbers["unsupported"] == {"md-raid0": "mdadm"} and numbers["runs"] == 5
     assert numbers["reach_devices"]["n-to-1"]["jbod/read/nj2"] == 1.0
     assert numbers["headline"]["N-to-1 jbod read"] == "100 MB/s (50% of N-to-N)"
     json.dumps(numbers)
@@ -126,9 +138,9 @@ def test_each_mode_is_held_to_the_caps_of_the_devices_its_files_reach(tmp_path):
 def test_bytes_short_of_the_expected_are_named_and_a_table_without_modes_is_refused(tmp_path):
     table = _campaign(tmp_path, [dict(variant="n-to-1", layout="jbod", rw="write", targets=2, bw_bytes=100e6,
                                       runtime_s=1.4, io_bytes=64 * MIB)])
-    points = shared_file.summary(shared_file.details(tmp_path, table))
+    points = shared_file.summary(_details(tmp_path, table))
     assert not points["bytes_ok"].iloc[0]
-    assert "1 point(s) did not move numjobs x size bytes: N-to-1 jbod write." in shared_file.sentences(
+    assert "1 point(s) did not move numjobs x size bytes: N-to-1 jbod write." in findings.shared_file_sentences(
         points, shared_file.versus(points))
     with pytest.raises(AnalysisError, match="no variant column"):
-        shared_file.details(tmp_path, table.drop(columns="variant"))
+        _details(tmp_path, table.drop(columns="variant"))

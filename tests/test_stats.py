@@ -86,15 +86,50 @@ def test_summary_intervals_by_hand(results):
     assert jbod["efficiency"] == pytest.approx(195 / 210)
     assert jbod["efficiency_lo"] == pytest.approx((195 - H) / (2 * (105 + H)))
     assert jbod["efficiency_hi"] == pytest.approx((195 + H) / (2 * (105 - H)))
-    # tax 1 - 185 / 195 = 0.0513; lo = 1 - (185 + H) / (195 - H) < 0 < hi = 1 - (185 - H) / (195 + H): noise
+    # tax 1 - 185 / 195 = 0.0513, tested on the logs: difference of mean logs d, pooled s over 4 degrees of freedom
+    btrfs_logs, jbod_logs = np.log([180.0, 190.0, 185.0]), np.log([190.0, 200.0, 195.0])
+    d = btrfs_logs.mean() - jbod_logs.mean()
+    se = np.sqrt((btrfs_logs.var(ddof=1) + jbod_logs.var(ddof=1)) / 2 * (2 / 3))
+    half = 2.7764451051977987 * se  # t quantile 0.975 with 4 degrees of freedom (tables: 2.776)
     assert btrfs["tax"] == pytest.approx(1 - 185 / 195)
-    assert btrfs["tax_lo"] == pytest.approx(1 - (185 + H) / (195 - H))
-    assert btrfs["tax_hi"] == pytest.approx(1 - (185 - H) / (195 + H))
-    assert btrfs["tax_verdict"] == "noise"
+    assert btrfs["tax_lo"] == pytest.approx(1 - np.exp(d + half))
+    assert btrfs["tax_hi"] == pytest.approx(1 - np.exp(d - half))
+    assert btrfs["tax_lo"] < 0 < btrfs["tax_hi"] and btrfs["tax_p"] > 0.05 and btrfs["tax_verdict"] == "noise"
+    assert (btrfs["best_reps"], btrfs["reference_reps"]) == (3, 3)
     # the reference against itself, and the baseline point against itself, are exact
     assert (jbod["tax_lo"], jbod["tax_hi"], jbod["tax_verdict"]) == (0.0, 0.0, "reference")
     assert (single["efficiency_lo"], single["efficiency_hi"]) == (1.0, 1.0)
     assert single["tax_verdict"] == "unknown"  # no jbod at 1 device
+
+
+def _simulated(rng: np.random.Generator, tax: float, draws: int, noise: float = 0.02, reps: int = 3) -> pd.DataFrame:
+    """One independent draw per device count (2 ... draws + 1): jbod at 1000 MB/s and btrfs at 1000 (1 - tax),
+    each repetition times a Gaussian (1 + noise) factor; a single-device baseline."""
+    rows = _rows("single", 1, [500.0] * reps)
+    for devices in range(2, draws + 2):
+        for layout, level in (("jbod", 1000.0), ("btrfs", 1000.0 * (1 - tax))):
+            rows += _rows(layout, devices, level * (1 + noise * rng.standard_normal(reps)))
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("tax, verdicts, least", [(0.08, {"tax"}, 0.90), (0.0, {"noise"}, 0.90)])
+def test_verdicts_keep_their_promise_on_simulated_tables(tax, verdicts, least):
+    """2% noise, 3 repetitions, 200 draws: a real 8% tax is called a tax in >= 90% (the test's power is ~95%);
+    no tax is called a tax or a gain in <= 10% (~5% expected at 95%)."""
+    out = summary_intervals(_simulated(np.random.default_rng(10), tax, 200), reference="jbod")
+    btrfs = out[out["layout"] == "btrfs"]
+    assert len(btrfs) == 200
+    assert btrfs["tax_verdict"].isin(verdicts).mean() >= least
+    assert set(btrfs["tax_verdict"]) <= {"tax", "gain", "noise"}
+
+
+def test_the_interval_overlap_rule_would_have_missed_the_tax():
+    """The same 8% tax: most draws have overlapping 95% t intervals, which the old rule called noise."""
+    out = summary_intervals(_simulated(np.random.default_rng(11), 0.08, 200), reference="jbod")
+    btrfs = out[out["layout"] == "btrfs"].reset_index(drop=True)
+    jbod = out[out["layout"] == "jbod"].reset_index(drop=True)
+    overlap = btrfs["best_bw_bytes_hi"] >= jbod["best_bw_bytes_lo"]
+    assert overlap.mean() > 0.25 and (btrfs.loc[overlap, "tax_verdict"] == "tax").mean() > 0.8
 
 
 @pytest.mark.parametrize("btrfs, verdict", [([185.0, 185.1, 184.9], "tax"), ([205.0, 205.1, 204.9], "gain")])
@@ -112,12 +147,23 @@ def test_one_repetition_gives_unknown_not_a_number():
     assert out.loc["btrfs", "tax"] == pytest.approx(1 - 180 / 190)  # the point estimate is still there
 
 
-def test_summary_intervals_bootstrap_narrower_than_t(results):
+def test_summary_intervals_bootstrap_narrower_than_t_and_the_tax_test_the_same(results):
     t = summary_intervals(results, reference="jbod").set_index("layout")
     boot = summary_intervals(results, reference="jbod", method="bootstrap").set_index("layout")
-    t_width = t.loc["btrfs", "tax_hi"] - t.loc["btrfs", "tax_lo"]
-    boot_width = boot.loc["btrfs", "tax_hi"] - boot.loc["btrfs", "tax_lo"]
+    t_width = t.loc["btrfs", "best_bw_bytes_hi"] - t.loc["btrfs", "best_bw_bytes_lo"]
+    boot_width = boot.loc["btrfs", "best_bw_bytes_hi"] - boot.loc["btrfs", "best_bw_bytes_lo"]
     assert 0 < boot_width < t_width
+    assert boot.loc["btrfs", "tax_p"] == t.loc["btrfs", "tax_p"]  # the method of the point intervals only
+
+
+def test_runs_too_short_and_precondition_rows_are_not_repetitions(results):
+    frame = results.assign(too_short=False, phase="measure")
+    extra = pd.DataFrame(_rows("btrfs", 2, [900.0], numjobs=2)).assign(rep=7, too_short=True, phase="measure")
+    pre = pd.DataFrame(_rows("btrfs", 2, [5.0], numjobs=2)).assign(rep=8, too_short=False, phase="precondition")
+    out = summary_intervals(pd.concat([frame, extra, pre], ignore_index=True), reference="jbod")
+    btrfs = out.set_index("layout").loc["btrfs"]
+    assert btrfs["best_reps"] == 3 and btrfs["best_bw_bytes"] == pytest.approx(185 * MB)
+    assert repetition_stats(pd.concat([frame, extra, pre])).set_index("layout").loc["btrfs", "reps"] == 3
 
 
 @pytest.mark.parametrize("kwargs, word", [({"confidence": 1.0}, "1.0"), ({"method": "jackknife"}, "'jackknife'")])

@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from flashscale import cli, execute, studies
-from flashscale.analysis import compare, tables, timeseries
-from flashscale.measure import fio
+from flashscale.analysis import compare, core, findings, layout_tax, timeseries
+from flashscale.measure import fio, raw
 from flashscale.publish import report
 from flashscale.errors import ConfigError
 from flashscale.measure.sweep import Sweep
@@ -169,7 +169,7 @@ def test_series_sums_the_jobs_of_a_run_per_interval(tmp_path):
     (run / "bw_bw.2.log").write_text("251, 1000, 0, 0, 0\n499, 3000, 0, 0, 0\n752, 500, 0, 0, 0\n")
     frame = pd.DataFrame([{"layout": "jbod", "devices": 2, "rw": "read", "bs": 4096, "numjobs": 2, "iodepth": 1,
                            "rep": 1, "warmup": False, "bw_bytes": 1.0, "raw_dir": "raw/r"}])
-    over = timeseries.series(tmp_path, frame, 250)
+    over = timeseries.series(raw.bw_logs(tmp_path, frame), 250)
     assert list(over["bw_bytes"]) == [2000 * 1024, 4000 * 1024, 1000 * 1024]
     assert list(over["time_s"]) == [0.25, 0.5, 0.75]
     assert timeseries.stability(over)["mean"].iloc[0] == 4000 * 1024  # first and last intervals left out
@@ -184,13 +184,13 @@ def test_per_point_efficiency_tax_by_threads_and_the_winner():
     frame = _frame([("jbod", 2, "read", 2**20, 1, 1, 100.0), ("jbod", 2, "read", 2**20, 2, 1, 200.0),
                     ("btrfs-raid0", 2, "read", 2**20, 1, 1, 180.0), ("btrfs-raid0", 2, "read", 2**20, 2, 1, 190.0)])
     base = pd.DataFrame({"rw": ["read"], "baseline_bw_bytes": [100.0]})
-    assert list(tables.point_efficiency(frame, base)["efficiency"]) == [0.9, 0.95, 0.5, 1.0]
-    taxes = tables.tax_by_threads(frame, "jbod")
+    assert list(core.point_efficiency(frame, base)["efficiency"]) == [0.9, 0.95, 0.5, 1.0]
+    taxes = layout_tax.tax_by_threads(frame, "jbod")
     raid = taxes[taxes["layout"] == "btrfs-raid0"]
     assert list(raid["tax"]) == pytest.approx([-0.8, 0.05])
-    check = tables.consistency(taxes).set_index("layout")
+    check = layout_tax.consistency(taxes).set_index("layout")
     assert check.loc["btrfs-raid0", "tax_spread"] == pytest.approx(0.85)
-    won = tables.winners(tables.layout_summary(frame, base, "jbod"))
+    won = layout_tax.winners(core.summarize(frame, "jbod", base=base))
     assert won.iloc[0]["winner"] == "jbod" and won.iloc[0]["margin"] == pytest.approx(200 / 190 - 1)
 
 
@@ -202,8 +202,8 @@ def test_side_by_side_puts_sources_in_columns(tmp_path):
     earlier = tmp_path / "a.20250101T000000Z"  # an earlier run, renamed: not read unless named
     earlier.mkdir()
     _frame([("jbod", 2, "read", 2**20, 1, 1, 999.0)]).to_parquet(earlier / "results.parquet")
-    frame, where = compare.gather([tmp_path, tmp_path / "missing"], skip_missing=True)
+    frame, where = raw.gather([tmp_path, tmp_path / "missing"], skip_missing=True)
     wide = compare.side_by_side(frame)
     assert list(wide.columns) == [f"{tmp_path.name}/a", f"{tmp_path.name}/b"]
     assert compare.relative_to(wide).iloc[0].tolist() == [1.0, 1.5]
-    assert "50% above" in compare.sentences(wide)[0]
+    assert "50% above" in findings.comparison_sentences(wide)[0]

@@ -9,7 +9,7 @@ from flashscale.measure.sweep import Sweep
 
 def test_the_count_is_the_product_of_the_axes_times_the_runs_per_point():
     sweep = Sweep(rw=["write", "read"], bs=[4096, 2**20, 2**24], numjobs=[1, 2, 4, 8], iodepth=[1, 32],
-                  repetitions=3)
+                  repetitions=3, warmup=True)
     assert len(sweep.points()) == 2 * 3 * 4 * 2
     assert sweep.reps() == [(0, True), (1, False), (2, False), (3, False)]
     assert sweep.runs() == 48 * 4
@@ -22,6 +22,13 @@ def test_points_keep_the_declared_order_rw_outermost():
 
 def test_without_warmup_every_run_is_measured():
     assert Sweep(repetitions=2, warmup=False).reps() == [(0, False), (1, False)]
+    assert Sweep(repetitions=2).reps() == [(0, False), (1, False)]  # preconditioned: no warm-up by default
+
+
+@pytest.mark.parametrize("flag", ["precondition", "warmup"])
+def test_flags_are_true_or_false(flag):
+    with pytest.raises(ConfigError, match=f"{flag}='yes'"):
+        Sweep(**{flag: "yes"})
 
 
 @pytest.mark.parametrize("kwargs,named", [
@@ -42,3 +49,21 @@ def test_jobs_carry_the_sweep_settings():
                                                        ("/m/0",))
     assert (job.runtime_s, job.ramp_s, job.size, job.numjobs, job.iodepth) == (7, 2, 2**27, 3, 16)
     assert job.point == "read-bs4096-nj3-qd16"
+
+
+def test_fio_s_steady_state_goes_to_every_measured_job_and_is_checked():
+    sweep = Sweep(ss="bw:10%", ss_dur_s=4, ss_ramp_s=1)
+    job = sweep.job(sweep.points()[0], ("/m",))
+    assert (job.ss, job.ss_dur_s, job.ss_ramp_s) == ("bw:10%", 4, 1)
+    with pytest.raises(ConfigError, match="ss='bw 10'"):
+        Sweep(ss="bw 10", ss_dur_s=4)
+
+
+@pytest.mark.parametrize("kwargs,named", [
+    ({"rounds_max": 4}, "rounds_max=4"),
+    ({"steady_rounds": "yes"}, "steady_rounds='yes'"),
+    ({"steady_rounds": True, "precondition": False}, "needs precondition=True"),
+])
+def test_rounds_are_checked(kwargs, named):
+    with pytest.raises(ConfigError, match=named):
+        Sweep(**kwargs)

@@ -1,59 +1,108 @@
-"""Teardown undoes in reverse, keeps going past failures, retries while busy, and keeps its manifest honest."""
+"""Teardown records a kind and its details, undoes in reverse through the one undo of each kind, verifies it, keeps
+going past failures, retries while busy, and keeps its manifest honest. Run on the fake machine of test_devices."""
 from __future__ import annotations
 
 import json
+import os
+from dataclasses import dataclass
 
 import pytest
 
-from flashscale.errors import CommandError, FlashscaleError
+from flashscale.errors import CommandError, ConfigError, FlashscaleError
+from flashscale.system.commands import Completed, RecordingRunner
 from flashscale.system.teardown import Teardown
 
+from test_devices import FakeMachine, Kernel
 
-def test_undo_runs_last_first_and_the_manifest_goes_when_all_is_undone(tmp_path):
-    done = []
-    teardown = Teardown(tmp_path / "m.json")
-    for name in ("dir", "file", "loop", "mount"):
-        teardown.record(name, lambda n=name: done.append(n), path=f"/x/{name}")
-    assert [e["kind"] for e in json.loads((tmp_path / "m.json").read_text())["created"]] == ["dir", "file", "loop",
-                                                                                             "mount"]
+
+@pytest.fixture
+def machine(tmp_path) -> FakeMachine:
+    m = FakeMachine(tmp_path / "machine")
+    for name in ("a", "b"):
+        m.add_mount("tmpfs", f"/mnt/{name}", "tmpfs")
+    return m
+
+
+def test_undo_runs_last_first_and_the_manifest_goes_when_all_is_undone(machine, tmp_path):
+    teardown = Teardown(tmp_path / "m.json", machine.runner, machine)
+    outer, inner = tmp_path / "outer", tmp_path / "outer" / "inner"
+    for kind, path in (("dir", outer), ("mount", "/mnt/a"), ("dir", inner), ("mount", "/mnt/b")):
+        teardown.record(kind, path=str(path))
+        if kind == "dir":
+            path.mkdir()
+    created = json.loads((tmp_path / "m.json").read_text())["created"]
+    assert created[1] == {"kind": "mount", "path": "/mnt/a", "pid": os.getpid()}
     teardown.close()
-    assert done == ["mount", "loop", "file", "dir"]
+    assert machine.runner.history == [("umount", "/mnt/b"), ("umount", "/mnt/a")]
+    assert not outer.exists() and machine.mounts() == []  # inner went first, or outer's rmdir would have failed
     assert not (tmp_path / "m.json").exists()
 
 
-def test_a_failure_does_not_stop_the_rest_and_stays_in_the_manifest(tmp_path):
-    done = []
-    teardown = Teardown(tmp_path / "m.json", retries=0)
-    teardown.record("dir", lambda: done.append("dir"), path="/x")
+def test_an_unknown_kind_cannot_be_recorded(machine, tmp_path):
+    with pytest.raises(ConfigError, match="'zpool'.*undo only mount"):
+        Teardown(tmp_path / "m.json", machine.runner, machine).record("zpool", path="/tank")
 
-    def fail():
-        raise CommandError(["umount", "/x/m"], 32, "umount: /x/m: not mounted")
 
-    teardown.record("mount", fail, path="/x/m")
-    teardown.record("file", lambda: done.append("file"), path="/x/f")
-    with pytest.raises(FlashscaleError, match="mount.*/x/m"):
+def test_a_failure_does_not_stop_the_rest_and_stays_in_the_manifest(machine, tmp_path):
+    machine.runner.replies[("umount", "/mnt/a")] = Completed(("umount",), 32, "", "umount: /mnt/a: not permitted")
+    teardown = Teardown(tmp_path / "m.json", machine.runner, machine, retries=0)
+    first, last = tmp_path / "first", tmp_path / "last"
+    first.mkdir()
+    teardown.record("dir", path=str(first))
+    teardown.record("mount", path="/mnt/a")
+    last.mkdir()
+    teardown.record("dir", path=str(last))
+    with pytest.raises(FlashscaleError, match="mount.*/mnt/a"):
         teardown.close()
-    assert done == ["file", "dir"]
-    assert json.loads((tmp_path / "m.json").read_text())["created"] == [{"kind": "mount", "path": "/x/m"}]
+    assert not first.exists() and not last.exists()
+    assert json.loads((tmp_path / "m.json").read_text())["created"] == [
+        {"kind": "mount", "path": "/mnt/a", "pid": os.getpid()}]
 
 
-def test_busy_is_retried_a_bounded_number_of_times(tmp_path):
-    attempts = []
+def test_an_undo_that_leaves_the_thing_there_is_a_failure(machine, tmp_path):
+    """The undo is verified: a umount that reports success but leaves the mount is not taken at its word."""
+    deaf = RecordingRunner()  # records and succeeds, but the fake kernel never hears of it
+    teardown = Teardown(tmp_path / "m.json", deaf, machine, retries=0)
+    teardown.record("mount", path="/mnt/a")
+    with pytest.raises(FlashscaleError, match="mount /mnt/a is still there after it was undone"):
+        teardown.close()
+    assert deaf.history == [("umount", "/mnt/a")] and (tmp_path / "m.json").exists()
 
-    def busy_twice():
-        attempts.append(1)
-        if len(attempts) < 3:
-            raise CommandError(["umount", "/m"], 32, "umount: /m: target is busy.")
 
-    teardown = Teardown(tmp_path / "m.json", retries=5, wait_s=0)
-    teardown.record("mount", busy_twice, path="/m")
-    teardown.close()
-    assert len(attempts) == 3
+@dataclass
+class BusyKernel(Kernel):
+    """umount says "target is busy" ``busy`` times before it works."""
 
-    always = Teardown(tmp_path / "n.json", retries=2, wait_s=0)
-    calls = []
-    always.record("mount", lambda: (calls.append(1), (_ for _ in ()).throw(
-        CommandError(["umount", "/m"], 32, "target is busy"))), path="/m")
-    with pytest.raises(FlashscaleError):
-        always.close()
-    assert len(calls) == 3
+    busy: int = 0
+
+    def run(self, argv, **kw) -> Completed:
+        if argv[0] == "umount" and self.busy:
+            self.busy -= 1
+            self.history.append(tuple(argv))
+            raise CommandError(argv, 32, f"umount: {argv[1]}: target is busy.")
+        return super().run(argv, **kw)
+
+
+@pytest.mark.parametrize("busy,retries,undone", [(2, 5, True), (5, 2, False)])
+def test_busy_is_retried_a_bounded_number_of_times(machine, tmp_path, busy, retries, undone):
+    kernel = BusyKernel(machine=machine, busy=busy)
+    teardown = Teardown(tmp_path / "m.json", kernel, machine, retries=retries, wait_s=0)
+    teardown.record("mount", path="/mnt/a")
+    if undone:
+        teardown.close()
+    else:
+        with pytest.raises(FlashscaleError, match="target is busy"):
+            teardown.close()
+    assert len(kernel.history) == min(busy + 1, retries + 1)
+    assert (machine.mounted("/mnt/a") is None) == undone
+
+
+def test_a_cgroup_that_still_holds_processes_is_not_removed(machine, tmp_path):
+    cgroup = tmp_path / "cg" / "flashscale-1"
+    cgroup.mkdir(parents=True)
+    (cgroup / "cgroup.procs").write_text("4242\n")
+    teardown = Teardown(tmp_path / "m.json", machine.runner, machine)
+    teardown.record("cgroup", path=str(cgroup))
+    with pytest.raises(FlashscaleError, match="4242"):
+        teardown.close()
+    assert cgroup.exists()

@@ -11,7 +11,9 @@ Where it runs (``backend``):
     loop        the emulated array flashscale makes itself: loop devices capped by block throttling (the default)
     directory   plain directories on the local disk, when loop devices cannot be made (said so in ``notes``)
     testbed     real devices named by identity in a test bed file (``TESTBED``), every destructive step through
-                the guard. A test bed campaign is a dry run unless ``DRY_RUN=False``: it raises ``DryRun`` with
+                the guard; after each erase every device is written in full ``PRECONDITION_PASSES`` times (2:
+                SNIA's workload-independent precondition, ``arrays.fill``). A test bed campaign is a dry run unless
+                ``DRY_RUN=False``: it raises ``DryRun`` with
                 the exact commands it would execute, having touched nothing. To measure, ``CONFIRM`` must list
                 the test bed's identities, as strings.
 
@@ -20,6 +22,7 @@ file system the user made); flashscale only creates and removes its own director
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import platform
@@ -30,22 +33,25 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Sequence
 
 import pandas as pd
-from tqdm.auto import tqdm
 
-from .measure import fio, results
-from .arrays import layouts
+from .measure import fio, precondition, results
+from .arrays import fill, layouts
 from .system.commands import Runner
 from .system.devices import System
 from .arrays.emulated import ArraySpec, EmulatedArray, loop_support_problem
+from . import parameters
 from .errors import ConfigError, FlashscaleError, UnsupportedError
 from .arrays.guard import Guard, confirmation
 from .arrays.layouts import Options
+from .measure.recorder import Recorder
 from .measure.sweep import Sweep
 from .system.teardown import Teardown, manifest_dir
 from .arrays.testbed import TestBed
 
+DEFAULT_CAMPAIGN = "quickstart"
 EMULATION_MODES = ("auto", "loop", "directory")
 MOUNTED = "mounted"
 
@@ -71,6 +77,7 @@ class CampaignSpec:
     mount_dir: str | None = None        # the existing mount point of the ``mounted`` layout
     mount_devices: int = 1              # how many devices sit under it, for efficiency against N x baseline
     use_devices: int | None = None      # a test bed campaign on its first N devices only (device-count sweeps)
+    precondition_passes: int = 2        # on a test bed: each device written in full this often after its erase
 
     def __post_init__(self) -> None:
         if not self.name or "/" in self.name or self.name.startswith("."):
@@ -93,6 +100,7 @@ class CampaignSpec:
         n = self.use_devices
         if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
             raise ConfigError(f"USE_DEVICES={n!r} must be a whole number of at least 1")
+        fill.check_passes(self.precondition_passes)
         if not isinstance(self.dry_run, bool):
             raise ConfigError(f"DRY_RUN={self.dry_run!r} must be True or False")
         if self.confirm is not None:
@@ -105,25 +113,12 @@ class CampaignSpec:
 
     @classmethod
     def from_parameters(cls, **p) -> "CampaignSpec":
-        """Build a spec from a notebook's UPPER_CASE parameters (see notebooks/quickstart.ipynb)."""
-        array = ArraySpec(devices=p.get("DEVICES", 4), device_size=p.get("DEVICE_SIZE", 2 * 2**30),
-                          read_bps=p.get("CAP_READ_BPS", 200_000_000), write_bps=p.get("CAP_WRITE_BPS", 200_000_000),
-                          backing_root=p.get("BACKING_DIR") or None)
-        sweep = Sweep(rw=p.get("RW", ("write", "read")), bs=p.get("BS", (2**20,)),
-                      numjobs=p.get("NUMJOBS", (1, 2, 4)), iodepth=p.get("IODEPTH", (1,)),
-                      repetitions=p.get("REPETITIONS", 1), warmup=p.get("WARMUP", True),
-                      runtime_s=p.get("RUNTIME_S", 3), ramp_s=p.get("RAMP_S", 1), size=p.get("FILE_SIZE", 128 * 2**20))
-        default = layouts.Options()
-        options = layouts.Options(fs=p.get("FS", default.fs), chunk_bytes=p.get("CHUNK_BYTES", default.chunk_bytes),
-                                  mount_options=p.get("MOUNT_OPTIONS", default.mount_options),
-                                  erase=p.get("ERASE", default.erase), erase_fallback=p.get("ERASE_FALLBACK"),
-                                  stripe_single=p.get("STRIPE_SINGLE", default.stripe_single))
-        return cls(name=p.get("CAMPAIGN", "quickstart"), layouts=tuple(p.get("LAYOUTS", cls.layouts)), array=array,
-                   sweep=sweep, emulation=p.get("EMULATION", "auto"), host=p.get("HOST", "localhost"),
-                   data_dir=p.get("DATA_DIR", "data/campaigns"), options=options, testbed=p.get("TESTBED") or None,
-                   confirm=p.get("CONFIRM") or None, dry_run=p.get("DRY_RUN", True), wipe=p.get("WIPE") or (),
-                   mount_dir=p.get("MOUNT_DIR") or None, mount_devices=p.get("MOUNT_DEVICES", 1),
-                   use_devices=p.get("USE_DEVICES"))
+        """Build a spec from a notebook's UPPER_CASE parameters (``parameters.PARAMETERS`` says which field each sets; a
+        parameter not given, or given as None or empty where that means "none", takes the field's default).
+        Parameters of the notebook itself (``REFERENCE``, ``PROGRESS``, ...) are ignored here."""
+        parts = parameters.split(p)
+        return cls(name=p.get("CAMPAIGN", DEFAULT_CAMPAIGN), array=ArraySpec(**parts["array"]),
+                   sweep=Sweep(**parts["sweep"]), options=layouts.Options(**parts["options"]), **parts["spec"])
 
 
 @dataclass
@@ -132,6 +127,16 @@ class CampaignResult:
     directory: Path
     backend: str
     notes: list[str]
+
+
+def _progress_bar(total: int, desc: str, shown: bool):
+    """A bar of ``total`` runs: tqdm's notebook bar where ipywidgets can draw it, else its text bar (``tqdm.auto``
+    imported in a notebook without ipywidgets, an install without the ``lab`` extra, warns in the report)."""
+    if importlib.util.find_spec("ipywidgets") is not None:
+        from tqdm.auto import tqdm
+    else:
+        from tqdm.std import tqdm
+    return tqdm(total=total, desc=desc, disable=not shown, unit="run")
 
 
 def _campaign_dir(spec: CampaignSpec) -> Path:
@@ -201,41 +206,15 @@ def plan(spec: CampaignSpec, runner: Runner | None = None) -> str:
         if name == MOUNTED:
             blocks.append(f"# layout mounted: mkdir {spec.mount_dir}/flashscale-XXXXXXXX (ours, removed after)")
             continue
-        text = layouts.dry_run(name, devices, spec.options, confirm=confirm, wipe=spec.wipe, runner=runner)
+        text = layouts.dry_run(name, devices, spec.options, confirm=confirm, wipe=spec.wipe, runner=runner,
+                               fill_passes=spec.precondition_passes)
         blocks.append(f"# layout {name}\n{text}")
     return "\n".join([*listing, *blocks])
 
 
-class _Recorder:
-    """Runs one layout's sweep and appends each run's row to the campaign as soon as it finishes."""
-
-    def __init__(self, spec: CampaignSpec, directory: Path, runner: Runner, run_id: str, cap: dict, bar,
-                 environment: dict):
-        self.spec, self.directory, self.runner, self.run_id = spec, directory, runner, run_id
-        self.cap, self.bar, self.environment = cap, bar, environment
-
-    def sweep(self, layout: layouts.Layout, cgroup_procs: list[Path]) -> None:
-        for point in self.spec.sweep.points():
-            job = self.spec.sweep.job(point, layout.targets)
-            for rep, warmup in self.spec.sweep.reps():
-                raw_dir = Path("raw") / layout.name / job.point / f"rep{rep}"
-                self.bar.set_postfix_str(f"{layout.name} {job.point} rep{rep}")
-                started = datetime.now(timezone.utc).isoformat(timespec="seconds")
-                data = fio.run(job, self.directory / raw_dir, self.runner, cgroup_procs=cgroup_procs)
-                row = {"campaign": self.spec.name, "host": self.spec.host, "layout": layout.name,
-                       "devices": layout.devices, **point, "rep": rep, "warmup": warmup, **fio.parse(data),
-                       "run_id": self.run_id, "point": job.point, "backend": layout.backend,
-                       "cap_bps": self.cap.get(point["rw"], float("nan")) if cgroup_procs else float("nan"),
-                       "raw_dir": str(raw_dir), "started_at": started}
-                (self.directory / raw_dir / "env.json").write_text(json.dumps(
-                    {**self.environment, "targets": list(layout.targets), "layout": layout.description,
-                     "cgroup": [str(p) for p in cgroup_procs], "row": row}, indent=1, default=str))
-                results.append_rows(self.directory, [row])
-                self.bar.update(1)
-
-
 def _caps(spec: CampaignSpec) -> dict:
-    """The emulated array's cap per rw; a row carries it only when fio ran inside the throttled cgroup."""
+    """The emulated array's cap per rw (its "read" and "write" are also the caps of the truth check of a mixed rw);
+    a row carries it only when fio ran inside the throttled cgroup."""
     a = spec.array
     return {"read": a.read_bps, "randread": a.read_bps, "write": a.write_bps, "randwrite": a.write_bps}
 
@@ -257,13 +236,15 @@ def _sigterm_as_interrupt():
         signal.signal(signal.SIGTERM, previous)
 
 
-def run(spec: CampaignSpec, runner: Runner | None = None, progress: bool = True) -> CampaignResult:
-    """Run the campaign; return the tidy table (warm-ups included, flagged) and what the report must say."""
+def run(spec: CampaignSpec, runner: Runner | None = None, progress: bool = True,
+        workloads: Sequence = ()) -> CampaignResult:
+    """Run the campaign; return the tidy table (precondition and warm-up rows included, flagged) and what the
+    report must say. ``workloads`` run on every layout after the sweep's points (``measure.recorder``)."""
     with _sigterm_as_interrupt():
-        return _run(spec, runner or Runner(), progress)
+        return _run(spec, runner or Runner(), progress, workloads)
 
 
-def _run(spec: CampaignSpec, runner: Runner, progress: bool) -> CampaignResult:
+def _run(spec: CampaignSpec, runner: Runner, progress: bool, workloads: Sequence) -> CampaignResult:
     backend, notes = _backend(spec)
     _check_kernel(spec, backend, runner)
     if backend == "testbed" and spec.dry_run:
@@ -285,8 +266,9 @@ def _run(spec: CampaignSpec, runner: Runner, progress: bool) -> CampaignResult:
     skipped = [name for name in spec.layouts if name not in todo]
     if skipped:
         notes.append(f"Skipped {', '.join(skipped)}: plain directories cannot be striped into an array.")
-    with tqdm(total=spec.sweep.runs() * len(todo), desc=spec.name, disable=not progress, unit="run") as bar:
-        recorder = _Recorder(spec, directory, runner, run_id, _caps(spec), bar, env)
+    with _progress_bar(spec.sweep.runs() * len(todo), spec.name, progress) as bar:
+        recorder = Recorder(spec.name, spec.host, spec.sweep, directory, runner, run_id, _caps(spec), bar, env,
+                            workloads)
         try:
             if backend == "loop":
                 _run_on_loop(spec, todo, recorder, runner)
@@ -305,10 +287,11 @@ def _mounted(spec: CampaignSpec, teardown: Teardown) -> layouts.Layout:
     return replace(layout, devices=spec.mount_devices)
 
 
-def _run_on_loop(spec: CampaignSpec, todo: list[str], recorder: _Recorder, runner: Runner) -> None:
-    with EmulatedArray(spec.array, runner) as array:
+def _run_on_loop(spec: CampaignSpec, todo: list[str], recorder: Recorder, runner: Runner) -> None:
+    system = System(runner=runner)
+    with EmulatedArray(spec.array, runner, system) as array:
         for name in todo:
-            teardown = Teardown(manifest_dir() / f"{array.workdir.name}-{name}.json")
+            teardown = Teardown(manifest_dir() / f"{array.workdir.name}-{name}.json", runner, system)
             try:
                 layout = _mounted(spec, teardown) if name == MOUNTED else layouts.build(
                     name, array.devices, runner, teardown, confirm=[d.id for d in array.devices],
@@ -318,28 +301,29 @@ def _run_on_loop(spec: CampaignSpec, todo: list[str], recorder: _Recorder, runne
                 teardown.close()
 
 
-def _run_on_testbed(spec: CampaignSpec, testbed: tuple, todo: list[str], recorder: _Recorder,
+def _run_on_testbed(spec: CampaignSpec, testbed: tuple, todo: list[str], recorder: Recorder,
                     runner: Runner) -> None:
     bed, devices, confirm = testbed
     erased: list[str] = []  # devices this campaign has erased: what they carry now is its own making
     for name in todo:
-        teardown = Teardown(manifest_dir() / f"{bed.name}-{recorder.run_id}-{name}.json")
+        teardown = Teardown(manifest_dir() / f"{bed.name}-{recorder.run_id}-{name}.json", runner,
+                            System(runner=runner))
         try:
             if name == MOUNTED:
                 layout = _mounted(spec, teardown)
             else:
                 layout = layouts.build(name, devices, runner, teardown, confirm=confirm, wipe=spec.wipe,
-                                       options=spec.options, claimed=erased)
+                                       options=spec.options, claimed=erased, fill_passes=spec.precondition_passes)
                 erased += [d.path for d in layouts.chosen(name, devices)]
             recorder.sweep(layout, [])
         finally:
             teardown.close()
 
 
-def _run_on_directories(spec: CampaignSpec, todo: list[str], recorder: _Recorder, directory: Path) -> None:
+def _run_on_directories(spec: CampaignSpec, todo: list[str], recorder: Recorder, directory: Path) -> None:
     scratch = Path(tempfile.mkdtemp(prefix="scratch-", dir=directory))
-    teardown = Teardown(manifest_dir() / f"{directory.name}-{scratch.name}.json")
-    teardown.record("dir", scratch.rmdir, path=str(scratch))
+    teardown = Teardown(manifest_dir() / f"{directory.name}-{scratch.name}.json", Runner(), System())
+    teardown.record("dir", path=str(scratch))
     try:
         for name in todo:
             layout = _mounted(spec, teardown) if name == MOUNTED else layouts.build_directories(

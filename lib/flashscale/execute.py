@@ -10,19 +10,22 @@ A campaign file (YAML)::
     notebook_parameters:          # optional: more parameters for one notebook, over those above
       quickstart: {NUMJOBS: [1, 2]}
 
-``flashscale run`` also writes ``index.html`` beside the reports: a link to each executed notebook in the folder
-with the headline numbers it recorded. Every parameter is checked against the notebook's ``parameters`` cell
+``flashscale run`` also writes ``index.html`` beside the reports: when, where and on what the campaign ran (from the
+campaign.json its notebooks wrote), and a link to each executed notebook in the folder with the headline numbers
+it recorded. Every parameter is checked against the notebook's ``parameters`` cell
 before anything runs; ``CAMPAIGN`` (the campaign's name) goes to each notebook that declares it. papermill injects
 the values as a cell tagged ``injected-parameters`` and records them in the executed notebook's metadata.
 """
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable
 
 import yaml
 
 from .errors import ConfigError
+from .measure import raw, results
 from .paths import project_root
 from .publish.report import export_html, write_index
 
@@ -105,11 +108,21 @@ def run_campaign(campaign_file: str | Path, reports_dir: str | Path | None = Non
     out = Path(reports_dir) if reports_dir else root / "reports"
     out = out / spec["campaign"]
     out.mkdir(parents=True, exist_ok=True)
-    published = []
+    published, started = [], datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     for notebook in notebooks:
         executed = out / notebook.name
         papermill.execute_notebook(str(notebook), str(executed), parameters=parameters[notebook], cwd=str(root),
                                    kernel_name="python3", progress_bar=True)
         published.append(export_html(executed, executed.with_suffix(".html")))
-        write_index(out, spec["campaign"], spec["description"])
+        write_index(out, spec["campaign"], spec["description"], campaign_runs(spec["campaign"], parameters, started),
+                    datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
     return published
+
+
+def campaign_runs(campaign: str, parameters: dict, since: str) -> list[dict]:
+    """``raw.campaign_facts`` of every campaign.json the campaign's notebooks wrote from ``since`` (a run_id) on,
+    under ``<DATA_DIR>/<campaign>`` of each notebook's parameters."""
+    folders = {results.data_root(given.get("DATA_DIR", "data/campaigns")) / campaign for given in parameters.values()}
+    found = [raw.campaign_facts(path) for folder in sorted(folders) if folder.is_dir()
+             for path in sorted(folder.rglob(raw.CAMPAIGN_JSON))]
+    return [facts for facts in found if facts["run_id"] >= since]

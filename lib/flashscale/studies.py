@@ -6,8 +6,9 @@
         02_scaling/devices1/, devices2/  a stage measured at several device counts keeps one directory per count
         ...
 
-Each notebook runs its stage with ``run_stage`` (or ``run_device_counts``) and reads what earlier stages measured
-with ``load_stage``; ``study_baseline`` gives later stages the baseline ``01_baseline`` chose, so they all
+Each notebook runs its stage with ``run_stage`` (or ``run_device_counts``, ``run_variants``, ``run_per_numa_node``:
+every runner returns a ``campaign.CampaignResult``, whose directory is the stage's) and reads what earlier stages
+measured with ``load_stage``; ``study_baseline`` gives later stages the baseline ``01_baseline`` chose, so they all
 measure against the same single-device number. A rerun of a stage keeps the earlier directory, renamed with its
 date, as ``campaign.run`` does. When reading, the ``campaign`` column is set to the study's name and a ``stage``
 column says which notebook measured the row.
@@ -24,13 +25,10 @@ import pandas as pd
 
 from .analysis import core as analysis
 from . import campaign
-from .arrays import layouts
+from .arrays import support
 from .measure import results
-from .system.commands import Runner
-from .system.devices import Device, System
-from .arrays.emulated import loop_support_problem
+from .system.devices import System
 from .errors import ConfigError
-from .arrays.plan import render
 
 BASELINE_STAGE = "01_baseline"
 
@@ -72,10 +70,11 @@ def run_stage(stage: str, parameters: dict, extra: Sequence[tuple[str, str]] = (
 
 
 def _run_each(stage: str, parameters: dict, runs: Mapping[str, dict], progress: bool,
-              **overrides) -> tuple[pd.DataFrame, str, list[str]]:
+              **overrides) -> campaign.CampaignResult:
     """The stage once per entry of ``runs``, each a campaign of its own in ``<stage>/<name>/`` (fresh devices and
     file systems). An entry gives ``extra`` and ``sweep`` (as ``stage_spec``), ``overrides`` of parameters, and
-    ``columns`` added to its rows. Returns the tables concatenated, the backend and the notes of every run."""
+    ``columns`` added to its rows. Returns the tables concatenated, the stage's folder, the backend and the notes
+    of every run."""
     folder = results.fresh_directory(study_dir(parameters) / stage)
     tables, notes, backend = [], [], "loop"
     for name, run in runs.items():
@@ -86,12 +85,12 @@ def _run_each(stage: str, parameters: dict, runs: Mapping[str, dict], progress: 
         tables.append(result.table.assign(**run.get("columns", {})))
         notes += [note for note in result.notes if note not in notes]
         backend = result.backend
-    table = pd.concat(tables, ignore_index=True)
-    return _labelled(table, parameters.get("CAMPAIGN", "study"), stage), backend, notes
+    table = _labelled(pd.concat(tables, ignore_index=True), parameters.get("CAMPAIGN", "study"), stage)
+    return campaign.CampaignResult(table, folder, backend, notes)
 
 
 def run_device_counts(stage: str, parameters: dict, counts: Sequence[int], progress: bool = False,
-                      **overrides) -> tuple[pd.DataFrame, str, list[str]]:
+                      **overrides) -> campaign.CampaignResult:
     """The stage at each device count (one emulated array of that size each, or the first N devices of the test
     bed; ``devices<N>/`` under the stage): the tables concatenated, the backend and the notes of every count."""
     if not counts or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in counts):
@@ -104,7 +103,7 @@ def run_device_counts(stage: str, parameters: dict, counts: Sequence[int], progr
 
 def run_variants(stage: str, parameters: dict, variants: Mapping[str, Mapping[str, object]],
                  extra: Sequence[tuple[str, str]] = (), progress: bool = False,
-                 **overrides) -> tuple[pd.DataFrame, str, list[str]]:
+                 **overrides) -> campaign.CampaignResult:
     """The stage once per variant (``<stage>/<variant>/``), each with its own ``Sweep`` fields (as
     ``stage_spec``'s ``sweep``): the tables concatenated with a ``variant`` column, the backend and the notes of
     every variant. Variants run in the order given."""
@@ -156,70 +155,22 @@ def baseline_or_own(parameters: dict, table: pd.DataFrame, baseline_bs: int) -> 
     return own, source + " This notebook's own single-device rows are used instead."
 
 
-def layout_support(names: Sequence[str], backend: str, runner: Runner | None = None,
-                   system: System | None = None, mount_dir: str | None = None) -> pd.DataFrame:
-    """Per layout asked for: whether this machine can build it, and if not, what it lacks (nothing is touched)."""
-    runner, system = runner or Runner(), system or System()
-    rows = []
-    for name in names:
-        kind = layouts.DEVICE_LAYOUTS.get(name)
-        if name == campaign.MOUNTED:
-            reason = None if mount_dir else "needs MOUNT_DIR, the existing mount point to measure inside"
-        elif kind is None:
-            reason = f"unknown layout (choose from {', '.join([*layouts.DEVICE_LAYOUTS, campaign.MOUNTED])})"
-        elif backend == "directory" and name not in ("single", "jbod"):
-            reason = "needs block devices; this run measures plain directories"
-        else:
-            reason = layouts.missing(name, system, runner)
-        rows.append({"layout": name, "supported": reason is None, "missing": reason or ""})
-    return pd.DataFrame(rows)
-
-
-def backend_for(emulation: str, testbed: str | None = None) -> str:
-    """The backend ``campaign.run`` will choose for ``emulation`` (or a test bed) on this machine."""
-    if testbed:
-        return "testbed"
-    return "loop" if emulation != "directory" and loop_support_problem() is None else "directory"
-
-
-def unsupported_plans(support: pd.DataFrame, parameters: dict) -> str:
-    """The exact commands each layout this machine cannot build would run on one that can, on example devices
-    ``/dev/nvme<i>n1`` (the command plans of md, IMSM and LVM, shown rather than run)."""
+def unsupported_plans(support_table: pd.DataFrame, parameters: dict) -> str:
+    """``support.plans`` of the layouts this machine cannot build, on as many example devices as the notebook's
+    parameters ask for and with their layout options."""
     spec = stage_spec("plans", parameters, LAYOUTS=["single"])
-    count = max(2, spec.use_devices or spec.array.devices)
-    examples = [Device(f"/dev/nvme{i}n1", f"example:{i}") for i in range(count)]
-    blocks = [f"# {name}\n" + render(layouts.plan(name, examples, options=spec.options, token="NAME"))
-              for name in support.loc[~support["supported"], "layout"] if name in layouts.DEVICE_LAYOUTS]
-    return "\n".join(blocks)
+    return support.plans(support_table, spec.use_devices or spec.array.devices, spec.options)
 
 
-def numa_nodes() -> list[int]:
+def numa_nodes(system: System | None = None) -> list[int]:
     """The NUMA nodes this machine has online (``[0]`` on a machine without NUMA)."""
-    online = Path("/sys/devices/system/node/online")
-    if not online.exists():
-        return [0]
-    nodes = []
-    for part in online.read_text().strip().split(","):
-        lo, _, hi = part.partition("-")
-        nodes += list(range(int(lo), int(hi or lo) + 1))
-    return nodes
-
-
-def layouts_to_run(support: pd.DataFrame, with_single: bool) -> list[str]:
-    """The supported layouts, with ``single`` first when the stage must measure its own baseline."""
-    names = list(support.loc[support["supported"], "layout"])
-    return (["single"] if with_single and "single" not in names else []) + names
-
-
-def unsupported_sentences(support: pd.DataFrame) -> list[str]:
-    """What this machine cannot build, and what it lacks for each."""
-    return [f"{r.layout} is not measured here: {r.missing}." for r in support.itertuples() if not r.supported]
+    return (system or System()).numa_nodes()
 
 
 def run_per_numa_node(stage: str, parameters: dict, nodes: Sequence[int], extra: Sequence[tuple[str, str]] = (),
-                      progress: bool = False, **overrides) -> pd.DataFrame:
+                      progress: bool = False, **overrides) -> campaign.CampaignResult:
     """The stage once per NUMA node, fio's CPUs and memory bound to it (``numa_cpu_nodes``, ``numa_mem_policy``);
     the tables concatenated with a ``numa_node`` column (needs fio built with libnuma)."""
     runs = {f"node{node}": {"extra": (*extra, ("numa_cpu_nodes", str(node)), ("numa_mem_policy", f"bind:{node}")),
                             "columns": {"numa_node": node}} for node in nodes}
-    return _run_each(stage, parameters, runs, progress, **overrides)[0]
+    return _run_each(stage, parameters, runs, progress, **overrides)

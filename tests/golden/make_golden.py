@@ -54,6 +54,10 @@ def main() -> None:
         produce("shared_file_write", render(FioJob("write", 64 * 2**10, (str(a), str(b)), numjobs=3, size=2**20,
                                                    time_based=False, shared_file=True, direct=False,
                                                    ioengine="psync")), work)
+        # fio's own steady state (Sweep.ss): a limit met at once (fio stops the job early) and one never met
+        for name, ss in (("steadystate_attained", "bw:100%"), ("steadystate_not_attained", "iops_slope:0%")):
+            produce(name, render(FioJob("write", 64 * 2**10, (str(a),), runtime_s=4, size=16 * 2**20, direct=False,
+                                        ioengine="psync", ss=ss, ss_dur_s=2)), work)
     finally:
         shutil.rmtree(work)  # the temporary directory this script created
 

@@ -1,0 +1,14 @@
+"""Analysis: pure functions on the tidy results table; no I/O but through ``measure``, no plotting.
+
+    core       measured rows, point means, baseline, best point, efficiency and tax: each defined once
+    layout_tax tax across thread counts, its steadiness, the winning layout
+    stats      repetition statistics and the intervals of efficiency and tax
+    significance  the tax test: is a tax real or within the noise of the repetitions
+    scaling    scaling curves, Amdahl and USL fits
+    plateau    the knee, and whether a curve flattened within the measured range at all
+    ceilings   expected ceilings (datasheet, PCIe, network, memory) and which one binds
+    compare    campaigns side by side
+    latency, metadata, shared_file, timeseries   the tables of the latency, metadata, N-to-1 and over-time studies
+                                                 (of what ``measure.raw`` read from each run's files)
+    findings   every sentence said about a measurement
+"""

@@ -31,7 +31,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from .core import point_means
+from .core import POINT, measured, point_means
 from ..errors import AnalysisError, ConfigError
 
 PCIE_LANE_BW_BYTES: dict[int, float] = {
@@ -43,7 +43,10 @@ PCIE_LANE_BW_BYTES: dict[int, float] = {
 }
 READS = {"read", "randread"}
 WRITES = {"write", "randwrite"}
+MIXED = {"rw", "readwrite", "randrw"}
 LIMITS = ("device", "pcie", "network", "memory")
+COUNTS = ("pcie_gen", "pcie_lanes", "network_links")
+FIO_READ_SHARE = 0.5  # fio's rwmixread default: a mixed rw without its split measured reads half its bytes
 
 
 def pcie_link_bw_bytes(gen: int, lanes: int, efficiency: float = 1.0) -> float:
@@ -101,24 +104,49 @@ class Ceilings:
                 number = float(value)
             except (TypeError, ValueError):
                 raise ConfigError(f"ceiling parameter {name} = {value!r} is not a number") from None
-            values[name] = int(number) if name in ("pcie_gen", "pcie_lanes", "network_links") else number
+            if name in COUNTS and not (np.isfinite(number) and number == int(number)):
+                raise ConfigError(f"ceiling parameter {name} = {value!r} must be a whole number")
+            values[name] = int(number) if name in COUNTS else number
         return cls(**values)
 
 
-def ceilings_for(config: Ceilings | Mapping, rw: str, devices: int) -> dict[str, float]:
-    """The ceilings, bytes/s, that apply to ``devices`` devices doing ``rw``; only those with parameters."""
-    config = Ceilings.from_mapping(config)
+def _direction_limits(config: Ceilings, direction: str, devices: int) -> dict[str, float]:
+    """The per-direction ceilings (device, PCIe, network: each full duplex), bytes/s, of one direction."""
     out: dict[str, float] = {}
-    per_device = config.device_read_bw_bytes if rw in READS else config.device_write_bw_bytes if rw in WRITES else None
+    per_device = config.device_read_bw_bytes if direction == "read" else config.device_write_bw_bytes
     if per_device is not None:
         out["device"] = devices * per_device
     if config.pcie_gen is not None:
         out["pcie"] = devices * pcie_link_bw_bytes(config.pcie_gen, config.pcie_lanes, config.pcie_efficiency)
     if config.network_links is not None:
         out["network"] = config.network_links * config.network_link_bw_bytes
+    return out
+
+
+def ceilings_for(config: Ceilings | Mapping, rw: str, devices: int, read_share: float | None = None) -> dict[str, float]:
+    """The ceilings, bytes/s of the total (read + write), that apply to ``devices`` devices doing ``rw``; only those
+    with parameters. Device, PCIe and network limits hold per direction; memory holds the sum. A mixed rw moving
+    ``read_share`` of its bytes as reads (default fio's 50%) reaches a per-direction limit when either part does:
+    total ceiling = min(read limit / share, write limit / (1 - share)); a limit lacking one direction's parameter
+    (device_write_bw_bytes) is left out unless that direction moves nothing."""
+    config = Ceilings.from_mapping(config)
+    share = {"read": 1.0, "write": 0.0}.get(_direction(rw), FIO_READ_SHARE if read_share is None else read_share)
+    if not 0.0 <= share <= 1.0:
+        raise AnalysisError(f"read share {share!r} of rw {rw!r} must lie between 0 and 1")
+    if rw not in READS | WRITES | MIXED:
+        out = {}
+    else:
+        parts = {"read": share, "write": 1.0 - share}
+        limits = {d: _direction_limits(config, d, devices) for d, part in parts.items() if part > 0}
+        names = set.intersection(*(set(v) for v in limits.values()))
+        out = {k: min(limits[d][k] / parts[d] for d in limits) for k in LIMITS if k in names}
     if config.memory_bw_bytes is not None:
         out["memory"] = config.memory_bw_bytes
     return out
+
+
+def _direction(rw: str) -> str:
+    return "read" if rw in READS else "write" if rw in WRITES else "mixed"
 
 
 def binding_limit(ceilings: Mapping[str, float]) -> tuple[str, float]:
@@ -129,8 +157,20 @@ def binding_limit(ceilings: Mapping[str, float]) -> tuple[str, float]:
     return name, ceilings[name]
 
 
+def _read_share(row: pd.Series) -> tuple[float | None, str]:
+    """The share of a mixed row's bytes that are reads, from its ``read_bw_bytes`` and ``write_bw_bytes``; None
+    (fio's default) with a note when the row lacks them."""
+    if str(row["rw"]) not in MIXED:
+        return None, ""
+    read, write = (float(row.get(f"{d}_bw_bytes", np.nan)) for d in ("read", "write"))
+    if np.isfinite(read) and np.isfinite(write) and read >= 0 and write >= 0 and read + write > 0:
+        return read / (read + write), ""
+    return None, f"read/write split not measured: fio's {FIO_READ_SHARE:.0%} reads assumed"
+
+
 def _ceiling_row(row: pd.Series, config: Ceilings, value: str) -> dict:
-    limits = ceilings_for(config, str(row["rw"]), int(row["devices"]))
+    share, note = _read_share(row)
+    limits = ceilings_for(config, str(row["rw"]), int(row["devices"]), share)
     out = {f"ceiling_{k}_bw_bytes": limits.get(k, np.nan) for k in LIMITS}
     out.update({f"fraction_of_{k}": row[value] / limits[k] if k in limits else np.nan for k in LIMITS})
     name, ceiling = binding_limit(limits) if limits else ("", np.nan)
@@ -138,14 +178,31 @@ def _ceiling_row(row: pd.Series, config: Ceilings, value: str) -> dict:
     for side in ("lo", "hi"):
         if f"{value}_{side}" in row.index:
             out[f"fraction_of_ceiling_{side}"] = row[f"{value}_{side}"] / ceiling
+    out["ceiling_note"] = note
     return out
+
+
+def with_direction_split(summary: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
+    """``summary`` (a ``core.summarize`` table of ``frame``) with ``read_bw_bytes`` and ``write_bw_bytes``: the mean
+    of each direction over the repetitions of each row's best point (NaN when ``frame`` lacks the columns), so that
+    ``ceiling_table`` holds each part of a mixed rw against its own direction's limits."""
+    if not {"read_bw_bytes", "write_bw_bytes"} <= set(frame.columns):
+        return summary.assign(read_bw_bytes=np.nan, write_bw_bytes=np.nan)
+    rows = measured(frame)
+    split = rows.assign(**{d: pd.to_numeric(rows[d], errors="coerce") for d in ("read_bw_bytes", "write_bw_bytes")})
+    split = split.groupby(POINT, sort=False, observed=True)[["read_bw_bytes", "write_bw_bytes"]].mean().reset_index()
+    split = split.rename(columns={"bs": "best_bs", "numjobs": "best_numjobs", "iodepth": "best_iodepth"})
+    keys = ["layout", "devices", "rw", "best_bs", "best_numjobs", "best_iodepth"]
+    return summary.merge(split, on=keys, how="left", validate="many_to_one").set_axis(summary.index)
 
 
 def ceiling_table(summary: pd.DataFrame, ceilings: Ceilings | Mapping, value: str = "best_bw_bytes") -> pd.DataFrame:
     """``summary`` (needs ``devices``, ``rw`` and ``value``) plus each ceiling, the fraction of it reached, the
     expected (smallest) ceiling, the ``binding_limit`` and ``fraction_of_ceiling`` (with ``_lo`` / ``_hi`` when
-    ``summary`` has ``{value}_lo`` / ``_hi``, e.g. from ``stats.summary_intervals``). A row with no ceiling for
-    its rw (a mixed rw with only device ceilings) gets NaN and an empty ``binding_limit``."""
+    ``summary`` has ``{value}_lo`` / ``_hi``, e.g. from ``stats.summary_intervals``). A mixed rw is held per
+    direction (``ceilings_for``) with the read share of its ``read_bw_bytes`` / ``write_bw_bytes`` columns
+    (``with_direction_split``), else fio's 50% with a ``ceiling_note`` saying so. A row with no ceiling for its rw
+    (a metadata op, or a mixed rw with only the read side's device ceiling) gets NaN and an empty ``binding_limit``."""
     missing = [c for c in ("devices", "rw", value) if c not in summary.columns]
     if missing:
         raise AnalysisError(f"summary lacks column(s) {', '.join(map(repr, missing))} needed for ceilings")
@@ -177,3 +234,13 @@ def datasheet_vs_measured(datasheet: pd.DataFrame, measured: pd.DataFrame) -> pd
     out = left.merge(right, on=keys, how="outer", validate="one_to_one").sort_values(keys, kind="mergesort")
     out["ratio"] = out["measured"] / out["datasheet"]
     return out.reset_index(drop=True)
+
+
+def binding_sentence(row: Mapping) -> str:
+    """Which limit binds one row of ``ceiling_table``, in words: "the network binds: its ceiling is 100 MB/s, the
+    measurement reached 98% of it"."""
+    name = row.get("binding_limit")
+    if not name:
+        return "no ceiling applies to this rw"
+    return (f"the {name} binds: its ceiling is {row['expected_ceiling_bw_bytes'] / 1e6:.0f} MB/s, the measurement "
+            f"reached {row['fraction_of_ceiling']:.0%} of it")

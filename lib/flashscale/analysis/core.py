@@ -1,28 +1,36 @@
 """The analysis of a campaign: baseline, best point, scaling efficiency and tax.
 
 Pure functions on the tidy results table (``flashscale.results``): no I/O, no plotting, inputs never mutated.
-Bandwidth stays in bytes/s and ``bs`` in bytes; only ``conclusions`` converts, to MB/s (1 MB = 1e6 bytes).
+Bandwidth stays in bytes/s and ``bs`` in bytes (``findings`` converts, for its sentences, to MB/s = 1e6 bytes/s).
 
 The pipeline reads top to bottom:
 
-    measured(frame)        drop warm-up rows, check the columns the analysis needs
+    measured(frame)        drop warm-up and precondition rows, check the columns the analysis needs
+    rates(frame)           the measured rows that are rates: runs flagged ``too_short`` left out
+    runs(frame)            the runs of the sweep, unchecked: what findings names
+    truth_check(frame)     the runs above the emulated array's known cap (``above_truth``), bw / truth
     point_means(frame)     one row per sweep point: mean bandwidth over its repetitions
     baseline(frame)        per rw, the best single-device point mean at the baseline block size
     summarize(frame, ref)  per (layout, devices, rw[, bs]): best point, efficiency and tax against ``ref``
-    conclusions(summary)   the summary in words
+    point_efficiency, best_by_devices, best_by_bs: the per-point and per-device tables of the study notebooks
+    compare_with_stated    published figures against ours
 
 Definitions (issue 2). *best* is the largest point mean over the sweep; ties go to the smallest numjobs, then
-iodepth, then bs. *efficiency* = best / (devices x baseline). *tax* = 1 - best / best of the reference layout with
-the same devices and rw (and bs with ``by=("bs",)``); NaN where the reference has no such row.
+iodepth, then bs. *efficiency* = best / (devices x baseline). *tax* (``tax``, the one definition) = 1 - bw / bw
+of the reference layout at the same keys: in ``summarize`` the best of the same devices and rw (and bs with
+``by=("bs",)``); NaN where the reference has no such row. *ideal* (issue 10) = devices x baseline x the layout's
+``design_share`` (a mirror writes every block twice: half); *layout_efficiency* = best / ideal, *design_tax* =
+1 - share: of a shortfall against devices x baseline, the part that is the layout's design.
 """
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Mapping
 
 import numpy as np
 import pandas as pd
 
-from ..errors import AnalysisError
+from ..errors import AnalysisError, ConfigError
+from ..measure import fio
 
 POINT = ["layout", "devices", "rw", "bs", "numjobs", "iodepth"]
 REQUIRED = [*POINT, "bw_bytes"]
@@ -33,40 +41,170 @@ MB = 1e6  # display unit: MB/s = 1e6 bytes/s
 BASELINE_COLUMNS = ["rw", "baseline_bw_bytes", "baseline_numjobs", "baseline_iodepth", "baseline_layout"]
 SUMMARY_VALUES = [
     "best_bw_bytes", "best_bs", "best_numjobs", "best_iodepth", "baseline_bw_bytes", "efficiency", "tax",
-    "reference", "reference_bw_bytes",
+    "reference", "reference_bw_bytes", "ideal_bw_bytes", "layout_efficiency", "design_tax", "baseline_bs",
+    "efficiency_note",
 ]
 
 
-def _warmup_mask(column: pd.Series) -> pd.Series:
-    """True where a row is a warm-up run; accepts bools, 0/1 and the strings 'true'/'false' (CSV)."""
-    if pd.api.types.is_bool_dtype(column):
-        return column.fillna(False).astype(bool)
+MEASURE_PHASE = "measure"  # rows of any other phase (precondition) are kept in the table, never analysed
+WARMUP_TEXT = {"true": True, "1": True, "1.0": True, "yes": True, "false": False, "0": False, "0.0": False, "no": False}
+# What else names a point beside POINT, when a table has it (metadata runs, shared-file modes, study stages, hosts,
+# precondition rows): two rows that differ only here are different points, not repetitions of one.
+POINT_EXTRAS = ["nrfiles", "variant", "stage", "host", "phase"]
+COUNTS = ["devices", "bs", "numjobs", "iodepth"]
+
+
+def _where(frame: pd.DataFrame, label) -> str:
+    """A row named for a message: its index label, its point and its rep."""
+    row = frame.loc[label]
+    keys = [*POINT, *(["rep"] if "rep" in frame.columns else [])]
+    return f"row {label} (" + ", ".join(f"{k}={_plain(row[k])!r}" for k in keys) + ")"
+
+
+def _plain(value):
+    """A cell as Python writes it in a message (numpy's 1, not np.int64(1))."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _warmup_mask(frame: pd.DataFrame) -> pd.Series:
+    """True where a row is a warm-up run. Accepts bools, 0/1 and the words true/false/yes/no (CSV); a blank or any
+    other cell is refused: counting it as measured could let a warm-up set the best point, dropping it could lose a
+    repetition, and only the table's author knows which it was."""
+    column = frame["warmup"]
+    if pd.api.types.is_bool_dtype(column) and not column.isna().any():
+        return column.astype(bool)
     text = column.astype("string").str.strip().str.lower()
-    return text.isin(["true", "1", "1.0", "yes"]).fillna(False).astype(bool)
+    mask = text.map(WARMUP_TEXT, na_action="ignore")
+    bad = mask.isna()
+    if bad.any():
+        label = bad[bad].index[0]
+        raise AnalysisError(
+            f"results have {int(bad.sum())} row(s) whose warmup is neither true nor false "
+            f"({_plain(column.loc[label])!r} at {_where(frame, label)}): write true or false in every row"
+        )
+    return mask.astype(bool)
+
+
+def _checked_counts(rows: pd.DataFrame) -> pd.DataFrame:
+    """``rows`` with devices, bs, numjobs and iodepth as int64; a blank, fractional or non-positive count is refused."""
+    out = rows.copy()
+    for name in COUNTS:
+        values = pd.to_numeric(rows[name], errors="coerce").astype("float64")
+        bad = ~(np.isfinite(values) & (values > 0) & (values == np.floor(values)))
+        if bad.any():
+            label = bad[bad].index[0]
+            raise AnalysisError(
+                f"results have {int(bad.sum())} row(s) whose {name} is not a whole number above 0 "
+                f"({_plain(rows.loc[label, name])!r} at row {label})"
+            )
+        out[name] = values.astype("int64")
+    return out
+
+
+def _check_names(rows: pd.DataFrame) -> None:
+    """Refuse a layout or rw that is blank or not text: it names nothing a point could be grouped by."""
+    for name in ("layout", "rw"):
+        bad = ~rows[name].map(lambda v: isinstance(v, str) and bool(v.strip())).astype(bool)
+        if bad.any():
+            label = bad[bad].index[0]
+            raise AnalysisError(f"results have {int(bad.sum())} row(s) whose {name} is blank or not a name "
+                                f"({_plain(rows.loc[label, name])!r} at row {label})")
+
+
+def _checked_rates(rows: pd.DataFrame) -> pd.DataFrame:
+    """``rows`` with bw_bytes as float64; a blank, non-numeric, infinite, zero or negative rate is refused."""
+    bw = pd.to_numeric(rows["bw_bytes"], errors="coerce").astype("float64")
+    bad = ~(np.isfinite(bw) & (bw > 0))
+    if bad.any():
+        label = bad[bad].index[0]
+        raise AnalysisError(
+            f"results have {int(bad.sum())} row(s) with a missing or negative bw_bytes, or a zero, infinite or "
+            f"non-numeric one ({_plain(rows.loc[label, 'bw_bytes'])!r} at {_where(rows, label)}); a run that moved no data measured nothing, "
+            f"and a zero or infinite rate would give an infinite efficiency or a 100% tax"
+        )
+    return rows.assign(bw_bytes=bw)
+
+
+def _check_unique(rows: pd.DataFrame) -> None:
+    """Refuse two measured rows of one point with the same rep: they would count as two repetitions."""
+    if "rep" not in rows.columns:
+        return
+    keys = [*POINT, *[c for c in POINT_EXTRAS if c in rows.columns], "rep"]
+    twice = rows.duplicated(keys, keep="first")
+    if twice.any():
+        label = twice[twice].index[0]
+        raise AnalysisError(
+            f"results have {int(twice.sum())} measured row(s) repeating a point and rep already seen "
+            f"({_where(rows, label)}): a repeated row is not another repetition; remove the copies"
+        )
 
 
 def measured(frame: pd.DataFrame) -> pd.DataFrame:
-    """The measured rows: warm-up rows dropped (when ``warmup`` is present), required columns checked."""
+    """The measured rows: warm-up rows dropped (when ``warmup`` is present), and rows of a ``phase`` other than
+    ``measure`` (preconditioning; a table without the column is all measured), the columns the analysis needs checked.
+    Refused, naming the row: a missing column; a blank or unreadable ``warmup``; a blank layout or rw; a count (devices, bs, numjobs,
+    iodepth) that is not a whole number above 0; a ``bw_bytes`` that is not a finite rate above 0; two measured rows
+    of the same point (``POINT`` and those of ``POINT_EXTRAS`` present) and ``rep``. Counts come back int64 and
+    ``bw_bytes`` float64."""
     missing = [c for c in REQUIRED if c not in frame.columns]
     if missing:
         raise AnalysisError(f"results lack column(s) needed for the analysis: {', '.join(map(repr, missing))}")
-    rows = frame[~_warmup_mask(frame["warmup"])] if "warmup" in frame.columns else frame
+    rows = frame[~_warmup_mask(frame)] if "warmup" in frame.columns else frame
+    rows = rows[flag(rows, "phase", MEASURE_PHASE)] if "phase" in rows.columns else rows
     if rows.empty:
         raise AnalysisError(f"results hold no measured rows ({len(frame)} row(s), all warm-up or none)")
-    bw = pd.to_numeric(rows["bw_bytes"], errors="coerce")
-    bad = rows[bw.isna() | (bw < 0)]
-    if not bad.empty:
-        where = ", ".join(f"{k}={bad.iloc[0][k]!r}" for k in POINT)
-        raise AnalysisError(
-            f"results have {len(bad)} row(s) with a missing or negative bw_bytes "
-            f"({bad.iloc[0]['bw_bytes']!r} at {where})"
-        )
+    _check_names(rows)
+    rows = _checked_rates(_checked_counts(rows))
+    _check_unique(rows)
     return rows.reset_index(drop=True)
 
 
-def point_means(frame: pd.DataFrame) -> pd.DataFrame:
-    """One row per sweep point with ``bw_bytes`` the mean over measured repetitions, ``reps`` their count."""
+def flag(rows: pd.DataFrame, name: str, true_when=None) -> pd.Series:
+    """True where column ``name`` is set: a bool flag (True, or the words of ``WARMUP_TEXT`` in a CSV; blank in
+    rows older than the flag: False), or with ``true_when`` a word (``phase``; blank in older rows: that word)."""
+    column = rows[name]
+    if true_when is not None:
+        return column.astype("string").fillna(true_when).str.strip().eq(true_when).astype(bool)
+    if pd.api.types.is_bool_dtype(column):
+        return column.fillna(False).astype(bool)
+    words = column.astype("string").str.strip().str.lower()
+    return words.map(WARMUP_TEXT, na_action="ignore").fillna(False).astype(bool)
+
+
+def runs(frame: pd.DataFrame) -> pd.DataFrame:
+    """The runs of the sweep, whatever their rate: warm-up rows and rows of another ``phase`` than measure dropped,
+    nothing else checked (the runs ``findings`` names: too short, above the truth)."""
+    rows = frame[~flag(frame, "warmup")] if "warmup" in frame.columns else frame
+    return rows[flag(rows, "phase", MEASURE_PHASE)] if "phase" in rows.columns else rows
+
+
+def rates(frame: pd.DataFrame) -> pd.DataFrame:
+    """The measured rows that are rates: ``measured`` without the rows flagged ``too_short`` (a run shorter than
+    the stated minimum times fio's clock, not the storage; ``findings.too_short_sentences`` names them)."""
     rows = measured(frame)
+    if "too_short" not in rows.columns:
+        return rows
+    out = rows[~flag(rows, "too_short")]
+    if out.empty:
+        raise AnalysisError(f"every one of the {len(rows)} measured row(s) is flagged too_short: no rate to compute; "
+                            f"give the runs more data or more files")
+    return out.reset_index(drop=True)
+
+
+def truth_check(frame: pd.DataFrame) -> pd.DataFrame:
+    """The measured rows flagged ``above_truth`` (above the emulated array's known cap by more than the
+    tolerance: a measurement error, not a result), with ``truth_ratio`` = bw_bytes / truth_bw_bytes (NaN where the
+    truth is unknown); no rows when the table has no ``above_truth`` column."""
+    rows = runs(frame)
+    flagged = rows[flag(rows, "above_truth")] if "above_truth" in rows.columns else rows.iloc[0:0]
+    truth = flagged["truth_bw_bytes"] if "truth_bw_bytes" in flagged.columns else np.nan
+    return flagged.assign(truth_ratio=flagged["bw_bytes"] / truth).reset_index(drop=True)
+
+
+def point_means(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per sweep point with ``bw_bytes`` the mean over measured repetitions (``rates``: runs flagged
+    ``too_short`` are not rates), ``reps`` their count."""
+    rows = rates(frame)
     values = {"bw_bytes": ("bw_bytes", "mean"), "reps": ("bw_bytes", "size")}
     if "iops" in rows.columns:
         values["iops"] = ("iops", "mean")
@@ -84,22 +222,79 @@ def best_points(points: pd.DataFrame, group: list[str]) -> pd.DataFrame:
     return order.drop_duplicates(group, keep="first").sort_values(group, kind="mergesort").reset_index(drop=True)
 
 
-def baseline(frame: pd.DataFrame, baseline_bs: int = BASELINE_BS) -> pd.DataFrame:
-    """Per rw, the best single-device (devices == 1) point mean over numjobs and iodepth at ``bs == baseline_bs``."""
+def _check_baseline_bs(baseline_bs, rws: list[str]) -> dict:
+    """``baseline_bs`` as rw -> bs (None: that rw's own best block size). An int applies to every rw; a mapping
+    names some rws, the others take their own best block size; None: every rw its own best."""
+    if baseline_bs is None:
+        return dict.fromkeys(rws)
+    chosen = dict(baseline_bs) if isinstance(baseline_bs, Mapping) else dict.fromkeys(rws, baseline_bs)
+    unknown = sorted(set(chosen) - set(rws))
+    if unknown:
+        raise AnalysisError(f"baseline_bs names rw {', '.join(map(repr, unknown))} that the results do not have; "
+                            f"rws present: {', '.join(map(repr, rws))}")
+    for rw, bs in chosen.items():
+        if isinstance(bs, bool) or not isinstance(bs, (int, np.integer)) or bs <= 0:
+            raise ConfigError(f"baseline_bs {bs!r} for rw {rw!r} must be a block size in bytes, a whole number above 0")
+    return {rw: (int(chosen[rw]) if rw in chosen else None) for rw in rws}
+
+
+def _missing_baseline(gaps: list[dict]) -> str:
+    """'missing baseline: no single-device (devices == 1) rows at bs 65536 for rw 'read', 'write'; ...'."""
+    by_bs: dict = {}
+    for gap in gaps:
+        by_bs.setdefault(gap["bs"], []).append(gap["rw"])
+    parts = [f"{'at any bs' if bs is None else f'at bs {bs}'} for rw {', '.join(map(repr, rws))}"
+             for bs, rws in by_bs.items()]
+    return "missing baseline: no single-device (devices == 1) rows " + "; ".join(parts)
+
+
+def _baseline_gap(rw: str, bs) -> str:
+    where = "at any bs" if bs is None else f"at bs {bs}"
+    return f"no single-device (devices == 1) {rw} rows {where}"
+
+
+def baseline(
+    frame: pd.DataFrame, baseline_bs: int | Mapping[str, int] | None = BASELINE_BS, by: Iterable[str] | str = (),
+    strict: bool = True,
+) -> pd.DataFrame:
+    """Per rw, the best single-device (devices == 1) point mean over numjobs and iodepth at its block size
+    ``baseline_bs``: an int for every rw, or a mapping rw -> bs whose missing rws (and every rw with None) take the
+    block size of their best single-device point. With ``by=("bs",)``, one row per rw and measured bs: the baseline at
+    that very bs (``baseline_bs`` is then not used), in a ``bs`` column. ``baseline_bs`` says the bs of each.
+    A rw (or rw and bs) without single-device rows is refused by name; with ``strict=False`` it gets a row with NaN
+    bandwidth and ``baseline_note`` saying what is missing ("" where the baseline was found)."""
     points = point_means(frame)
-    single = points[(points["devices"] == 1) & (points["bs"] == baseline_bs)]
-    lacking = sorted(set(points["rw"]) - set(single["rw"]))
-    if lacking:
-        raise AnalysisError(
-            f"missing baseline: no single-device (devices == 1) rows at bs {baseline_bs} "
-            f"for rw {', '.join(map(repr, lacking))}"
-        )
-    best = best_points(single, ["rw"])
-    out = best.rename(columns={
-        "bw_bytes": "baseline_bw_bytes", "numjobs": "baseline_numjobs",
-        "iodepth": "baseline_iodepth", "layout": "baseline_layout",
-    })
-    return out[BASELINE_COLUMNS]
+    single = points[points["devices"] == 1]
+    if _check_by(by):
+        wanted = points[["rw", "bs"]].drop_duplicates().sort_values(["rw", "bs"]).itertuples(index=False)
+        wanted = [(rw, int(bs), ("rw", "bs")) for rw, bs in wanted]
+    else:
+        chosen = _check_baseline_bs(baseline_bs, sorted(points["rw"].astype(str).unique()))
+        wanted = [(rw, bs, ("rw",) if bs is None else ("rw", "bs")) for rw, bs in chosen.items()]
+    found, gaps = [], []
+    for rw, bs, keys in wanted:
+        rows = single[(single["rw"] == rw) & ((single["bs"] == bs) if bs is not None else True)]
+        if rows.empty:
+            gaps.append(dict(rw=rw, bs=bs, baseline_note=_baseline_gap(rw, bs)))
+        else:
+            found.append(best_points(rows, list(keys)).assign(baseline_note=""))
+    if gaps and strict:
+        raise AnalysisError(_missing_baseline(gaps))
+    return _baseline_table(found, gaps, per_bs=bool(_check_by(by)))
+
+
+def _baseline_table(found: list[pd.DataFrame], gaps: list[dict], per_bs: bool) -> pd.DataFrame:
+    """The rows found and those missing (NaN bandwidth, a ``baseline_note``) as one table sorted by rw (and bs)."""
+    renames = {"bw_bytes": "baseline_bw_bytes", "numjobs": "baseline_numjobs", "iodepth": "baseline_iodepth",
+               "layout": "baseline_layout"}
+    parts = [pd.concat(found, ignore_index=True).rename(columns=renames)] if found else []
+    if gaps:
+        parts.append(pd.DataFrame(gaps).reindex(columns=[*renames.values(), "rw", "bs", "baseline_note"]))
+    out = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+    out = out.assign(baseline_bs=out["bs"])
+    columns = [*BASELINE_COLUMNS, "baseline_bs", "baseline_note", *(["bs"] if per_bs else [])]
+    keys = ["rw", *(["bs"] if per_bs else [])]
+    return out[columns].sort_values(keys, kind="mergesort").reset_index(drop=True)
 
 
 def _check_by(by: Iterable[str] | str) -> list[str]:
@@ -109,6 +304,9 @@ def _check_by(by: Iterable[str] | str) -> list[str]:
         raise AnalysisError(
             f"unknown by value(s) {', '.join(map(repr, unknown))}: expected a subset of {BY_CHOICES}"
         )
+    twice = sorted({b for b in names if names.count(b) > 1})
+    if twice:
+        raise AnalysisError(f"by value(s) {', '.join(map(repr, twice))} given more than once")
     return names
 
 
@@ -120,24 +318,67 @@ def _check_reference(points: pd.DataFrame, reference: str) -> None:
         )
 
 
-def _with_tax(best: pd.DataFrame, reference: str, by: list[str]) -> pd.DataFrame:
-    """Add ``tax`` = 1 - best / best of the reference layout at the same devices, rw (and ``by``)."""
-    keys = ["devices", "rw", *by]
-    ref = best.loc[best["layout"] == reference, [*keys, "best_bw_bytes"]]
-    ref = ref.rename(columns={"best_bw_bytes": "reference_bw_bytes"})
-    out = best.merge(ref, on=keys, how="left", validate="many_to_one")
-    out["tax"] = 1.0 - out["best_bw_bytes"] / out["reference_bw_bytes"]
-    out["reference"] = reference
+def tax(bw, reference_bw):
+    """The tax of a layout: 1 - bw / reference_bw, the share of the reference layout's bandwidth it loses at the
+    same point (negative: it is faster). Works on numbers and on columns alike."""
+    return 1.0 - bw / reference_bw
+
+
+def with_reference(rows: pd.DataFrame, reference: str, keys: list[str], columns: dict[str, str]) -> pd.DataFrame:
+    """``rows`` with the reference layout's ``columns`` (renamed as mapped) from its row at the same ``keys``;
+    NaN where the reference has no such row."""
+    ref = rows.loc[rows["layout"] == reference, [*keys, *columns]].rename(columns=columns)
+    return rows.merge(ref, on=keys, how="left", validate="many_to_one")
+
+
+def with_tax(rows: pd.DataFrame, reference: str, keys: list[str], bw: str = "best_bw_bytes") -> pd.DataFrame:
+    """``rows`` with ``reference_bw_bytes`` (the reference layout's ``bw`` at the same ``keys``) and ``tax``."""
+    out = with_reference(rows, reference, keys, {bw: "reference_bw_bytes"})
+    out["tax"] = tax(out[bw], out["reference_bw_bytes"])
     return out
 
 
 def with_efficiency(rows: pd.DataFrame, base: pd.DataFrame, bw: str = "bw_bytes") -> pd.DataFrame:
-    """``rows`` with ``baseline_bw_bytes`` of their rw and ``efficiency`` = ``bw`` / (devices x baseline)."""
-    lacking = sorted(set(rows["rw"]) - set(base["rw"]))
-    if lacking:
-        raise AnalysisError(f"no baseline for rw {', '.join(map(repr, lacking))}")
-    out = rows.merge(base[["rw", "baseline_bw_bytes"]], on="rw", how="left", validate="many_to_one")
+    """``rows`` with ``baseline_bw_bytes`` and ``baseline_bs`` of their rw (and of their bs, when ``base`` has a ``bs``
+    column: ``baseline(..., by="bs")``), ``efficiency`` = ``bw`` / (devices x baseline) and ``efficiency_note``: "" or why
+    there is no baseline, where efficiency is NaN (tax needs none, so a missing baseline refuses nothing)."""
+    keys = ["rw", *(["bs"] if "bs" in base.columns else [])]
+    notes = base["baseline_note"] if "baseline_note" in base.columns else pd.Series("", index=base.index)
+    known = base[keys].assign(baseline_bw_bytes=base["baseline_bw_bytes"], efficiency_note=notes.fillna(""),
+                              baseline_bs=base["baseline_bs"] if "baseline_bs" in base.columns else np.nan)
+    out = rows.merge(known, on=keys, how="left", validate="many_to_one")
+    absent = out["efficiency_note"].isna()
+    where = out.loc[absent, keys].astype(str).agg(" ".join, axis=1)
+    out.loc[absent, "efficiency_note"] = f"no baseline for {' '.join(keys)} " + where
     out["efficiency"] = out[bw] / (out["devices"] * out["baseline_bw_bytes"])
+    return out
+
+
+# The share of devices x baseline a layout can write by its design. A mirror writes every block twice, to two
+# devices, so N mirrored devices write at most N / 2 x the baseline however well they are built: btrfs raid10 (two
+# copies of every block whatever N), md RAID-10 (near=2, mdadm's default) and md RAID-1 of two devices (an N-way
+# md RAID-1 would write every block N times: 1 / N). Reads of a mirror fetch each block once, from either copy, and
+# reach the full N x baseline; striped layouts and jbod reach it both ways. A layout not named here: 1.0.
+WRITE_SHARE: Mapping[str, float] = {"btrfs-raid10": 0.5, "md-raid10": 0.5, "md-raid1": 0.5}
+
+
+def design_share(layout: str, rw: str) -> float:
+    """The share of devices x baseline ``layout`` can reach for ``rw`` by its design: ``WRITE_SHARE`` for writes,
+    1.0 for reads and for what moves no data (metadata ops); a mixed rw (fio's 50/50) moves half its bytes each way,
+    so its share is the harmonic mean of the two (a mirror: 2/3)."""
+    shares = [WRITE_SHARE.get(layout, 1.0) if way == "write" else 1.0 for way in fio.DIRECTIONS.get(rw, ("read",))]
+    return len(shares) / sum(1.0 / share for share in shares)
+
+
+def with_ideal(rows: pd.DataFrame, bw: str = "best_bw_bytes") -> pd.DataFrame:
+    """``rows`` (layout, devices, rw, baseline_bw_bytes) with the layout's own ideal ``ideal_bw_bytes`` = devices x
+    baseline x ``design_share``, ``layout_efficiency`` = ``bw`` / ideal_bw_bytes, and ``design_tax`` = 1 - share:
+    the part of a shortfall against devices x baseline that is the layout's design, not its overhead."""
+    share = pd.Series([design_share(layout, rw) for layout, rw in zip(rows["layout"], rows["rw"])],
+                      index=rows.index, dtype="float64")
+    out = rows.assign(ideal_bw_bytes=rows["devices"] * rows["baseline_bw_bytes"] * share)
+    out["layout_efficiency"] = out[bw] / out["ideal_bw_bytes"]
+    out["design_tax"] = 1.0 - share
     return out
 
 
@@ -152,58 +393,38 @@ def best_with_efficiency(frame: pd.DataFrame, base: pd.DataFrame, group: list[st
 
 
 def summarize(
-    frame: pd.DataFrame, reference: str, baseline_bs: int = BASELINE_BS, by: Iterable[str] | str = (),
+    frame: pd.DataFrame, reference: str, baseline_bs: int | Mapping[str, int] | None = BASELINE_BS,
+    by: Iterable[str] | str = (),
     base: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Per (layout, devices, rw[, bs]): best point, baseline, efficiency and tax against ``reference``.
     ``base``: a baseline measured elsewhere (``baseline`` of another table); by default this table's own."""
     by_cols = _check_by(by)
     _check_reference(point_means(frame), reference)
-    base = baseline(frame, baseline_bs) if base is None else base
+    base = baseline(frame, baseline_bs, by_cols, strict=False) if base is None else base
     group = ["layout", "devices", "rw", *by_cols]
-    out = _with_tax(best_with_efficiency(frame, base, group), reference, by_cols)
+    out = with_tax(with_ideal(best_with_efficiency(frame, base, group)), reference, ["devices", "rw", *by_cols])
+    out["reference"] = reference
     return out[[*group, *SUMMARY_VALUES]].sort_values(group, kind="mergesort").reset_index(drop=True)
 
 
-def _bs_text(bs: int) -> str:
-    """A block size in words: 1048576 -> '1 MiB', 4096 -> '4 KiB', 512 -> '512 B'."""
-    for unit, size in (("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if bs >= size and bs % size == 0:
-            return f"{bs // size} {unit}"
-    return f"{bs} B"
+def point_efficiency(frame: pd.DataFrame, base: pd.DataFrame) -> pd.DataFrame:
+    """Every sweep point (mean over repetitions) with ``baseline_bw_bytes`` and ``efficiency``."""
+    return with_efficiency(point_means(frame), base)
 
 
-def _efficiency_sentence(row: pd.Series, at_bs: str) -> str:
-    devices = int(row["devices"])
-    ideal = devices * row["baseline_bw_bytes"]
-    return (
-        f"{row['layout']} reaches {row['efficiency']:.0%} of {devices} x the single-device baseline "
-        f"for {row['rw']}{at_bs} ({row['best_bw_bytes'] / MB:,.0f} MB/s of {ideal / MB:,.0f} MB/s)"
-    )
+def best_by_devices(frame: pd.DataFrame, base: pd.DataFrame) -> pd.DataFrame:
+    """Per (layout, devices, rw): ``best_bw_bytes`` over the other axes, ``best_bs``, ``best_numjobs``,
+    ``best_iodepth``, ``baseline_bw_bytes`` and ``efficiency`` (the columns ``scaling.device_scaling`` reads)."""
+    group = ["layout", "devices", "rw"]
+    best = best_with_efficiency(frame, base, group)
+    return best[[*group, "best_bw_bytes", "best_bs", "best_numjobs", "best_iodepth", "baseline_bw_bytes",
+                 "efficiency"]]
 
 
-def _tax_sentence(row: pd.Series, at_bs: str) -> str:
-    where = f"for {row['rw']}{at_bs} at {int(row['devices'])} devices"
-    if row["tax"] < 0:
-        return f"{row['layout']} is {-row['tax']:.1%} faster than {row['reference']} {where}"
-    return f"{row['layout']} costs a {row['tax']:.1%} tax against {row['reference']} {where}"
-
-
-def conclusions(summary: pd.DataFrame) -> list[str]:
-    """Sentences computed from a ``summarize`` table: efficiency of every multi-device row, tax of every
-    non-reference row that has a reference to compare with (rows with a NaN tax are left out)."""
-    needed = ["layout", "devices", "rw", "best_bw_bytes", "baseline_bw_bytes", "efficiency", "tax", "reference"]
-    missing = [c for c in needed if c not in summary.columns]
-    if missing:
-        raise AnalysisError(f"summary lacks column(s) {', '.join(map(repr, missing))}: pass the output of summarize")
-    sentences = []
-    for _, row in summary.iterrows():
-        at_bs = f" with {_bs_text(int(row['bs']))} blocks" if "bs" in summary.columns else ""
-        if row["devices"] > 1 and np.isfinite(row["efficiency"]):
-            sentences.append(_efficiency_sentence(row, at_bs))
-        if row["layout"] != row["reference"] and np.isfinite(row["tax"]):
-            sentences.append(_tax_sentence(row, at_bs))
-    return sentences
+def best_by_bs(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per (layout, devices, rw, bs): the point with the most bandwidth over numjobs and iodepth, with its IOPS."""
+    return best_points(point_means(frame), ["layout", "devices", "rw", "bs"])
 
 
 CLAIM_KEYS = ("layout", "rw", "bs", "metric")

@@ -1,21 +1,22 @@
 """Latency in detail: submission (slat), completion (clat) and total (lat) latency, mean, deviation and
 percentiles, read back from the fio JSON kept beside every point, and the latency-against-IOPS curve.
 
-    details(directory, frame)   one row per measured run, from ``<directory>/<raw_dir>/fio.json``
+    details(outputs)            one row per measured run, from ``raw.fio_outputs`` of the measured rows
     by_point(rows)              the mean over repetitions, one row per sweep point
     littles_law(points)         IOPS x mean latency against jobs x queue depth (the I/Os in flight)
+    table_us(points)            the table for display, in microseconds
 
 Latency in ns, IOPS per second. With ``group_reporting`` the first job entry holds the whole group; the direction
 is the one that moved more data, as ``fio.parse`` chooses.
 """
 from __future__ import annotations
 
-from pathlib import Path
+from typing import Any, Iterable
 
 import pandas as pd
 
 from ..measure import fio
-from .core import POINT, measured
+from .core import POINT
 
 KINDS = ("slat", "clat", "lat")
 
@@ -32,14 +33,11 @@ def from_fio(data: dict) -> dict:
     return {**row, **{name: fio.percentile(side, key) for name, key in fio.CLAT_PERCENTILES.items()}}
 
 
-def details(directory: str | Path, frame: pd.DataFrame) -> pd.DataFrame:
-    """One row per measured run: the point, ``rep``, ``iops``, ``bw_bytes`` and ``from_fio`` of its fio.json."""
-    rows = []
-    for run in measured(frame).itertuples():
-        path = Path(directory) / run.raw_dir / "fio.json"
-        data = fio.load_output(path.read_text(), source=str(path))
-        rows.append({**{k: getattr(run, k) for k in POINT}, "rep": run.rep, "iops": run.iops,
-                     "bw_bytes": run.bw_bytes, **from_fio(data)})
+def details(outputs: Iterable[tuple[Any, dict]]) -> pd.DataFrame:
+    """One row per run of ``raw.fio_outputs`` (given the measured rows): the point, ``rep``, ``iops``,
+    ``bw_bytes`` and ``from_fio`` of its fio.json."""
+    rows = [{**{k: getattr(run, k) for k in POINT}, "rep": run.rep, "iops": run.iops, "bw_bytes": run.bw_bytes,
+             **from_fio(data)} for run, data in outputs]
     return pd.DataFrame(rows)
 
 

@@ -3,9 +3,12 @@ files (seed 004, Figures 9-11), measured with fio's metadata engines.
 
     sweep_fields(ops, nrfiles)   the Sweep fields of such a stage (for ``studies.run_stage(..., sweep=...)``)
     from_fio(data)               the operation count, rate and latency of one run, from its fio.json
-    details(directory, frame)    one row per measured run, read from ``<directory>/<raw_dir>/fio.json``
+    details(outputs)             one row per measured run, from ``raw.fio_outputs`` of the measured rows
     by_files(rows)               the mean over repetitions, one row per (layout, op, numjobs, nrfiles)
-    sentences(points)            the findings in words
+    rate_table(points)           files per second, one column per op
+
+Their findings in words are ``findings.metadata_sentences``; the numbers 05_metadata records,
+``records.metadata``.
 
 What fio 3.33's filecreate, filestat and filedelete engines report (checked by hand, then by the tests with real
 fio on plain directories and on the emulated array):
@@ -41,14 +44,11 @@ fio on plain directories and on the emulated array):
 from __future__ import annotations
 
 import math
-from pathlib import Path
-from typing import Sequence
+from typing import Any, Iterable, Sequence
 
-import numpy as np
 import pandas as pd
 
 from ..measure import fio
-from .core import measured
 from ..errors import AnalysisError, ConfigError
 
 # mdtest's words for the phases -> fio's engines, in mdtest's order.
@@ -87,16 +87,16 @@ def from_fio(data: dict) -> dict:
             "resolution": 1.0 / runtime_ms if runtime_ms > 0 else math.inf}
 
 
-def details(directory: str | Path, frame: pd.DataFrame) -> pd.DataFrame:
-    """One row per measured run of a metadata stage: layout, devices, ``op`` (create, stat, remove), numjobs,
-    nrfiles, rep, ``files`` (nrfiles x numjobs, what the run should have touched), ``from_fio`` of its fio.json,
-    ``complete`` (fio counted exactly ``files`` operations and as many latency samples) and ``latency_rate``
-    (numjobs / mean latency: the rate if fio's own time per file were nil)."""
+def details(outputs: Iterable[tuple[Any, dict]]) -> pd.DataFrame:
+    """One row per measured run of a metadata stage, from ``raw.fio_outputs`` of its measured rows: layout,
+    devices, ``op`` (create, stat, remove), numjobs, nrfiles, rep, ``files`` (nrfiles x numjobs, what the run
+    should have touched), ``from_fio`` of its fio.json, ``complete`` (fio counted exactly ``files`` operations and
+    as many latency samples) and ``latency_rate`` (numjobs / mean latency: the rate if fio's own time per file
+    were nil)."""
     rows = []
-    for run in measured(frame).itertuples():
+    for run, data in outputs:
         if run.rw not in OPS:
             raise AnalysisError(f"rw={run.rw!r} at {run.raw_dir} is not a metadata engine ({', '.join(OPS)})")
-        data = fio.load_output((Path(directory) / run.raw_dir / "fio.json").read_text())
         numbers = from_fio(data)
         if numbers["engine"] != run.rw:
             raise AnalysisError(f"{run.raw_dir}/fio.json was run by ioengine {numbers['engine']!r}, not {run.rw!r}")
@@ -129,67 +129,3 @@ def rate_table(points: pd.DataFrame) -> pd.DataFrame:
     figures in one table)."""
     wide = points.pivot_table(index=["layout", "devices", "numjobs", "files"], columns="op", values="rate")
     return wide[[op for op in ENGINES if op in wide.columns]]
-
-
-def _trend(group: pd.DataFrame) -> str:
-    first, last = group.iloc[0], group.iloc[-1]
-    if len(group) == 1:
-        return f"{first['rate']:,.0f} {first['op']}s/s with {first['files']:,} files"
-    change = last["rate"] / first["rate"] - 1
-    return (f"{first['rate']:,.0f} {first['op']}s/s with {first['files']:,} files and {last['rate']:,.0f} with "
-            f"{last['files']:,} ({change:+.0%})")
-
-
-def sentences(points: pd.DataFrame, coarse: float = 0.02) -> list[str]:
-    """The findings of ``by_files`` in words: each op's rate from the fewest to the most files, remove and stat
-    against create on the most files (seed 004: removes 40% slower than creates, stats far faster), how much of
-    the time per file is the operation itself, whether every run counted its files, and runs too short to time
-    well (``resolution`` above ``coarse``)."""
-    out = []
-    for (layout, devices, numjobs), group in points.groupby(["layout", "devices", "numjobs"], sort=True):
-        where = f"{layout} ({devices} device{'s' if devices > 1 else ''}), {numjobs} job(s)"
-        for op in [op for op in ENGINES if op in set(group["op"])]:
-            out.append(f"{where}: {_trend(group[group['op'] == op].sort_values('files'))}.")
-        most = group[group["files"] == group["files"].max()].set_index("op")
-        for op in ("remove", "stat"):
-            if op in most.index and "create" in most.index:
-                ratio = most.loc[op, "rate"] / most.loc["create", "rate"]
-                than = f"{ratio:.1f} times as fast as" if ratio >= 1 else f"{1 - ratio:.0%} slower than"
-                out.append(f"With {int(most['files'].iloc[0]):,} files, {op}s run {than} creates "
-                           f"({most.loc[op, 'rate']:,.0f} against {most.loc['create', 'rate']:,.0f} per s).")
-    share = points["rate"] / points["latency_rate"]
-    out.append(f"The operation itself takes {share.min():.0%} to {share.max():.0%} of the time per file "
-               f"(rate x mean latency / jobs); the rest is fio's loop and the system around the call.")
-    incomplete = points[~points["complete"]]
-    out.append("Every run operated on exactly its files (fio's operation count and latency samples both equal "
-               "nrfiles x numjobs)." if incomplete.empty else
-               f"{len(incomplete)} point(s) did not count nrfiles x numjobs operations: "
-               + ", ".join(f"{r.op} {r.files}" for r in incomplete.itertuples()) + ".")
-    rough = points[points["resolution"] > coarse]
-    if not rough.empty:
-        out.append(f"{len(rough)} point(s) ran for under {1 / coarse:.0f} ms, so their rate is coarse (fio times in "
-                   "whole ms): " + ", ".join(f"{r.op} {r.files:,} files in {r.runtime_ms:.0f} ms"
-                                             for r in rough.itertuples()) + "; give them more files.")
-    return out
-
-
-def headline(points: pd.DataFrame) -> dict[str, str]:
-    """Per op, the rate with the most files: the few numbers an index shows."""
-    most = points[points["files"] == points["files"].max()]
-    best = most.groupby("op", sort=False)["rate"].max()
-    return {f"{op}s/s ({int(most['files'].iloc[0]):,} files)": f"{best[op]:,.0f}" for op in ENGINES if op in best}
-
-
-def plain(value):
-    """A number as plain JSON: numpy scalars as Python ones, NaN as None."""
-    value = value.item() if isinstance(value, np.generic) else value
-    return None if isinstance(value, float) and math.isnan(value) else value
-
-
-def record_numbers(points: pd.DataFrame) -> dict:
-    """The numbers 05_metadata records, as plain JSON keyed ``layout/op/nj<numjobs>/<files>``: rate, latency,
-    runtime and completeness per point, and the headline."""
-    keys = [f"{r.layout}/{r.op}/nj{r.numjobs}/{r.files}" for r in points.itertuples()]
-    columns = ("rate", "latency_rate", "clat_mean_ns", "runtime_ms", "complete", "files")
-    numbers = {column: {k: plain(v) for k, v in zip(keys, points[column])} for column in columns}
-    return {**numbers, "headline": headline(points)}

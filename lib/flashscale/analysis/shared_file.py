@@ -1,11 +1,14 @@
 """One file shared by every job against a file per job: IOR's N-to-1 against N-to-N (seed 003), with fio.
 
     variants(modes)                  the stage's variants for ``studies.run_variants`` (one campaign per mode)
-    details(folder, table)           one row per measured run: bytes moved against expected, the devices its
-                                     files can reach and their cap (reads fio.json's size, env.json's targets)
+    details(outputs, environments)   one row per measured run: bytes moved against expected, the devices its
+                                     files can reach and their cap (fio.json's size, env.json's targets, as
+                                     ``raw.fio_outputs`` and ``raw.run_environments`` read them)
     summary(rows)                    the mean over repetitions per (mode, layout, devices, rw, bs, numjobs)
     versus(points)                   N-to-1 against N-to-N at the same point: ratio and cost of sharing
-    sentences(points, against)       the findings in words
+
+Their findings in words are ``findings.shared_file_sentences``; the numbers 06_shared_file records,
+``records.shared_file``.
 
 How the two modes are run (``fio.FioJob``), checked by hand and by the tests with real fio:
 
@@ -28,17 +31,12 @@ How the two modes are run (``fio.FioJob``), checked by hand and by the tests wit
 """
 from __future__ import annotations
 
-import json
-from pathlib import Path
-from typing import Sequence
+from typing import Any, Iterable, Sequence
 
-import numpy as np
 import pandas as pd
 
-from ..measure import fio
-from .core import MB, POINT, measured
+from .core import POINT
 from ..errors import AnalysisError, ConfigError
-from .metadata import plain
 
 MODES = {"n-to-n": {"shared_file": False, "time_based": False},
          "n-to-1": {"shared_file": True, "time_based": False}}
@@ -64,20 +62,21 @@ def _reach(run, targets: int) -> tuple[int, float]:
     return used, int(run.devices) * used / targets
 
 
-def details(folder: str | Path, table: pd.DataFrame) -> pd.DataFrame:
-    """One row per measured run of ``run_variants`` (its ``variant`` column says the mode; raw files under
-    ``folder/<variant>/``): the point, ``size`` (bytes per job, from fio's own record), ``expected_bytes`` =
-    numjobs x size, ``io_bytes``, ``bytes_ok``, ``targets``, ``targets_used``, ``reach_devices``, ``ceiling_bytes``
-    (their cap sum; NaN off the emulated array), ``fraction`` = bandwidth / ceiling, ``min_runtime_s`` =
-    expected_bytes / ceiling - one throttle slice and ``within_caps`` = runtime_s >= min_runtime_s (True when
-    uncapped)."""
-    if "variant" not in table.columns:
-        raise AnalysisError("the table has no variant column: pass the table studies.run_variants returned")
+def details(outputs: Iterable[tuple[Any, dict]], environments: Iterable[tuple[Any, dict]]) -> pd.DataFrame:
+    """One row per measured run of ``run_variants`` (its ``variant`` column says the mode), from
+    ``raw.fio_outputs`` and ``raw.run_environments`` of its measured rows (``within="variant"``): the point,
+    ``size`` (bytes per job, from fio's own record), ``expected_bytes`` = numjobs x size, ``io_bytes``,
+    ``bytes_ok``, ``targets``, ``targets_used``, ``reach_devices``, ``ceiling_bytes`` (their cap sum; NaN off the
+    emulated array), ``fraction`` = bandwidth / ceiling, ``min_runtime_s`` = expected_bytes / ceiling - one
+    throttle slice and ``within_caps`` = runtime_s >= min_runtime_s (True when uncapped)."""
     rows = []
-    for run in measured(table).itertuples():
-        where = Path(folder) / run.variant / run.raw_dir
-        size = int(fio.load_output((where / "fio.json").read_text())["global options"]["size"])
-        targets = len(json.loads((where / "env.json").read_text())["targets"])
+    for (run, data), (same, env) in zip(outputs, environments, strict=True):
+        if "variant" not in run._fields:
+            raise AnalysisError("the table has no variant column: pass the table studies.run_variants returned")
+        if same.raw_dir != run.raw_dir or same.variant != run.variant:
+            raise AnalysisError(f"fio output of {run.raw_dir} paired with the environment of {same.raw_dir}")
+        size = int(data["global options"]["size"])
+        targets = len(env["targets"])
         used, reach = _reach(run, targets)
         ceiling = float(run.cap_bps) * reach if run.backend == "loop" else float("nan")
         rows.append({**{k: getattr(run, k) for k in KEYS}, "rep": run.rep, "bw_bytes": run.bw_bytes,
@@ -120,61 +119,3 @@ def versus(points: pd.DataFrame) -> pd.DataFrame:
     wide["cost"] = 1.0 - wide["ratio"]
     wide.columns.name = None
     return wide[columns]
-
-
-def _reach_sentence(group: pd.DataFrame) -> str:
-    """One (mode, layout, numjobs): the devices its files reach, and each rw's bandwidth against their caps."""
-    r = group.iloc[0]
-    said = f"{LABEL[r.variant]} on {r.layout} with {r.numjobs} job(s)"
-    if not np.isfinite(r.ceiling_bytes):
-        runs = ", ".join(f"{g.rw} {g.bw_bytes / MB:,.0f} MB/s" for g in group.itertuples())
-        return f"{said} uses {r.targets_used} of {r.targets} target(s), with no cap: {runs}."
-    runs = ", ".join(f"{g.rw} {g.bw_bytes / MB:,.0f} MB/s ({g.fraction:.0%})" for g in group.itertuples())
-    return (f"{said}: its files reach {r.reach_devices:g} of {r.devices} device(s), "
-            f"{r.ceiling_bytes / MB:,.0f} MB/s of caps; {runs}.")
-
-
-def sentences(points: pd.DataFrame, against: pd.DataFrame, same: float = 0.05) -> list[str]:
-    """The findings: sharing's cost per point (below ``same``: the same bandwidth), each mode's bandwidth against
-    the caps of the devices its files reach, whether every run moved exactly numjobs x size bytes, and whether any
-    beat its caps."""
-    out = []
-    for r in against.itertuples():
-        word = (f"gets the same bandwidth within {same:.0%}" if abs(r.cost) < same else
-                f"costs {r.cost:.0%}" if r.cost > 0 else f"is {-r.cost:.0%} faster")
-        out.append(f"{r.layout} {r.rw}, {r.numjobs} job(s): N-to-1 moves {r.n_to_1_bw_bytes / MB:,.0f} MB/s and "
-                   f"N-to-N {r.n_to_n_bw_bytes / MB:,.0f} MB/s: one shared file {word}.")
-    out += [_reach_sentence(group) for _, group in points.groupby(["variant", "layout", "numjobs"], sort=False)]
-    bad = points[~points["bytes_ok"]]
-    out.append("Every run moved exactly numjobs x size bytes (fio's io_bytes), in both modes." if bad.empty else
-               f"{len(bad)} point(s) did not move numjobs x size bytes: "
-               + ", ".join(f"{LABEL[r.variant]} {r.layout} {r.rw}" for r in bad.itertuples()) + ".")
-    capped = points[np.isfinite(points["ceiling_bytes"])]
-    over = capped[~capped["within_caps"]]
-    if not capped.empty:
-        out.append(f"Every capped run took at least its bytes / its cap sum, less one throttle slice "
-                   f"({THROTTLE_SLICE_S:g} s): none beat its caps." if over.empty else
-                   f"{len(over)} point(s) beat their caps by more than one throttle slice: "
-                   + ", ".join(f"{LABEL[r.variant]} {r.layout} {r.rw}" for r in over.itertuples()) + ".")
-    return out
-
-
-def headline(against: pd.DataFrame) -> dict[str, str]:
-    """Per (layout, rw): N-to-1 bandwidth and its share of N-to-N."""
-    return {f"N-to-1 {r.layout} {r.rw}": f"{r.n_to_1_bw_bytes / MB:,.0f} MB/s ({r.ratio:.0%} of N-to-N)"
-            for r in against.itertuples()}
-
-
-def _key(r) -> str:
-    return f"{r.layout}/{r.rw}/nj{r.numjobs}"
-
-
-def record_numbers(points: pd.DataFrame, against: pd.DataFrame) -> dict:
-    """The numbers 06_shared_file records, as plain JSON keyed ``<mode>`` then ``layout/rw/nj<numjobs>``."""
-    numbers = {}
-    for column in ("bw_bytes", "expected_bytes", "ceiling_bytes", "fraction", "bytes_ok", "within_caps",
-                   "reach_devices", "runtime_s"):
-        numbers[column] = {mode: {_key(r): plain(getattr(r, column)) for r in group.itertuples()}
-                           for mode, group in points.groupby("variant", sort=True)}
-    numbers["ratio"] = {_key(r): plain(r.ratio) for r in against.itertuples()}
-    return {**numbers, "headline": headline(against)}

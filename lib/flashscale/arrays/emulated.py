@@ -7,19 +7,17 @@ detached one by one, by the path ``losetup`` gave us, never with ``-D``).
 """
 from __future__ import annotations
 
-import os
-import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..system.commands import Runner
-from ..system.devices import Device, identify, loop_backing_file, majmin
+from ..system.devices import Device, System
 from ..errors import ConfigError, UnsupportedError
 from ..system.teardown import Teardown, manifest_dir
 from ..system.throttle import Throttle
 
-DEFAULT_BACKING_ROOT = Path("/dev/shm")
+SHM = "shm"  # tmpfs under the machine's /dev: the backing store that is never the bottleneck, when it has room
 
 
 @dataclass(frozen=True)
@@ -41,45 +39,48 @@ class ArraySpec:
             raise ConfigError(f"device_size={self.device_size} is below 512 MiB, too small for xfs and btrfs")
 
 
-def loop_support_problem() -> str | None:
-    """Why loop devices cannot be used here, or None when they can."""
-    if os.geteuid() != 0:
-        return "flashscale is not running as root"
-    if shutil.which("losetup") is None:
-        return "losetup is not installed"
-    if not Path("/dev/loop-control").exists():
-        return "the kernel offers no /dev/loop-control"
-    return None
+def loop_support_problem(system: System | None = None) -> str | None:
+    """Why loop devices cannot be used here, or None when they can (``System.loop_support_problem``)."""
+    return (system or System()).loop_support_problem()
 
 
-def choose_backing_root(spec: ArraySpec) -> Path:
+def choose_backing_root(spec: ArraySpec, system: System) -> Path:
     """tmpfs when it has room (so the backing store is never the bottleneck), else the system temp dir."""
     if spec.backing_root:
         return Path(spec.backing_root)
-    need = spec.devices * spec.device_size
-    if DEFAULT_BACKING_ROOT.is_dir() and shutil.disk_usage(DEFAULT_BACKING_ROOT).free > 2 * need:
-        return DEFAULT_BACKING_ROOT
+    shm = system.dev / SHM
+    if (system.free_bytes(shm) or 0) > 2 * spec.devices * spec.device_size:
+        return shm
     return Path(tempfile.gettempdir())
 
 
 class EmulatedArray:
-    """Context manager: ``with EmulatedArray(spec, runner) as array: array.devices, array.throttle``."""
+    """Context manager: ``with EmulatedArray(spec, runner, system) as array: array.devices, array.throttle``.
 
-    def __init__(self, spec: ArraySpec, runner: Runner | None = None):
+    ``system`` is the machine it reads (loop devices' identities, the cgroup hierarchy); ``manifests`` is where its
+    teardown manifest goes (default: ``manifest_dir()``).
+    """
+
+    def __init__(self, spec: ArraySpec, runner: Runner | None = None, system: System | None = None,
+                 manifests: Path | None = None):
         self.spec = spec
         self.runner = runner or Runner()
+        self.system = system or System(runner=self.runner)
+        self.manifests = manifests
         self.devices: list[Device] = []
         self.throttle: Throttle | None = None
         self.workdir: Path | None = None
         self.teardown: Teardown | None = None
 
     def __enter__(self) -> "EmulatedArray":
-        problem = loop_support_problem()
+        problem = self.system.loop_support_problem()
         if problem:
             raise UnsupportedError(f"cannot build the emulated array: {problem}")
-        self.workdir = Path(tempfile.mkdtemp(prefix="flashscale-array-", dir=choose_backing_root(self.spec)))
-        self.teardown = Teardown(manifest_dir() / f"{self.workdir.name}.json")
-        self.teardown.record("dir", lambda: self.workdir.rmdir(), path=str(self.workdir))
+        root = choose_backing_root(self.spec, self.system)
+        self.workdir = Path(tempfile.mkdtemp(prefix="flashscale-array-", dir=root))
+        manifest = (self.manifests or manifest_dir()) / f"{self.workdir.name}.json"
+        self.teardown = Teardown(manifest, self.runner, self.system)
+        self.teardown.record("dir", path=str(self.workdir))
         try:
             self._build()
         except BaseException:
@@ -88,28 +89,19 @@ class EmulatedArray:
         return self
 
     def _build(self) -> None:
-        self.throttle = Throttle.create()
-        self.teardown.record("cgroup", self.throttle.remove, path=str(self.throttle.path))
+        self.throttle = Throttle.create(self.system, self.teardown)
         for index in range(self.spec.devices):
             backing = self.workdir / f"device{index}.img"
+            self.teardown.record("file", path=str(backing))
             with open(backing, "xb") as fh:
                 fh.truncate(self.spec.device_size)
-            self.teardown.record("file", backing.unlink, path=str(backing))
             path = self.runner.run(["losetup", "--find", "--show", str(backing)]).stdout.strip()
-            self.teardown.record("loop", lambda p=path, b=backing: self._detach(p, b), path=path,
-                                 backing_file=str(backing))
-            device = identify(path)
+            self.teardown.record("loop", path=path, backing_file=str(backing))
+            device = self.system.identify(path)
             if device.id != f"loop:{backing}":
                 raise UnsupportedError(f"{path} reports backing file {device.id!r}, expected {backing}")
-            self.throttle.cap(majmin(path), self.spec.read_bps, self.spec.write_bps)
+            self.throttle.cap(self.system.majmin(path), self.spec.read_bps, self.spec.write_bps)
             self.devices.append(device)
-
-    def _detach(self, path: str, backing: Path) -> None:
-        if loop_backing_file(path) != str(backing):
-            return  # already gone, or no longer ours: never detach what we did not attach
-        self.runner.run(["losetup", "--detach", path])
-        if loop_backing_file(path) == str(backing):
-            raise UnsupportedError(f"{path} is still attached to {backing} after losetup --detach")
 
     @property
     def cgroup_procs(self) -> list[Path]:

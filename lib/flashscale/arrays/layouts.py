@@ -23,13 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from . import erase, volumes
-from ..system import reap
+from . import erase, fill, volumes
 from ..system.commands import Runner
 from ..system.devices import Device, System
 from ..errors import ConfigError, RefusedError, UnsupportedError
 from .guard import Guard
-from .plan import Step, execute, record, render
+from .plan import Step, execute, render
 from ..system.teardown import Teardown
 
 MOUNT_OPTIONS = "noatime,nodiratime"
@@ -160,7 +159,8 @@ def plan(name: str, devices: Sequence[Device], *, root: Path | None = None, opti
 
 
 def dry_run(name: str, devices: Sequence[Device], options: Options = Options(), *, confirm: object = None,
-            wipe: bool | Sequence[str] = False, system: System | None = None, runner: Runner | None = None) -> str:
+            wipe: bool | Sequence[str] = False, system: System | None = None, runner: Runner | None = None,
+            fill_passes: int = 0) -> str:
     """What ``build`` would run, erase included, as shell lines; nothing is touched.
 
     With ``confirm`` the guard also checks the devices now, reading only, and refuses as ``build`` would; what the
@@ -178,19 +178,20 @@ def dry_run(name: str, devices: Sequence[Device], options: Options = Options(), 
             lines.append(f"# {options.erase} of {device.path} through nvme-cli")
         else:
             lines += [" ".join(argv) for argv in erase.commands(device, options.erase)]
+    lines += [str(step) for step in fill.steps(chosen(name, devices), fill_passes)]
     return "\n".join([*lines, render(plan(name, devices, options=options))])
 
 
 def build(name: str, devices: Sequence[Device], runner: Runner, teardown: Teardown, *, confirm: object = None,
           wipe: bool | Sequence[str] = False, options: Options = Options(), system: System | None = None,
-          claimed: Sequence[str] = ()) -> Layout:
+          claimed: Sequence[str] = (), fill_passes: int = 0) -> Layout:
     """Erase the devices ``name`` uses and build it on them, every step through the guard.
 
     ``devices`` is the campaign's list and ``confirm`` the identities the user confirmed (strings); ``wipe`` says
     which signatures the plan may erase (True: any); ``claimed`` are paths of campaign devices flashscale made
     or an earlier layout of the same campaign already erased, on which its own signatures (``OWN_SIGNATURES``)
-    are expected. Nothing is touched
-    unless every device passes the guard and the kernel offers what the layout needs.
+    are expected. ``fill_passes``: after the erase, each device written in full that many times (``fill``). Nothing
+    is touched unless every device passes the guard and the kernel offers what the layout needs.
     """
     kind = _kind(name)
     targets = chosen(name, devices)
@@ -205,9 +206,10 @@ def build(name: str, devices: Sequence[Device], runner: Runner, teardown: Teardo
     guard.claimed.update(os.path.realpath(path) for path in claimed)
     guard.check(targets)
     root = Path(tempfile.mkdtemp(prefix=f"flashscale-{name}-"))
-    record(teardown, "dir", {"path": str(root)}, runner, system)
+    teardown.record("dir", path=str(root))
     steps = plan(name, targets, root=root, options=options, token=secrets.token_hex(4))
     erased = erase.erase(targets, guard, runner, method=options.erase, fallback=options.erase_fallback)
+    steps = [*fill.steps(targets, fill_passes), *steps]
     done = execute(steps, guard=guard, runner=runner, teardown=teardown, system=system)
     mounts = tuple(s.details["path"] for s in steps if s.creates == "mount")
     backend = "loop" if all(d.id.startswith("loop:") for d in targets) else "device"
@@ -220,8 +222,8 @@ def _subdirectories(root: Path, count: int, teardown: Teardown) -> tuple[str, ..
     targets = []
     for index in range(count):
         target = root / f"dir{index}"
+        teardown.record("dir", path=str(target))
         target.mkdir()
-        teardown.record("dir", lambda t=target: reap.UNDO["dir"]({"path": str(t)}, None, None), path=str(target))
         targets.append(str(target))
     return tuple(targets)
 
@@ -235,7 +237,7 @@ def use_directory(directory: str | Path, teardown: Teardown, count: int = 1) -> 
     if not directory.is_dir():
         raise ConfigError(f"mount point {directory} is not an existing directory")
     own = Path(tempfile.mkdtemp(prefix="flashscale-", dir=directory))
-    teardown.record("dir", lambda: reap.UNDO["dir"]({"path": str(own)}, None, None), path=str(own))
+    teardown.record("dir", path=str(own))
     targets = _subdirectories(own, count, teardown)
     return Layout("mounted", count, targets, "mounted", f"{count} director{'y' if count == 1 else 'ies'} "
                   f"of ours inside the existing mount point {directory}")
@@ -247,7 +249,7 @@ def build_directories(name: str, count: int, parent: Path, teardown: Teardown) -
         raise UnsupportedError(f"layout {name!r} needs block devices; plain directories offer only single and jbod")
     chosen_count = 1 if name == "single" else count
     root = Path(tempfile.mkdtemp(prefix=f"flashscale-{name}-", dir=parent))
-    teardown.record("dir", root.rmdir, path=str(root))
+    teardown.record("dir", path=str(root))
     targets = _subdirectories(root, chosen_count, teardown)
     return Layout(name, chosen_count, targets, "directory",
                   f"{chosen_count} plain director{'y' if chosen_count == 1 else 'ies'} on the local disk, no caps")

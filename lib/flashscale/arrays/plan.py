@@ -1,19 +1,18 @@
 """A plan: the exact commands a layout or an erase will run, as data, so it can be printed before it runs.
 
 A ``Step`` is one argv, the devices it writes (the guard re-checks each right before it runs) and, when it makes
-something, the kind and details recorded in the teardown manifest *before* it runs, so an interrupted run leaves a
-manifest that ``flashscale reap`` can undo. ``execute`` runs a plan; ``render`` prints it for a dry run.
+something, the kind and details recorded in the teardown (``Teardown.record``) *before* it runs, so an interrupted run
+leaves a manifest that ``flashscale reap`` can undo. ``execute`` runs a plan; ``render`` prints it for a dry run.
 """
 from __future__ import annotations
 
 import logging
-import os
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from ..system import reap
+from ..system import undo
 from ..system.commands import Runner
 from ..system.devices import System
 from ..errors import UnsupportedError
@@ -41,17 +40,11 @@ def render(steps: Sequence[Step]) -> str:
     return "\n".join(str(step) for step in steps)
 
 
-def record(teardown: Teardown, kind: str, details: dict, runner: Runner, system: System) -> None:
-    """Record in the manifest that ``kind`` is (about to be) made; its undo is the one ``flashscale reap`` uses."""
-    details = {**details, "pid": os.getpid()}
-    teardown.record(kind, lambda: reap.undo(kind, details, runner, system), **details)
-
-
 def execute(steps: Sequence[Step], *, guard: Guard, runner: Runner, teardown: Teardown, system: System) -> list[str]:
     """Run ``steps`` in order through the guard; verify each thing made is there. Returns the lines run."""
     done = []
     for step in steps:
-        recorded = (lambda s=step: record(teardown, s.creates, s.details, runner, system)) if step.creates else None
+        recorded = (lambda s=step: teardown.record(s.creates, **s.details)) if step.creates else None
         if step.argv[0] == "mkdir":  # a mount point in our own temporary directory: no device is written
             guard.check(step.writes)
             if recorded:
@@ -62,9 +55,9 @@ def execute(steps: Sequence[Step], *, guard: Guard, runner: Runner, teardown: Te
             guard.run(runner, step.argv, step.writes, before=recorded)
         done.append(str(step))
         if step.creates in MADE_DEVICES:
-            reap.settle(runner)
+            undo.settle(runner)
             guard.adopt(step.details["path"])
-        if step.creates and reap.present(step.creates, step.details, system) is False:
+        if step.creates and undo.present(step.creates, step.details, system) is False:
             raise UnsupportedError(f"{step} reported success but its {step.creates} "
                                    f"{step.details.get('path', '')} is not there")
     return done

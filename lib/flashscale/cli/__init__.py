@@ -11,9 +11,10 @@ import sys
 from typing import Sequence
 
 from ..errors import FlashscaleError
-from . import analyze, devices, erase, reap, run
+from . import analyze, devices, erase, jobfile, reap, run
 
-SUBCOMMANDS = {"run": run, "analyze": analyze, "devices": devices, "erase": erase, "reap": reap}
+SUBCOMMANDS = {"run": run, "analyze": analyze, "devices": devices, "erase": erase, "reap": reap,
+               "jobfile": jobfile}
 
 
 def parser() -> argparse.ArgumentParser:

@@ -2,8 +2,13 @@
 
 One row per (layout, devices, rw), and per bs with --by bs: best_bw_bytes, best_bs, best_numjobs, best_iodepth,
 baseline_bw_bytes, efficiency = best / (devices x baseline), tax = 1 - best / best of the reference layout with
-the same devices and rw, each with a confidence interval (*_lo, *_hi) over the repetitions. Rows whose ``warmup``
-column is true are ignored. --fit adds the knee and the Universal Scalability Law fitted against numjobs;
+the same devices and rw, each with a confidence interval (*_lo, *_hi) over the repetitions; the layout's own
+ideal: ideal_bw_bytes = devices x baseline x its design share (a mirror writes every block twice: half),
+layout_efficiency = best / ideal_bw_bytes and design_tax = 1 - share; the tax tested against the noise: tax_lo,
+tax_hi, tax_p and tax_verdict (tax, gain, noise, unknown, reference), best_reps and reference_reps. Rows whose
+``warmup`` column is true, or whose ``phase`` is not measure, are ignored; runs flagged too_short are no rate, and
+they and runs above the emulated array's known cap (above_truth) are named on stderr. --fit adds the knee and
+the Universal Scalability Law fitted against numjobs;
 --ceilings FILE (YAML, see flashscale.ceilings.Ceilings) adds the expected ceiling, the binding limit and the
 fraction of it reached.
 """
@@ -13,18 +18,22 @@ import argparse
 import sys
 from pathlib import Path
 
+import pandas as pd
 import yaml
 
-from ..analysis import core as analysis, ceilings, scaling, stats
+from ..analysis import core as analysis, ceilings, findings, scaling, stats
 from ..measure import results
-from ..errors import ConfigError
+from ..errors import AnalysisError, ConfigError, FlashscaleError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("results", help="results table: .parquet or .csv (or a campaign directory)")
     parser.add_argument("--reference", required=True, metavar="LAYOUT", help="layout the tax is measured against")
-    parser.add_argument("--baseline-bs", type=int, default=analysis.BASELINE_BS, metavar="BYTES",
-                        help=f"block size of the single-device baseline, bytes (default {analysis.BASELINE_BS})")
+    parser.add_argument("--baseline-bs", default=str(analysis.BASELINE_BS), metavar="BYTES|RW=BYTES,...",
+                        help=f"block size of the single-device baseline, bytes (default {analysis.BASELINE_BS}): one "
+                             "for every rw, or per rw as read=1048576,randread=4096 (an rw not named takes the block "
+                             "size of its best single-device point); not used with --by bs, where each bs is measured "
+                             "against the single device at that bs")
     parser.add_argument("--by", choices=analysis.BY_CHOICES, action="append", default=[], help="also group by this column")
     parser.add_argument("--format", choices=["table", "csv"], default="table", help="output format")
     parser.add_argument("--fit", action="store_true",
@@ -46,17 +55,57 @@ def _ceilings_file(path: str) -> dict:
         raise ConfigError(f"ceilings file {path!r} is not valid YAML: {exc}") from None
 
 
+def _count(text: str, what: str) -> int:
+    try:
+        value = int(text.strip())
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise ConfigError(f"--baseline-bs {what}{text!r} is not a block size: a whole number of bytes above 0")
+    return value
+
+
+def baseline_bs(text: str) -> int | dict[str, int]:
+    """``--baseline-bs``: '1048576' (every rw) or 'read=1048576,randread=4096' (per rw)."""
+    if "=" not in text:
+        return _count(text, "")
+    out: dict[str, int] = {}
+    for part in text.split(","):
+        rw, sep, bs = part.partition("=")
+        if not sep or not rw.strip() or rw.strip() in out:
+            raise ConfigError(f"--baseline-bs {text!r}: expected BYTES or rw=BYTES,... with each rw once; "
+                              f"cannot read {part!r}")
+        out[rw.strip()] = _count(bs, f"for {rw.strip()!r}: ")
+    return out
+
+
+def _load(path: str):
+    """The results table; a file pandas cannot read (empty, not CSV or Parquet inside) is refused by name."""
+    try:
+        return results.load(path)
+    except FlashscaleError:
+        raise
+    except pd.errors.EmptyDataError:
+        raise AnalysisError(f"results file {path!r} is empty: no header, no rows") from None
+    except (ValueError, OSError) as exc:
+        raise AnalysisError(f"results file {path!r} cannot be read: {exc}") from None
+
+
 def main(args: argparse.Namespace) -> int:
-    frame = results.load(args.results)
+    frame = _load(args.results)
     by = tuple(args.by)
-    summary = stats.summary_intervals(frame, reference=args.reference, baseline_bs=args.baseline_bs, by=by,
-                                      confidence=args.confidence)
+    summary = stats.summary_intervals(frame, reference=args.reference, baseline_bs=baseline_bs(args.baseline_bs),
+                                      by=by, confidence=args.confidence)
     if args.fit:
         keys = ["layout", "devices", "rw", *by]
         fits = scaling.fit_table(frame, by=by, confidence=args.confidence)
         summary = summary.merge(fits[[*keys, *scaling.FIT_COLUMNS]], on=keys, how="left", validate="one_to_one")
     if args.ceilings:
-        summary = ceilings.ceiling_table(summary, _ceilings_file(args.ceilings))
+        split = ceilings.with_direction_split(summary, frame)
+        summary = ceilings.ceiling_table(split, _ceilings_file(args.ceilings)).drop(
+            columns=[c for c in ("read_bw_bytes", "write_bw_bytes") if c not in summary.columns])
+    for sentence in findings.too_short_sentences(frame) + findings.truth_sentences(frame):
+        print(f"note: {sentence}", file=sys.stderr)
     if args.format == "csv":
         summary.to_csv(sys.stdout, index=False)
     else:

@@ -11,10 +11,15 @@ Two further kinds of job (``flashscale.metadata`` and ``flashscale.shared_file``
 - ``shared_file``: every job works in one file on the first target, job k in its own region of ``size`` bytes
   (IOR's N-to-1); by default each job has its own file (N-to-N). With ``time_based=False`` each job moves its
   ``size`` bytes once and fio runs until it has (IOR's fixed amount); runtime and ramp are then not used.
+
+fio's own steady state (``ss``): a job with ``ss`` (``SS_CRITERIA``, e.g. ``iops_slope:0.3%`` or ``bw:10%``)
+stops as soon as the criterion holds over its last ``ss_dur_s`` seconds (judged after ``ss_ramp_s``), or runs to
+its runtime; ``steady_state`` reads whether it did from the job's ``steadystate`` object.
 """
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -23,6 +28,9 @@ from ..system.commands import Runner
 from ..errors import ConfigError, FioError
 
 RW_MODES = ("read", "write", "randread", "randwrite", "rw", "readwrite", "randrw")
+# The directions each data rw moves: what its read_bw_bytes and write_bw_bytes hold.
+DIRECTIONS = {"read": ("read",), "randread": ("read",), "write": ("write",), "randwrite": ("write",),
+              "rw": ("read", "write"), "readwrite": ("read", "write"), "randrw": ("read", "write")}
 
 # fio's metadata engines, used as a job's rw, and the direction fio accounts their operations in (its rw).
 METADATA_OPS = {"filecreate": "write", "filestat": "read", "filedelete": "write"}
@@ -50,6 +58,11 @@ FIO_OPTION = {
 # Options naming a log file prefix: a relative prefix is put in the run's own directory (``run``), never the cwd.
 LOG_OPTIONS = ("write_bw_log", "write_iops_log", "write_lat_log")
 
+# fio's steady-state criteria: all values within the limit of the mean (iops, bw), or the least-squares slope
+# under it (iops_slope, bw_slope); the limit absolute, or a percentage of the mean.
+SS_CRITERIA = ("iops", "iops_slope", "bw", "bw_slope")
+SS_PATTERN = re.compile(rf"({'|'.join(SS_CRITERIA)}):[0-9]+(\.[0-9]+)?%?")
+
 PERCENTILES = ("50.000000", "90.000000", "99.000000", "99.900000", "99.990000")
 
 
@@ -72,6 +85,9 @@ class FioJob:
     nrfiles: int = 0  # files per job of a metadata job (rw in METADATA_OPS); 0 for a data job
     time_based: bool = True  # False: each job moves its size once, fio runs until done (no runtime, no ramp)
     shared_file: bool = False  # True: one file shared by every job, each its own region (N-to-1)
+    ss: str | None = None  # fio's steady-state criterion (SS_CRITERIA), e.g. "iops_slope:0.3%"; None: off
+    ss_dur_s: int | None = None  # its rolling window, seconds (needed with ss)
+    ss_ramp_s: int = 0  # seconds before fio starts judging it
 
     def __post_init__(self) -> None:
         if self.rw not in RW_MODES and self.rw not in METADATA_OPS:
@@ -92,6 +108,7 @@ class FioJob:
                 raise ConfigError(f"{attr}={value!r} must be a positive whole number")
         if isinstance(self.ramp_s, bool) or not isinstance(self.ramp_s, int) or self.ramp_s < 0:
             raise ConfigError(f"ramp_s={self.ramp_s!r} must be a whole number of seconds >= 0")
+        check_steady_state(self.ss, self.ss_dur_s, self.ss_ramp_s)
         if not self.targets:
             raise ConfigError("a fio job needs at least one target (directory or block device)")
         if isinstance(self.targets, str):
@@ -113,6 +130,20 @@ class FioJob:
         if self.shared_file:
             return [self.numjobs] + [0] * (n - 1)
         return [self.numjobs // n + (1 if i < self.numjobs % n else 0) for i in range(n)]
+
+
+def check_steady_state(ss: str | None, dur_s: int | None, ramp_s: int) -> None:
+    """ConfigError, naming the value, unless ``ss`` is None or one of fio's criteria with a window of seconds."""
+    for name, value, least in (("ss_dur_s", dur_s, 1), ("ss_ramp_s", ramp_s, 0)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < least):
+            raise ConfigError(f"{name}={value!r} must be a whole number of seconds >= {least}")
+    if ss is None:
+        return
+    if not isinstance(ss, str) or not SS_PATTERN.fullmatch(ss):
+        raise ConfigError(f"ss={ss!r} must be a criterion and a limit, e.g. 'iops_slope:0.3%' or 'bw:10%'; "
+                          f"criteria: {', '.join(SS_CRITERIA)}")
+    if dur_s is None:
+        raise ConfigError(f"ss={ss!r} needs ss_dur_s, the seconds over which fio judges it")
 
 
 def _is_block_device_path(target: str) -> bool:
@@ -148,6 +179,8 @@ def render(job: FioJob, log_dir: Path | None = None) -> str:
         options = (("nrfiles", str(job.nrfiles)), ("filesize", str(job.bs)), *METADATA_OPTIONS,
                    *METADATA_ENGINE_OPTIONS[job.rw])
         lines += [f"{k}={v}" for k, v in options]
+    if job.ss is not None:
+        lines += [f"steadystate={job.ss}", f"ss_dur={job.ss_dur_s}", f"ss_ramp={job.ss_ramp_s}"]
     lines += [f"{k}={_in_log_dir(k, v, log_dir)}" for k, v in job.extra]
     for index, (target, jobs) in enumerate(zip(job.targets, job.jobs_per_target())):
         if jobs == 0:
@@ -229,6 +262,16 @@ def main_side(data: dict) -> dict:
     return first["read"] if first["read"]["io_bytes"] >= first["write"]["io_bytes"] else first["write"]
 
 
+def steady_state(data: dict) -> dict:
+    """fio's own steady-state verdict: ``ss_attained`` (True when every job entry attained it; None when the job
+    did not ask), ``ss`` (the criterion as fio echoes it) and ``ss_criterion`` (its value at the end)."""
+    judged = [j["steadystate"] for j in data["jobs"] if "steadystate" in j]
+    if not judged:
+        return {"ss_attained": None, "ss": None, "ss_criterion": None}
+    return {"ss_attained": all(bool(s.get("attained")) for s in judged), "ss": judged[0].get("ss"),
+            "ss_criterion": judged[0].get("criterion")}
+
+
 def parse(data: dict) -> dict:
     """Aggregate a (validated) fio result into one tidy row of measurements.
 
@@ -255,4 +298,5 @@ def parse(data: dict) -> dict:
         "write_bw_bytes": write_bw,
         "io_bytes": io_bytes,
         "fio_version": data.get("fio version", ""),
+        **steady_state(data),
     }

@@ -15,8 +15,21 @@ from typing import Iterable, Mapping
 
 import pandas as pd
 
+from . import fio
 from ..errors import AnalysisError
 from ..paths import project_root
+
+# A run shorter than this gives no rate worth stating. fio counts a run's time in whole milliseconds, its own
+# start and finish included, and a block throttle lets about one 100 ms slice through before it holds the rate;
+# under a second these are a tenth of the run or more (64,000 files "created in 100 ms" is fio's clock, not the
+# file system's rate).
+MIN_RUNTIME_S = 1.0
+# How far above its known truth a run on the emulated array may be and still agree with it. The kernel's block
+# throttle works in slices of 100 ms (throtl_slice) and lets about one slice's worth through at the start of a run
+# before it holds the cap: cap x 0.1 s on top of cap x runtime, i.e. 0.1 s / runtime of the rate. Never less than
+# 2%, for fio's own accounting of a run's edges (a fully written device read at a 200 MB/s cap for 3 s: 1.35% over).
+THROTTLE_SLICE_S = 0.1
+MIN_TOLERANCE = 0.02
 
 # name -> (dtype, meaning). The first block is the contract of the walking skeleton.
 COLUMNS: dict[str, tuple[str, str]] = {
@@ -58,12 +71,77 @@ EXTRA_COLUMNS: dict[str, tuple[str, str]] = {
     "fio_version": ("string", "fio version that measured the point"),
     "nrfiles": ("int64", "files per job of a metadata run (05_metadata); absent from data sweeps"),
     "started_at": ("string", "UTC time the run started, ISO 8601"),
+    "phase": ("string", "measure (a point of the sweep), or precondition (the files the read points open, written "
+                        "in full before a layout's first point; raw files under raw/<layout>/precondition/; kept, "
+                        "never analysed)"),
+    "truth_bw_bytes": ("float64", "the known truth on the emulated array: devices x cap of each direction the rw "
+                                  "moves, bytes/s; NaN when fio ran uncapped (off the emulated array)"),
+    "above_truth": ("bool", "true when read_bw_bytes or write_bw_bytes is above its direction's devices x cap by "
+                            "more than the tolerance (results.truth_tolerance): the run measured something other "
+                            "than the devices"),
+    "too_short": ("bool", f"true when the run lasted under {MIN_RUNTIME_S:g} s (results.MIN_RUNTIME_S): too fast to "
+                          "measure at this size, its rate is fio's clock rather than the storage"),
+    "ss": ("string", "fio's steady-state criterion the run was given (SS: e.g. iops_slope:0.300000%, as fio echoes "
+                     "it); NA when not asked"),
+    "ss_attained": ("boolean", "true when fio's own steady state (SS over SS_DUR_S seconds) was attained and the run "
+                               "stopped there, false when it ran to its runtime without; NA when not asked"),
+    "ss_criterion": ("string", "the value of fio's criterion at the end of the run (e.g. 38.9%), as fio reports it"),
+    "round": ("Int64", "the round of a precondition in rounds (STEADY_ROUNDS), from 1; NA on every other row"),
+    "steady": ("boolean", "SNIA PTS steady state of the layout's precondition rounds (measure.steady: range of the "
+                          "last five rounds within 20% of their mean, their fitted line's excursion within 10%): on a "
+                          "round's row, whether the rounds up to it were steady; on a point's row, the layout's "
+                          "verdict (false: the maximum, PRECONDITION_ROUNDS_MAX, was reached first); NA when no "
+                          "rounds were asked"),
+    "steady_round": ("Int64", "the round at which the layout's precondition became steady; NA when not steady"),
+    "job_file": ("string", "the user's own fio job file the row ran (measure.jobrun); absent for flashscale's jobs"),
+    "job_file_sha256": ("string", "SHA-256 of that job file as written, included files in place"),
+    "group": ("string", "the job file's reporting group (stonewall / new_group), named by its first section"),
 }
 
 ALL_COLUMNS = {**COLUMNS, **EXTRA_COLUMNS}
 
+PHASES = ("precondition", "measure")
+# What a row written before these columns existed reads as: a measured point, no known truth, not flagged.
+# (``too_short`` is derived from ``runtime_s`` when a row has it: the rule does not depend on when it was written.)
+DEFAULTS = {"phase": "measure", "truth_bw_bytes": float("nan"), "above_truth": False, "too_short": False}
+
 ROWS_FILE = "rows.jsonl"
 TABLE_FILE = "results.parquet"
+
+
+def truth_tolerance(runtime_s: float) -> float:
+    """How far (a fraction) a run of ``runtime_s`` seconds may be above its known truth and still agree with it."""
+    return max(MIN_TOLERANCE, THROTTLE_SLICE_S / runtime_s) if runtime_s > 0 else float("inf")
+
+
+def evidence(row: Mapping, caps: Mapping[str, float]) -> dict:
+    """A row's agreement with the known truth, and whether it lasted long enough to measure.
+
+    ``caps`` is the per-device cap of each direction ("read", "write") fio ran under, bytes/s; empty when it ran
+    uncapped. The truth is ``devices`` x cap for each direction the rw moves (their sum for a mixed rw); a row is
+    above it when either direction's bandwidth is above its own devices x cap by more than ``truth_tolerance``.
+    Metadata runs move no data worth a cap and have no truth."""
+    directions = fio.DIRECTIONS.get(row["rw"], ())
+    truths = {d: row["devices"] * caps[d] for d in directions if caps.get(d, 0) > 0}
+    known = bool(directions) and len(truths) == len(directions)
+    limit = 1 + truth_tolerance(row["runtime_s"])
+    above = known and any(row[f"{d}_bw_bytes"] > truth * limit for d, truth in truths.items())
+    return {"truth_bw_bytes": float(sum(truths.values())) if known else float("nan"), "above_truth": bool(above),
+            "too_short": bool(row["runtime_s"] < MIN_RUNTIME_S)}
+
+
+def with_defaults(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with the columns of ``DEFAULTS`` present and filled where a row lacks them (older rows)."""
+    frame = frame.copy()
+    for name, default in DEFAULTS.items():
+        if name == "too_short" and "runtime_s" in frame.columns:
+            default = frame["runtime_s"].astype("float64") < MIN_RUNTIME_S
+        if name not in frame.columns:
+            frame[name] = default
+            continue
+        fill = default if isinstance(default, pd.Series) else pd.Series(default, index=frame.index)
+        frame[name] = [f if pd.isna(v) else v for v, f in zip(frame[name], fill)]
+    return frame
 
 
 def append_rows(campaign_dir: Path, rows: Iterable[Mapping]) -> None:
@@ -75,8 +153,9 @@ def append_rows(campaign_dir: Path, rows: Iterable[Mapping]) -> None:
 
 
 def to_frame(rows: Iterable[Mapping]) -> pd.DataFrame:
-    """Rows to a DataFrame with the documented dtypes; unknown columns are kept as they come."""
-    frame = pd.DataFrame(list(rows))
+    """Rows to a DataFrame with the documented dtypes; unknown columns are kept as they come, and the columns
+    older rows lack are filled with their defaults (``DEFAULTS``)."""
+    frame = with_defaults(pd.DataFrame(list(rows)))
     for name, (dtype, _) in ALL_COLUMNS.items():
         if name in frame.columns:
             frame[name] = frame[name].astype(dtype)
@@ -104,16 +183,17 @@ def tables_under(path: Path) -> list[Path]:
 
 
 def load(path: Path | str) -> pd.DataFrame:
-    """Read a results table from Parquet or CSV (or a campaign directory)."""
+    """Read a results table from Parquet or CSV (or a campaign directory); columns an older table lacks are
+    filled with their defaults (``DEFAULTS``)."""
     path = Path(path)
     if path.is_dir():
         path = path / TABLE_FILE
     if not path.exists():
         raise AnalysisError(f"results file {str(path)!r} does not exist")
     if path.suffix == ".parquet":
-        return pd.read_parquet(path)
+        return with_defaults(pd.read_parquet(path))
     if path.suffix in {".csv", ".txt"}:
-        return pd.read_csv(path)
+        return with_defaults(pd.read_csv(path))
     raise AnalysisError(f"results file {str(path)!r}: expected a .parquet or .csv file")
 
 

@@ -5,7 +5,7 @@ import itertools
 from dataclasses import dataclass
 
 from ..errors import ConfigError
-from .fio import METADATA_OPS, RW_MODES, FioJob
+from .fio import METADATA_OPS, RW_MODES, FioJob, check_steady_state
 
 AXES = ("rw", "bs", "numjobs", "iodepth")
 METADATA_AXIS = "nrfiles"  # a metadata sweep's fifth axis: fio's files per job
@@ -27,15 +27,22 @@ def _positive_ints(name: str, values) -> tuple[int, ...]:
 class Sweep:
     """rw x bs x numjobs x iodepth, each point run ``repetitions`` times after one warm-up (if ``warmup``).
 
+    With ``precondition`` (the default), a layout's data sweep starts by writing in full every file its points
+    open (``measure.precondition``), so no read meets bytes never written; the per-point warm-up is then rarely
+    needed, and off by default.
     A metadata sweep (every rw one of ``fio.METADATA_OPS``) also has ``nrfiles``, files per job, as an axis; its
-    ``bs`` is the size of each file. ``time_based`` and ``shared_file`` go to every job as ``fio.FioJob`` says."""
+    ``bs`` is the size of each file. ``time_based`` and ``shared_file`` go to every job as ``fio.FioJob`` says.
+
+    Steady state, two ways. ``ss`` (with ``ss_dur_s``, ``ss_ramp_s``) is fio's own: each measured run stops once
+    fio's criterion holds (``fio.SS_CRITERIA``). ``steady_rounds`` is the SNIA PTS way: the precondition repeats in
+    rounds until ``measure.steady`` finds the last five steady, or ``rounds_max`` rounds have run."""
 
     rw: tuple[str, ...] = ("write", "read")
     bs: tuple[int, ...] = (2**20,)
-    numjobs: tuple[int, ...] = (1, 2, 4)
+    numjobs: tuple[int, ...] = (1, 2, 4, 8)
     iodepth: tuple[int, ...] = (1,)
-    repetitions: int = 1
-    warmup: bool = True
+    repetitions: int = 3
+    warmup: bool = False
     runtime_s: int = 3
     ramp_s: int = 1
     size: int = 128 * 2**20
@@ -45,6 +52,12 @@ class Sweep:
     nrfiles: tuple[int, ...] = ()  # files per job: the fifth axis of a metadata sweep, empty otherwise
     time_based: bool = True
     shared_file: bool = False
+    precondition: bool = True
+    ss: str | None = None  # fio's steady-state criterion for every measured run, e.g. "iops_slope:0.3%"
+    ss_dur_s: int | None = None
+    ss_ramp_s: int = 0
+    steady_rounds: bool = False  # repeat the precondition in rounds until SNIA steady (measure.precondition)
+    rounds_max: int = 25
 
     def __post_init__(self) -> None:
         rw = (self.rw,) if isinstance(self.rw, str) else tuple(self.rw)
@@ -62,13 +75,22 @@ class Sweep:
             if not any(metadata):
                 raise ConfigError(f"nrfiles={list(self.nrfiles)!r} applies to the metadata engines "
                                   f"({', '.join(METADATA_OPS)}) only, not to rw={list(rw)!r}")
-        for flag in ("time_based", "shared_file"):
+        for flag in ("time_based", "shared_file", "precondition", "warmup", "steady_rounds"):
             if not isinstance(getattr(self, flag), bool):
                 raise ConfigError(f"{flag}={getattr(self, flag)!r} must be True or False")
         if self.shared_file and any(metadata):
             raise ConfigError(f"rw={list(rw)!r}: metadata engines cannot share one file (shared_file=True)")
         if isinstance(self.repetitions, bool) or not isinstance(self.repetitions, int) or self.repetitions < 1:
             raise ConfigError(f"repetitions={self.repetitions!r} must be a whole number >= 1")
+        check_steady_state(self.ss, self.ss_dur_s, self.ss_ramp_s)
+        self._check_rounds()
+
+    def _check_rounds(self) -> None:
+        if isinstance(self.rounds_max, bool) or not isinstance(self.rounds_max, int) or self.rounds_max < 5:
+            raise ConfigError(f"rounds_max={self.rounds_max!r} must be a whole number >= 5 (a steady-state "
+                              "window is five rounds)")
+        if self.steady_rounds and not self.precondition:
+            raise ConfigError("steady_rounds=True repeats the precondition: it needs precondition=True")
 
     @property
     def axes(self) -> tuple[str, ...]:
@@ -92,4 +114,5 @@ class Sweep:
         return FioJob(point["rw"], point["bs"], targets, numjobs=point["numjobs"], iodepth=point["iodepth"],
                       runtime_s=self.runtime_s, ramp_s=self.ramp_s, size=self.size, ioengine=self.ioengine,
                       direct=self.direct, extra=tuple(self.extra), nrfiles=point.get(METADATA_AXIS, 0),
-                      time_based=self.time_based, shared_file=self.shared_file)
+                      time_based=self.time_based, shared_file=self.shared_file, ss=self.ss,
+                      ss_dur_s=self.ss_dur_s, ss_ramp_s=self.ss_ramp_s)

@@ -1,8 +1,9 @@
 """Published reports: the numbers a notebook records, its HTML export, and the index page of a campaign's reports.
 
-``record(numbers)`` displays a notebook's key numbers under a MIME type of flashscale's own, so the executed notebook
-carries them; ``read_record`` reads them back (tests, ``08_compare``, the index). ``export_html`` turns an executed
-notebook into a report with the code hidden; ``write_index`` links a campaign's reports with their headline numbers.
+``record(numbers)`` displays a notebook's key numbers (``records`` builds them) under a MIME type of flashscale's
+own, so the executed notebook carries them; ``read_record`` reads them back (tests, ``08_compare``, the index).
+``export_html`` turns an executed notebook into a report with the code hidden; ``write_index`` links a campaign's
+reports with their headline numbers.
 """
 from __future__ import annotations
 
@@ -11,28 +12,39 @@ from pathlib import Path
 from ..errors import ConfigError
 
 
+# nbconvert's lab template writes no alt on images (its classic one does); this one adds the output's
+# ``image/png`` metadata ``alt`` (``alt_text.described`` puts it there) to lab's own markup.
+ALT_TEMPLATE = """{%- extends 'index.html.j2' -%}
+{% block data_png scoped %}
+<div class="jp-RenderedImage jp-OutputArea-output {{ extra_class }}">
+<img src="data:image/png;base64,{{ output.data['image/png'] | escape_html }}"
+{%- set alttext = (output | get_metadata('alt', 'image/png')) or (cell | get_metadata('alt')) %}
+{%- if alttext %} alt="{{ alttext | escape_html }}"{% endif %}
+{%- set width = output | get_metadata('width', 'image/png') %}
+{%- if width is not none %} width={{ width | escape_html }}{% endif %}
+{%- set height = output | get_metadata('height', 'image/png') %}
+{%- if height is not none %} height={{ height | escape_html }}{% endif %}
+>
+</div>
+{%- endblock data_png %}
+"""
+
+
 def export_html(executed: Path, html: Path) -> Path:
-    """The executed notebook as a report: code cells hidden, markdown, figures and tables kept."""
+    """The executed notebook as a report: code cells hidden, markdown, figures (with their alt text) and tables."""
     import nbformat
+    from jinja2 import DictLoader
     from nbconvert import HTMLExporter
 
-    exporter = HTMLExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True)
+    exporter = HTMLExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True,
+                            template_file="flashscale.html.j2",
+                            extra_loaders=[DictLoader({"flashscale.html.j2": ALT_TEMPLATE})])
     body, _ = exporter.from_notebook_node(nbformat.read(executed, as_version=4))
     html.write_text(body)
     return html
 
 
 RECORD_MIME = "application/vnd.flashscale.record+json"
-
-
-def key_numbers(summary, baseline, backend: str, notes: list[str]) -> dict:
-    """The numbers a report stands on, as plain JSON: baseline per rw, efficiency and tax per layout and rw."""
-    rows = {f"{r.layout}/{r.devices}/{r.rw}": {"best_bw_bytes": float(r.best_bw_bytes),
-                                                "efficiency": float(r.efficiency),
-                                                "tax": None if r.tax != r.tax else float(r.tax)}
-            for r in summary.itertuples()}
-    base = {r.rw: float(r.baseline_bw_bytes) for r in baseline.itertuples()}
-    return {"backend": backend, "baseline_bw_bytes": base, "layouts": rows, "notes": list(notes)}
 
 
 def record(numbers: dict) -> None:
@@ -66,8 +78,41 @@ def headline(numbers: dict) -> dict[str, str]:
     return {f"baseline {rw}": f"{bw / 1e6:,.0f} MB/s" for rw, bw in base.items()}
 
 
-def write_index(out: Path, campaign: str, description: str = "") -> Path:
-    """``index.html`` in ``out``: a link to every executed notebook's HTML there, with its headline numbers."""
+def _when(run_id: str) -> str:
+    """``20261123T153817Z`` as ``2026-11-23 15:38 UTC``."""
+    from datetime import datetime
+
+    return datetime.strptime(run_id, "%Y%m%dT%H%M%SZ").strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _on_what(run: dict) -> str:
+    """What one campaign measured: its backend, devices and caps (``raw.campaign_facts``)."""
+    devices = run.get("devices") or 0
+    if run.get("backend") == "testbed":
+        return f"{devices} real device(s) of the test bed {run.get('testbed')}, no caps"
+    if run.get("backend") == "directory":
+        return "plain directories on the local disk (no devices, no caps)"
+    caps = ", ".join(f"{run[key] / 1e6:,.0f} MB/s {rw}" for key, rw in (("read_bps", "read"), ("write_bps", "write"))
+                     if run.get(key))
+    return f"{devices} emulated device(s) (capped loop devices){', ' + caps + ' each' if caps else ', no caps'}"
+
+
+def provenance(runs: list[dict], published: str = "") -> list[str]:
+    """When, where and on what a campaign's reports were measured, in sentences, from its campaigns' facts."""
+    lines = [f"Published {published}."] if published else []
+    if not runs:
+        return lines + ["Nothing was measured for these reports: they read numbers recorded earlier."]
+    stamps = sorted(run["run_id"] for run in runs if run.get("run_id"))
+    when = f"from {_when(stamps[0])} to {_when(stamps[-1])}" if len(set(stamps)) > 1 else f"at {_when(stamps[0])}"
+    where = sorted({f"host {run['hostname']} (Linux {run['kernel']}, {run['fio']})" for run in runs})
+    lines.append(f"Measured {when} ({len(runs)} campaign run(s)) on {'; '.join(where)}.")
+    return lines + [f"On {'; '.join(dict.fromkeys(_on_what(run) for run in runs))}."]
+
+
+def write_index(out: Path, campaign: str, description: str = "", runs: list[dict] | None = None,
+                published: str = "") -> Path:
+    """``index.html`` in ``out``: when, where and on what the campaign ran (``provenance`` of ``runs``, each
+    ``raw.campaign_facts``), then a link to every executed notebook's HTML there, with its headline numbers."""
     import html
 
     rows = []
@@ -81,10 +126,14 @@ def write_index(out: Path, campaign: str, description: str = "") -> Path:
         link = executed.with_suffix(".html").name
         rows.append(f'<tr><td><a href="{html.escape(link)}">{html.escape(executed.stem)}</a></td>'
                     f"<td><ul>{cells}</ul></td></tr>")
-    page = (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(campaign)}</title>"
-            "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto}td{vertical-align:top;"
-            "padding:.3em 1em;border-bottom:1px solid #ddd}ul{margin:0;padding-left:1em}</style></head><body>"
-            f"<h1>{html.escape(campaign)}</h1><p>{html.escape(description)}</p>"
+    said = provenance(runs, published) if runs is not None else []
+    facts = "".join(f"<p class='ran'>{html.escape(line)}</p>" for line in said)
+    page = (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(campaign)}</title>"
+            "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+            "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto;padding:0 1em}td{vertical-align:top;"
+            "padding:.3em 1em;border-bottom:1px solid #ddd}ul{margin:0;padding-left:1em}.ran{color:#444;margin:.2em 0}"
+            "</style></head><body>"
+            f"<h1>{html.escape(campaign)}</h1><p>{html.escape(description)}</p>{facts}"
             f"<table><tr><th>report</th><th>headline numbers</th></tr>{''.join(rows)}</table></body></html>\n")
     index = Path(out) / "index.html"
     index.write_text(page)

@@ -59,6 +59,9 @@ def stop_group(proc: subprocess.Popen, grace_s: float = 5.0) -> None:
             continue
         break
     proc.wait()
+    for pipe in (proc.stdin, proc.stdout, proc.stderr):  # what it had not said is lost with it; free the pipes
+        if pipe is not None:
+            pipe.close()
     log.warning("stopped %s (pid %s) and its process group", proc.args[0], proc.pid)
 
 
@@ -103,8 +106,8 @@ class Runner:
             raise
         result = Completed(argv, proc.returncode, stdout, stderr)
         if proc.returncode not in tuple(ok_codes):
-            log.warning("failed (%s): %s: %s", proc.returncode, " ".join(argv), proc.stderr.strip())
-            raise CommandError(argv, proc.returncode, proc.stderr)
+            log.warning("failed (%s): %s: %s", proc.returncode, " ".join(argv), stderr.strip())
+            raise CommandError(argv, proc.returncode, stderr)
         return result
 
     def which(self, program: str) -> str | None:

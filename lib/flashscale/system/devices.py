@@ -14,13 +14,17 @@ Identity, strongest first::
     serial:<model>:<serial>[:ns<nsid>]   model and serial number, with the NVMe namespace id
     <disk identity>:part<N>              partition N of an identified disk
 
-``System`` is the one boundary to the machine: it reads sysfs, ``/proc`` and ``/dev`` under roots that tests point
-elsewhere, and asks ``blkid`` through the command runner. It only reads; nothing here writes to a device.
+``System`` is the one boundary to the machine and the only code that reads it: sysfs, ``/proc``, ``/dev`` and the
+mount table, under roots that tests point at a fake tree, and ``blkid`` through the command runner. Besides devices
+it answers what the rest of flashscale asks of the machine: loop devices' backing files, whether loop devices can be
+made here, free space, the cgroup controllers, the NUMA nodes. It only reads; nothing here writes to a device.
 """
 from __future__ import annotations
 
 import errno
+import json
 import os
+import shutil
 import stat
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -28,8 +32,8 @@ from pathlib import Path
 from .commands import Runner
 from ..errors import RefusedError
 
-SYS_BLOCK = Path("/sys/block")
 BOOT_MOUNTPOINTS = ("/", "/boot", "/boot/efi", "/efi")
+NETNS_DIR = Path("/run/netns")  # where ``ip netns add`` names a network namespace
 
 
 @dataclass(frozen=True)
@@ -63,26 +67,7 @@ class Mount:
     mountpoint: str
     fstype: str
     source: str
-
-
-def majmin(path: str) -> str:
-    """``MAJ:MIN`` of a block device path; RefusedError if it is not a block device."""
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        raise RefusedError(f"{path}: no such device") from None
-    if not stat.S_ISBLK(st.st_mode):
-        raise RefusedError(f"{path}: not a block device")
-    return f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
-
-
-def loop_backing_file(path: str, sys_block: Path = SYS_BLOCK) -> str | None:
-    """The file behind a loop device, or None if the path is not an attached loop device."""
-    backing = sys_block / Path(path).name / "loop" / "backing_file"
-    try:
-        return backing.read_text().strip()
-    except (FileNotFoundError, NotADirectoryError):
-        return None
+    options: str = ""  # the super options: a cgroup v1 mount names its controllers here (``rw,blkio``)
 
 
 def _read(path: Path) -> str | None:
@@ -132,7 +117,14 @@ class System:
         return Path(os.path.realpath(path)).name
 
     def majmin(self, path: str) -> str:
-        return majmin(path)
+        """``MAJ:MIN`` of a block device path; RefusedError if it is not a block device."""
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            raise RefusedError(f"{path}: no such device") from None
+        if not stat.S_ISBLK(st.st_mode):
+            raise RefusedError(f"{path}: not a block device")
+        return f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
 
     def is_partition(self, name: str) -> bool:
         return (self.node(name) / "partition").exists()
@@ -152,7 +144,7 @@ class System:
         if parent is not None:
             disk = self.identity_of(parent)
             return f"{disk}:part{_read(node / 'partition')}" if disk else None
-        backing = _read(node / "loop" / "backing_file")
+        backing = self._backing_of(name)
         if backing:
             return f"loop:{backing}"
         for attr, prefix, clean in (("device/wwid", "wwn", str), ("nguid", "nguid", _hex_id), ("eui", "eui", _hex_id),
@@ -242,7 +234,8 @@ class System:
             left, _, right = line.partition(" - ")
             fields, tail = left.split(), right.split()
             if len(fields) >= 5 and len(tail) >= 2:
-                rows.append(Mount(fields[2], _unescape(fields[4]), tail[0], _unescape(tail[1])))
+                rows.append(Mount(fields[2], _unescape(fields[4]), tail[0], _unescape(tail[1]),
+                                  tail[2] if len(tail) > 2 else ""))
         return rows
 
     def mounted(self, mountpoint: str) -> Mount | None:
@@ -346,10 +339,81 @@ class System:
     def exists(self, path: str) -> bool:
         return os.path.lexists(path)
 
+    # ---- loop devices -----------------------------------------------------------------------------------------
+    def _backing_of(self, name: str) -> str | None:
+        try:
+            return (self.node(name) / "loop" / "backing_file").read_text().strip() or None
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+
     def loop_backing(self, path: str) -> str | None:
-        return loop_backing_file(path, self.sys / "block")
+        """The file behind a loop device, or None if ``path`` is not an attached loop device."""
+        return self._backing_of(self.name_of(path))
 
+    # ---- what this machine offers -------------------------------------------------------------------------
+    def euid(self) -> int:
+        """The effective user id of this process, from /proc/self/status (``os.geteuid`` where it is absent)."""
+        try:
+            lines = (self.proc / "self" / "status").read_text().splitlines()
+        except FileNotFoundError:
+            return os.geteuid()
+        uid = next((line.split()[2] for line in lines if line.startswith("Uid:")), None)
+        return os.geteuid() if uid is None else int(uid)
 
-def identify(path: str) -> Device:
-    """The device at ``path`` with its identity (see the module docstring)."""
-    return System().identify(path)
+    def loop_support_problem(self) -> str | None:
+        """Why loop devices cannot be made here (not root, no losetup, no loop-control), or None when they can."""
+        if self.euid() != 0:
+            return "flashscale is not running as root"
+        if self.runner.which("losetup") is None:
+            return "losetup is not installed"
+        if not (self.dev / "loop-control").exists():
+            return f"the kernel offers no {self.dev / 'loop-control'}"
+        return None
+
+    def free_bytes(self, folder: Path) -> int | None:
+        """Free space in bytes of the file system holding ``folder``; None when it is not a directory."""
+        return shutil.disk_usage(folder).free if Path(folder).is_dir() else None
+
+    def numa_nodes(self) -> list[int]:
+        """The NUMA nodes online (``0-1,3`` in sysfs), ``[0]`` on a machine without NUMA."""
+        online = _read(self.sys / "devices" / "system" / "node" / "online")
+        nodes = []
+        for part in online.split(",") if online else ["0"]:
+            lo, _, hi = part.partition("-")
+            nodes += list(range(int(lo), int(hi or lo) + 1))
+        return nodes
+
+    def cgroup_controllers(self, mountpoint: str | Path) -> set[str]:
+        """The controllers a cgroup v2 hierarchy offers (its ``cgroup.controllers``); empty when it has none."""
+        return set((_read(Path(mountpoint) / "cgroup.controllers") or "").split())
+
+    # ---- processes and the network (``flashscale.system.processes``, ``flashscale.system.netns``) ----------------
+    def process_start(self, pid: int) -> int | None:
+        """When process ``pid`` started, in clock ticks since boot (field 22 of /proc/<pid>/stat): with the pid, what
+        names one process for good. None when there is no such process, or it has exited (a zombie)."""
+        text = _read(self.proc / str(int(pid)) / "stat")
+        fields = text.rsplit(")", 1)[-1].split() if text else []  # after the command name, which may hold spaces
+        return None if len(fields) < 20 or fields[0] in ("Z", "X") else int(fields[19])
+
+    def net_links(self) -> dict[str, int]:
+        """The network links of this namespace, name -> ifindex (/sys/class/net)."""
+        folder = self.sys / "class" / "net"
+        links = {p.name: _read(p / "ifindex") for p in folder.iterdir()} if folder.is_dir() else {}
+        return {name: int(index) for name, index in links.items() if index}
+
+    def link_bytes(self, name: str) -> int | None:
+        """Bytes received plus sent on link ``name`` so far; None when there is no such link."""
+        stats = self.sys / "class" / "net" / name / "statistics"
+        rx, tx = _read(stats / "rx_bytes"), _read(stats / "tx_bytes")
+        return None if rx is None or tx is None else int(rx) + int(tx)
+
+    def netns_names(self) -> list[str]:
+        """The named network namespaces (``ip netns``: /run/netns)."""
+        return sorted(p.name for p in NETNS_DIR.iterdir()) if NETNS_DIR.is_dir() else []
+
+    def ipv4_networks(self) -> list[str]:
+        """Every IPv4 network this namespace has an address in or a route to (CIDR), default route excluded."""
+        addrs = json.loads(self.runner.run(["ip", "-j", "-4", "addr", "show"]).stdout or "[]")
+        routes = json.loads(self.runner.run(["ip", "-j", "-4", "route", "show", "table", "all"]).stdout or "[]")
+        found = [f"{a['local']}/{a['prefixlen']}" for link in addrs for a in link.get("addr_info", [])]
+        return found + [r["dst"] for r in routes if r.get("dst") not in (None, "default")]

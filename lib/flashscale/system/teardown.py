@@ -1,8 +1,10 @@
-"""Everything flashscale creates is recorded here as it is created, and undone in reverse order.
+"""Everything flashscale creates is recorded here, as a kind and its details, and undone in reverse order.
 
-The manifest (a JSON file) is rewritten after every record, so a run that dies still leaves the list of what it
-made. ``close`` undoes every entry even when one fails, retrying a bounded number of times while the kernel says
-the thing is busy, and raises at the end with every failure named.
+``record(kind, **details)`` is the one way to say "this is (about to be) made": the details, with the pid of the
+run, go to the manifest (a JSON file, rewritten after every record), so a run that dies still leaves the list of
+what it made for ``flashscale reap``. The undo of each kind is ``flashscale.system.undo``'s, the same for a live
+teardown and for reap, and it is verified. ``close`` undoes every entry even when one fails, retrying a bounded
+number of times while the kernel says the thing is busy, and raises at the end with every failure named.
 """
 from __future__ import annotations
 
@@ -13,9 +15,11 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
-from ..errors import CommandError, FlashscaleError
+from .commands import Runner
+from .devices import System
+from ..errors import CommandError, ConfigError, FlashscaleError
+from .undo import UNDO, undo
 
 log = logging.getLogger("flashscale.teardown")
 
@@ -26,7 +30,6 @@ BUSY_WORDS = ("busy", "EBUSY")
 class Entry:
     kind: str
     details: dict
-    undo: Callable[[], None]
 
 
 def manifest_dir() -> Path:
@@ -40,13 +43,20 @@ def manifest_dir() -> Path:
 
 @dataclass
 class Teardown:
+    """The manifest of one run's making, and the runner and machine its undo goes through."""
+
     manifest: Path
+    runner: Runner
+    system: System
     retries: int = 5
     wait_s: float = 0.5
     entries: list[Entry] = field(default_factory=list)
 
-    def record(self, kind: str, undo: Callable[[], None], **details) -> None:
-        self.entries.append(Entry(kind, details, undo))
+    def record(self, kind: str, **details) -> None:
+        """Record that a ``kind`` (one of ``undo.UNDO``) is, or is about to be, made; ``details`` say which."""
+        if kind not in UNDO:
+            raise ConfigError(f"cannot record a {kind!r}: flashscale knows how to undo only {', '.join(UNDO)}")
+        self.entries.append(Entry(kind, {**details, "pid": os.getpid()}))
         self._write()
 
     def _write(self, entries: list[Entry] | None = None) -> None:
@@ -58,7 +68,7 @@ class Teardown:
     def _undo(self, entry: Entry) -> None:
         for attempt in range(self.retries + 1):
             try:
-                entry.undo()
+                undo(entry.kind, entry.details, self.runner, self.system)
                 return
             except CommandError as exc:
                 if attempt == self.retries or not any(w in exc.stderr for w in BUSY_WORDS):

@@ -1,8 +1,8 @@
 """Block-layer bandwidth caps through cgroups: v1 ``blkio.throttle.*_bps_device`` or v2 ``io.max``.
 
-A ``Throttle`` is one cgroup that flashscale creates, caps per device, and removes. fio joins it through the
-command runner's ``cgroup_procs`` (the child writes its own pid before exec), so only fio's I/O is capped. Every
-write to a cgroup file is read back and checked.
+A ``Throttle`` is one cgroup that flashscale creates (recorded in the teardown, which removes it) and caps per
+device. fio joins it through the command runner's ``cgroup_procs`` (the child writes its own pid before exec), so
+only fio's I/O is capped. Every write to a cgroup file is read back and checked.
 """
 from __future__ import annotations
 
@@ -11,30 +11,25 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from .devices import System
 from ..errors import UnsupportedError
-
-CGROUP_ROOT = Path("/sys/fs/cgroup")
-
-
-def _mounts(proc_mounts: Path) -> list[tuple[str, str, str]]:
-    rows = []
-    for line in proc_mounts.read_text().splitlines():
-        parts = line.split()
-        if len(parts) >= 4:
-            rows.append((parts[2], parts[1], parts[3]))  # fstype, mountpoint, options
-    return rows
+from .teardown import Teardown
 
 
-def detect(proc_mounts: Path = Path("/proc/mounts")) -> tuple[str, Path]:
-    """Which cgroup interface caps block I/O here: ("v1", blkio mount) or ("v2", unified mount with io)."""
-    mounts = _mounts(proc_mounts)
-    for fstype, mountpoint, options in mounts:
-        if fstype == "cgroup" and "blkio" in options.split(","):
-            return "v1", Path(mountpoint)
-    for fstype, mountpoint, _ in mounts:
-        controllers = Path(mountpoint) / "cgroup.controllers"
-        if fstype == "cgroup2" and controllers.exists() and "io" in controllers.read_text().split():
-            return "v2", Path(mountpoint)
+def detect(system: System | None = None) -> tuple[str, Path]:
+    """Which cgroup interface caps block I/O here: ("v1", blkio mount) or ("v2", unified mount with io).
+
+    Read from the mount table: a cgroup v1 mount names its controllers in its super options, a cgroup v2 mount
+    lists them in its ``cgroup.controllers``.
+    """
+    system = system or System()
+    mounts = system.mounts()
+    for mount in mounts:
+        if mount.fstype == "cgroup" and "blkio" in mount.options.split(","):
+            return "v1", Path(mount.mountpoint)
+    for mount in mounts:
+        if mount.fstype == "cgroup2" and "io" in system.cgroup_controllers(mount.mountpoint):
+            return "v2", Path(mount.mountpoint)
     raise UnsupportedError("no cgroup v1 blkio hierarchy and no cgroup v2 with the io controller: "
                            "block bandwidth caps are not possible on this machine")
 
@@ -52,14 +47,16 @@ class Throttle:
     path: Path
 
     @classmethod
-    def create(cls, prefix: str = "flashscale", proc_mounts: Path = Path("/proc/mounts")) -> "Throttle":
-        kind, root = detect(proc_mounts)
+    def create(cls, system: System, teardown: Teardown, prefix: str = "flashscale") -> "Throttle":
+        """A new cgroup of ours in the hierarchy that caps block I/O, recorded in ``teardown`` before it is made."""
+        kind, root = detect(system)
         if kind == "v2":
             control = root / "cgroup.subtree_control"
             if "io" not in control.read_text().split():
                 raise UnsupportedError(f"the io controller is not enabled for child cgroups in {control}; "
                                        f"enable it with: echo +io > {control}")
         path = root / f"{prefix}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        teardown.record("cgroup", path=str(path))
         path.mkdir()
         return cls(kind, path)
 
@@ -78,14 +75,3 @@ class Throttle:
             settings = " ".join(f"{k}={int(v)}" for k, v in (("rbps", read_bps), ("wbps", write_bps)) if v)
             if settings:
                 _write_checked(self.path / "io.max", f"{majmin} {settings}", f"{majmin} {settings}")
-
-    def remove(self) -> None:
-        """Remove the cgroup (it must be empty: fio has exited); verify it is gone."""
-        if not self.path.exists():
-            return
-        leftover = self.procs_file.read_text().split() if self.procs_file.exists() else []
-        if leftover:
-            raise UnsupportedError(f"cgroup {self.path} still holds processes {leftover}; not removing it")
-        self.path.rmdir()
-        if self.path.exists():
-            raise UnsupportedError(f"cgroup {self.path} still exists after rmdir")

@@ -1,0 +1,369 @@
+"""The findings in words: every sentence the notebooks and reports say about a measurement, built from the
+analysis tables. Pure functions, tables in, a list of sentences out; bandwidth in MB/s (1 MB = 1e6 bytes),
+latency in microseconds, block sizes in KiB and MiB (``bs_text``).
+
+    conclusions(summary)                     efficiency and tax of a ``core.summarize`` table
+    baseline_sentences(base, bs)             the single-device baseline per rw
+    efficiency_sentences(best)               ``core.best_by_devices``: efficiency per device count
+    device_sentences(scaling_rows)           ``scaling.device_scaling``: what each added device brings
+    knee_sentences(fits)                     ``scaling.fit_table``: the knee (or the rise still going), the USL fit
+    winner_sentences(won, checks)            ``layout_tax.winners`` and ``layout_tax.consistency``
+    latency_sentences(points)                ``latency.by_point``: peak IOPS and its tail latency
+    metadata_sentences(points)               ``metadata.by_files``: rates against the number of files
+    shared_file_sentences(points, against)   ``shared_file.summary`` and ``shared_file.versus``
+    repetition_sentences(reps, steady)       ``stats.repetition_stats`` and ``timeseries.stability``
+    comparison_sentences(wide)               ``compare.side_by_side``: which source is fastest
+    too_short_sentences(frame)               the runs too fast to measure at their size: no rate
+    truth_sentences(frame)                   the runs above the emulated array's known cap: measurement errors
+    steady_round_sentences(frame)            the precondition in rounds: steady (SNIA PTS) at which round, or not
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .core import MB, POINT, flag, runs, truth_check
+from ..errors import AnalysisError
+from .metadata import ENGINES
+from .shared_file import LABEL, THROTTLE_SLICE_S
+from ..measure.steady import steady_state
+
+
+def bs_text(bs: int) -> str:
+    """A block size in words: 1048576 -> '1 MiB', 4096 -> '4 KiB', 512 -> '512 B'."""
+    for unit, size in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if bs >= size and bs % size == 0:
+            return f"{bs // size} {unit}"
+    return f"{bs} B"
+
+
+def _design_clause(row: pd.Series) -> str:
+    """What of a mirror's shortfall against devices x baseline is its design and what is overhead ('' when the
+    layout has no design cost, or the summary predates ``design_tax``)."""
+    design = row.get("design_tax", 0.0)
+    if not design > 0:
+        return ""
+    share, own = 1.0 - design, row["layout_efficiency"]
+    said = f"; a mirror writes every block twice, so its own ideal is {share:.0%}: {own:.0%} of that ideal, "
+    if round(own, 2) >= 1.0:
+        return said + "no overhead beyond the mirror's"
+    return (said + f"so of the {1 - row['efficiency']:.0%} shortfall {design:.0%} is the mirror's design and "
+            f"{share - row['efficiency']:.0%} is overhead")
+
+
+def _efficiency_sentence(row: pd.Series, at_bs: str) -> str:
+    devices = int(row["devices"])
+    ideal = devices * row["baseline_bw_bytes"]
+    return (
+        f"{row['layout']} reaches {row['efficiency']:.0%} of {devices} x the single-device baseline "
+        f"for {row['rw']}{at_bs} ({row['best_bw_bytes'] / MB:,.0f} MB/s of {ideal / MB:,.0f} MB/s)"
+        + _design_clause(row)
+    )
+
+
+def _evidence(row: pd.Series) -> str:
+    """The evidence behind a tax: its interval when tested, the repetitions when not."""
+    if "tax_verdict" not in row.index:
+        return " (not tested against the noise: no repetitions given)"
+    n, m = int(row["best_reps"]), int(row["reference_reps"])
+    if row["tax_verdict"] in ("tax", "gain"):
+        level = f"{row['tax_confidence']:.0%}"
+        if row["tax_verdict"] == "gain":
+            return f" ({level} interval {-row['tax_hi']:.1%} to {-row['tax_lo']:.1%} faster)"
+        return f" ({level} interval {row['tax_lo']:.1%} to {row['tax_hi']:.1%})"
+    if n < 2 and m < 2:
+        return " (one run each: no interval)"
+    if n < 2 or m < 2:
+        return f" ({n} run(s) of {row['layout']}, {m} of {row['reference']}: no interval)"
+    return f" (no spread in {n} and {m} runs: no interval)"
+
+
+def _tax_sentence(row: pd.Series, at_bs: str) -> str:
+    """The tax in words, as strong as its verdict: a tax or a gain only when the test finds one."""
+    where = f"for {row['rw']}{at_bs} at {int(row['devices'])} devices"
+    if row.get("tax_verdict") == "noise":
+        n, m = int(row["best_reps"]), int(row["reference_reps"])
+        runs = f"n = {n}" if n == m else f"n = {n} and {m}"
+        return (f"{row['layout']} shows no tax distinguishable from the noise against {row['reference']} {where} "
+                f"({row['tax_lo']:+.0%} to {row['tax_hi']:+.0%}, {runs})")
+    if row["tax"] < 0:
+        return f"{row['layout']} is {-row['tax']:.1%} faster than {row['reference']} {where}{_evidence(row)}"
+    return f"{row['layout']} costs a {row['tax']:.1%} tax against {row['reference']} {where}{_evidence(row)}"
+
+
+def conclusions(summary: pd.DataFrame) -> list[str]:
+    """Sentences computed from a ``core.summarize`` table: efficiency of every multi-device row (for a mirror, what
+    of the shortfall is its design and what overhead), tax of every non-reference row that has a reference to
+    compare with (rows with a NaN tax are left out). A ``stats.summary_intervals`` table gives each tax its
+    verdict: stated with its interval when real, as noise when not, with its repetitions when untestable."""
+    needed = ["layout", "devices", "rw", "best_bw_bytes", "baseline_bw_bytes", "efficiency", "tax", "reference"]
+    missing = [c for c in needed if c not in summary.columns]
+    if missing:
+        raise AnalysisError(f"summary lacks column(s) {', '.join(map(repr, missing))}: pass the output of summarize")
+    sentences = []
+    for _, row in summary.iterrows():
+        at_bs = f" with {bs_text(int(row['bs']))} blocks" if "bs" in summary.columns else ""
+        if row["devices"] > 1 and np.isfinite(row["efficiency"]):
+            sentences.append(_efficiency_sentence(row, at_bs))
+        if row["layout"] != row["reference"] and np.isfinite(row["tax"]):
+            sentences.append(_tax_sentence(row, at_bs))
+    return sentences
+
+
+def baseline_sentences(base: pd.DataFrame, baseline_bs: int) -> list[str]:
+    """Per rw of ``core.baseline``: the baseline, and the jobs and queue depth that reached it."""
+    return [f"The baseline for {r.rw} is {r.baseline_bw_bytes / MB:,.0f} MB/s: the best single-device point at "
+            f"{bs_text(baseline_bs)}, reached with {r.baseline_numjobs} job(s) at queue depth {r.baseline_iodepth}."
+            for r in base.itertuples()]
+
+
+def efficiency_sentences(best: pd.DataFrame) -> list[str]:
+    """Per row of ``core.best_by_devices``: its efficiency against devices x the baseline."""
+    return [f"{r.layout} on {r.devices} device(s) reaches {r.efficiency:.0%} of {r.devices} x the baseline for "
+            f"{r.rw} ({r.best_bw_bytes / MB:,.0f} MB/s with {r.best_numjobs} job(s))." for r in best.itertuples()]
+
+
+def device_sentences(scaling_rows: pd.DataFrame) -> list[str]:
+    """From ``scaling.device_scaling``: what each added device brings, as a fraction of the baseline."""
+    return [f"{r.layout} {r.rw}: each device adds {r.slope_bw_bytes_per_device / MB:,.0f} MB/s, "
+            f"{r.slope_efficiency:.0%} of the baseline, up to {r.max_devices} devices."
+            for r in scaling_rows.itertuples()]
+
+
+def _knee_clause(r) -> str:
+    """Where the curve flattens: the knee when a plateau was reached, the last step's gain when not."""
+    if not r.plateau_reached:
+        rise = np.isfinite(r.last_step_gain)
+        return "no plateau within the measured range" + (
+            f": throughput still rises {r.last_step_gain:.0%} at the last step" if rise else "")
+    return f"95% of the plateau ({r.plateau_bw_bytes / MB:,.0f} MB/s) is reached at {r.knee_numjobs:.0f} job(s)"
+
+
+def _usl_clause(r) -> str:
+    """The USL fit, and its peak only as far as the fit establishes it."""
+    if not np.isfinite(r.usl_sigma):
+        return f"no scaling law was fitted ({r.fit_note})"
+    said = f"the USL fit gives contention sigma = {r.usl_sigma:.3f} and coherency kappa = {r.usl_kappa:.4f}"
+    if not np.isfinite(r.usl_peak_numjobs):
+        return said + " (kappa is indistinguishable from 0): no peak is established"
+    if r.usl_peak_extrapolated:
+        return (said + f"; the USL puts the peak at {r.usl_peak_numjobs:.0f} jobs, beyond the largest measured "
+                       "(an extrapolation)")
+    return said + f"; the USL puts the peak at {r.usl_peak_numjobs:.0f} jobs"
+
+
+def knee_sentences(fits: pd.DataFrame) -> list[str]:
+    """One sentence per curve of ``scaling.fit_table(..., axis="numjobs")``: the knee (or the rise still going at
+    the last step, without a plateau) and the USL fit (its peak only when kappa's interval excludes 0; a peak
+    beyond the largest numjobs measured is named an extrapolation)."""
+    return [f"{r.layout} on {r.devices} device(s), {r.rw}: {_knee_clause(r)}; {_usl_clause(r)}."
+            for r in fits.itertuples()]
+
+
+def _tested(r) -> str:
+    """How many of a layout's per-thread-count taxes the test tells from the noise (``layout_tax.consistency``)."""
+    tested = getattr(r, "taxes_tested", None)
+    if tested is None:
+        return "; not tested against the noise"
+    if tested == 0:
+        return "; too few runs to test any against the noise"
+    return f"; distinguishable from the noise at {r.taxes_real} of the {tested} tested"
+
+
+def winner_sentences(won: pd.DataFrame, checks: pd.DataFrame) -> list[str]:
+    """The winner per rw, and how steady each layout's tax is across thread counts (``layout_tax.consistency``)."""
+    out = []
+    for r in won.itertuples():
+        margin = f", {r.margin:.0%} ahead of {r.runner_up}" if np.isfinite(r.margin) else ""
+        out.append(f"For {r.rw} on {r.devices} devices, {r.winner} wins with {r.best_bw_bytes / MB:,.0f} MB/s"
+                   f"{margin}.")
+    for r in checks.itertuples():
+        if r.thread_counts > 1 and np.isfinite(r.tax_spread):
+            out.append(f"{r.layout} {r.rw}: tax between {r.tax_min:.1%} and {r.tax_max:.1%} over "
+                       f"{r.thread_counts} thread counts ({'steady' if r.tax_spread < 0.1 else 'it moves'})"
+                       f"{_tested(r)}.")
+    return out
+
+
+def latency_sentences(points: pd.DataFrame) -> list[str]:
+    """Peak IOPS per (rw, bs) and what the deepest queue costs in tail latency (``latency.by_point`` rows)."""
+    out = []
+    for (rw, bs), group in points.groupby(["rw", "bs"], sort=True):
+        top = group.loc[group["iops"].idxmax()]
+        low = group.loc[group["iodepth"].idxmin()]
+        out.append(f"{rw} {bs_text(int(bs))}: {top['iops']:,.0f} IOPS at most (queue depth {int(top['iodepth'])}, "
+                   f"{top['bw_bytes'] / MB:,.0f} MB/s); p99 completion latency {top['clat_p99_ns'] / 1e3:,.0f} us "
+                   f"there against {low['clat_p99_ns'] / 1e3:,.0f} us at queue depth {int(low['iodepth'])}.")
+    return out
+
+
+def _trend(group: pd.DataFrame) -> str:
+    first, last = group.iloc[0], group.iloc[-1]
+    if len(group) == 1:
+        return f"{first['rate']:,.0f} {first['op']}s/s with {first['files']:,} files"
+    change = last["rate"] / first["rate"] - 1
+    return (f"{first['rate']:,.0f} {first['op']}s/s with {first['files']:,} files and {last['rate']:,.0f} with "
+            f"{last['files']:,} ({change:+.0%})")
+
+
+def _op_ratios(group: pd.DataFrame) -> list[str]:
+    """Remove and stat against create, on the most files of one (layout, devices, numjobs)."""
+    most = group[group["files"] == group["files"].max()].set_index("op")
+    out = []
+    for op in ("remove", "stat"):
+        if op in most.index and "create" in most.index:
+            ratio = most.loc[op, "rate"] / most.loc["create", "rate"]
+            than = f"{ratio:.1f} times as fast as" if ratio >= 1 else f"{1 - ratio:.0%} slower than"
+            out.append(f"With {int(most['files'].iloc[0]):,} files, {op}s run {than} creates "
+                       f"({most.loc[op, 'rate']:,.0f} against {most.loc['create', 'rate']:,.0f} per s).")
+    return out
+
+
+def metadata_sentences(points: pd.DataFrame, coarse: float = 0.02) -> list[str]:
+    """The findings of ``metadata.by_files``: each op's rate from the fewest to the most files, remove and stat
+    against create on the most files (seed 004: removes 40% slower than creates, stats far faster), how much of
+    the time per file is the operation itself, whether every run counted its files, and runs too short to time
+    well (``resolution`` above ``coarse``)."""
+    out = []
+    for (layout, devices, numjobs), group in points.groupby(["layout", "devices", "numjobs"], sort=True):
+        where = f"{layout} ({devices} device{'s' if devices > 1 else ''}), {numjobs} job(s)"
+        for op in [op for op in ENGINES if op in set(group["op"])]:
+            out.append(f"{where}: {_trend(group[group['op'] == op].sort_values('files'))}.")
+        out += _op_ratios(group)
+    share = points["rate"] / points["latency_rate"]
+    out.append(f"The operation itself takes {share.min():.0%} to {share.max():.0%} of the time per file "
+               f"(rate x mean latency / jobs); the rest is fio's loop and the system around the call.")
+    incomplete = points[~points["complete"]]
+    out.append("Every run operated on exactly its files (fio's operation count and latency samples both equal "
+               "nrfiles x numjobs)." if incomplete.empty else
+               f"{len(incomplete)} point(s) did not count nrfiles x numjobs operations: "
+               + ", ".join(f"{r.op} {r.files}" for r in incomplete.itertuples()) + ".")
+    rough = points[points["resolution"] > coarse]
+    if not rough.empty:
+        out.append(f"{len(rough)} point(s) ran for under {1 / coarse:.0f} ms, so their rate is coarse (fio times in "
+                   "whole ms): " + ", ".join(f"{r.op} {r.files:,} files in {r.runtime_ms:.0f} ms"
+                                             for r in rough.itertuples()) + "; give them more files.")
+    return out
+
+
+def _reach_sentence(group: pd.DataFrame) -> str:
+    """One (mode, layout, numjobs): the devices its files reach, and each rw's bandwidth against their caps."""
+    r = group.iloc[0]
+    said = f"{LABEL[r.variant]} on {r.layout} with {r.numjobs} job(s)"
+    if not np.isfinite(r.ceiling_bytes):
+        runs = ", ".join(f"{g.rw} {g.bw_bytes / MB:,.0f} MB/s" for g in group.itertuples())
+        return f"{said} uses {r.targets_used} of {r.targets} target(s), with no cap: {runs}."
+    runs = ", ".join(f"{g.rw} {g.bw_bytes / MB:,.0f} MB/s ({g.fraction:.0%})" for g in group.itertuples())
+    return (f"{said}: its files reach {r.reach_devices:g} of {r.devices} device(s), "
+            f"{r.ceiling_bytes / MB:,.0f} MB/s of caps; {runs}.")
+
+
+def _caps_sentence(points: pd.DataFrame) -> list[str]:
+    """Whether any capped shared-file run beat its caps by more than one throttle slice."""
+    capped = points[np.isfinite(points["ceiling_bytes"])]
+    over = capped[~capped["within_caps"]]
+    if capped.empty:
+        return []
+    return [f"Every capped run took at least its bytes / its cap sum, less one throttle slice "
+            f"({THROTTLE_SLICE_S:g} s): none beat its caps." if over.empty else
+            f"{len(over)} point(s) beat their caps by more than one throttle slice: "
+            + ", ".join(f"{LABEL[r.variant]} {r.layout} {r.rw}" for r in over.itertuples()) + "."]
+
+
+def shared_file_sentences(points: pd.DataFrame, against: pd.DataFrame, same: float = 0.05) -> list[str]:
+    """Sharing one file against a file per job: its cost per point (below ``same``: the same bandwidth), each
+    mode's bandwidth against the caps of the devices its files reach, whether every run moved exactly numjobs x
+    size bytes, and whether any beat its caps."""
+    out = []
+    for r in against.itertuples():
+        word = (f"gets the same bandwidth within {same:.0%}" if abs(r.cost) < same else
+                f"costs {r.cost:.0%}" if r.cost > 0 else f"is {-r.cost:.0%} faster")
+        out.append(f"{r.layout} {r.rw}, {r.numjobs} job(s): N-to-1 moves {r.n_to_1_bw_bytes / MB:,.0f} MB/s and "
+                   f"N-to-N {r.n_to_n_bw_bytes / MB:,.0f} MB/s: one shared file {word}.")
+    out += [_reach_sentence(group) for _, group in points.groupby(["variant", "layout", "numjobs"], sort=False)]
+    bad = points[~points["bytes_ok"]]
+    out.append("Every run moved exactly numjobs x size bytes (fio's io_bytes), in both modes." if bad.empty else
+               f"{len(bad)} point(s) did not move numjobs x size bytes: "
+               + ", ".join(f"{LABEL[r.variant]} {r.layout} {r.rw}" for r in bad.itertuples()) + ".")
+    return out + _caps_sentence(points)
+
+
+def repetition_sentences(reps: pd.DataFrame, steady: pd.DataFrame) -> list[str]:
+    """Run-to-run spread per point (``stats.repetition_stats``) and the mean spread within runs
+    (``timeseries.stability``)."""
+    out = [f"{r.rw} with {r.numjobs} job(s): {r.reps} runs, mean {r.bw_bytes / MB:,.1f} MB/s, median "
+           f"{r.bw_bytes_median / MB:,.1f}, deviation {r.bw_bytes_std / MB:,.2f} MB/s (coefficient of variation "
+           f"{r.bw_bytes_cv:.1%})." for r in reps.itertuples()]
+    return out + [f"Within runs, bandwidth moves by {steady['cv'].mean():.1%} (mean coefficient of variation over "
+                  f"{len(steady)} runs)."]
+
+
+def comparison_sentences(wide: pd.DataFrame) -> list[str]:
+    """Per row of ``compare.side_by_side`` measured by more than one source: which source is fastest and by how
+    much over the slowest."""
+    out = []
+    for key, row in wide.iterrows():
+        row = row.dropna()
+        if len(row) < 2:
+            continue
+        name = " ".join(str(k) for k in (key if isinstance(key, tuple) else (key,)))
+        if row.max() == row.min():
+            out.append(f"{name}: the same in every source ({row.max() / 1e6:,.0f} MB/s).")
+            continue
+        out.append(f"{name}: {row.idxmax()} is fastest ({row.max() / 1e6:,.0f} MB/s), "
+                   f"{row.max() / row.min() - 1:.0%} above {row.idxmin()} ({row.min() / 1e6:,.0f} MB/s).")
+    return out
+
+
+def _point_words(r) -> str:
+    """A point named as an engineer would: the metadata op and its files, or the layout, rw, block size, jobs."""
+    if r.rw in ENGINES.values() and np.isfinite(getattr(r, "nrfiles", np.nan)):
+        return f"{r.rw} of {int(r.nrfiles * r.numjobs):,} files"
+    return f"{r.layout} ({r.devices} device(s)) {r.rw} {bs_text(int(r.bs))} with {r.numjobs} job(s)"
+
+
+def too_short_sentences(frame: pd.DataFrame) -> list[str]:
+    """Each point with runs flagged ``too_short`` (a results table): too fast to measure at this size, so it gives
+    no rate (``core.rates`` leaves those runs out). No sentence for a table without the flag."""
+    rows = runs(frame)
+    if "too_short" not in rows.columns:
+        return []
+    short = rows[flag(rows, "too_short")]
+    keys = [*POINT, *(["nrfiles"] if "nrfiles" in short.columns else [])]
+    out = []
+    for _, group in short.groupby(keys, sort=True, observed=True, dropna=False):
+        r = group.iloc[0]
+        took = f"took {group['runtime_s'].mean():.2f} s" if "runtime_s" in group.columns else "ran too briefly"
+        more = "files" if r.rw in ENGINES.values() else "data (a larger size or a longer runtime)"
+        count = f" ({len(group)} runs)" if len(group) > 1 else ""
+        out.append(f"{_point_words(r)} {took}{count}: too fast to measure at this size; give it more {more}.")
+    return out
+
+
+def truth_sentences(frame: pd.DataFrame) -> list[str]:
+    """The runs above the emulated array's known cap (``core.truth_check``), named with bw / cap: a measurement
+    error to investigate, not a result. No sentence when none is flagged."""
+    above = truth_check(frame)
+    if above.empty:
+        return []
+    named = "; ".join(f"{_point_words(r)} rep {getattr(r, 'rep', '?')}: {r.bw_bytes / MB:,.0f} MB/s against "
+                     f"{r.truth_bw_bytes / MB:,.0f} MB/s ({r.truth_ratio:.0%})" for r in above.itertuples())
+    return [f"{len(above)} run(s) came out above the emulated array's known cap: {named} — a measurement error to "
+            f"investigate, not a result."]
+
+
+def steady_round_sentences(frame: pd.DataFrame) -> list[str]:
+    """Per layout whose precondition ran in rounds (rows with a ``round``): the SNIA PTS verdict on their bandwidth
+    (``measure.steady``), in words, and what it means for the points measured after it. None without rounds."""
+    if "round" not in frame.columns:
+        return []
+    rounds = frame[frame["round"].notna()].sort_values("round")
+    out = []
+    for layout, group in rounds.groupby("layout", sort=True, observed=True):
+        verdict = steady_state(group["bw_bytes"].to_numpy(dtype=float))
+        mean = "" if np.isnan(verdict.window_mean) else f"; the window's mean {verdict.window_mean / MB:,.1f} MB/s"
+        after = ("its points were measured in steady state" if verdict.steady else
+                 "its points were measured before steady state: raise PRECONDITION_ROUNDS_MAX or read them as "
+                 "a fresh device's")
+        out.append(f"{layout}: {verdict.note}{mean}; {after}.")
+    return out

@@ -1,0 +1,268 @@
+"""A cluster campaign: the same sweep on 1..H hosts at once, one row per host and point and one for the cluster.
+
+    spec = ClusterSpec.from_parameters(CAMPAIGN="cluster", HOSTS=[1, 2], DEVICES=2, ...)
+    result = run(spec)          # result.table, result.notes, result.directory
+
+Emulated (the default): ``arrays.cluster.EmulatedCluster`` makes max(HOSTS) hosts, each a network namespace with its
+own capped array and fio server; the truth is hosts x devices x cap. Real hosts (``REMOTE_HOSTS``: name, address,
+port, mount point): flashscale measures inside the mount point each host names, and only there: it cannot run the
+guard on a remote machine, so a raw device, an erase or a layout on a remote host is refused.
+
+Rows go to ``data/campaigns/<name>/rows.jsonl`` as each point finishes (``results.parquet`` is rebuilt from them).
+``host`` is the host's name, or ``all`` for the cluster's own aggregate (``measure.cluster.aggregate``); ``hosts``
+is how many hosts ran the point; ``status`` is ``ok`` or ``failed``, with ``reason``. A host that fails is probed
+again; one that no longer answers is recorded as failed, with the reason, at every later point.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pandas as pd
+
+from .arrays.cluster import EmulatedCluster
+from .analysis.ceilings import binding_sentence, ceiling_table
+from .arrays.emulated import ArraySpec
+from . import parameters
+from .errors import ConfigError, RefusedError, UnsupportedError
+from .measure import cluster as fio_cluster, fio, precondition, results
+from .measure.cluster import Endpoint
+from .measure.sweep import Sweep
+from .system.commands import Runner
+from .system.devices import System
+from .system.netns import SUBNET
+
+ALL = "all"
+REMOTE_KEYS = ("name", "address", "port", "mount_dir", "devices")
+REFUSED_ON_REMOTE = ("device", "devices_path", "layout", "erase", "testbed", "confirm")
+
+
+@dataclass(frozen=True)
+class RemoteHost:
+    """A real host running ``fio --server``: flashscale measures inside ``mount_dir`` there, nothing else."""
+
+    name: str
+    address: str
+    mount_dir: str
+    port: int = fio_cluster.PORT
+    devices: int = 1  # devices under the mount point, for efficiency against N x baseline
+
+    @classmethod
+    def from_mapping(cls, entry: dict) -> "RemoteHost":
+        asked = sorted(set(entry) & set(REFUSED_ON_REMOTE))
+        if asked:
+            raise RefusedError(f"remote host {entry.get('name')!r}: {', '.join(asked)} refused. On a remote host "
+                               "flashscale measures inside an existing mount point only (mount_dir): it cannot run "
+                               "the guard there, so it never touches a raw device, erases or builds a layout")
+        unknown = sorted(set(entry) - set(REMOTE_KEYS))
+        if unknown or not entry.get("mount_dir"):
+            raise ConfigError(f"remote host {entry!r}: give name, address, mount_dir (and port, devices); "
+                              f"unknown: {unknown}")
+        return cls(**entry)
+
+
+# An emulated host's array is smaller than the quickstart's: H hosts' arrays share this machine's memory.
+CLUSTER_ARRAY = {"devices": 2, "device_size": 2**30}
+# The cluster's own parameters (the array's and the sweep's are ``parameters.PARAMETERS``).
+CLUSTER_PARAMETERS = {"HOSTS": "hosts", "LINK_BPS": "link_bps", "SUBNET": "subnet", "DATA_DIR": "data_dir"}
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    name: str
+    hosts: tuple[int, ...] = (1, 2)
+    array: ArraySpec = field(default_factory=lambda: ArraySpec(**CLUSTER_ARRAY))
+    sweep: Sweep = field(default_factory=Sweep)
+    link_bps: int | None = None
+    subnet: str = SUBNET
+    remote: tuple[RemoteHost, ...] = ()
+    data_dir: str = "data/campaigns"
+
+    def __post_init__(self) -> None:
+        if not self.name or "/" in self.name or self.name.startswith("."):
+            raise ConfigError(f"campaign name {self.name!r} must be a plain, non-empty folder name")
+        counts = tuple(self.hosts)
+        if not counts or any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in counts):
+            raise ConfigError(f"hosts={list(counts)!r} must list host counts >= 1")
+        if self.remote and max(counts) > len(self.remote):
+            raise ConfigError(f"hosts={list(counts)} but only {len(self.remote)} remote hosts are named")
+        object.__setattr__(self, "hosts", counts)
+
+    @classmethod
+    def from_parameters(cls, **p) -> "ClusterSpec":
+        """From a notebook's UPPER_CASE parameters."""
+        parts = parameters.split(p)
+        array = ArraySpec(**{**CLUSTER_ARRAY, **parts["array"]})
+        sweep = Sweep(**parts["sweep"])
+        remote = tuple(RemoteHost.from_mapping(dict(h)) for h in p.get("REMOTE_HOSTS") or ())
+        own = {field: p[name] for name, field in CLUSTER_PARAMETERS.items() if name in p}
+        if "hosts" in own:
+            own["hosts"] = tuple(own["hosts"])
+        return cls(name=p.get("CAMPAIGN", "cluster"), array=array, sweep=sweep, remote=remote, **own)
+
+
+@dataclass
+class ClusterResult:
+    table: pd.DataFrame
+    directory: Path
+    backend: str
+    notes: list[str]
+
+
+@dataclass(frozen=True)
+class Target:
+    """One host as the sweep sees it: where its server is, what its jobs name, its devices, caps and link."""
+
+    endpoint: Endpoint
+    targets: tuple[str, ...]
+    devices: int
+    caps: dict
+    link: str | None = None
+
+
+def run(spec: ClusterSpec, runner: Runner | None = None) -> ClusterResult:
+    """Run the cluster campaign; every host's rows and the cluster's, failed points included with their reason."""
+    runner = runner or Runner()
+    directory = results.fresh_directory(results.data_root(spec.data_dir) / spec.name)
+    version = runner.run(["fio", "--version"]).stdout.strip()
+    backend = "remote" if spec.remote else "loop"
+    run_id = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    env = {"hostname": platform.node(), "kernel": platform.release(), "fio": version, "cpus": os.cpu_count(),
+           "backend": backend}
+    (directory / "campaign.json").write_text(json.dumps({"run_id": run_id, "spec": asdict(spec), "environment": env},
+                                                        indent=1, default=str))
+    sweep = _Sweep(spec, directory, runner, run_id, version)
+    try:
+        if spec.remote:
+            sweep.run([Target(Endpoint(h.name, h.address, h.port), (h.mount_dir,), h.devices, {})
+                       for h in spec.remote])
+        else:
+            with EmulatedCluster(max(spec.hosts), spec.array, log_dir=directory / "servers", runner=runner,
+                                 link_bps=spec.link_bps, subnet=spec.subnet) as emulated:
+                caps = {"read": spec.array.read_bps, "write": spec.array.write_bps}
+                sweep.emulated = emulated
+                sweep.run([Target(Endpoint(h.name, h.host.address, h.port), h.layout.targets, h.layout.devices,
+                                  caps, h.host.link) for h in emulated.hosts])
+    finally:
+        table = results.rebuild_table(directory) if (directory / results.ROWS_FILE).exists() else None
+    notes = sweep.notes + _link_note(spec, backend)
+    (directory / "notes.json").write_text(json.dumps(notes, indent=1))
+    return ClusterResult(table, directory, backend, notes)
+
+
+def _link_note(spec: ClusterSpec, backend: str) -> list[str]:
+    if spec.link_bps is None or backend != "loop":
+        return []
+    return [f"Each host's link was capped at {spec.link_bps / 1e6:.0f} MB/s (tc tbf). fio's client/server protocol "
+            "carries commands and results over it, not the data, which stays on each host's own devices: "
+            "link_bytes says how much crossed. The network ceiling is the one a cluster whose data crosses the "
+            "links (a parallel file system) would meet."]
+
+
+class _Sweep:
+    """The points on 1..H hosts; each host's row and the cluster's appended as soon as a point finishes."""
+
+    def __init__(self, spec: ClusterSpec, directory: Path, runner: Runner, run_id: str, version: str):
+        self.spec, self.directory, self.runner, self.run_id, self.version = spec, directory, runner, run_id, version
+        self.system = System(runner=runner)
+        self.dead: dict[str, str] = {}  # host name -> why it no longer answers
+        self.notes: list[str] = []
+        self.emulated = None
+
+    def run(self, hosts: list[Target]) -> None:
+        fio_cluster.check_servers([h.endpoint for h in hosts], self.runner, self.directory, self.version)
+        if self.spec.sweep.precondition and not self.spec.sweep.nrfiles:  # every file the reads open, written first
+            self._point(hosts, None, Path("raw") / precondition.PHASE, rep=0, warmup=False, phase=precondition.PHASE)
+        for count in self.spec.hosts:
+            for point in self.spec.sweep.points():
+                for rep, warmup in self.spec.sweep.reps():
+                    self._point(hosts[:count], point, Path("raw") / f"hosts{count}", rep=rep, warmup=warmup,
+                                phase="measure")
+
+    def _jobs(self, hosts: list[Target], point: dict | None) -> dict:
+        if point is None:
+            return {h.endpoint: precondition.job(self.spec.sweep, h.targets) for h in hosts}
+        return {h.endpoint: self.spec.sweep.job(point, h.targets) for h in hosts}
+
+    def _point(self, hosts: list[Target], point: dict | None, raw: Path, **how) -> None:
+        jobs = self._jobs(hosts, point)
+        if point is not None:
+            raw = raw / next(iter(jobs.values())).point / f"rep{how['rep']}"
+        live = {e: j for e, j in jobs.items() if e.name not in self.dead}
+        before = {h.endpoint.name: self.system.link_bytes(h.link) for h in hosts if h.link}
+        started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        outcome = fio_cluster.run(live, self.directory / raw, self.runner) if live else {}
+        outcome.update({name: f"its fio server stopped answering earlier: {why}" for name, why in self.dead.items()
+                        if name in {e.name for e in jobs}})
+        rows = [self._row(h, jobs[h.endpoint], outcome[h.endpoint.name], raw, started, len(hosts), before, **how)
+                for h in hosts]
+        rows.append(self._cluster_row(rows, hosts[0].caps))
+        self._forget_silent([h for h in hosts if isinstance(outcome[h.endpoint.name], str)])
+        results.append_rows(self.directory, rows)
+
+    def _row(self, host: Target, job, result, raw: Path, started: str, count: int, before: dict, *, rep: int,
+             warmup: bool, phase: str) -> dict:
+        point = job.point if phase == "measure" else precondition.point(job)
+        row = {"campaign": self.spec.name, "host": host.endpoint.name, "hosts": count, "layout": "jbod" if
+               host.link else "mounted", "devices": host.devices, "rw": job.rw, "bs": job.bs,
+               "numjobs": job.numjobs, "jobs_per_host": job.numjobs, "iodepth": job.iodepth, "rep": rep,
+               "warmup": warmup, "run_id": self.run_id, "point": point, "backend": "loop" if host.link else "mounted",
+               "cap_bps": host.caps.get(fio.DIRECTIONS[job.rw][0], float("nan")) if host.caps else float("nan"),
+               "raw_dir": str(raw), "started_at": started, "phase": phase}
+        if isinstance(result, str):
+            return {**row, "status": "failed", "reason": result, "io_bytes": 0, "runtime_s": float("nan"),
+                    "bw_bytes": float("nan"), "read_bw_bytes": float("nan"), "write_bw_bytes": float("nan")}
+        after = self.system.link_bytes(host.link) if host.link else None
+        row = {**row, **fio.parse(result), "status": "ok", "reason": "",
+               "link_bytes": after - before[host.endpoint.name] if after is not None else None}
+        return {**row, **results.evidence(row, host.caps)}
+
+    def _cluster_row(self, rows: list[dict], caps: dict) -> dict:
+        base = {**rows[0], "host": ALL, "numjobs": sum(r["numjobs"] for r in rows), "link_bytes": None,
+                "devices": sum(r["devices"] for r in rows)}
+        failed = [r["host"] for r in rows if r["status"] != "ok"]
+        if failed:
+            return {**base, "status": "failed", "reason": f"{len(failed)} of {len(rows)} hosts failed: "
+                    f"{', '.join(failed)}", "io_bytes": 0, "bw_bytes": float("nan")}
+        row = {**base, **fio_cluster.aggregate(rows), "status": "ok", "reason": ""}
+        return {**row, **results.evidence(row, caps)}  # the truth: all hosts' devices x cap
+
+    def _forget_silent(self, failed: list[Target]) -> None:
+        """Probe each host that failed again; one that no longer answers is left out of every later point."""
+        for host in failed:
+            try:
+                fio_cluster.probe(host.endpoint, self.runner, self.directory)
+            except UnsupportedError as exc:
+                self.dead[host.endpoint.name] = str(exc)
+                self.notes.append(f"Host {host.endpoint.name} stopped answering: {exc}. Its later points are "
+                                  "recorded as failed; the other hosts' rows are kept.")
+
+
+def efficiency(table: pd.DataFrame) -> pd.DataFrame:
+    """Cluster efficiency per rw and host count: best aggregate / (hosts x best of one host alone)."""
+    ok = table[(table["status"] == "ok") & (table["phase"] == "measure") & ~table["warmup"]]
+    alone = ok[(ok["hosts"] == 1) & (ok["host"] != ALL)].groupby("rw")["bw_bytes"].max().rename("per_host_best")
+    best = ok[ok["host"] == ALL].groupby(["rw", "hosts"])["bw_bytes"].max().rename("best_bw_bytes").reset_index()
+    out = best.merge(alone.reset_index(), on="rw", how="left")
+    out["efficiency"] = out["best_bw_bytes"] / (out["hosts"] * out["per_host_best"])
+    return out
+
+
+def ceilings(table: pd.DataFrame, spec: ClusterSpec) -> pd.DataFrame:
+    """The cluster's best aggregate per rw and host count against its ceilings: the devices (hosts x devices x
+    cap) and the network (one link per host at ``link_bps``), with the limit that binds in words."""
+    ok = table[(table["status"] == "ok") & (table["phase"] == "measure") & ~table["warmup"] & (table["host"] == ALL)]
+    best = ok.groupby(["rw", "hosts", "devices"], as_index=False)["bw_bytes"].max().rename(
+        columns={"bw_bytes": "best_bw_bytes"})
+    parts = []
+    for count, group in best.groupby("hosts"):
+        config = {"device_read_bw_bytes": spec.array.read_bps, "device_write_bw_bytes": spec.array.write_bps,
+                  **({"network_links": count, "network_link_bw_bytes": spec.link_bps} if spec.link_bps else {})}
+        parts.append(ceiling_table(group, config))
+    out = pd.concat(parts, ignore_index=True)
+    out["binds"] = [binding_sentence(row) for _, row in out.iterrows()]
+    return out

@@ -1,0 +1,152 @@
+"""fio over several hosts: ``fio --server`` on each, one ``fio --client`` run per point from the driver.
+
+What fio 3.33 does, and what this module does about it:
+
+- ``fio --client=A --client=B job.fio`` gives the job file to B only and drops A, exit status 0: every ``--client``
+  here is followed by its own job file (``client_argv``), each host's naming its own targets.
+- The JSON has no ``jobs``: each host's result is in ``client_stats`` with ``hostname`` (the address given to
+  ``--client``) and ``port``. The "All clients" entry fio adds is ignored (its hostname is one host's, it has no
+  latency percentiles, and it disappears with group_reporting and several job sections): flashscale's aggregate
+  (``aggregate``) is the sum of the hosts' bytes over the longest host's run time.
+- A host whose server died mid-run, or whose section the server could not parse, is simply missing from the JSON
+  (exit status 1 or even 0): ``by_host`` turns every host without a good entry into a failure with its reason,
+  never a silently missing row.
+- ``probe`` asks each server for its version before the first run: a missing host is noticed then, not mid-sweep.
+"""
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from . import fio
+from ..errors import ConfigError, FioError, UnsupportedError
+from ..system.commands import Runner
+
+PORT = 8765
+ALL_CLIENTS = "All clients"
+PROBE_JOB = "[flashscale-probe]\nioengine=null\nrw=read\nsize=1m\n"  # no I/O on any device
+VERSION_LINE = re.compile(r"hostname=(?P<hostname>[^,]*),.*\bfio=(?P<version>\S+?),")
+CLIENT_TIMEOUT_S = 120  # beyond the job's own time: fio's client gives up on a silent server after about 40 s
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """A fio server the driver talks to: a name for the rows, its address and port."""
+
+    name: str
+    address: str
+    port: int = PORT
+
+    def __post_init__(self) -> None:
+        if not self.name or not self.address or "," in self.address:
+            raise ConfigError(f"host {self.name!r} at {self.address!r}: a host needs a name and a plain address")
+        if isinstance(self.port, bool) or not isinstance(self.port, int) or not 0 < self.port < 65536:
+            raise ConfigError(f"host {self.name!r}: port={self.port!r} must be a TCP port number")
+
+    @property
+    def client(self) -> str:
+        return f"{self.address},{self.port}"
+
+
+def probe(endpoint: Endpoint, runner: Runner, folder: Path, wait_s: float = 0.0) -> str:
+    """The fio version ``endpoint``'s server answers with; UnsupportedError, naming the host, when it does not
+    (asked again for up to ``wait_s`` seconds: a server just started may not listen yet)."""
+    jobfile = Path(folder) / "probe.fio"
+    jobfile.write_text(PROBE_JOB)
+    deadline = time.monotonic() + wait_s
+    while True:
+        done = runner.run(["fio", f"--client={endpoint.client}", str(jobfile)], ok_codes=range(256), timeout=60)
+        found = VERSION_LINE.search(done.stdout)
+        if (done.returncode == 0 and found) or time.monotonic() >= deadline:
+            break
+        time.sleep(0.2)
+    if done.returncode != 0 or found is None:
+        said = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no answer"]
+        raise UnsupportedError(f"host {endpoint.name} ({endpoint.client}): its fio server does not answer "
+                               f"(exit status {done.returncode}: {said[0]}); start `fio --server` there")
+    return found["version"]
+
+
+def check_servers(endpoints: Sequence[Endpoint], runner: Runner, folder: Path, version: str,
+                  wait_s: float = 5.0) -> dict[str, str]:
+    """Every server answers and runs ``version``; UnsupportedError names each host that does not."""
+    problems, versions = [], {}
+    for endpoint in endpoints:
+        try:
+            versions[endpoint.name] = probe(endpoint, runner, folder, wait_s)
+        except UnsupportedError as exc:
+            problems.append(str(exc))
+            continue
+        if versions[endpoint.name] != version:
+            problems.append(f"host {endpoint.name} runs {versions[endpoint.name]}, the driver {version}: "
+                            "the client/server protocol needs the same fio on both sides")
+    if problems:
+        raise UnsupportedError("; ".join(problems))
+    return versions
+
+
+def client_argv(jobfiles: Mapping[Endpoint, Path], output: Path) -> list[str]:
+    """``fio --client=A job_A --client=B job_B ... --output-format=json``: each host with its own job file."""
+    argv = ["fio", "--output-format=json", f"--output={output}"]
+    for endpoint, jobfile in jobfiles.items():
+        argv += [f"--client={endpoint.client}", str(jobfile)]
+    return argv
+
+
+def run(jobs: Mapping[Endpoint, fio.FioJob], outdir: Path, runner: Runner) -> dict[str, dict | str]:
+    """Run one point on every host at once; each host's fio result, or the reason it has none.
+
+    ``outdir`` (new) keeps ``job-<host>.fio``, ``fio.json`` and ``fio.stderr``."""
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=False)
+    jobfiles = {}
+    for endpoint, job in jobs.items():
+        jobfiles[endpoint] = outdir / f"job-{endpoint.name}.fio"
+        jobfiles[endpoint].write_text(fio.render(job))
+    output = outdir / "fio.json"
+    timeout = max(j.runtime_s + j.ramp_s for j in jobs.values()) + CLIENT_TIMEOUT_S
+    done = runner.run(client_argv(jobfiles, output), ok_codes=range(256), timeout=timeout)
+    (outdir / "fio.stderr").write_text(done.stderr + done.stdout)
+    status = f"fio exited with status {done.returncode}"
+    said = [line for line in (done.stderr + done.stdout).splitlines() if line.strip()][-2:]
+    if not output.exists() or not output.read_text().strip():
+        return {e.name: f"no result: {status}, no JSON ({'; '.join(said) or 'nothing said'})" for e in jobs}
+    data = fio.load_output(output.read_text(), source=str(output))
+    return by_host(data, list(jobs), f"{status}{': ' + '; '.join(said) if said and done.returncode else ''}")
+
+
+def by_host(data: dict, endpoints: Sequence[Endpoint], status: str = "") -> dict[str, dict | str]:
+    """Each host's entries of ``client_stats`` as a fio result ``fio.parse`` reads, or why it has none."""
+    entries = [e for e in data.get("client_stats", []) if e.get("jobname") != ALL_CLIENTS]
+    out: dict[str, dict | str] = {}
+    for endpoint in endpoints:
+        own = [e for e in entries if e.get("hostname") == endpoint.address and e.get("port") == endpoint.port]
+        result = {"fio version": data.get("fio version", ""), "jobs": own}
+        try:
+            if not own:
+                raise FioError("fio returned no result for this host")
+            fio.validate(result, source=f"host {endpoint.name}")
+        except FioError as exc:
+            out[endpoint.name] = f"{exc}{' (' + status + ')' if status else ''}"
+            continue
+        out[endpoint.name] = result
+    return out
+
+
+def aggregate(rows: Sequence[dict]) -> dict:
+    """The cluster's row of one point from its hosts' rows: bytes summed over the longest run time, ``host`` all.
+
+    Latency is not aggregated (NaN): each host's own row has it."""
+    runtime_s = max(r["runtime_s"] for r in rows)
+    io = {d: sum(r[f"{d}_bw_bytes"] * r["runtime_s"] for r in rows) for d in ("read", "write")}
+    nan = float("nan")
+    return {"bw_bytes": (io["read"] + io["write"]) / runtime_s, "read_bw_bytes": io["read"] / runtime_s,
+            "write_bw_bytes": io["write"] / runtime_s,
+            "iops": sum(r["iops"] * r["runtime_s"] for r in rows) / runtime_s, "runtime_s": runtime_s,
+            "io_bytes": int(sum(r["io_bytes"] for r in rows)), "devices": int(sum(r["devices"] for r in rows)),
+            **{k: nan for k in ("clat_mean_ns", "clat_p50_ns", "clat_p99_ns", "clat_p999_ns", "clat_p9999_ns",
+                                "clat_stddev_ns", "lat_mean_ns")},
+            "fio_version": rows[0]["fio_version"]}

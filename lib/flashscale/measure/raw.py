@@ -1,0 +1,110 @@
+"""What a campaign left on disk beside its table, read back: the one reader of a run's raw files.
+
+    <campaign directory>/
+        campaign.json                       the spec and the machine's environment (``campaign_environment``)
+        results.parquet                     the tidy table (``gather`` reads those of many campaigns)
+        raw/<layout>/<point>/rep<k>/        one folder per run, named by its row's ``raw_dir``:
+            fio.json                        fio's own output (``fio_outputs``)
+            env.json                        the machine, targets and cgroup of the run (``run_environments``)
+            bw_bw.<job>.log                 bandwidth logs, when the sweep asked for them (``bw_logs``)
+
+Each reader takes the rows to read (a results table, usually its measured rows) and yields each row with what
+its run left, so the analysis that follows is a pure function of what these return. ``within`` names a column
+whose value is a sub-folder of ``directory`` per row (``studies.run_variants`` keeps each variant in its own).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+import pandas as pd
+
+from . import fio, results
+from ..errors import AnalysisError
+
+FIO_JSON = "fio.json"
+RUN_ENV_JSON = "env.json"
+CAMPAIGN_JSON = "campaign.json"
+LOG_PREFIX = "bw"  # fio's write_bw_log prefix: its logs are <prefix>_bw.<job>.log
+
+
+def run_folder(directory: str | Path, row: Any, within: str | None = None) -> Path:
+    """The folder of one run: ``directory[/<row.within>]/<row.raw_dir>``."""
+    if within and not hasattr(row, within):
+        raise AnalysisError(f"the rows have no {within} column naming each run's sub-folder of {str(directory)!r}")
+    base = Path(directory) / str(getattr(row, within)) if within else Path(directory)
+    return base / row.raw_dir
+
+
+def fio_outputs(directory: str | Path, rows: pd.DataFrame, within: str | None = None) -> Iterator[tuple[Any, dict]]:
+    """Per row (``itertuples``): the row and its run's fio.json, parsed by ``fio.load_output``."""
+    for row in rows.itertuples():
+        path = run_folder(directory, row, within) / FIO_JSON
+        yield row, fio.load_output(path.read_text(), source=str(path))
+
+
+def run_environments(directory: str | Path, rows: pd.DataFrame,
+                     within: str | None = None) -> Iterator[tuple[Any, dict]]:
+    """Per row: the row and its run's env.json (environment, ``targets``, layout, cgroup and the row itself)."""
+    for row in rows.itertuples():
+        yield row, json.loads((run_folder(directory, row, within) / RUN_ENV_JSON).read_text())
+
+
+def read_bw_log(path: Path) -> pd.DataFrame:
+    """One fio bandwidth log: ``time_ms`` and ``bw_bytes`` (fio logs KiB/s)."""
+    frame = pd.read_csv(path, header=None, usecols=[0, 1], names=["time_ms", "kib_s"], skipinitialspace=True)
+    return pd.DataFrame({"time_ms": frame["time_ms"].astype("int64"), "bw_bytes": frame["kib_s"] * 1024.0})
+
+
+def bw_logs(directory: str | Path, rows: pd.DataFrame) -> Iterator[tuple[Any, pd.DataFrame]]:
+    """Per row and per bandwidth log its run left (one per fio job): the row and ``read_bw_log`` of that log."""
+    for row in rows.itertuples():
+        for path in sorted(run_folder(directory, row).glob(f"{LOG_PREFIX}_bw.*.log")):
+            yield row, read_bw_log(path)
+
+
+def campaign_environment(campaign_dir: str | Path) -> dict:
+    """The host, kernel and fio version a campaign recorded in its campaign.json (blank when it has none)."""
+    info = Path(campaign_dir) / CAMPAIGN_JSON
+    env = json.loads(info.read_text()).get("environment", {}) if info.exists() else {}
+    return {"hostname": env.get("hostname", ""), "kernel": env.get("kernel", ""), "fio": env.get("fio", "")}
+
+
+def campaign_facts(campaign_json: str | Path) -> dict:
+    """When, where and on what a campaign ran, from its campaign.json: ``run_id`` (UTC), host, kernel, fio,
+    backend (loop, directory, testbed), devices, the caps in bytes/s (0: none) and the test bed file."""
+    info = json.loads(Path(campaign_json).read_text())
+    env, spec = info.get("environment", {}), info.get("spec", {})
+    array = spec.get("array", {})
+    return {"run_id": info.get("run_id", ""), "hostname": env.get("hostname", ""), "kernel": env.get("kernel", ""),
+            "fio": env.get("fio", ""), "backend": env.get("backend", ""), "testbed": spec.get("testbed"),
+            "devices": spec.get("use_devices") or array.get("devices"),
+            "read_bps": array.get("read_bps", 0), "write_bps": array.get("write_bps", 0)}
+
+
+def _label(source: Path, table: Path) -> str:
+    """How a table found under ``source`` is named: the source's name, then its folder below the source."""
+    if table.parent == source or source.is_file():
+        return source.name
+    return f"{source.name}/{table.parent.relative_to(source)}"
+
+
+def gather(sources: Sequence[str | Path], skip_missing: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every results table under ``sources`` (tables, campaign or study directories; earlier dated runs only when
+    named themselves): (their rows with a ``source`` column, one row per table with where it came from, its host,
+    kernel and fio version). A source that does not exist is an error unless ``skip_missing``."""
+    frames, where = [], []
+    for source in map(Path, sources):
+        if not source.exists() and skip_missing:
+            continue
+        if not source.exists():
+            raise AnalysisError(f"campaign source {str(source)!r} does not exist")
+        for table in results.tables_under(source):
+            label, frame = _label(source, table), results.load(table)
+            frames.append(frame.assign(source=label))
+            where.append({"source": label, "rows": len(frame), "path": str(table),
+                          **campaign_environment(table.parent)})
+    if not frames:
+        return pd.DataFrame(), pd.DataFrame(columns=["source", "rows", "path", "hostname", "kernel", "fio"])
+    return pd.concat(frames, ignore_index=True), pd.DataFrame(where)

@@ -1,0 +1,175 @@
+"""The key numbers each notebook records: one function per notebook, plain JSON out.
+
+A notebook's ``key-numbers`` cell is one call, ``report.record(records.<notebook>(...))``; the tests, ``08_compare``
+and the index read the record back (``report.read_record``, ``report.headline``). Every record holds a
+``headline``: the few numbers the index shows (the quickstart's index shows its baselines instead). Bandwidth in
+bytes/s, latency in ns; the headline's text in MB/s (1 MB = 1e6 bytes).
+
+    quickstart         baseline, efficiency and tax per layout
+    baseline           01: baseline per rw, best bandwidth and IOPS per block size
+    scaling            02: efficiency per device count, slope per device, knee
+    layout_tax         03: efficiency and tax per layout, the winner per rw, what the machine cannot build
+    latency            04: IOPS, bandwidth, tail latency and Little's law per point
+    metadata           05: files per second per op and number of files
+    shared_file        06: N-to-1 against N-to-N
+    consistency        07: run-to-run and within-run variation
+    comparison         08: sources compared and their largest spread
+    reference_studies  published figures against ours
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from ..analysis import ceilings
+from ..analysis.core import MB
+from ..analysis.metadata import ENGINES
+
+
+def plain(value):
+    """A number as plain JSON: numpy scalars as Python ones, NaN as None."""
+    value = value.item() if isinstance(value, np.generic) else value
+    return None if isinstance(value, float) and math.isnan(value) else value
+
+
+def _stage(result) -> dict:
+    """What every stage records of how it ran: its backend and notes (a ``campaign.CampaignResult``)."""
+    return {"backend": result.backend, "notes": result.notes}
+
+
+def _unsupported(support: pd.DataFrame) -> dict[str, str]:
+    """Layout -> what this machine lacks to build it (``support.layout_support`` rows)."""
+    lacking = support.loc[~support["supported"]]
+    return dict(zip(lacking["layout"], lacking["missing"]))
+
+
+# What a summary row adds to its record beside best, efficiency and tax, when the summary has it: the layout's own
+# ideal (``core.with_ideal``) and the tax test (``stats.summary_intervals``).
+EVIDENCE = ("ideal_bw_bytes", "layout_efficiency", "design_tax", "tax_lo", "tax_hi", "tax_p", "tax_verdict")
+
+
+def _evidence(row) -> dict:
+    return {name: plain(getattr(row, name)) for name in EVIDENCE if hasattr(row, name)}
+
+
+def quickstart(summary: pd.DataFrame, baseline: pd.DataFrame, backend: str, notes: list[str]) -> dict:
+    """The numbers a report stands on: baseline per rw, efficiency and tax per layout and rw (with the layout's own
+    ideal, and the tax's test when the summary has them)."""
+    rows = {f"{r.layout}/{r.devices}/{r.rw}": {"best_bw_bytes": float(r.best_bw_bytes),
+                                                "efficiency": float(r.efficiency),
+                                                "tax": None if r.tax != r.tax else float(r.tax), **_evidence(r)}
+            for r in summary.itertuples()}
+    base = {r.rw: float(r.baseline_bw_bytes) for r in baseline.itertuples()}
+    return {"backend": backend, "baseline_bw_bytes": base, "layouts": rows, "notes": list(notes)}
+
+
+def baseline(result, table: pd.DataFrame, base: pd.DataFrame, by_bs: pd.DataFrame) -> dict:
+    """01_baseline: runs, the baseline per rw, best bandwidth and IOPS per (rw, bs) (``core.best_by_bs``)."""
+    return {**_stage(result), "runs": len(table),
+            "baseline_bw_bytes": dict(zip(base["rw"], base["baseline_bw_bytes"])),
+            "best_bw_bytes": {f"{r.rw}/{r.bs}": r.bw_bytes for r in by_bs.itertuples()},
+            "best_iops": {f"{r.rw}/{r.bs}": r.iops for r in by_bs.itertuples()},
+            "headline": {f"baseline {r.rw}": f"{r.baseline_bw_bytes / MB:,.0f} MB/s" for r in base.itertuples()}}
+
+
+def scaling(result, source: str, base: pd.DataFrame, best: pd.DataFrame, by_devices: pd.DataFrame,
+            fits: pd.DataFrame) -> dict:
+    """02_scaling: efficiency per device count (``core.best_by_devices``), the slope per added device
+    (``scaling.device_scaling``) and the knee (``scaling.fit_table``) of jbod."""
+    return {**_stage(result), "baseline_source": source,
+            "baseline_bw_bytes": dict(zip(base["rw"], base["baseline_bw_bytes"])),
+            "efficiency": {f"jbod/{r.devices}/{r.rw}": r.efficiency for r in best.itertuples()},
+            "slope_efficiency": dict(zip(by_devices["rw"], by_devices["slope_efficiency"])),
+            "knee_numjobs": {f"jbod/{r.devices}/{r.rw}": r.knee_numjobs for r in fits.itertuples()},
+            "headline": {f"efficiency {r.rw} on {r.devices}": f"{r.efficiency:.0%}" for r in best.itertuples()}}
+
+
+def layout_tax(result, source: str, support: pd.DataFrame, summary: pd.DataFrame, won: pd.DataFrame) -> dict:
+    """03_layout_tax: best, efficiency and tax per layout (``core.summarize``), the winner per rw
+    (``layout_tax.winners``) and the layouts this machine could not build."""
+    layouts = {f"{r.layout}/{r.devices}/{r.rw}": {"best_bw_bytes": r.best_bw_bytes, "efficiency": r.efficiency,
+                                                   "tax": r.tax, **_evidence(r)} for r in summary.itertuples()}
+    return {**_stage(result), "baseline_source": source, "unsupported": _unsupported(support), "layouts": layouts,
+            "winners": dict(zip(won["rw"], won["winner"])),
+            "headline": {f"winner {r.rw}": f"{r.winner} ({r.best_bw_bytes / MB:,.0f} MB/s)" for r in won.itertuples()}}
+
+
+def latency(result, points: pd.DataFrame) -> dict:
+    """04_latency_iops: per (rw, bs, iodepth) of ``latency.littles_law``: IOPS, bandwidth, p99 completion latency
+    and Little's ratio; the headline is the peak IOPS per (rw, bs)."""
+    keys = [f"{r.rw}/{r.bs}/qd{r.iodepth}" for r in points.itertuples()]
+    numbers = {column: dict(zip(keys, points[column])) for column in ("iops", "bw_bytes", "clat_p99_ns",
+                                                                       "littles_ratio")}
+    peaks = points.loc[points.groupby(["rw", "bs"])["iops"].idxmax()]
+    return {**_stage(result), **numbers,
+            "headline": {f"peak IOPS {r.rw} {r.bs} B": f"{r.iops:,.0f}" for r in peaks.itertuples()}}
+
+
+def _metadata_headline(points: pd.DataFrame) -> dict[str, str]:
+    """Per op, the rate with the most files."""
+    most = points[points["files"] == points["files"].max()]
+    best = most.groupby("op", sort=False)["rate"].max()
+    return {f"{op}s/s ({int(most['files'].iloc[0]):,} files)": f"{best[op]:,.0f}" for op in ENGINES if op in best}
+
+
+def metadata(result, rows: pd.DataFrame, ops, points: pd.DataFrame) -> dict:
+    """05_metadata, keyed ``layout/op/nj<numjobs>/<files>`` (``metadata.by_files``): rate, latency, runtime and
+    completeness per point; the headline is each op's rate with the most files."""
+    keys = [f"{r.layout}/{r.op}/nj{r.numjobs}/{r.files}" for r in points.itertuples()]
+    columns = ("rate", "latency_rate", "clat_mean_ns", "runtime_ms", "complete", "files")
+    numbers = {column: {k: plain(v) for k, v in zip(keys, points[column])} for column in columns}
+    return {**_stage(result), "runs": len(rows), "ops": list(ops), **numbers,
+            "headline": _metadata_headline(points)}
+
+
+def _point_key(r) -> str:
+    return f"{r.layout}/{r.rw}/nj{r.numjobs}"
+
+
+def shared_file(result, rows: pd.DataFrame, file_size: int, support: pd.DataFrame, points: pd.DataFrame,
+                against: pd.DataFrame) -> dict:
+    """06_shared_file, keyed ``<mode>`` then ``layout/rw/nj<numjobs>`` (``shared_file.summary``), and the ratio
+    N-to-1 / N-to-N per point (``shared_file.versus``)."""
+    numbers = {}
+    for column in ("bw_bytes", "expected_bytes", "ceiling_bytes", "fraction", "bytes_ok", "within_caps",
+                   "reach_devices", "runtime_s"):
+        numbers[column] = {mode: {_point_key(r): plain(getattr(r, column)) for r in group.itertuples()}
+                           for mode, group in points.groupby("variant", sort=True)}
+    numbers["ratio"] = {_point_key(r): plain(r.ratio) for r in against.itertuples()}
+    headline = {f"N-to-1 {r.layout} {r.rw}": f"{r.n_to_1_bw_bytes / MB:,.0f} MB/s ({r.ratio:.0%} of N-to-N)"
+                for r in against.itertuples()}
+    return {**_stage(result), "runs": len(rows), "file_size": file_size, "unsupported": _unsupported(support),
+            **numbers, "headline": headline}
+
+
+def consistency(result, nodes: list[int], reps: pd.DataFrame, steady: pd.DataFrame) -> dict:
+    """07_consistency: run-to-run statistics per point (``stats.repetition_stats``) and the variation within
+    runs (``timeseries.stability``)."""
+    repetitions = {f"{r.layout}/{r.rw}/nj{r.numjobs}": {"mean": r.bw_bytes, "median": r.bw_bytes_median,
+                                                         "std": r.bw_bytes_std, "cv": r.bw_bytes_cv, "reps": r.reps}
+                   for r in reps.itertuples()}
+    return {**_stage(result), "numa_nodes": nodes, "repetitions": repetitions,
+            "within_run_cv": float(steady["cv"].mean()), "intervals": int(steady["intervals"].sum()),
+            "headline": {"run-to-run CV": f"{reps['bw_bytes_cv'].max():.1%}",
+                         "within-run CV": f"{steady['cv'].mean():.1%}"}}
+
+
+def comparison(where: pd.DataFrame, absent: list[str], frame: pd.DataFrame, wide: pd.DataFrame) -> dict:
+    """08_compare: the sources (``raw.gather``), those not found, and per row of ``compare.side_by_side``
+    measured by more than one source its spread, fastest / slowest."""
+    spread = {" ".join(map(str, k)): float(r.dropna().max() / r.dropna().min())
+              for k, r in wide.iterrows() if r.notna().sum() > 1}
+    return {"sources": list(where["source"]), "absent": absent, "rows": len(frame), "spread": spread,
+            "headline": {"sources": str(len(where)), "largest spread": f"{max(spread.values(), default=1) - 1:.0%}"}}
+
+
+def reference_studies(claims: pd.DataFrame, ceil003: pd.DataFrame) -> dict:
+    """reference_studies: each published claim stated against ours (``core.compare_with_stated``), seed 003's
+    binding limits and the PCIe gen2 x8 link seed 004 names."""
+    numbers = {c.claim: {"stated": float(c.stated), "ours": float(c.ours), "agrees": bool(c.agrees)}
+               for c in claims.itertuples()}
+    numbers["seed003_binding_limit"] = sorted(set(ceil003["binding_limit"]))
+    numbers["seed004_pcie_gen2_x8_bw_bytes"] = ceilings.pcie_link_bw_bytes(2, 8)
+    return numbers

@@ -1,0 +1,107 @@
+"""Emulated hosts: network namespaces joined to this one by veth pairs, on a private range flashscale owns.
+
+Host ``i`` is the namespace ``flashscale-<token>-h<i>`` holding one end of a veth pair; the other end, ``fs<token><i>``,
+stays in the root namespace. The pair has its own /24 in ``subnet`` (default ``SUBNET``): the root end is ``.1``, the
+host ``.2``. ``make_hosts`` refuses a range that overlaps any address or route this machine has, so flashscale
+only ever talks to addresses it made. With ``link_bps`` each link is capped by a token bucket (tc tbf) both ways.
+
+Every namespace, veth and qdisc is recorded in the teardown before it is made (kinds ``netns``, ``veth``,
+``qdisc``), so a teardown or ``flashscale reap`` removes them; a namespace shares the machine's mounts and block
+devices (no mount namespace), so each host's fio jobs must name targets of their own.
+"""
+from __future__ import annotations
+
+import ipaddress
+import json
+import secrets
+from dataclasses import dataclass
+
+from .commands import Runner
+from .devices import System
+from ..errors import ConfigError, RefusedError
+from .teardown import Teardown
+
+SUBNET = "10.213.0.0/16"
+NETNS_PREFIX = "flashscale-"
+TBF_LATENCY = "50ms"
+
+
+@dataclass(frozen=True)
+class Host:
+    """One emulated host: its name, its namespace, its address, the root end's address and the root end's link."""
+
+    name: str
+    netns: str
+    address: str
+    gateway: str
+    link: str
+
+    def exec_prefix(self) -> tuple[str, ...]:
+        """The argv prefix that runs a command inside this host."""
+        return ("ip", "netns", "exec", self.netns)
+
+
+def check_free(subnet: str, system: System) -> ipaddress.IPv4Network:
+    """``subnet`` as a network; RefusedError when any address or route of this machine falls in it."""
+    try:
+        network = ipaddress.IPv4Network(subnet)
+    except ValueError as exc:
+        raise ConfigError(f"subnet={subnet!r} is not an IPv4 network: {exc}") from None
+    if not network.is_private or network.prefixlen > 22:
+        raise ConfigError(f"subnet={subnet} must be a private range of at least /22 (one /24 per host)")
+    clashes = [n for n in system.ipv4_networks() if ipaddress.IPv4Network(n, strict=False).overlaps(network)]
+    if clashes:
+        raise RefusedError(f"subnet {subnet} is in use on this machine ({', '.join(clashes)}): choose another "
+                           "private range for the emulated hosts")
+    return network
+
+
+def _tbf(link: str, rate_bps: int) -> list[str]:
+    burst = max(rate_bps // 100, 64 * 1024)  # 10 ms at the rate, and never less than 64 KiB
+    return ["qdisc", "add", "dev", link, "root", "tbf", "rate", f"{rate_bps * 8}bit", "burst", str(burst),
+            "latency", TBF_LATENCY]
+
+
+def _check_tbf(runner: Runner, link: str, netns: str | None = None) -> None:
+    where = ["-n", netns] if netns else []
+    shown = json.loads(runner.run(["tc", *where, "-j", "qdisc", "show", "dev", link]).stdout or "[]")
+    if not any(q.get("kind") == "tbf" for q in shown):
+        raise RefusedError(f"tc accepted a tbf cap on {link} but does not show it: {shown}")
+
+
+def _make_host(index: int, token: str, block: ipaddress.IPv4Network, teardown: Teardown, runner: Runner,
+               link_bps: int | None) -> Host:
+    netns, link, peer = f"{NETNS_PREFIX}{token}-h{index}", f"fs{token}{index}", f"fs{token}{index}p"
+    gateway, address = str(block[1]), str(block[2])
+    teardown.record("netns", name=netns)
+    runner.run(["ip", "netns", "add", netns])
+    teardown.record("veth", link=link, netns=netns)
+    runner.run(["ip", "link", "add", link, "type", "veth", "peer", "name", peer, "netns", netns])
+    runner.run(["ip", "addr", "add", f"{gateway}/{block.prefixlen}", "dev", link])
+    runner.run(["ip", "link", "set", link, "up"])
+    runner.run(["ip", "-n", netns, "addr", "add", f"{address}/{block.prefixlen}", "dev", peer])
+    runner.run(["ip", "-n", netns, "link", "set", peer, "up"])
+    runner.run(["ip", "-n", netns, "link", "set", "lo", "up"])
+    if link_bps:
+        teardown.record("qdisc", link=link)
+        runner.run(["tc", *_tbf(link, link_bps)])
+        runner.run(["tc", "-n", netns, *_tbf(peer, link_bps)])  # goes with the namespace
+        _check_tbf(runner, link)
+        _check_tbf(runner, peer, netns)
+    return Host(f"host{index}", netns, address, gateway, link)
+
+
+def make_hosts(count: int, teardown: Teardown, runner: Runner, system: System, *, subnet: str = SUBNET,
+               link_bps: int | None = None) -> list[Host]:
+    """``count`` emulated hosts on ``subnet`` (checked free first), each link capped at ``link_bps`` bytes/s."""
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= 64:
+        raise ConfigError(f"hosts={count!r} must be a whole number from 1 to 64")
+    if link_bps is not None and (isinstance(link_bps, bool) or not isinstance(link_bps, int) or link_bps <= 0):
+        raise ConfigError(f"link_bps={link_bps!r} must be a positive whole number of bytes/s, or None")
+    network = check_free(subnet, system)
+    blocks = list(network.subnets(new_prefix=24))[1:count + 1]
+    if len(blocks) < count:
+        raise ConfigError(f"subnet {subnet} holds {len(blocks)} host networks of /24, not {count}")
+    token = secrets.token_hex(3)
+    return [_make_host(i, token, block, teardown, runner, link_bps) for i, block in enumerate(blocks)]
+

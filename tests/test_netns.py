@@ -1,0 +1,51 @@
+"""Emulated hosts and background processes: made, recorded, and undone by a teardown or by ``flashscale reap``;
+a process is stopped only while its pid still has the start time recorded."""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from flashscale.system import netns, processes
+from flashscale.system.commands import Runner
+from flashscale.system.devices import System
+from flashscale.system.reap import reap
+from flashscale.system.teardown import Teardown
+
+
+def test_a_process_is_stopped_only_while_its_pid_has_the_recorded_start(tmp_path):
+    system = System()
+    teardown = Teardown(tmp_path / "manifest.json", Runner(), system)
+    sleeper = processes.start(["sleep", "60"], teardown, tmp_path / "sleep.log")
+    entry = json.loads((tmp_path / "manifest.json").read_text())["created"][0]
+    assert entry["kind"] == "process" and entry["process"] == sleeper.pid and entry["pid"] == os.getpid()
+    assert entry["start"] == system.process_start(sleeper.pid) is not None
+    processes.stop(sleeper.pid, sleeper.start + 1, system)  # another process that reused the pid: left alone
+    assert sleeper.running()
+    teardown.close()
+    assert not sleeper.running() and not (tmp_path / "manifest.json").exists()
+    sleeper.popen.wait()
+
+
+@pytest.mark.root
+def test_hosts_a_server_and_a_link_cap_are_undone_by_reap(tmp_path):
+    runner = Runner()
+    system = System(runner=runner)
+    manifest = tmp_path / "manifest.json"
+    teardown = Teardown(manifest, runner, system)
+    hosts = netns.make_hosts(2, teardown, runner, system, link_bps=10_000_000)
+    server = processes.start([*hosts[1].exec_prefix(), "fio", f"--server={hosts[1].address},8765"], teardown,
+                             tmp_path / "server.log")
+    assert {h.netns for h in hosts} <= set(system.netns_names())
+    assert {h.link for h in hosts} <= set(system.net_links())
+    assert "tbf" in runner.run(["tc", "qdisc", "show", "dev", hosts[0].link]).stdout
+    with pytest.raises(Exception, match="in use"):  # the range is now taken: a second cluster is refused
+        netns.check_free(netns.SUBNET, system)
+    # the run "dies" here: its manifest is all that is left, and reap undoes it
+    outcomes = reap([manifest], runner=runner, system=system)
+    assert [o.state for o in outcomes] == ["reaped"], outcomes
+    assert not {h.netns for h in hosts} & set(system.netns_names())
+    assert not {h.link for h in hosts} & set(system.net_links())
+    assert not server.running()
+    server.popen.wait()

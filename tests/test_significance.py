@@ -1,0 +1,84 @@
+"""The tax test: false alarms, power and interval coverage measured on simulated repetitions of known truth.
+
+Each rate is measured over DRAWS = 400 seeded draws with 2% multiplicative Gaussian noise. A rate p measured over
+400 draws has a standard deviation sqrt(p (1 - p) / 400): 1.1 points at p = 0.05 and at p = 0.95, so the bounds
+below sit three standard deviations from the nominal rate (a correct test fails them about once in 700 runs, an
+interval-overlap rule or a test at the wrong level fails them every time).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from flashscale.analysis.significance import TaxTest, tax_test
+from flashscale.errors import AnalysisError
+
+DRAWS = 400
+NOISE = 0.02
+BW = 2.0e9  # bytes/s
+
+
+def _draws(tax: float, reps: int, seed: int):
+    rng = np.random.default_rng(seed)
+    for _ in range(DRAWS):
+        reference = BW * (1 + rng.normal(0, NOISE, reps))
+        layout = (1 - tax) * BW * (1 + rng.normal(0, NOISE, reps))
+        yield layout, reference
+
+
+@pytest.mark.parametrize("reps, method", [(3, "student"), (5, "student"), (3, "welch"), (5, "welch")])
+def test_false_alarms_at_no_tax_near_five_percent(reps, method):
+    verdicts = [tax_test(a, b, method=method).verdict for a, b in _draws(0.0, reps, seed=reps)]
+    rate = verdicts.count("real") / DRAWS
+    upper = 0.05 + 3 * np.sqrt(0.05 * 0.95 / DRAWS)  # 0.083
+    assert rate <= upper, rate
+    if method == "student":  # exact under this noise model: the rate is 5%, not merely at most 5%
+        assert rate >= 0.05 - 3 * np.sqrt(0.05 * 0.95 / DRAWS), rate  # 0.017
+
+
+def test_a_real_eight_percent_tax_is_found_at_three_repetitions():
+    tests = [tax_test(a, b) for a, b in _draws(0.08, 3, seed=11)]
+    power = np.mean([t.verdict == "real" and t.tax > 0 for t in tests])
+    assert power >= 0.95 - 2 * np.sqrt(0.95 * 0.05 / DRAWS), power  # 0.928; about 0.96 expected
+
+
+@pytest.mark.parametrize("reps", [3, 5])
+def test_tax_interval_covers_the_truth_at_its_nominal_rate(reps):
+    covered = [t.lo <= 0.08 <= t.hi for t in (tax_test(a, b) for a, b in _draws(0.08, reps, seed=20 + reps))]
+    tolerance = 3 * np.sqrt(0.95 * 0.05 / DRAWS)  # 0.033
+    assert abs(np.mean(covered) - 0.95) <= tolerance, np.mean(covered)
+
+
+def test_tax_test_by_hand():
+    # layout = 0.9 x reference: tax = 1 - 90 / 100 = 0.1. The logs of 0.98, 1, 1.02 have sd 0.0200 on both sides,
+    # so se = 0.0200 sqrt(2 / 3) = 0.01633, t = -log 0.9 / se = 0.10536 / 0.01633 = 6.45 on 4 df: p = 0.0030.
+    reference = np.array([98.0, 100.0, 102.0])
+    result = tax_test(0.9 * reference, reference)
+    assert isinstance(result, TaxTest)
+    assert result.tax == pytest.approx(0.1)
+    assert result.lo < 0.1 < result.hi and result.verdict == "real"
+    assert result.p_value == pytest.approx(0.0030, abs=1e-4)
+    assert (result.n_layout, result.n_reference) == (3, 3)
+    same = tax_test(reference, reference[::-1])
+    assert same.tax == 0.0 and same.verdict == "noise" and same.p_value == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("layout, reference", [([100.0], [100.0, 101.0]), ([99.0, 101.0], [100.0]),
+                                               ([100.0, 100.0], [90.0, 90.0])])
+def test_too_little_to_test_is_not_applicable(layout, reference):
+    result = tax_test(layout, reference)
+    assert result.verdict == "n/a"
+    assert np.isnan(result.lo) and np.isnan(result.hi) and np.isnan(result.p_value)
+    assert result.tax == pytest.approx(1 - np.mean(layout) / np.mean(reference))
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"layout_reps": [1.0, -2.0]}, "layout repetitions .* \\[-2.0\\]"),
+    ({"reference_reps": [1.0, np.nan]}, "reference repetitions"),
+    ({"confidence": 1.0}, "confidence 1.0"),
+    ({"method": "bootstrap"}, "'bootstrap'"),
+])
+def test_bad_inputs_are_refused_by_name(kwargs, words):
+    args = {"layout_reps": [1.0, 1.1], "reference_reps": [1.0, 1.2], **kwargs}
+    with pytest.raises(AnalysisError, match=words):
+        tax_test(**args)
