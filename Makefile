@@ -8,13 +8,14 @@ CAMPAIGN ?= runners/quickstart.yaml
 LAB_PORT ?= 8888
 REPORT ?= reports/quickstart/quickstart.html
 
-.PHONY: demo test test-fast bench study long-quickstart reference deps system-deps browser-deps lab screenshot \
+.PHONY: app-deps applications demo test test-fast bench study long-quickstart reference deps system-deps browser-deps lab screenshot \
 	clean-reports help
 
 help:
 	@echo "make demo   - install what is needed, run the quickstart campaign, publish its report"
 	@echo "make test   - install what is needed, run the whole test suite (real fio on loop devices as root)"
-	@echo "make bench  - speed and memory benchmarks of parsing and analysis"
+	@echo "make bench  - speed and memory benchmarks of parsing and analysis, and what monitoring costs"
+	@echo "make applications - bonnie++, pgbench and a many-files transfer beside fio, every device monitored"
 	@echo "make study  - every study notebook in order on the emulated array, one report folder with index.html"
 	@echo "make reference - the seed studies' published numbers rerun with flashscale's analysis"
 	@echo "make demo-cluster - 1 and 2 emulated hosts (network namespaces), fio client/server, its report"
@@ -27,7 +28,7 @@ demo: deps
 	@echo "Report: $(CURDIR)/reports/quickstart/quickstart.html"
 
 # The layer contract (pyproject.toml, [tool.importlinter]) first: the folders of lib/flashscale are the pipeline.
-test: deps browser-deps
+test: deps browser-deps app-deps
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest --nbval-lax notebooks tests -p no:cacheprovider
 
@@ -53,6 +54,27 @@ system-deps:
 	  fi; \
 	fi
 
+# bonnie++ and PostgreSQL (its server programs and pgbench) for the application workloads: 09_applications and
+# their root tests. Debian's packages; flashscale makes its own throwaway cluster and never touches the system's.
+# IOzone (seed 002) is not packaged by Debian and is left out.
+app-deps:
+	@missing=(); \
+	command -v bonnie++ >/dev/null 2>&1 || PATH=$$PATH:/usr/sbin command -v bonnie++ >/dev/null 2>&1 || missing+=(bonnie++); \
+	{ command -v pgbench >/dev/null 2>&1 && ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; } || missing+=(postgresql); \
+	if [ $${#missing[@]} -gt 0 ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "Installing $${missing[*]} with apt-get"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $${missing[*]} >/dev/null; \
+	  else \
+	    echo "the application workloads need: $${missing[*]}. Install them, e.g.: sudo apt-get install $${missing[*]}" >&2; exit 1; \
+	  fi; \
+	fi
+
+# bonnie++, pgbench and a many-files transfer beside fio on the emulated array, every run monitored.
+applications: deps app-deps
+	$(BIN)/flashscale run runners/applications.yaml
+	@echo "Report: $(CURDIR)/reports/applications/09_applications.html"
+
 # Headless Chromium for the report browser test and the screenshot (Debian's package; Playwright drives it).
 browser-deps:
 	@if ! command -v chromium >/dev/null 2>&1; then \
@@ -72,6 +94,9 @@ $(STAMP): pyproject.toml
 
 bench: deps
 	$(BIN)/python benchmarks/bench_analysis.py
+	$(BIN)/python benchmarks/bench_monitor.py
+	$(BIN)/python benchmarks/bench_adaptive.py
+	$(BIN)/python benchmarks/bench_harness.py
 
 # The study notebooks in order on the emulated array (runners/study.yaml): reports/study/index.html.
 study: deps

@@ -33,7 +33,7 @@ def spec(tmp_path: Path, **overrides) -> campaign.CampaignSpec:
 def test_bad_parameters_are_named_before_anything_runs(tmp_path):
     with pytest.raises(ConfigError, match="'raid5'"):
         spec(tmp_path, LAYOUTS=["single", "raid5"])
-    with pytest.raises(ConfigError, match="emulation='qemu'"):
+    with pytest.raises(ConfigError, match="EMULATION='qemu'"):
         spec(tmp_path, EMULATION="qemu")
     with pytest.raises(ConfigError, match="'../x'"):
         spec(tmp_path, CAMPAIGN="../x")

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from flashscale import cluster
+from flashscale.analysis import cluster as cluster_analysis
 from flashscale.arrays.emulated import ArraySpec
 from flashscale.measure.sweep import Sweep
 from flashscale.system.devices import System
@@ -26,7 +27,7 @@ ARRAY = ArraySpec(devices=2, device_size=2**30, read_bps=CAP, write_bps=CAP)
 def _spec(tmp_path: Path, name: str, **how) -> cluster.ClusterSpec:
     """Two hosts; the arrays' backing files under ``tmp_path``, so what is left behind is this test's alone."""
     (tmp_path / "backing").mkdir()
-    sweep = Sweep(rw=("write", "read"), numjobs=(2,), runtime_s=3, ramp_s=1, size=64 * 2**20)
+    sweep = Sweep(rw=("write", "read"), numjobs=(2,), repetitions=1, runtime_s=3, ramp_s=1, size=64 * 2**20)
     array = ArraySpec(devices=2, device_size=2**30, read_bps=CAP, write_bps=CAP, backing_root=str(tmp_path / "backing"))
     return cluster.ClusterSpec(name, hosts=(2,), array=array, sweep=sweep, data_dir=str(tmp_path), **how)
 
@@ -75,7 +76,7 @@ def test_each_host_and_the_cluster_recover_the_truth(capped_link):
 
 def test_a_link_cap_below_the_devices_makes_the_network_the_binding_ceiling(capped_link):
     spec, result, _, _ = capped_link
-    table = cluster.ceilings(result.table, spec)
+    table = cluster_analysis.ceilings(result.table, spec.array.read_bps, spec.array.write_bps, spec.link_bps)
     assert set(table["binding_limit"]) == {"network"}
     assert table["expected_ceiling_bw_bytes"].tolist() == [2 * 50e6] * 2
     assert all(s.startswith("the network binds: its ceiling is 100 MB/s") for s in table["binds"])

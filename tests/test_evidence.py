@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from flashscale.analysis import core, findings, stats
+from flashscale.analysis import core, evidence, findings, stats
 from flashscale.errors import AnalysisError
 
 MB = 1e6
@@ -118,17 +118,17 @@ def test_runs_too_short_are_no_rate(table):
     assert len(core.rates(frame)) == len(table)  # but not rates
     assert core.baseline(frame).set_index("rw").loc["write", "baseline_bw_bytes"] == pytest.approx(100 * MB)
     assert not ((core.point_means(frame)["numjobs"] == 8).any())
-    assert findings.too_short_sentences(frame) == [
+    assert evidence.too_short_sentences(frame) == [
         "single (1 device(s)) write 1 MiB with 8 job(s) took 0.10 s: too fast to measure at this size; give it more "
         "data (a larger size or a longer runtime)."]
-    assert findings.too_short_sentences(table) == []
+    assert evidence.too_short_sentences(table) == []
 
 
 def test_a_metadata_run_too_short_names_its_files():
     rows = pd.DataFrame([dict(layout="single", devices=1, rw="filestat", bs=4096, numjobs=4, iodepth=1, rep=r,
                               warmup=False, bw_bytes=1e6, nrfiles=16000, runtime_s=0.1, too_short=True)
                          for r in (1, 2)])
-    assert findings.too_short_sentences(rows) == [
+    assert evidence.too_short_sentences(rows) == [
         "filestat of 64,000 files took 0.10 s (2 runs): too fast to measure at this size; give it more files."]
 
 
@@ -145,11 +145,11 @@ def test_runs_above_the_truth_are_named_with_their_ratio(table):
     assert len(above) == 4
     jbod = above[above["layout"] == "jbod"].iloc[0]
     assert jbod["truth_ratio"] == pytest.approx(801 / 400)
-    said = findings.truth_sentences(frame)
+    said = evidence.truth_sentences(frame)
     assert len(said) == 1 and said[0].startswith("4 run(s) came out above the emulated array's known cap: ")
     assert "jbod (4 device(s)) read 1 MiB with 1 job(s) rep 2: 801 MB/s against 400 MB/s (200%)" in said[0]
     assert said[0].endswith("— a measurement error to investigate, not a result.")
-    assert core.truth_check(table).empty and findings.truth_sentences(table) == []
+    assert core.truth_check(table).empty and evidence.truth_sentences(table) == []
 
 
 def _fit(**change) -> pd.DataFrame:
@@ -180,7 +180,7 @@ def test_inputs_not_mutated(table):
     before = frame.copy(deep=True)
     summary = stats.summary_intervals(frame, reference="jbod")
     kept = summary.copy(deep=True)
-    findings.conclusions(summary), findings.too_short_sentences(frame), findings.truth_sentences(frame)
+    findings.conclusions(summary), evidence.too_short_sentences(frame), evidence.truth_sentences(frame)
     pd.testing.assert_frame_equal(frame, before)
     pd.testing.assert_frame_equal(summary, kept)
 
@@ -201,3 +201,24 @@ def test_tax_by_threads_tests_each_thread_count_and_the_sentence_counts_them():
     said = findings.winner_sentences(won, checks.reset_index())
     assert _said(said, "raid0 write:").endswith("(steady); distinguishable from the noise at 1 of the 2 tested.")
     assert _said(said, "lvm write:").endswith("; too few runs to test any against the noise.")
+
+
+def test_a_truth_check_that_passes_says_every_run_was_within_its_cap(table):
+    frame = table.assign(truth_bw_bytes=table["devices"] * 1000 * MB, above_truth=False)
+    assert evidence.truth_sentences(frame) == [
+        f"Every run within its known cap: all {len(table)} run(s) with a known truth (devices x cap) came out at or "
+        "below it, within the throttle's tolerance."]
+    uncapped = table.assign(truth_bw_bytes=np.nan, above_truth=False)  # plain directories: no truth to check
+    assert evidence.truth_sentences(uncapped) == []
+
+
+def test_the_precondition_says_what_it_wrote_and_how_long_it_took(table):
+    pre = pd.DataFrame(_rows("jbod", 4, "write", [900, 950])).assign(
+        phase="precondition", io_bytes=[2**30, 2**30], runtime_s=[1.25, 1.5], round=[1, 2])
+    frame = pd.concat([table.assign(phase="measure"), pre], ignore_index=True)
+    done = evidence.precondition(frame).set_index("layout")
+    assert done.loc["jbod", "io_bytes"] == 2 * 2**30 and done.loc["jbod", "runtime_s"] == 2.75
+    assert evidence.precondition_sentences(frame) == [
+        "jbod: the precondition wrote 2,147 MB in 2 rounds in 2.8 s before the first point: every byte the points "
+        "may read."]
+    assert evidence.precondition_sentences(table) == ["No precondition ran before the points."]

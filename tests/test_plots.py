@@ -8,7 +8,7 @@ import pytest
 from matplotlib.container import BarContainer, ErrorbarContainer
 
 from flashscale.analysis import core, stats
-from flashscale.publish import plots
+from flashscale.publish import plots, rate_plots
 
 matplotlib.use("Agg")
 MIB = 1048576
@@ -93,3 +93,115 @@ def test_efficiency_and_tax_bars_carry_the_interval_of_the_summary(table, figure
 def test_a_summary_without_intervals_says_so(table):
     axis = plots.efficiency(core.summarize(table, "jbod")).axes[0]
     assert "no interval given" in axis.get_legend().get_title().get_text()
+
+
+def _errorbar_lines(axis) -> dict[str, ErrorbarContainer]:
+    return {c.get_label(): c for c in axis.containers if isinstance(c, ErrorbarContainer)}
+
+
+def test_by_block_size_bars_span_the_repetitions_of_bandwidth_and_iops(table):
+    frame = table.assign(iops=table["bw_bytes"] / table["bs"])
+    best = core.best_by_bs(frame[frame["layout"] == "single"])
+    left, right = plots.by_block_size(best, frame).axes
+    bars = _container(left, "read (n=2)")  # the best single point: nj 2, [120, 124]
+    assert _bars_of(bars) == [(MIB, pytest.approx(120), pytest.approx(124))]
+    iops = _container(right, "read (n=2)")
+    assert _bars_of(iops) == [(MIB, pytest.approx(120 * MB / MIB), pytest.approx(124 * MB / MIB))]
+    assert "min-max" in plots.by_block_size(best, frame)._suptitle.get_text()
+    assert "no repetitions given" in plots.by_block_size(best)._suptitle.get_text()
+
+
+def test_efficiency_vs_threads_bars_span_the_repetitions_over_the_ideal(table):
+    base = core.baseline(table)  # 122 MB/s
+    points = core.point_efficiency(table, base)
+    axis = plots.efficiency_vs_threads(points, table).axes[0]
+    two = _container(axis, "2 (n=2-3)")
+    assert _bars_of(two) == [(2, pytest.approx(200 / 244), pytest.approx(220 / 244)),
+                             (4, pytest.approx(230 / 244), pytest.approx(250 / 244))]
+    four = _container(axis, "4 (n=2)")  # at nj 8 the qd 8 point, the best efficiency, with its own spread
+    assert list(four.lines[0].get_ydata()) == pytest.approx([410 / 488, 900 / 488])
+
+
+def test_tax_vs_threads_bars_are_the_tax_tests_interval():
+    from flashscale.analysis import layout_tax
+
+    rows = _rows("jbod", 2, 1, [200, 202, 198]) + _rows("jbod", 2, 2, [400, 404, 396])
+    rows += _rows("raid0", 2, 1, [180, 190, 185]) + _rows("raid0", 2, 2, [300, 330, 315])
+    taxes = layout_tax.tax_by_threads(pd.DataFrame(rows), "jbod")
+    axis = plots.tax_vs_threads(taxes, "jbod").axes[0]
+    raid0 = taxes[taxes["layout"] == "raid0"].sort_values("numjobs")
+    bars = _container(axis, "raid0 (n=3)")
+    assert [b[1] for b in _bars_of(bars)] == pytest.approx(list(raid0["tax_lo"] * 100))
+    assert [b[2] for b in _bars_of(bars)] == pytest.approx(list(raid0["tax_hi"] * 100))
+    assert (raid0["tax_lo"] < raid0["tax"]).all() and (raid0["tax"] < raid0["tax_hi"]).all()
+
+
+def test_latency_vs_iops_bars_span_the_repetitions_both_ways():
+    from flashscale.analysis import latency
+
+    rows = pd.DataFrame([dict(layout="single", devices=1, rw="randread", bs=4096, numjobs=1, iodepth=qd, rep=rep,
+                              iops=iops, bw_bytes=iops * 4096.0, clat_mean_ns=lat, clat_p99_ns=lat * 3,
+                              lat_mean_ns=lat)
+                         for qd, rep, iops, lat in [(1, 1, 1000, 900), (1, 2, 1100, 1000), (4, 1, 3000, 1300),
+                                                    (4, 2, 3300, 1200), (4, 3, 3150, 1250)]])
+    points = latency.by_point(rows)
+    left, right = rate_plots.latency_vs_iops(points).axes
+    line = _container(left, "randread 4096 B (n=2-3)")
+    assert line.has_xerr and line.has_yerr
+    horizontal, vertical = line.lines[2]  # the x bars (IOPS), then the y bars (latency)
+    xs = sorted(tuple(sorted(seg[:, 0])) for seg in horizontal.get_segments())
+    assert xs == [(pytest.approx(1000), pytest.approx(1100)), (pytest.approx(3000), pytest.approx(3300))]
+    ys = sorted(tuple(sorted(seg[:, 1])) for seg in vertical.get_segments())
+    assert ys == [(pytest.approx(0.9), pytest.approx(1.0)), (pytest.approx(1.2), pytest.approx(1.3))]
+    p99 = _container(right, "randread 4096 B (n=2-3)").lines[2][1]
+    assert sorted(max(seg[:, 1]) for seg in p99.get_segments()) == pytest.approx([3.0, 3.9])
+
+
+def test_metadata_rates_bars_span_the_repetitions():
+    points = pd.DataFrame([dict(layout="single", devices=1, op="create", numjobs=1, files=f, rate=r, rate_min=lo,
+                                rate_max=hi, reps=3) for f, r, lo, hi in [(1000, 500, 450, 560), (4000, 520, 510,
+                                                                                                   530)]])
+    axis = rate_plots.metadata_rates(points).axes[0]
+    bars = _container(axis, "single nj1 (n=3)")
+    assert _bars_of(bars) == [(1000, 450, 560), (4000, 510, 530)]
+
+
+def test_comparison_bars_span_the_repetitions_of_each_sources_best_point(table):
+    from flashscale.analysis import compare
+
+    frame = pd.concat([table.assign(source="a"), table.assign(source="b", bw_bytes=table["bw_bytes"] * 2)],
+                      ignore_index=True)
+    wide = compare.side_by_side(frame)
+    spread = compare.best_spread(frame)
+    axis = rate_plots.comparison(wide, spread).axes[0]
+    bars = [c for c in axis.containers if isinstance(c, BarContainer)]
+    assert [b.get_label() for b in bars] == ["a (n=2-3)", "b (n=2-3)"]
+    segments = bars[1].errorbar.lines[2][0].get_segments()
+    # source b, rows jbod 2, jbod 4, single 1: best points nj 4 [230, 250, 240], nj 8 qd 8 [900], nj 2 [120, 124]
+    assert [(min(s[0][1], s[1][1]), max(s[0][1], s[1][1])) for s in segments] == [
+        (pytest.approx(460), pytest.approx(500)), (pytest.approx(1800), pytest.approx(1800)),
+        (pytest.approx(240), pytest.approx(248))]
+
+
+def test_shared_vs_own_bars_span_the_repetitions_with_the_caps():
+    from flashscale.analysis import shared_file
+
+    base = dict(layout="jbod", devices=2, rw="write", bs=MIB, numjobs=2, iodepth=1, expected_bytes=1, bytes_ok=True,
+                targets=2, targets_used=2, reach_devices=2, ceiling_bytes=200 * MB, fraction=0.9, within_caps=True,
+                runtime_s=1.0)
+    rows = pd.DataFrame([dict(base, variant=v, bw_bytes=bw * MB) for v, bw in
+                         [("n-to-n", 190), ("n-to-n", 196), ("n-to-1", 100), ("n-to-1", 120), ("n-to-1", 110)]])
+    axis = rate_plots.shared_vs_own(shared_file.summary(rows)).axes[0]
+    bars = [c for c in axis.containers if isinstance(c, BarContainer)]
+    assert [b.get_label() for b in bars] == ["n-to-n (n=2)", "n-to-1 (n=3)"]
+    spans = [sorted(bars[i].errorbar.lines[2][0].get_segments()[0][:, 1]) for i in (0, 1)]
+    assert spans == [pytest.approx([190, 196]), pytest.approx([100, 120])]
+
+
+def test_a_source_whose_runs_were_all_too_short_is_left_out_of_the_comparison(table):
+    from flashscale.analysis import compare
+
+    fast = table.assign(source="fast", too_short=True)
+    frame = pd.concat([table.assign(source="a", too_short=False), fast], ignore_index=True)
+    assert list(compare.side_by_side(frame).columns) == ["a"]
+    assert set(compare.best_spread(frame)["source"]) == {"a"}

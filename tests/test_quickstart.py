@@ -10,7 +10,8 @@ from flashscale import cli, execute
 from flashscale.publish import report
 
 ROOT = Path(__file__).resolve().parents[1]
-SMALL = dict(DEVICES=2, NUMJOBS=[1, 2], RUNTIME_S=2, RAMP_S=1, FILE_SIZE=32 * 2**20, DEVICE_SIZE=2**30,
+# 4 devices as the quickstart, fewer points: 1 and 4 jobs, 2 repetitions (the least that gives a spread), 2 s runs
+SMALL = dict(DEVICES=4, NUMJOBS=[1, 4], REPETITIONS=2, RUNTIME_S=2, RAMP_S=1, FILE_SIZE=32 * 2**20, DEVICE_SIZE=2**30,
              CAP_READ_BPS=100_000_000, CAP_WRITE_BPS=100_000_000, PROGRESS=False)
 
 
@@ -38,12 +39,18 @@ def test_quickstart_on_the_emulated_array_finds_the_known_answer(tmp_path):
     assert numbers["backend"] == "loop" and numbers["notes"] == []
     assert numbers["baseline_bw_bytes"]["read"] == pytest.approx(100e6, rel=0.1)
     assert numbers["baseline_bw_bytes"]["write"] == pytest.approx(100e6, rel=0.1)
+    assert numbers["above_truth"] == 0 and numbers["too_short"] == 0  # every run within its known cap, all timed
+    assert set(numbers["precondition"]) == {"single", "jbod", "btrfs-raid0"}
     for rw in ("read", "write"):
-        assert 0.9 <= numbers["layouts"][f"jbod/2/{rw}"]["efficiency"] <= 1.1
-        assert numbers["layouts"][f"jbod/2/{rw}"]["tax"] == 0
-        assert numbers["layouts"][f"btrfs-raid0/2/{rw}"]["tax"] is not None
+        assert 0.95 <= numbers["jbod_efficiency"][f"4/{rw}"] <= 1.05
+        jbod = numbers["layouts"][f"jbod/4/{rw}"]
+        assert jbod["efficiency"] == numbers["jbod_efficiency"][f"4/{rw}"] and jbod["tax"] == 0
+        assert 0 < jbod["efficiency_lo"] <= jbod["efficiency"] <= jbod["efficiency_hi"] and jbod["best_reps"] == 2
+        raid0 = numbers["layouts"][f"btrfs-raid0/4/{rw}"]
+        assert raid0["tax"] is not None and raid0["tax_verdict"] in ("tax", "gain", "noise")
     text = html.read_text()
     assert text.count("<img") >= 3 and "Conclusions" in text
+    assert "Every run within its known cap: all 24 run(s)" in text and "the precondition wrote" in text
     assert "CampaignSpec" not in text  # code cells are hidden in the report
 
 
@@ -59,12 +66,12 @@ def test_quickstart_on_plain_directories_says_so(tmp_path):
 def test_an_undeclared_parameter_is_refused_before_anything_runs(tmp_path, capsys):
     campaign = campaign_file(tmp_path, {"DEVICE": 4})
     assert cli.main(["run", str(campaign), "--reports", str(tmp_path / "reports")]) == 1
-    assert "has no parameter(s) ['DEVICE']" in capsys.readouterr().err
+    assert "has no parameter 'DEVICE' (did you mean 'DEVICES'?)" in capsys.readouterr().err
     assert not (tmp_path / "reports").exists()
 
 
 @pytest.mark.parametrize("text,named", [
-    ("campaign: qs\nnotebooks: [quickstart]\nparamters: {}\n", "unknown key(s) ['paramters']"),
+    ("campaign: qs\nnotebooks: [quickstart]\nparamters: {}\n", "unknown key 'paramters' (did you mean 'parameters'?)"),
     ("campaign: ../qs\nnotebooks: [quickstart]\n", "campaign='../qs'"),
     ("campaign: qs\nnotebooks: quickstart\n", "notebooks='quickstart'"),
     ("campaign: qs\nnotebooks: [nosuch]\n", "notebook 'nosuch' not found"),

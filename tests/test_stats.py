@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import scipy.stats
 import pandas as pd
 import pytest
 
@@ -82,10 +83,13 @@ def test_repetition_stats_of_iops_column(results):
 def test_summary_intervals_by_hand(results):
     out = summary_intervals(results, reference="jbod").set_index("layout")
     jbod, btrfs, single = out.loc["jbod"], out.loc["btrfs"], out.loc["single"]
-    # efficiency 195 / (2 x 105); lo = (195 - H) / (2 (105 + H)); hi = (195 + H) / (2 (105 - H))
+    # efficiency 195 / (2 x 105), on the log scale: x exp(+/- t s), s^2 = (5/195)^2 / 3 + (5/105)^2 / 3, Welch df
+    wa, wb = (5 / 195) ** 2 / 3, (5 / 105) ** 2 / 3
+    df = (wa + wb) ** 2 / ((wa ** 2 + wb ** 2) / 2)
+    half = scipy.stats.t.ppf(0.975, df) * np.sqrt(wa + wb)
     assert jbod["efficiency"] == pytest.approx(195 / 210)
-    assert jbod["efficiency_lo"] == pytest.approx((195 - H) / (2 * (105 + H)))
-    assert jbod["efficiency_hi"] == pytest.approx((195 + H) / (2 * (105 - H)))
+    assert jbod["efficiency_lo"] == pytest.approx(195 / 210 * np.exp(-half))
+    assert jbod["efficiency_hi"] == pytest.approx(195 / 210 * np.exp(half))
     # tax 1 - 185 / 195 = 0.0513, tested on the logs: difference of mean logs d, pooled s over 4 degrees of freedom
     btrfs_logs, jbod_logs = np.log([180.0, 190.0, 185.0]), np.log([190.0, 200.0, 195.0])
     d = btrfs_logs.mean() - jbod_logs.mean()
@@ -177,3 +181,33 @@ def test_inputs_not_mutated(results):
     repetition_stats(results)
     summary_intervals(results, reference="jbod", method="bootstrap")
     pd.testing.assert_frame_equal(results, before)
+
+
+@pytest.mark.parametrize("baseline_reps", [[100.0, 160.0], [100.0, 101.0], [50.0, 150.0]])
+def test_efficiency_interval_always_holds_the_efficiency_and_is_positive(baseline_reps):
+    """Two repetitions: the baseline's t interval (t = 12.7) crosses zero for [100, 160] and [50, 150]; dividing the
+    bounds gave an efficiency_hi below zero. On the log scale the interval stays around the efficiency."""
+    rows = _rows("single", 1, baseline_reps) + _rows("jbod", 2, [190.0, 200.0])
+    out = summary_intervals(pd.DataFrame(rows), reference="jbod").set_index("layout").loc["jbod"]
+    assert interval_t(np.array(baseline_reps) * MB)[0] < 0 or baseline_reps == [100.0, 101.0]
+    assert 0 < out["efficiency_lo"] < out["efficiency"] < out["efficiency_hi"] < np.inf
+    assert out["efficiency"] == pytest.approx(195 / (2 * np.mean(baseline_reps)))
+    assert out["layout_efficiency_lo"] <= out["layout_efficiency"] <= out["layout_efficiency_hi"]
+
+
+def test_efficiency_interval_needs_two_repetitions_a_side():
+    rows = _rows("single", 1, [100.0]) + _rows("jbod", 2, [190.0, 200.0])
+    out = summary_intervals(pd.DataFrame(rows), reference="jbod").set_index("layout").loc["jbod"]
+    assert np.isnan(out["efficiency_lo"]) and np.isnan(out["efficiency_hi"])
+
+
+def test_a_baseline_from_another_stage_gives_the_efficiency_and_its_interval(results):
+    """03_layout_tax takes 01_baseline's single-device rows: the efficiency and its interval use them."""
+    layouts = results[results["devices"] > 1]
+    out = summary_intervals(layouts, reference="jbod", base_frame=results).set_index("layout")
+    own = summary_intervals(results, reference="jbod").set_index("layout")
+    for column in ("efficiency", "efficiency_lo", "efficiency_hi", "tax_lo", "tax_verdict"):
+        assert out.loc["jbod", column] == pytest.approx(own.loc["jbod", column]) if column != "tax_verdict" else \
+            out.loc["jbod", column] == own.loc["jbod", column]
+    alone = summary_intervals(layouts, reference="jbod").set_index("layout")
+    assert np.isnan(alone.loc["jbod", "efficiency"]) and np.isnan(alone.loc["jbod", "efficiency_lo"])

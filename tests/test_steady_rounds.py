@@ -12,7 +12,7 @@ from tqdm.auto import tqdm
 
 from flashscale import campaign
 from flashscale.measure.recorder import Recorder
-from flashscale.analysis import findings
+from flashscale.analysis import evidence
 from flashscale.arrays import layouts
 from flashscale.measure import fio, precondition, results
 from flashscale.measure.steady import steady_state
@@ -111,7 +111,8 @@ CAP = 20 * MB
 def test_on_the_emulated_array_a_capped_device_is_steady_at_its_fifth_round(tmp_path):
     spec = campaign.CampaignSpec.from_parameters(
         CAMPAIGN="rounds", DEVICES=1, DEVICE_SIZE=2**30, LAYOUTS=["single"], RW=["read"], NUMJOBS=[1], BS=[MIB],
-        RUNTIME_S=1, RAMP_S=0, FILE_SIZE=32 * MIB, CAP_READ_BPS=100 * MB, CAP_WRITE_BPS=CAP, STEADY_ROUNDS=True,
+        REPETITIONS=1, RUNTIME_S=1, RAMP_S=0, FILE_SIZE=32 * MIB, CAP_READ_BPS=100 * MB, CAP_WRITE_BPS=CAP,
+        STEADY_ROUNDS=True,
         DATA_DIR=str(tmp_path / "data"), BACKING_DIR=str(tmp_path))
     result = campaign.run(spec, progress=False)
     assert loop_devices_backed_under(tmp_path) == [] and leftover_mounts(result.directory) == []
@@ -130,9 +131,9 @@ def test_the_verdict_in_words_and_the_figure_of_the_rounds():
     drift = [drifting(n)["bw_bytes"] for n in range(1, 8)]
     frame = pd.DataFrame({"layout": ["jbod"] * 7 + ["single"] * 5, "round": list(range(1, 8)) + [1, 2, 3, 4, 5],
                           "bw_bytes": drift + [100 * MB] * 5})
-    jbod, single = findings.steady_round_sentences(frame)
+    jbod, single = evidence.steady_round_sentences(frame)
     assert jbod.startswith("jbod: not steady after 7 rounds") and "before steady state" in jbod
     assert single.startswith("single: steady at round 5") and "100.0 MB/s" in single
-    assert findings.steady_round_sentences(frame.drop(columns="round")) == []
+    assert evidence.steady_round_sentences(frame.drop(columns="round")) == []
     figure = plots.steady_rounds(frame)
     assert len(figure.axes[0].lines) == 4  # per layout: the rounds and the fitted line over its window

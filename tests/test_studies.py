@@ -105,6 +105,24 @@ def test_consistency_repeats_and_logs_bandwidth_over_time(study):
     assert seven["numa_nodes"] == studies.numa_nodes()
 
 
+def stage_tables(data: Path) -> pd.DataFrame:
+    """Every run of every stage under a study's results directory (each stage's results.parquet)."""
+    return pd.concat([pd.read_parquet(p).assign(source=str(p.parent.relative_to(data)))
+                      for p in sorted(data.glob("**/results.parquet"))], ignore_index=True)
+
+
+@pytest.mark.root
+@pytest.mark.notebook
+def test_no_run_of_any_stage_is_above_its_truth_and_every_measuring_notebook_says_so(study):
+    out, _ = study
+    runs = stage_tables(out.parents[1] / "data")
+    assert {"tiny/01_baseline", "tiny/03_layout_tax", "tiny/07_consistency"} <= set(runs["source"])
+    assert core.runs(runs)["truth_bw_bytes"].notna().all()  # every measured run here has a known truth
+    assert core.truth_check(runs).empty, core.truth_check(runs)[["source", "point", "bw_bytes", "truth_bw_bytes"]]
+    for name in ("01_baseline", "02_scaling", "03_layout_tax", "04_latency_iops", "07_consistency"):
+        assert "Every run within its known cap" in (out / f"{name}.html").read_text(), name
+
+
 @pytest.mark.root
 @pytest.mark.notebook
 def test_compare_finds_every_stage_and_they_agree_and_the_index_links_them(study):

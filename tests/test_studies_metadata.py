@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 
@@ -62,11 +63,20 @@ def test_metadata_counts_every_file_and_its_rates_are_fios_own(study):
             side = data["jobs"][0]["write" if op != "stat" else "read"]
             assert side["total_ios"] == side["clat_ns"]["N"] == 2 * nrfiles  # fio counted exactly the files
             assert side["runtime"] > 0 and five["runtime_ms"][key] == side["runtime"]
+            if side["runtime"] < 1000:  # too fast to measure at this size: no rate, anywhere
+                assert five["too_short"][key] is True and five["rate"][key] is None
+                continue
+            assert five["too_short"][key] is False
             assert five["rate"][key] == pytest.approx(side["total_ios"] / (side["runtime"] / 1000), rel=1e-6)
             assert five["latency_rate"][key] >= five["rate"][key]  # the operation alone is never slower
     assert set(five["headline"]) == {f"{op}s/s (4,000 files)" for op in OPS}
     html = (out / "05_metadata.html").read_text()
     assert "Every run operated on exactly its files" in html and html.count("<img") >= 1
+    for op in OPS:  # the headline's runs: a rate only when timed
+        key, said = f"single/{op}/nj2/4000", five["headline"][f"{op}s/s (4,000 files)"]
+        assert (said == "too fast to measure at this size") == five["too_short"][key]
+        if five["too_short"][key]:
+            assert "too fast to measure at this size" in html
 
 
 @pytest.mark.root
@@ -92,6 +102,19 @@ def test_shared_file_moves_its_bytes_and_stays_under_the_caps_of_the_devices_it_
     assert "N-to-1 jbod read" in six["headline"]
     html = (out / "06_shared_file.html").read_text()
     assert "Every run moved exactly numjobs x size bytes" in html and "shared_file." not in html
+
+
+@pytest.mark.root
+@pytest.mark.notebook
+def test_no_shared_file_run_is_above_its_truth_and_the_notebook_says_so(study):
+    from flashscale.analysis import core
+
+    tmp, out, _ = study
+    stage = tmp / "data" / "tiny" / "06_shared_file"
+    runs = pd.concat([pd.read_parquet(p) for p in sorted(stage.glob("**/results.parquet"))])
+    assert len(runs) and core.runs(runs)["truth_bw_bytes"].notna().all()
+    assert core.truth_check(runs).empty
+    assert "Every run within its known cap" in (out / "06_shared_file.html").read_text()
 
 
 @pytest.mark.root

@@ -17,6 +17,14 @@ Where it runs (``backend``):
                 the exact commands it would execute, having touched nothing. To measure, ``CONFIRM`` must list
                 the test bed's identities, as strings.
 
+Interrupted and resumed: ``RESUME=True`` continues the campaign in its own folder (``measure.resume``): finished
+runs are kept exactly once and not run again, the run that was cut short runs again, the layout it was on is
+rebuilt (erased and preconditioned anew), and a change of the campaign or the machine that would mix numbers that
+cannot be compared is refused, naming it, unless ``FORCE_RESUME=True`` (then ``notes`` says so). A campaign folder
+is held by one run at a time (``system.lock``); a run that died (``kill -9``) is found by its stale lock, and what it
+left (loop devices, mounts, the cgroup, backing files) is undone through ``flashscale reap``'s code before anything
+else. A fio run that fails is kept as a failed row; ``ON_FAILURE`` says whether the sweep goes on.
+
 The layout ``mounted`` measures inside an existing mount point (``MOUNT_DIR``: GPFS, BeeGFS, Lustre, NFS, or any
 file system the user made); flashscale only creates and removes its own directory there.
 """
@@ -37,17 +45,18 @@ from typing import Sequence
 
 import pandas as pd
 
-from .measure import fio, precondition, results
+from .measure import fio, precondition, results, resume
 from .arrays import fill, layouts
 from .system.commands import Runner
 from .system.devices import System
-from .arrays.emulated import ArraySpec, EmulatedArray, loop_support_problem
+from .arrays.emulated import ArraySpec, EmulatedArray, choose_backing_root, loop_support_problem
 from . import parameters
 from .errors import ConfigError, FlashscaleError, UnsupportedError
 from .arrays.guard import Guard, confirmation
 from .arrays.layouts import Options
-from .measure.recorder import Recorder
+from .measure.recorder import Recorder, check_on_failure
 from .measure.sweep import Sweep
+from .system import lock
 from .system.teardown import Teardown, manifest_dir
 from .arrays.testbed import TestBed
 
@@ -78,10 +87,19 @@ class CampaignSpec:
     mount_devices: int = 1              # how many devices sit under it, for efficiency against N x baseline
     use_devices: int | None = None      # a test bed campaign on its first N devices only (device-count sweeps)
     precondition_passes: int = 2        # on a test bed: each device written in full this often after its erase
+    resume: bool = False                # continue the interrupted campaign in its own folder
+    force_resume: bool = False          # resume even when the campaign or the machine changed (said in notes)
+    on_failure: str = "continue"        # after a failed fio run: continue the sweep, or stop it
 
     def __post_init__(self) -> None:
-        if not self.name or "/" in self.name or self.name.startswith("."):
-            raise ConfigError(f"campaign name {self.name!r} must be a plain, non-empty folder name")
+        name = self.name
+        if not isinstance(name, str) or not name or any(c in name for c in "/\\\0") or name.startswith("."):
+            raise ConfigError(f"campaign name {name!r} must be a plain, non-empty folder name (no / and no leading "
+                              "dot: it must stay inside the data directory)")
+        for flag in ("resume", "force_resume"):
+            if not isinstance(getattr(self, flag), bool):
+                raise ConfigError(f"{flag.upper()}={getattr(self, flag)!r} must be True or False")
+        check_on_failure(self.on_failure)
         if self.emulation not in EMULATION_MODES:
             raise ConfigError(f"emulation={self.emulation!r} is not one of {', '.join(EMULATION_MODES)}")
         known = (*layouts.DEVICE_LAYOUTS, MOUNTED)
@@ -116,9 +134,14 @@ class CampaignSpec:
         """Build a spec from a notebook's UPPER_CASE parameters (``parameters.PARAMETERS`` says which field each sets; a
         parameter not given, or given as None or empty where that means "none", takes the field's default).
         Parameters of the notebook itself (``REFERENCE``, ``PROGRESS``, ...) are ignored here."""
+        parameters.check(p, PARTS)
         parts = parameters.split(p)
         return cls(name=p.get("CAMPAIGN", DEFAULT_CAMPAIGN), array=ArraySpec(**parts["array"]),
                    sweep=Sweep(**parts["sweep"]), options=layouts.Options(**parts["options"]), **parts["spec"])
+
+
+# The dataclass of each part of the parameters (``parameters.PARTS``): where each parameter's default lives.
+PARTS = {"array": ArraySpec, "sweep": Sweep, "options": Options, "spec": CampaignSpec}
 
 
 @dataclass
@@ -137,10 +160,6 @@ def _progress_bar(total: int, desc: str, shown: bool):
     else:
         from tqdm.std import tqdm
     return tqdm(total=total, desc=desc, disable=not shown, unit="run")
-
-
-def _campaign_dir(spec: CampaignSpec) -> Path:
-    return results.fresh_directory(results.data_root(spec.data_dir) / spec.name)
 
 
 def _environment(runner: Runner, backend: str) -> dict:
@@ -257,29 +276,58 @@ def _run(spec: CampaignSpec, runner: Runner, progress: bool, workloads: Sequence
     if testbed is not None:  # every device the layouts use is checked now, before the first is erased
         _, devices, confirm = testbed
         Guard(devices, confirm, spec.wipe, System(runner=runner)).check(devices)
-    directory = _campaign_dir(spec)
-    run_id = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    system = System(runner=runner)
+    if backend == "loop":
+        _check_space(spec, system)
+    folder = results.data_root(spec.data_dir) / spec.name
+    holder = lock.stale_holder(folder / lock.LOCK_FILE, system)  # refuses while another run holds the folder
+    if holder is not None:
+        notes += lock.recover(holder, runner, system)
     env = _environment(runner, backend)
-    (directory / "campaign.json").write_text(json.dumps(
-        {"run_id": run_id, "spec": asdict(spec), "environment": env, "notes": notes}, indent=1, default=str))
-    todo = [name for name in spec.layouts if backend != "directory" or name in ("single", "jbod", MOUNTED)]
-    skipped = [name for name in spec.layouts if name not in todo]
-    if skipped:
-        notes.append(f"Skipped {', '.join(skipped)}: plain directories cannot be striped into an array.")
-    with _progress_bar(spec.sweep.runs() * len(todo), spec.name, progress) as bar:
-        recorder = Recorder(spec.name, spec.host, spec.sweep, directory, runner, run_id, _caps(spec), bar, env,
-                            workloads)
-        try:
-            if backend == "loop":
-                _run_on_loop(spec, todo, recorder, runner)
-            elif backend == "testbed":
-                _run_on_testbed(spec, testbed, todo, recorder, runner)
-            else:
-                _run_on_directories(spec, todo, recorder, directory)
-        finally:
-            table = results.rebuild_table(directory) if (directory / results.ROWS_FILE).exists() else None
-    (directory / "notes.json").write_text(json.dumps(notes, indent=1))
+    if testbed is not None:
+        env["devices"] = [d.id for d in testbed[1]]
+    directory, run_id, done, layouts_done = resume.open_campaign(folder, asdict(spec), env, notes, spec.resume
+                                                                 or spec.force_resume, spec.force_resume)
+    with lock.Lock.take(directory, system):
+        todo = [name for name in spec.layouts if backend != "directory" or name in ("single", "jbod", MOUNTED)]
+        skipped = [name for name in spec.layouts if name not in todo]
+        if skipped:
+            notes.append(f"Skipped {', '.join(skipped)}: plain directories cannot be striped into an array.")
+        todo = [name for name in todo if name not in layouts_done]
+        with _progress_bar(spec.sweep.runs() * len(todo), spec.name, progress) as bar:
+            recorder = Recorder(spec.name, spec.host, spec.sweep, directory, runner, run_id, _caps(spec), bar, env,
+                                workloads, on_failure=spec.on_failure, done=done)
+            try:
+                if todo and backend == "loop":
+                    _run_on_loop(spec, todo, recorder, runner)
+                elif todo and backend == "testbed":
+                    _run_on_testbed(spec, testbed, todo, recorder, runner)
+                elif todo:
+                    _run_on_directories(spec, todo, recorder, directory)
+            finally:
+                table = results.rebuild_table(directory) if (directory / results.ROWS_FILE).exists() else None
+        notes += _failures(table)
+        (directory / "notes.json").write_text(json.dumps(notes, indent=1))
     return CampaignResult(table, directory, backend, notes)
+
+
+def _check_space(spec: CampaignSpec, system: System) -> None:
+    """Refuse, before anything is made, a device file bigger than the free space where it would go."""
+    root = choose_backing_root(spec.array, system)
+    free = system.free_bytes(root)
+    if free is None:
+        raise ConfigError(f"BACKING_DIR={str(root)!r} is not an existing directory")
+    if spec.array.device_size > free:
+        raise ConfigError(f"DEVICE_SIZE={spec.array.device_size} is more than the {free:,} bytes free in {root}, "
+                          "where the emulated devices' backing files go; give a smaller DEVICE_SIZE or BACKING_DIR")
+
+
+def _failures(table: pd.DataFrame | None) -> list[str]:
+    """A sentence per failed run, with fio's message: the report lists them."""
+    if table is None or "status" not in table.columns:
+        return []
+    failed = table[table["status"] == "failed"]
+    return [f"Failed run: {r.layout} {r.point} rep{r.rep} ({r.raw_dir}): {r.error}" for r in failed.itertuples()]
 
 
 def _mounted(spec: CampaignSpec, teardown: Teardown) -> layouts.Layout:

@@ -25,7 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from .arrays.cluster import EmulatedCluster
-from .analysis.ceilings import binding_sentence, ceiling_table
+from .analysis import cluster as cluster_analysis
 from .arrays.emulated import ArraySpec
 from . import parameters
 from .errors import ConfigError, RefusedError, UnsupportedError
@@ -36,7 +36,7 @@ from .system.commands import Runner
 from .system.devices import System
 from .system.netns import SUBNET
 
-ALL = "all"
+ALL = cluster_analysis.ALL
 REMOTE_KEYS = ("name", "address", "port", "mount_dir", "devices")
 REFUSED_ON_REMOTE = ("device", "devices_path", "layout", "erase", "testbed", "confirm")
 
@@ -240,29 +240,3 @@ class _Sweep:
                 self.dead[host.endpoint.name] = str(exc)
                 self.notes.append(f"Host {host.endpoint.name} stopped answering: {exc}. Its later points are "
                                   "recorded as failed; the other hosts' rows are kept.")
-
-
-def efficiency(table: pd.DataFrame) -> pd.DataFrame:
-    """Cluster efficiency per rw and host count: best aggregate / (hosts x best of one host alone)."""
-    ok = table[(table["status"] == "ok") & (table["phase"] == "measure") & ~table["warmup"]]
-    alone = ok[(ok["hosts"] == 1) & (ok["host"] != ALL)].groupby("rw")["bw_bytes"].max().rename("per_host_best")
-    best = ok[ok["host"] == ALL].groupby(["rw", "hosts"])["bw_bytes"].max().rename("best_bw_bytes").reset_index()
-    out = best.merge(alone.reset_index(), on="rw", how="left")
-    out["efficiency"] = out["best_bw_bytes"] / (out["hosts"] * out["per_host_best"])
-    return out
-
-
-def ceilings(table: pd.DataFrame, spec: ClusterSpec) -> pd.DataFrame:
-    """The cluster's best aggregate per rw and host count against its ceilings: the devices (hosts x devices x
-    cap) and the network (one link per host at ``link_bps``), with the limit that binds in words."""
-    ok = table[(table["status"] == "ok") & (table["phase"] == "measure") & ~table["warmup"] & (table["host"] == ALL)]
-    best = ok.groupby(["rw", "hosts", "devices"], as_index=False)["bw_bytes"].max().rename(
-        columns={"bw_bytes": "best_bw_bytes"})
-    parts = []
-    for count, group in best.groupby("hosts"):
-        config = {"device_read_bw_bytes": spec.array.read_bps, "device_write_bw_bytes": spec.array.write_bps,
-                  **({"network_links": count, "network_link_bw_bytes": spec.link_bps} if spec.link_bps else {})}
-        parts.append(ceiling_table(group, config))
-    out = pd.concat(parts, ignore_index=True)
-    out["binds"] = [binding_sentence(row) for _, row in out.iterrows()]
-    return out

@@ -15,37 +15,65 @@ campaign.json its notebooks wrote), and a link to each executed notebook in the 
 it recorded. Every parameter is checked against the notebook's ``parameters`` cell
 before anything runs; ``CAMPAIGN`` (the campaign's name) goes to each notebook that declares it. papermill injects
 the values as a cell tagged ``injected-parameters`` and records them in the executed notebook's metadata.
+
+The whole file is checked before the first notebook runs: its keys (an unknown one named with the closest known
+key), each campaign parameter's type and range (``parameters.check``), each notebook's declared parameters. One
+``flashscale run`` of a campaign at a time: ``reports/<campaign>/flashscale.lock`` names the run that holds it.
+``progress.json`` there records each notebook as it finishes; with ``resume`` the notebooks that finished are not
+executed again, and the others get ``RESUME`` (and ``FORCE_RESUME``), so each continues its own interrupted
+campaign. These and ``ON_FAILURE`` (``RUN_PARAMETERS``) go to every notebook, declared in its cell or not.
 """
 from __future__ import annotations
 
+import difflib
+import json
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable
 
 import yaml
 
-from .errors import ConfigError
+from . import campaign as campaigns, parameters as schema
+from .errors import ConfigError, FlashscaleError
 from .measure import raw, results
 from .paths import project_root
 from .publish.report import export_html, write_index
+from .system import lock
+from .system.devices import System
 
 CAMPAIGN_KEYS = {"campaign", "description", "notebooks", "parameters", "notebook_parameters"}
+PROGRESS_FILE = "progress.json"
+# How a run goes rather than what it measures: given to every notebook, declared in its parameters cell or not (a
+# measuring notebook hands every UPPER_CASE name to ``CampaignSpec.from_parameters``).
+RUN_PARAMETERS = ("RESUME", "FORCE_RESUME", "ON_FAILURE")
+
+
+def closest(name: str, known: Iterable[str]) -> str:
+    """`` (did you mean 'X'?)`` for the known name closest to ``name``, or nothing when none is close."""
+    match = difflib.get_close_matches(str(name), [str(k) for k in known], n=1, cutoff=0.6)
+    return f" (did you mean {match[0]!r}?)" if match else ""
 
 
 def load_campaign(path: str | Path) -> dict:
     """Read and check a campaign file; ConfigError names what is wrong."""
     path = Path(path)
-    if not path.exists():
+    if not path.is_file():
         raise ConfigError(f"campaign file {str(path)!r} does not exist")
-    data = yaml.safe_load(path.read_text())
+    try:
+        data = yaml.safe_load(path.read_bytes().decode("utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError, RecursionError) as exc:
+        raise ConfigError(f"{path}: not a YAML file: {' '.join(str(exc).split())[:300]}") from None
     if not isinstance(data, dict):
-        raise ConfigError(f"{path}: a campaign file is a mapping with keys {sorted(CAMPAIGN_KEYS)}")
-    unknown = set(data) - CAMPAIGN_KEYS
+        raise ConfigError(f"{path}: a campaign file is a mapping with keys {sorted(CAMPAIGN_KEYS)}, not "
+                          f"{type(data).__name__}")
+    unknown = sorted(map(str, set(data) - CAMPAIGN_KEYS))
     if unknown:
-        raise ConfigError(f"{path}: unknown key(s) {sorted(unknown)}; expected {sorted(CAMPAIGN_KEYS)}")
+        raise ConfigError(f"{path}: unknown key {unknown[0]!r}{closest(unknown[0], CAMPAIGN_KEYS)}; expected "
+                          f"{sorted(CAMPAIGN_KEYS)}")
     name = data.get("campaign")
-    if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
-        raise ConfigError(f"{path}: campaign={name!r} must be a plain folder name")
+    if not isinstance(name, str) or not name or any(c in name for c in "/\\\0") or name.startswith("."):
+        raise ConfigError(f"{path}: campaign={name!r} must be a plain folder name (it must stay inside the data "
+                          "and reports directories)")
     notebooks = data.get("notebooks")
     if not isinstance(notebooks, list) or not notebooks or not all(isinstance(n, str) for n in notebooks):
         raise ConfigError(f"{path}: notebooks={notebooks!r} must be a non-empty list of notebook names")
@@ -58,6 +86,11 @@ def load_campaign(path: str | Path) -> dict:
     strays = sorted(set(per_notebook) - set(notebooks))
     if strays:
         raise ConfigError(f"{path}: notebook_parameters names notebook(s) {strays} that are not in notebooks")
+    for key, given in [("parameters", parameters), *((f"notebook_parameters.{n}", {**parameters, **v})
+                                                      for n, v in per_notebook.items())]:
+        if not all(isinstance(k, str) for k in given):
+            raise ConfigError(f"{path}: {key} has a name that is not a string: {sorted(map(repr, given))}")
+        schema.check(given, campaigns.PARTS, where=f"{path}: {key}")
     return {"campaign": name, "description": data.get("description", ""), "notebooks": notebooks,
             "parameters": parameters, "notebook_parameters": per_notebook}
 
@@ -88,35 +121,71 @@ def check_parameters(notebook: Path, parameters: dict, declared: dict | None = N
     declared = papermill.inspect_notebook(str(notebook)) if declared is None else declared
     unknown = sorted(set(parameters) - set(declared))
     if unknown:
-        raise ConfigError(f"{notebook.name} has no parameter(s) {unknown}; it declares {sorted(declared)}")
+        raise ConfigError(f"{notebook.name} has no parameter {unknown[0]!r}{closest(unknown[0], declared)}"
+                          f"{f' (nor {unknown[1:]})' if unknown[1:] else ''}; it declares {sorted(declared)}")
 
 
 def run_campaign(campaign_file: str | Path, reports_dir: str | Path | None = None,
-                 overrides: dict | None = None) -> list[Path]:
-    """Execute each notebook of the campaign with papermill; return the HTML reports written."""
+                 overrides: dict | None = None, resume: bool = False, force_resume: bool = False) -> list[Path]:
+    """Execute each notebook of the campaign with papermill; return the HTML reports written. With ``resume`` (or
+    ``force_resume``), notebooks that finished in the interrupted run are not executed again (their reports stay)
+    and the others continue their own campaigns."""
     import papermill
 
     spec = load_campaign(campaign_file)
     root = project_root(Path(campaign_file).resolve().parent)
     notebooks = [notebook_path(name, root) for name in spec["notebooks"]]
+    run_values = {"RESUME": True, "FORCE_RESUME": force_resume} if resume or force_resume else {}
     parameters = {}
     for name, notebook in zip(spec["notebooks"], notebooks):  # all checked before the first one runs
         declared = papermill.inspect_notebook(str(notebook))
         given = {**spec["parameters"], **spec["notebook_parameters"].get(name, {}), **(overrides or {})}
-        parameters[notebook] = {**given, "CAMPAIGN": spec["campaign"]} if "CAMPAIGN" in declared else given
-        check_parameters(notebook, parameters[notebook], declared)
-    out = Path(reports_dir) if reports_dir else root / "reports"
-    out = out / spec["campaign"]
+        schema.check(given, campaigns.PARTS, where=f"{notebook.name}")
+        named = {"CAMPAIGN": spec["campaign"]} if "CAMPAIGN" in declared else {}
+        parameters[notebook] = {**given, **named, **run_values}
+        check_parameters(notebook, {k: v for k, v in given.items() if k not in RUN_PARAMETERS}, declared)
+    out = (Path(reports_dir) if reports_dir else root / "reports") / spec["campaign"]
     out.mkdir(parents=True, exist_ok=True)
-    published, started = [], datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    for notebook in notebooks:
-        executed = out / notebook.name
-        papermill.execute_notebook(str(notebook), str(executed), parameters=parameters[notebook], cwd=str(root),
-                                   kernel_name="python3", progress_bar=True)
-        published.append(export_html(executed, executed.with_suffix(".html")))
-        write_index(out, spec["campaign"], spec["description"], campaign_runs(spec["campaign"], parameters, started),
-                    datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
+    with lock.Lock.take(out, System()):
+        progress = _progress(out, resume or force_resume)
+        published = [out / nb.with_suffix(".html").name for nb in notebooks if nb.name in progress["done"]]
+        for notebook in notebooks:
+            if notebook.name in progress["done"]:
+                continue
+            executed = out / notebook.name
+            try:
+                papermill.execute_notebook(str(notebook), str(executed), parameters=parameters[notebook],
+                                           cwd=str(root), kernel_name="python3", progress_bar=True)
+            except papermill.PapermillExecutionError as exc:
+                raise FlashscaleError(f"{notebook.name} stopped with {exc.ename}: {exc.evalue} (the executed "
+                                      f"notebook is {executed}); after a fix, --resume continues from there") from None
+            published.append(export_html(executed, executed.with_suffix(".html")))
+            progress["done"].append(notebook.name)
+            _write_progress(out, progress)
+            write_index(out, spec["campaign"], spec["description"],
+                        campaign_runs(spec["campaign"], parameters, progress["started"]),
+                        datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
     return published
+
+
+def _progress(out: Path, resume: bool) -> dict:
+    """The notebooks a campaign's run finished and when it started: kept when resuming, else begun anew."""
+    path = out / PROGRESS_FILE
+    if resume and path.exists():
+        try:
+            known = json.loads(path.read_text())
+            return {"started": str(known["started"]), "done": [str(n) for n in known["done"]]}
+        except (ValueError, KeyError, TypeError):
+            raise ConfigError(f"{path} cannot be read: remove it to execute every notebook again") from None
+    progress = {"started": datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ"), "done": []}
+    _write_progress(out, progress)
+    return progress
+
+
+def _write_progress(out: Path, progress: dict) -> None:
+    tmp = out / f".{PROGRESS_FILE}.tmp"
+    tmp.write_text(json.dumps(progress, indent=1))
+    tmp.replace(out / PROGRESS_FILE)
 
 
 def campaign_runs(campaign: str, parameters: dict, since: str) -> list[dict]:

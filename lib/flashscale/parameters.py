@@ -1,13 +1,24 @@
-"""Notebook parameters: the one table from their UPPER_CASE names to the fields of the specs they set.
+"""Notebook parameters: the one table from their UPPER_CASE names to the fields of the specs they set, with each
+one's type and meaning (a pydantic model of the whole set, checked before anything is touched).
 
 Every default lives in its dataclass (``arrays.emulated.ArraySpec``, ``measure.sweep.Sweep``, ``arrays.layouts.Options``,
-``campaign.CampaignSpec``); a notebook's ``parameters`` cell restates them for its reader, and
-``tests/test_parameters.py`` checks each cell against them. ``split`` sorts given parameters into the keyword
-arguments of each part; what is not given takes the field's default.
+``campaign.CampaignSpec``: the ``parts`` given to ``model``, ``check`` and ``markdown``); a notebook's ``parameters``
+cell restates them for its reader, and ``tests/test_parameters.py`` checks each cell against them. ``check`` refuses
+a parameter of the wrong type or out of range, naming it and its value, every problem at once; ``split`` sorts given
+parameters into the keyword arguments of each part; what is not given takes the field's default. ``markdown`` is
+the README's list of campaign parameters.
 """
 from __future__ import annotations
 
-from typing import Mapping
+from dataclasses import MISSING, fields
+from functools import lru_cache
+from typing import Annotated, Literal, Mapping, Optional, Union
+
+from pydantic import ConfigDict, Field, ValidationError, create_model
+
+from .arrays.erase import METHODS as ERASE_METHODS
+from .arrays.layouts import FILE_SYSTEMS
+from .errors import ConfigError
 
 # Notebook parameter -> (part of the spec, field): the one table between the two vocabularies. Every default lives
 # in its dataclass (ArraySpec, Sweep, layouts.Options, CampaignSpec); tests/test_parameters.py checks the notebooks'
@@ -27,13 +38,113 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "DATA_DIR": ("spec", "data_dir"), "TESTBED": ("spec", "testbed"), "CONFIRM": ("spec", "confirm"),
     "DRY_RUN": ("spec", "dry_run"), "WIPE": ("spec", "wipe"), "MOUNT_DIR": ("spec", "mount_dir"),
     "MOUNT_DEVICES": ("spec", "mount_devices"), "USE_DEVICES": ("spec", "use_devices"),
-    "PRECONDITION_PASSES": ("spec", "precondition_passes"),
+    "PRECONDITION_PASSES": ("spec", "precondition_passes"), "RESUME": ("spec", "resume"),
+    "FORCE_RESUME": ("spec", "force_resume"), "ON_FAILURE": ("spec", "on_failure"),
+    "ADAPTIVE": ("sweep", "adaptive"),
 }
 # Parameters whose None or empty value means "none": the field's default (None, or nothing to wipe) applies.
-OPTIONAL_PARAMETERS = {"BACKING_DIR", "TESTBED", "CONFIRM", "WIPE", "MOUNT_DIR", "ERASE_FALLBACK", "SS", "SS_DUR_S",
+OPTIONAL_PARAMETERS = {"ADAPTIVE", "BACKING_DIR", "TESTBED", "CONFIRM", "WIPE", "MOUNT_DIR", "ERASE_FALLBACK", "SS", "SS_DUR_S",
                        "SS_RAMP_S", "USE_DEVICES"}
 
 PARTS = ("array", "sweep", "options", "spec")
+
+Positive = Annotated[int, Field(gt=0)]
+AtLeastZero = Annotated[int, Field(ge=0)]
+Positives = Union[list[Positive], tuple[Positive, ...]]
+Names = Union[list[str], tuple[str, ...]]
+PlainName = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^/\\.\x00][^/\\\x00]*$")]
+
+# Name -> (type, meaning): what each parameter takes. Its default is its dataclass field's (``markdown`` shows it).
+SCHEMA: dict[str, tuple[object, str]] = {
+    "CAMPAIGN": (PlainName, "the campaign's folder under DATA_DIR and reports/: a plain name, no / and no leading dot"),
+    "DEVICES": (Positive, "emulated devices"),
+    "DEVICE_SIZE": (Annotated[int, Field(ge=512 * 2**20)], "bytes per emulated device (at least 512 MiB; no more "
+                                                           "than the backing directory's free space)"),
+    "CAP_READ_BPS": (Positive, "read cap per emulated device, bytes/s"),
+    "CAP_WRITE_BPS": (Positive, "write cap per emulated device, bytes/s"),
+    "BACKING_DIR": (Optional[str], "where the emulated devices' backing files go (None: /dev/shm when it has room)"),
+    "RW": (Union[str, Names], "fio rw modes: read, write, randread, randwrite, rw, randrw; or filecreate, filestat, "
+                              "filedelete"),
+    "BS": (Positives, "block sizes, bytes"),
+    "NUMJOBS": (Positives, "total fio jobs over all targets"),
+    "IODEPTH": (Positives, "queue depth per job"),
+    "REPETITIONS": (Positive, "measured runs per point"),
+    "WARMUP": (bool, "one warm-up run per point before the measured ones (kept, flagged, never analysed)"),
+    "RUNTIME_S": (Positive, "seconds per run (time based)"),
+    "RAMP_S": (AtLeastZero, "seconds of ramp before fio measures"),
+    "FILE_SIZE": (Positive, "bytes per fio job file"),
+    "PRECONDITION": (bool, "write every file a read may touch before a layout's first point"),
+    "SS": (Optional[str], "fio's steady-state criterion, e.g. iops_slope:0.3% (None: off)"),
+    "SS_DUR_S": (Optional[Positive], "seconds over which fio judges SS"),
+    "SS_RAMP_S": (Optional[AtLeastZero], "seconds before fio starts judging SS"),
+    "STEADY_ROUNDS": (bool, "repeat the precondition in rounds until SNIA steady state"),
+    "PRECONDITION_ROUNDS_MAX": (Annotated[int, Field(ge=5)], "most precondition rounds (at least 5)"),
+    "FS": (Literal[FILE_SYSTEMS], "file system of each layout: " + " | ".join(FILE_SYSTEMS)),
+    "CHUNK_BYTES": (Positive, "stripe unit, bytes (a power of two of at least 4096)"),
+    "MOUNT_OPTIONS": (str, "mount options of each layout, comma-separated"),
+    "ERASE": (Literal[ERASE_METHODS], "the erase before each layout: " + " | ".join(ERASE_METHODS)),
+    "ERASE_FALLBACK": (Optional[Literal[ERASE_METHODS]], "the erase to use where ERASE is not supported (None: refuse)"),
+    "STRIPE_SINGLE": (bool, "give single and jbod file systems the stripe geometry too (su=chunk, sw=1)"),
+    "LAYOUTS": (Names, "layouts to measure: single, jbod, btrfs-raid0, ... (arrays.layouts), mounted"),
+    "EMULATION": (Literal["auto", "loop", "directory"], "auto | loop | directory: where an emulated campaign runs"),
+    "HOST": (str, "the host fio runs on, as the rows name it"),
+    "DATA_DIR": (str, "where measurements go; relative to the checkout"),
+    "TESTBED": (Optional[str], "a test bed file naming real devices by identity (None: the emulated array)"),
+    "CONFIRM": (Union[str, Names, None], "with TESTBED: the identities you confirm, as strings"),
+    "DRY_RUN": (bool, "with TESTBED: print the exact commands and stop, touching nothing"),
+    "WIPE": (Union[bool, str, Names, None], "with TESTBED: signature types the erase may remove; True: any"),
+    "MOUNT_DIR": (Optional[str], "the existing mount point the layout mounted measures inside"),
+    "MOUNT_DEVICES": (Positive, "devices under MOUNT_DIR, for its efficiency against N x baseline"),
+    "USE_DEVICES": (Optional[Positive], "a test bed campaign on its first N devices only"),
+    "PRECONDITION_PASSES": (AtLeastZero, "on a test bed: each device written in full this often after its erase"),
+    "RESUME": (bool, "continue the interrupted campaign in its own folder: finished runs are kept and not run again"),
+    "FORCE_RESUME": (bool, "resume even when the campaign or the machine changed (the report says so)"),
+    "ON_FAILURE": (Literal["continue", "stop"], "after a failed fio run: continue the sweep, or stop it"),
+    "ADAPTIVE": (Optional[Literal["numjobs", "iodepth"]], "explore this axis until throughput saturates instead of "
+                                                        "measuring its whole grid (None: the whole grid)"),
+}
+
+
+def _default(part_class: type, name: str):
+    for f in fields(part_class):
+        if f.name == name:
+            return f.default if f.default is not MISSING else f.default_factory()
+    raise ConfigError(f"{part_class.__name__} has no field {name!r}")
+
+
+@lru_cache(maxsize=None)
+def _model(parts: tuple[tuple[str, type], ...]):
+    classes = dict(parts)
+    defaults = {name: _default(classes[part], field) for name, (part, field) in PARAMETERS.items()}
+    defaults["CAMPAIGN"] = "quickstart"
+    spec = {name: (kind, Field(defaults[name], description=meaning)) for name, (kind, meaning) in SCHEMA.items()}
+    return create_model("CampaignParameters", __config__=ConfigDict(strict=True, extra="allow"), **spec)
+
+
+def model(parts: Mapping[str, type]):
+    """The pydantic model of the campaign parameters; ``parts`` maps each part (``PARTS``) to its dataclass."""
+    return _model(tuple(sorted(parts.items())))
+
+
+def check(given: Mapping[str, object], parts: Mapping[str, type], where: str = "parameters") -> None:
+    """ConfigError naming every parameter of ``given`` of the wrong type or out of range, with its value; names
+    that are not campaign parameters (a notebook's own) are left to the notebook."""
+    ours = {k: v for k, v in given.items() if k in SCHEMA and not (k in OPTIONAL_PARAMETERS and v in ("", [], ()))}
+    try:
+        model(parts).model_validate(ours)
+    except ValidationError as exc:
+        problems = [f"{err['loc'][0]}={ours.get(err['loc'][0])!r}: {err['msg']}" for err in exc.errors()]
+        raise ConfigError(f"{where}: " + "; ".join(dict.fromkeys(problems))) from None
+
+
+def markdown(parts: Mapping[str, type]) -> str:
+    """The campaign parameters as a Markdown table (name, default, meaning), for the README."""
+    lines = ["| parameter | default | meaning |", "| --- | --- | --- |"]
+    for name, info in model(parts).model_fields.items():
+        default = list(info.default) if isinstance(info.default, tuple) else info.default
+        meaning = info.description.replace("|", "\\|")  # a pipe would end the cell
+        lines.append(f"| `{name}` | `{default!r}` | {meaning} |")
+    return "\n".join(lines)
 
 
 def split(given: Mapping[str, object]) -> dict[str, dict]:

@@ -10,7 +10,8 @@ Each notebook runs its stage with ``run_stage`` (or ``run_device_counts``, ``run
 every runner returns a ``campaign.CampaignResult``, whose directory is the stage's) and reads what earlier stages
 measured with ``load_stage``; ``study_baseline`` gives later stages the baseline ``01_baseline`` chose, so they all
 measure against the same single-device number. A rerun of a stage keeps the earlier directory, renamed with its
-date, as ``campaign.run`` does. When reading, the ``campaign`` column is set to the study's name and a ``stage``
+date, as ``campaign.run`` does; with ``RESUME`` every stage continues its interrupted campaign in place. When
+reading, the ``campaign`` column is set to the study's name and a ``stage``
 column says which notebook measured the row.
 """
 from __future__ import annotations
@@ -75,7 +76,9 @@ def _run_each(stage: str, parameters: dict, runs: Mapping[str, dict], progress: 
     file systems). An entry gives ``extra`` and ``sweep`` (as ``stage_spec``), ``overrides`` of parameters, and
     ``columns`` added to its rows. Returns the tables concatenated, the stage's folder, the backend and the notes
     of every run."""
-    folder = results.fresh_directory(study_dir(parameters) / stage)
+    folder = study_dir(parameters) / stage
+    if not (parameters.get("RESUME") or parameters.get("FORCE_RESUME")) or not folder.is_dir():
+        folder = results.fresh_directory(folder)  # resumed: each run continues its own campaign in the folder
     tables, notes, backend = [], [], "loop"
     for name, run in runs.items():
         spec = stage_spec(stage, parameters, run.get("extra", ()), run.get("sweep"), STAGE_NAME=name,

@@ -1,6 +1,7 @@
 """Analysis: pure functions on the tidy results table; no I/O but through ``measure``, no plotting.
 
     core       measured rows, point means, baseline, best point, efficiency and tax: each defined once
+    inputs     what ``core.measured`` refuses, naming the row, before any number is computed
     layout_tax tax across thread counts, its steadiness, the winning layout
     stats      repetition statistics and the intervals of efficiency and tax
     significance  the tax test: is a tax real or within the noise of the repetitions
@@ -11,4 +12,5 @@
     latency, metadata, shared_file, timeseries   the tables of the latency, metadata, N-to-1 and over-time studies
                                                  (of what ``measure.raw`` read from each run's files)
     findings   every sentence said about a measurement
+    evidence   the sentences on the runs themselves: precondition, truth check, too short, steady rounds
 """

@@ -5,7 +5,7 @@ Bandwidth stays in bytes/s and ``bs`` in bytes (``findings`` converts, for its s
 
 The pipeline reads top to bottom:
 
-    measured(frame)        drop warm-up and precondition rows, check the columns the analysis needs
+    measured(frame)        drop warm-up, precondition and failed rows, check the columns the analysis needs
     rates(frame)           the measured rows that are rates: runs flagged ``too_short`` left out
     runs(frame)            the runs of the sweep, unchecked: what findings names
     truth_check(frame)     the runs above the emulated array's known cap (``above_truth``), bw / truth
@@ -29,11 +29,11 @@ from typing import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
+from . import inputs
+from .inputs import POINT, POINT_EXTRAS, REQUIRED, WARMUP_TEXT  # noqa: F401 (the table's vocabulary, named here too)
 from ..errors import AnalysisError, ConfigError
 from ..measure import fio
 
-POINT = ["layout", "devices", "rw", "bs", "numjobs", "iodepth"]
-REQUIRED = [*POINT, "bw_bytes"]
 BY_CHOICES = ("bs",)
 BASELINE_BS = 1048576  # 1 MiB, as seed 000 chose
 MB = 1e6  # display unit: MB/s = 1e6 bytes/s
@@ -47,116 +47,22 @@ SUMMARY_VALUES = [
 
 
 MEASURE_PHASE = "measure"  # rows of any other phase (precondition) are kept in the table, never analysed
-WARMUP_TEXT = {"true": True, "1": True, "1.0": True, "yes": True, "false": False, "0": False, "0.0": False, "no": False}
-# What else names a point beside POINT, when a table has it (metadata runs, shared-file modes, study stages, hosts,
-# precondition rows): two rows that differ only here are different points, not repetitions of one.
-POINT_EXTRAS = ["nrfiles", "variant", "stage", "host", "phase"]
-COUNTS = ["devices", "bs", "numjobs", "iodepth"]
-
-
-def _where(frame: pd.DataFrame, label) -> str:
-    """A row named for a message: its index label, its point and its rep."""
-    row = frame.loc[label]
-    keys = [*POINT, *(["rep"] if "rep" in frame.columns else [])]
-    return f"row {label} (" + ", ".join(f"{k}={_plain(row[k])!r}" for k in keys) + ")"
-
-
-def _plain(value):
-    """A cell as Python writes it in a message (numpy's 1, not np.int64(1))."""
-    return value.item() if isinstance(value, np.generic) else value
-
-
-def _warmup_mask(frame: pd.DataFrame) -> pd.Series:
-    """True where a row is a warm-up run. Accepts bools, 0/1 and the words true/false/yes/no (CSV); a blank or any
-    other cell is refused: counting it as measured could let a warm-up set the best point, dropping it could lose a
-    repetition, and only the table's author knows which it was."""
-    column = frame["warmup"]
-    if pd.api.types.is_bool_dtype(column) and not column.isna().any():
-        return column.astype(bool)
-    text = column.astype("string").str.strip().str.lower()
-    mask = text.map(WARMUP_TEXT, na_action="ignore")
-    bad = mask.isna()
-    if bad.any():
-        label = bad[bad].index[0]
-        raise AnalysisError(
-            f"results have {int(bad.sum())} row(s) whose warmup is neither true nor false "
-            f"({_plain(column.loc[label])!r} at {_where(frame, label)}): write true or false in every row"
-        )
-    return mask.astype(bool)
-
-
-def _checked_counts(rows: pd.DataFrame) -> pd.DataFrame:
-    """``rows`` with devices, bs, numjobs and iodepth as int64; a blank, fractional or non-positive count is refused."""
-    out = rows.copy()
-    for name in COUNTS:
-        values = pd.to_numeric(rows[name], errors="coerce").astype("float64")
-        bad = ~(np.isfinite(values) & (values > 0) & (values == np.floor(values)))
-        if bad.any():
-            label = bad[bad].index[0]
-            raise AnalysisError(
-                f"results have {int(bad.sum())} row(s) whose {name} is not a whole number above 0 "
-                f"({_plain(rows.loc[label, name])!r} at row {label})"
-            )
-        out[name] = values.astype("int64")
-    return out
-
-
-def _check_names(rows: pd.DataFrame) -> None:
-    """Refuse a layout or rw that is blank or not text: it names nothing a point could be grouped by."""
-    for name in ("layout", "rw"):
-        bad = ~rows[name].map(lambda v: isinstance(v, str) and bool(v.strip())).astype(bool)
-        if bad.any():
-            label = bad[bad].index[0]
-            raise AnalysisError(f"results have {int(bad.sum())} row(s) whose {name} is blank or not a name "
-                                f"({_plain(rows.loc[label, name])!r} at row {label})")
-
-
-def _checked_rates(rows: pd.DataFrame) -> pd.DataFrame:
-    """``rows`` with bw_bytes as float64; a blank, non-numeric, infinite, zero or negative rate is refused."""
-    bw = pd.to_numeric(rows["bw_bytes"], errors="coerce").astype("float64")
-    bad = ~(np.isfinite(bw) & (bw > 0))
-    if bad.any():
-        label = bad[bad].index[0]
-        raise AnalysisError(
-            f"results have {int(bad.sum())} row(s) with a missing or negative bw_bytes, or a zero, infinite or "
-            f"non-numeric one ({_plain(rows.loc[label, 'bw_bytes'])!r} at {_where(rows, label)}); a run that moved no data measured nothing, "
-            f"and a zero or infinite rate would give an infinite efficiency or a 100% tax"
-        )
-    return rows.assign(bw_bytes=bw)
-
-
-def _check_unique(rows: pd.DataFrame) -> None:
-    """Refuse two measured rows of one point with the same rep: they would count as two repetitions."""
-    if "rep" not in rows.columns:
-        return
-    keys = [*POINT, *[c for c in POINT_EXTRAS if c in rows.columns], "rep"]
-    twice = rows.duplicated(keys, keep="first")
-    if twice.any():
-        label = twice[twice].index[0]
-        raise AnalysisError(
-            f"results have {int(twice.sum())} measured row(s) repeating a point and rep already seen "
-            f"({_where(rows, label)}): a repeated row is not another repetition; remove the copies"
-        )
 
 
 def measured(frame: pd.DataFrame) -> pd.DataFrame:
     """The measured rows: warm-up rows dropped (when ``warmup`` is present), and rows of a ``phase`` other than
-    ``measure`` (preconditioning; a table without the column is all measured), the columns the analysis needs checked.
-    Refused, naming the row: a missing column; a blank or unreadable ``warmup``; a blank layout or rw; a count (devices, bs, numjobs,
-    iodepth) that is not a whole number above 0; a ``bw_bytes`` that is not a finite rate above 0; two measured rows
-    of the same point (``POINT`` and those of ``POINT_EXTRAS`` present) and ``rep``. Counts come back int64 and
-    ``bw_bytes`` float64."""
-    missing = [c for c in REQUIRED if c not in frame.columns]
-    if missing:
-        raise AnalysisError(f"results lack column(s) needed for the analysis: {', '.join(map(repr, missing))}")
-    rows = frame[~_warmup_mask(frame)] if "warmup" in frame.columns else frame
+    ``measure`` (preconditioning; a table without the column is all measured), the columns the analysis needs checked
+    (``inputs.checked``). Refused, naming the row: a missing column; a blank or unreadable ``warmup``; a blank layout
+    or rw; a count (devices, bs, numjobs, iodepth) that is not a whole number above 0; a ``bw_bytes`` that is not a
+    finite rate above 0; two measured rows of the same point and ``rep``. Counts come back int64 and ``bw_bytes``
+    float64."""
+    inputs.check_columns(frame)
+    rows = frame[~inputs.warmup_mask(frame)] if "warmup" in frame.columns else frame
     rows = rows[flag(rows, "phase", MEASURE_PHASE)] if "phase" in rows.columns else rows
+    rows = rows[~failed(rows)]
     if rows.empty:
-        raise AnalysisError(f"results hold no measured rows ({len(frame)} row(s), all warm-up or none)")
-    _check_names(rows)
-    rows = _checked_rates(_checked_counts(rows))
-    _check_unique(rows)
-    return rows.reset_index(drop=True)
+        raise AnalysisError(f"results hold no measured rows ({len(frame)} row(s), all warm-up, failed or none)")
+    return inputs.checked(rows)
 
 
 def flag(rows: pd.DataFrame, name: str, true_when=None) -> pd.Series:
@@ -175,12 +81,20 @@ def runs(frame: pd.DataFrame) -> pd.DataFrame:
     """The runs of the sweep, whatever their rate: warm-up rows and rows of another ``phase`` than measure dropped,
     nothing else checked (the runs ``findings`` names: too short, above the truth)."""
     rows = frame[~flag(frame, "warmup")] if "warmup" in frame.columns else frame
+    rows = rows[~failed(rows)]
     return rows[flag(rows, "phase", MEASURE_PHASE)] if "phase" in rows.columns else rows
+
+
+def failed(rows: pd.DataFrame) -> pd.Series:
+    """True where a run failed (``status`` failed: fio's error, NaN numbers); a table without the column has none."""
+    if "status" not in rows.columns:
+        return pd.Series(False, index=rows.index)
+    return rows["status"].astype("string").fillna("ok").str.strip().eq("failed").astype(bool)
 
 
 def rates(frame: pd.DataFrame) -> pd.DataFrame:
     """The measured rows that are rates: ``measured`` without the rows flagged ``too_short`` (a run shorter than
-    the stated minimum times fio's clock, not the storage; ``findings.too_short_sentences`` names them)."""
+    the stated minimum times fio's clock, not the storage; ``evidence.too_short_sentences`` names them)."""
     rows = measured(frame)
     if "too_short" not in rows.columns:
         return rows

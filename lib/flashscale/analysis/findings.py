@@ -16,25 +16,20 @@ latency in microseconds, block sizes in KiB and MiB (``bs_text``).
     too_short_sentences(frame)               the runs too fast to measure at their size: no rate
     truth_sentences(frame)                   the runs above the emulated array's known cap: measurement errors
     steady_round_sentences(frame)            the precondition in rounds: steady (SNIA PTS) at which round, or not
+    precondition_sentences(frame)            what the precondition wrote, per layout, and how long it took
+    measurement_sentences(frame)             all of ``evidence``'s: what a measuring notebook says of its runs
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from .core import MB, POINT, flag, runs, truth_check
+from .core import MB
 from ..errors import AnalysisError
 from .metadata import ENGINES
 from .shared_file import LABEL, THROTTLE_SLICE_S
-from ..measure.steady import steady_state
-
-
-def bs_text(bs: int) -> str:
-    """A block size in words: 1048576 -> '1 MiB', 4096 -> '4 KiB', 512 -> '512 B'."""
-    for unit, size in (("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if bs >= size and bs % size == 0:
-            return f"{bs // size} {unit}"
-    return f"{bs} B"
+# the sentences on the runs themselves live in ``evidence``; named here too, as every sentence is a finding
+from .evidence import bs_text
 
 
 def _design_clause(row: pd.Series) -> str:
@@ -225,20 +220,22 @@ def metadata_sentences(points: pd.DataFrame, coarse: float = 0.02) -> list[str]:
     the time per file is the operation itself, whether every run counted its files, and runs too short to time
     well (``resolution`` above ``coarse``)."""
     out = []
-    for (layout, devices, numjobs), group in points.groupby(["layout", "devices", "numjobs"], sort=True):
+    timed = points[points["rate"].notna()]  # the rest ran too short to time: ``too_short_sentences`` names them
+    for (layout, devices, numjobs), group in timed.groupby(["layout", "devices", "numjobs"], sort=True):
         where = f"{layout} ({devices} device{'s' if devices > 1 else ''}), {numjobs} job(s)"
         for op in [op for op in ENGINES if op in set(group["op"])]:
             out.append(f"{where}: {_trend(group[group['op'] == op].sort_values('files'))}.")
         out += _op_ratios(group)
-    share = points["rate"] / points["latency_rate"]
-    out.append(f"The operation itself takes {share.min():.0%} to {share.max():.0%} of the time per file "
-               f"(rate x mean latency / jobs); the rest is fio's loop and the system around the call.")
+    share = timed["rate"] / timed["latency_rate"]
+    if not share.empty:
+        out.append(f"The operation itself takes {share.min():.0%} to {share.max():.0%} of the time per file "
+                   f"(rate x mean latency / jobs); the rest is fio's loop and the system around the call.")
     incomplete = points[~points["complete"]]
     out.append("Every run operated on exactly its files (fio's operation count and latency samples both equal "
                "nrfiles x numjobs)." if incomplete.empty else
                f"{len(incomplete)} point(s) did not count nrfiles x numjobs operations: "
                + ", ".join(f"{r.op} {r.files}" for r in incomplete.itertuples()) + ".")
-    rough = points[points["resolution"] > coarse]
+    rough = timed[timed["resolution"] > coarse]
     if not rough.empty:
         out.append(f"{len(rough)} point(s) ran for under {1 / coarse:.0f} ms, so their rate is coarse (fio times in "
                    "whole ms): " + ", ".join(f"{r.op} {r.files:,} files in {r.runtime_ms:.0f} ms"
@@ -315,55 +312,18 @@ def comparison_sentences(wide: pd.DataFrame) -> list[str]:
     return out
 
 
-def _point_words(r) -> str:
-    """A point named as an engineer would: the metadata op and its files, or the layout, rw, block size, jobs."""
-    if r.rw in ENGINES.values() and np.isfinite(getattr(r, "nrfiles", np.nan)):
-        return f"{r.rw} of {int(r.nrfiles * r.numjobs):,} files"
-    return f"{r.layout} ({r.devices} device(s)) {r.rw} {bs_text(int(r.bs))} with {r.numjobs} job(s)"
-
-
-def too_short_sentences(frame: pd.DataFrame) -> list[str]:
-    """Each point with runs flagged ``too_short`` (a results table): too fast to measure at this size, so it gives
-    no rate (``core.rates`` leaves those runs out). No sentence for a table without the flag."""
-    rows = runs(frame)
-    if "too_short" not in rows.columns:
-        return []
-    short = rows[flag(rows, "too_short")]
-    keys = [*POINT, *(["nrfiles"] if "nrfiles" in short.columns else [])]
+def bottleneck_sentences(verdicts: pd.DataFrame) -> list[str]:
+    """One sentence per layout and workload from ``analysis.monitor.bottlenecks``: whether the devices were the
+    bottleneck (every member saturated), one did the work while others idled, a CPU was saturated, or neither."""
+    said = {"devices": "every device was saturated: the devices were the bottleneck",
+            "uneven": "some devices were saturated while others idled: the work did not spread over them",
+            "cpu": "no device was saturated and one CPU was busy all the time: the CPU was the limit",
+            "neither": "neither the devices nor a CPU was saturated: latency or the software set the pace"}
     out = []
-    for _, group in short.groupby(keys, sort=True, observed=True, dropna=False):
-        r = group.iloc[0]
-        took = f"took {group['runtime_s'].mean():.2f} s" if "runtime_s" in group.columns else "ran too briefly"
-        more = "files" if r.rw in ENGINES.values() else "data (a larger size or a longer runtime)"
-        count = f" ({len(group)} runs)" if len(group) > 1 else ""
-        out.append(f"{_point_words(r)} {took}{count}: too fast to measure at this size; give it more {more}.")
-    return out
-
-
-def truth_sentences(frame: pd.DataFrame) -> list[str]:
-    """The runs above the emulated array's known cap (``core.truth_check``), named with bw / cap: a measurement
-    error to investigate, not a result. No sentence when none is flagged."""
-    above = truth_check(frame)
-    if above.empty:
-        return []
-    named = "; ".join(f"{_point_words(r)} rep {getattr(r, 'rep', '?')}: {r.bw_bytes / MB:,.0f} MB/s against "
-                     f"{r.truth_bw_bytes / MB:,.0f} MB/s ({r.truth_ratio:.0%})" for r in above.itertuples())
-    return [f"{len(above)} run(s) came out above the emulated array's known cap: {named} — a measurement error to "
-            f"investigate, not a result."]
-
-
-def steady_round_sentences(frame: pd.DataFrame) -> list[str]:
-    """Per layout whose precondition ran in rounds (rows with a ``round``): the SNIA PTS verdict on their bandwidth
-    (``measure.steady``), in words, and what it means for the points measured after it. None without rounds."""
-    if "round" not in frame.columns:
-        return []
-    rounds = frame[frame["round"].notna()].sort_values("round")
-    out = []
-    for layout, group in rounds.groupby("layout", sort=True, observed=True):
-        verdict = steady_state(group["bw_bytes"].to_numpy(dtype=float))
-        mean = "" if np.isnan(verdict.window_mean) else f"; the window's mean {verdict.window_mean / MB:,.1f} MB/s"
-        after = ("its points were measured in steady state" if verdict.steady else
-                 "its points were measured before steady state: raise PRECONDITION_ROUNDS_MAX or read them as "
-                 "a fresh device's")
-        out.append(f"{layout}: {verdict.note}{mean}; {after}.")
+    for (layout, workload), runs in verdicts.groupby(["layout", "workload"], sort=True):
+        common = runs["verdict"].value_counts()
+        top = common.index[0]
+        share = f"{common.iloc[0]} of {len(runs)} runs" if len(runs) > 1 else "its run"
+        out.append(f"{layout}, {workload}: in {share}, {said[top]} (devices loaded {runs['min_load'].min():.0%} "
+                   f"to {runs['max_load'].max():.0%}, busiest CPU {runs['cpu_busiest'].median():.0%}).")
     return out

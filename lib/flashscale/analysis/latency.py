@@ -41,10 +41,18 @@ def details(outputs: Iterable[tuple[Any, dict]]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+SPREAD = ("iops", "clat_mean_ns", "clat_p99_ns")  # what the latency figure draws: its smallest and largest repetition
+
+
 def by_point(rows: pd.DataFrame) -> pd.DataFrame:
-    """The mean of every column over repetitions, per sweep point."""
+    """The mean of every column over repetitions, per sweep point; ``reps`` counts them, and ``{c}_min`` and
+    ``{c}_max`` of the columns ``SPREAD`` give their smallest and largest repetition."""
     values = [c for c in rows.columns if c not in (*POINT, "rep")]
-    return rows.groupby(POINT, sort=True, observed=True)[values].mean().reset_index()
+    grouped = rows.groupby(POINT, sort=True, observed=True)
+    out = grouped[values].mean()
+    spread = grouped[[c for c in SPREAD if c in rows.columns]].agg(["min", "max"])
+    spread.columns = [f"{c}_{stat}" for c, stat in spread.columns]
+    return out.join(spread).assign(reps=grouped.size()).reset_index()
 
 
 def littles_law(points: pd.DataFrame) -> pd.DataFrame:

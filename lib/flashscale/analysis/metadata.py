@@ -46,6 +46,7 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable, Sequence
 
+import numpy as np
 import pandas as pd
 
 from ..measure import fio
@@ -87,11 +88,18 @@ def from_fio(data: dict) -> dict:
             "resolution": 1.0 / runtime_ms if runtime_ms > 0 else math.inf}
 
 
+def _flagged(value) -> bool:
+    """A row's bool flag as a results table holds it: True (or numpy's); blank, NaN or absent: False."""
+    return isinstance(value, (bool, np.bool_)) and bool(value)
+
+
 def details(outputs: Iterable[tuple[Any, dict]]) -> pd.DataFrame:
     """One row per measured run of a metadata stage, from ``raw.fio_outputs`` of its measured rows: layout,
     devices, ``op`` (create, stat, remove), numjobs, nrfiles, rep, ``files`` (nrfiles x numjobs, what the run
     should have touched), ``from_fio`` of its fio.json, ``complete`` (fio counted exactly ``files`` operations and
-    as many latency samples) and ``latency_rate`` (numjobs / mean latency: the rate if fio's own time per file
+    as many latency samples), ``too_short`` (the results table's flag: it ran under ``results.MIN_RUNTIME_S``,
+    fio's clock, no rate) and
+    ``latency_rate`` (numjobs / mean latency: the rate if fio's own time per file
     were nil)."""
     rows = []
     for run, data in outputs:
@@ -104,17 +112,22 @@ def details(outputs: Iterable[tuple[Any, dict]]) -> pd.DataFrame:
         rows.append({"layout": run.layout, "devices": int(run.devices), "op": OPS[run.rw],
                      "numjobs": int(run.numjobs), "nrfiles": int(run.nrfiles), "rep": int(run.rep), "files": files,
                      **numbers, "complete": numbers["ops"] == files == numbers["latency_samples"],
+                     "too_short": _flagged(getattr(run, "too_short", False)),
                      "latency_rate": int(run.numjobs) * 1e9 / numbers["clat_mean_ns"]})
     return pd.DataFrame(rows)
 
 
 def by_files(rows: pd.DataFrame) -> pd.DataFrame:
-    """Per (layout, devices, op, numjobs, nrfiles), in mdtest's op order: the mean rate, latency and runtime over
-    repetitions, ``reps`` and ``complete`` (every repetition counted exactly its files)."""
+    """Per (layout, devices, op, numjobs, nrfiles), in mdtest's op order: the mean rate (its smallest and largest
+    repetition ``rate_min``, ``rate_max``; NaN where every repetition was ``too_short``: too fast to measure at this
+    size), latency and runtime over repetitions, ``reps``, ``too_short`` and ``complete`` (every repetition counted
+    exactly its files)."""
     if rows.empty:
         raise AnalysisError("no metadata runs to summarize")
-    grouped = rows.groupby(KEYS, sort=True, observed=True)
-    out = grouped.agg(files=("files", "first"), rate=("rate", "mean"), rate_std=("rate", "std"),
+    timed = rows.assign(rate=rows["rate"].where(~rows["too_short"].astype(bool)))  # a run too short is no rate
+    grouped = timed.groupby(KEYS, sort=True, observed=True)
+    out = grouped.agg(files=("files", "first"), too_short=("too_short", "all"), rate=("rate", "mean"),
+                      rate_std=("rate", "std"), rate_min=("rate", "min"), rate_max=("rate", "max"),
                       reps=("rate", "size"), latency_rate=("latency_rate", "mean"),
                       clat_mean_ns=("clat_mean_ns", "mean"), clat_p99_ns=("clat_p99_ns", "mean"),
                       runtime_ms=("runtime_ms", "mean"), resolution=("resolution", "max"),
@@ -127,5 +140,6 @@ def by_files(rows: pd.DataFrame) -> pd.DataFrame:
 def rate_table(points: pd.DataFrame) -> pd.DataFrame:
     """Files per second, one row per (layout, devices, numjobs, files) and one column per op (seed 004's three
     figures in one table)."""
-    wide = points.pivot_table(index=["layout", "devices", "numjobs", "files"], columns="op", values="rate")
+    wide = points.pivot_table(index=["layout", "devices", "numjobs", "files"], columns="op", values="rate",
+                              dropna=False)  # an op too fast to time at every size: its column, NaN
     return wide[[op for op in ENGINES if op in wide.columns]]

@@ -36,7 +36,7 @@ import pandas as pd
 from scipy import stats as sps
 from scipy.optimize import least_squares
 
-from .core import POINT, measured, point_means
+from .core import POINT, point_means, rates
 from .plateau import knee, plateau, point_problem
 from ..errors import AnalysisError
 
@@ -274,10 +274,11 @@ def scaling_curve(frame: pd.DataFrame, axis: str = "numjobs", by: Iterable[str] 
 
 
 def scaling_repetitions(frame: pd.DataFrame, axis: str = "numjobs", by: Iterable[str] = ()) -> pd.DataFrame:
-    """The measured repetitions of each point of ``scaling_curve``: one row per repetition, the same columns."""
+    """The measured rate repetitions (``core.rates``: runs too short to time left out) of each point of
+    ``scaling_curve``: one row per repetition, the same columns."""
     group = list(dict.fromkeys(["layout", "devices", "rw", *by, axis]))
     best = _envelope(frame, axis, by)[POINT]
-    rows = measured(frame).merge(best, on=POINT, how="inner", validate="many_to_one")
+    rows = rates(frame).merge(best, on=POINT, how="inner", validate="many_to_one")
     return rows.sort_values(group, kind="stable")[[*group, "bw_bytes"]].reset_index(drop=True)
 
 

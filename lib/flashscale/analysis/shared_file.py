@@ -93,12 +93,14 @@ def details(outputs: Iterable[tuple[Any, dict]], environments: Iterable[tuple[An
 
 
 def summary(rows: pd.DataFrame) -> pd.DataFrame:
-    """Per (variant, layout, devices, rw, bs, numjobs, iodepth): mean bandwidth and run time over repetitions,
-    ``reps``, ``bytes_ok`` (every repetition moved exactly its bytes), reach, ceiling and ``fraction``."""
+    """Per (variant, layout, devices, rw, bs, numjobs, iodepth): mean bandwidth (``bw_min``, ``bw_max``: its smallest
+    and largest repetition) and run time over repetitions, ``reps``, ``bytes_ok`` (every repetition moved exactly its
+    bytes), reach, ceiling and ``fraction``."""
     if rows.empty:
         raise AnalysisError("no shared-file runs to summarize")
     grouped = rows.groupby(KEYS, sort=True, observed=True)
-    return grouped.agg(bw_bytes=("bw_bytes", "mean"), bw_std=("bw_bytes", "std"), reps=("bw_bytes", "size"),
+    return grouped.agg(bw_bytes=("bw_bytes", "mean"), bw_std=("bw_bytes", "std"), bw_min=("bw_bytes", "min"),
+                       bw_max=("bw_bytes", "max"), reps=("bw_bytes", "size"),
                        runtime_s=("runtime_s", "mean"), expected_bytes=("expected_bytes", "first"),
                        bytes_ok=("bytes_ok", "all"), targets=("targets", "first"),
                        targets_used=("targets_used", "first"), reach_devices=("reach_devices", "first"),

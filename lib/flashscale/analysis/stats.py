@@ -11,10 +11,12 @@ Intervals:
 
 A point with one repetition has no spread and gets NaN bounds, never a made-up interval.
 
-Efficiency = best / (devices x baseline) gets its interval by interval arithmetic on the two bounds:
-efficiency_lo = best_lo / (devices x baseline_hi), and so on. With two independent intervals at confidence c it
-covers the true ratio with probability at least 1 - 2 (1 - c) (union bound): 90% for c = 0.95. Where both sides
-are the same measurement (the baseline point's own efficiency) the value is exact and lo = hi.
+Efficiency = best / (devices x baseline) is a ratio of two means, and gets its interval on the log scale
+(``ratio_interval``, whatever ``method``): efficiency x exp(+/- t s), s the delta-method standard error of the log
+of the ratio, sqrt(cv_best^2 / n_best + cv_base^2 / n_base), on Welch-Satterthwaite degrees of freedom. It is never
+negative and always holds the efficiency (lo <= efficiency <= hi), where dividing the bounds of two t intervals
+gave a negative or inverted one as soon as the baseline's interval crossed zero (two repetitions, t = 12.7).
+Where both sides are the same measurement (the baseline point's own efficiency) the value is exact and lo = hi.
 
 The tax (``core.tax``) is tested, not bounded by overlap: ``significance.tax_test`` compares the repetitions of a
 layout's best point with those of the reference's (a t test on their logarithms), which finds a real 8% tax at
@@ -137,6 +139,35 @@ def _repetitions(frame: pd.DataFrame) -> dict[tuple, np.ndarray]:
     return {key: group["bw_bytes"].to_numpy(float) for key, group in rates(frame).groupby(POINT, sort=False)}
 
 
+def ratio_interval(a: np.ndarray, b: np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
+    """The interval of mean(a) / mean(b) on the log scale: the ratio x exp(+/- t s), s = sqrt(cv_a^2 / n_a +
+    cv_b^2 / n_b) (the delta method's standard error of the log of the ratio), t on Welch-Satterthwaite degrees of
+    freedom. Positive, and lo <= ratio <= hi always; (nan, nan) with fewer than two values on a side."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.size < 2 or b.size < 2:
+        return (NAN, NAN)
+    ratio = float(a.mean() / b.mean())
+    wa, wb = a.var(ddof=1) / (a.size * a.mean() ** 2), b.var(ddof=1) / (b.size * b.mean() ** 2)
+    if not wa + wb > 0:
+        return (ratio, ratio)
+    df = (wa + wb) ** 2 / (wa ** 2 / (a.size - 1) + wb ** 2 / (b.size - 1))
+    half = float(sps.t.ppf((1 + confidence) / 2, df)) * float(np.sqrt(wa + wb))
+    return (ratio * float(np.exp(-half)), ratio * float(np.exp(half)))
+
+
+def _efficiency_bounds(row, reps: dict[tuple, np.ndarray], base_reps: dict[tuple, np.ndarray],
+                       confidence: float) -> tuple[float, float]:
+    """``ratio_interval`` of a summary row's best point against devices x its baseline point; exact (lo = hi) where
+    the two are the same point of the same table, NaN where the baseline is missing."""
+    if pd.isna(row.baseline_bw_bytes) or pd.isna(row.baseline_numjobs):
+        return (NAN, NAN)
+    best = (row.layout, row.devices, row.rw, row.best_bs, row.best_numjobs, row.best_iodepth)
+    base = (row.baseline_layout, 1, row.rw, int(row.baseline_bs), int(row.baseline_numjobs), int(row.baseline_iodepth))
+    if best == base and reps is base_reps:
+        return (row.efficiency, row.efficiency)
+    return ratio_interval(reps[best], row.devices * base_reps[base], confidence)
+
+
 def verdict(test: TaxTest) -> str:
     """``significance``'s verdict in the words of a summary: 'tax' or 'gain' when real (by its sign), 'noise'
     when not, 'unknown' when there was nothing to test."""
@@ -178,24 +209,30 @@ def tax_tests(summary: pd.DataFrame, frame: pd.DataFrame, reference: str, by_col
 def summary_intervals(
     frame: pd.DataFrame, reference: str, baseline_bs=BASELINE_BS, by: Iterable[str] | str = (),
     confidence: float = 0.95, method: str = "t", n_boot: int = 2000, seed: int = 0, tax_method: str = "student",
+    base_frame: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
-    """``analysis.summarize`` plus ``best_bw_bytes_lo/hi``, ``baseline_bw_bytes_lo/hi``, ``efficiency_lo/hi``,
-    ``layout_efficiency_lo/hi`` (``method`` intervals) and the tax test of ``tax_tests``: ``tax_lo/hi``, ``tax_p``,
-    ``tax_verdict`` ('tax', 'gain', 'noise', 'unknown' with fewer than 2 repetitions a side or no reference row,
-    'reference'), ``best_reps``, ``reference_reps`` and ``tax_confidence``."""
+    """``analysis.summarize`` plus ``best_bw_bytes_lo/hi``, ``baseline_bw_bytes_lo/hi`` (``method`` intervals),
+    ``efficiency_lo/hi`` and ``layout_efficiency_lo/hi`` (``ratio_interval``) and the tax test of ``tax_tests``:
+    ``tax_lo/hi``, ``tax_p``, ``tax_verdict`` ('tax', 'gain', 'noise', 'unknown' with fewer than 2 repetitions a side
+    or no reference row, 'reference'), ``best_reps``, ``reference_reps`` and ``tax_confidence``.
+    ``base_frame``: the results whose single-device rows give the baseline (another stage's, ``01_baseline``);
+    by default ``frame``'s own."""
     _check(confidence, method)
     by_cols = [by] if isinstance(by, str) else list(by)
-    summary = summarize(frame, reference, baseline_bs, by_cols)
+    base_frame = frame if base_frame is None else base_frame
+    base_table = baseline(base_frame, baseline_bs, by_cols, strict=False) if base_frame is not frame else None
+    summary = summarize(frame, reference, baseline_bs, by_cols, base=base_table)
     reps = repetition_stats(frame, "bw_bytes", confidence, method, n_boot, seed)
     out = pd.concat([summary, _best_bounds(summary, reps)], axis=1)
-    base = _baseline_bounds(frame, reps, baseline_bs, by_cols)
+    base_reps = reps if base_frame is frame else repetition_stats(base_frame, "bw_bytes", confidence, method,
+                                                                   n_boot, seed)
+    base = _baseline_bounds(base_frame, base_reps, baseline_bs, by_cols)
     out = out.merge(base, on=["rw", *by_cols], how="left", validate="many_to_one")
-    own = ((out["devices"] == 1) & (out["layout"] == out["baseline_layout"]) & (out["best_bs"] == out["baseline_bs"])
-           & (out["best_numjobs"] == out["baseline_numjobs"]) & (out["best_iodepth"] == out["baseline_iodepth"]))
-    out["efficiency_lo"] = (out["best_bw_bytes_lo"] / (out["devices"] * out["baseline_bw_bytes_hi"])).where(
-        ~own, out["efficiency"])
-    out["efficiency_hi"] = (out["best_bw_bytes_hi"] / (out["devices"] * out["baseline_bw_bytes_lo"])).where(
-        ~own, out["efficiency"])
+    own = _repetitions(frame)
+    of_base = own if base_frame is frame else _repetitions(base_frame)
+    bounds = [_efficiency_bounds(r, own, of_base, confidence) for r in out.itertuples(index=False)]
+    out["efficiency_lo"] = [lo for lo, _ in bounds]
+    out["efficiency_hi"] = [hi for _, hi in bounds]
     share = 1.0 - out["design_tax"]
     out["layout_efficiency_lo"] = out["efficiency_lo"] / share
     out["layout_efficiency_hi"] = out["efficiency_hi"] / share

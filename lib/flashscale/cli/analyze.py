@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from ..analysis import core as analysis, ceilings, findings, scaling, stats
+from ..analysis import core as analysis, ceilings, evidence, scaling, stats
 from ..measure import results
 from ..errors import AnalysisError, ConfigError, FlashscaleError
 
@@ -104,7 +104,7 @@ def main(args: argparse.Namespace) -> int:
         split = ceilings.with_direction_split(summary, frame)
         summary = ceilings.ceiling_table(split, _ceilings_file(args.ceilings)).drop(
             columns=[c for c in ("read_bw_bytes", "write_bw_bytes") if c not in summary.columns])
-    for sentence in findings.too_short_sentences(frame) + findings.truth_sentences(frame):
+    for sentence in evidence.too_short_sentences(frame) + evidence.truth_sentences(frame):
         print(f"note: {sentence}", file=sys.stderr)
     if args.format == "csv":
         summary.to_csv(sys.stdout, index=False)

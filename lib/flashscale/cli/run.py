@@ -1,6 +1,8 @@
 """Execute a campaign: its notebooks with papermill, parameters from the campaign file, reports as HTML.
 
 The executed notebooks and their HTML go to reports/<campaign>/; the measurements to data/campaigns/<campaign>/.
+An interrupted run (Ctrl-C, kill -9, a machine that went down) is continued with --resume: notebooks that finished
+are not executed again, the one that was cut short continues its campaign where it stopped.
 """
 from __future__ import annotations
 
@@ -14,11 +16,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reports", default=None, metavar="DIR", help="where reports go (default: reports/)")
     parser.add_argument("-p", "--parameter", action="append", default=[], metavar="NAME=YAML",
                         help="override one notebook parameter, e.g. -p DEVICES=2 (value read as YAML)")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue the interrupted run of this campaign: finished runs and notebooks are kept")
+    parser.add_argument("--force-resume", action="store_true",
+                        help="resume even when the campaign file or the machine changed (the report says so)")
 
 
 def main(args: argparse.Namespace) -> int:
     overrides = execute.parse_overrides(args.parameter)
-    published = execute.run_campaign(args.campaign, reports_dir=args.reports, overrides=overrides)
+    published = execute.run_campaign(args.campaign, reports_dir=args.reports, overrides=overrides,
+                                     resume=args.resume, force_resume=args.force_resume)
     for path in published:
         print(path)
     return 0

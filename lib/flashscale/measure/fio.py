@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
 from ..system.commands import Runner
 from ..errors import ConfigError, FioError
 
@@ -209,13 +211,18 @@ def run(job: FioJob, outdir: Path, runner: Runner, *, cgroup_procs: Sequence[Pat
     )
     if completed.stderr:
         (outdir / "fio.stderr").write_text(completed.stderr)
+    said = " ".join(completed.stderr.strip().splitlines()[-3:])  # fio's own message, when it gave one
     if not output.exists():
-        raise FioError(f"fio wrote no output file {output}: {completed.stderr.strip()}")
-    data = load_output(output.read_text(), source=str(output))
+        raise FioError(f"fio wrote no output file {output}: {said or 'nothing on stderr'}")
+    data = load_output(output.read_bytes().decode(errors="replace"), source=str(output))
     if completed.returncode != 0:
-        errors = "; ".join(f"{j.get('jobname')}: error {j.get('error')}" for j in data.get("jobs", []))
-        raise FioError(f"fio exited with status {completed.returncode} for {jobfile} ({errors or completed.stderr.strip()})")
-    validate(data, source=str(output))
+        errors = "; ".join(f"{j.get('jobname')}: error {j.get('error')}" for j in data.get("jobs", [])
+                           if isinstance(j, dict))
+        raise FioError(f"fio exited with status {completed.returncode} for {jobfile} ({errors}): {said}")
+    try:
+        validate(data, source=str(output))
+    except FioError as exc:
+        raise FioError(f"{exc}{': ' + said if said else ''}") from None
     return data
 
 
@@ -226,19 +233,72 @@ def load_output(text: str, source: str = "fio output") -> dict:
         if line.startswith("{"):
             try:
                 data = json.loads("".join(lines[index:]))
-            except json.JSONDecodeError as exc:
-                raise FioError(f"{source}: fio output is not valid JSON ({exc})") from exc
+            except (json.JSONDecodeError, RecursionError) as exc:
+                raise FioError(f"{source}: fio output is not valid JSON ({exc})") from None
+            if not isinstance(data, dict):
+                raise FioError(f"{source}: fio output is a {type(data).__name__}, not a JSON object")
             data["_preamble"] = "".join(lines[:index])
             return data
     raise FioError(f"{source}: no JSON object in fio output: {text[:200]!r}")
 
 
+class _Latency(BaseModel):
+    model_config = ConfigDict(strict=True)
+    mean: float
+    stddev: float = float("nan")
+    percentile: dict[str, float] = Field(default_factory=dict)
+
+
+class _Side(BaseModel):
+    model_config = ConfigDict(strict=True)
+    io_bytes: int = Field(ge=0)
+    bw_bytes: float
+    iops: float
+    runtime: float = Field(ge=0)
+    clat_ns: _Latency
+    lat_ns: _Latency
+
+
+class _Job(BaseModel):
+    model_config = ConfigDict(strict=True)
+    jobname: str = ""
+    error: int = 0
+    read: _Side
+    write: _Side
+    steadystate: dict | None = None
+
+
+class _Output(BaseModel):
+    """The part of fio's JSON flashscale reads: what ``parse`` needs, with its types."""
+    model_config = ConfigDict(strict=True, populate_by_name=True)
+    jobs: list[_Job] = Field(min_length=1)
+    fio_version: str = Field("", alias="fio version")
+
+
+def check_shape(data: object, source: str = "fio output") -> None:
+    """FioError naming ``source``, the field and the value unless ``data`` has the fields ``parse`` reads, typed."""
+    if not isinstance(data, dict):
+        raise FioError(f"{source}: fio output is a {type(data).__name__}, not a JSON object")
+    try:
+        _Output.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise FioError(f"{source}: {where}: {first['msg']} (got {first.get('input')!r:.80}); "
+                       f"{exc.error_count()} problem(s) in all") from None
+
+
 def validate(data: dict, source: str = "fio output") -> None:
-    """Raise FioError unless every job ran without error and moved data."""
-    jobs = data.get("jobs")
-    if not jobs:
-        raise FioError(f"{source}: fio reported no jobs")
-    for job in jobs:
+    """Raise FioError unless the output has the fields flashscale reads (``check_shape``), every job ran without
+    error and moved data."""
+    jobs = data.get("jobs") if isinstance(data, dict) else data
+    if not isinstance(jobs, list) or not jobs:
+        raise FioError(f"{source}: fio reported no jobs (jobs={jobs!r:.80})")
+    for job in data["jobs"]:
+        if isinstance(job, dict) and job.get("error", 0) != 0:
+            raise FioError(f"{source}: job {job.get('jobname')!r} failed with error {job['error']}")
+    check_shape(data, source)
+    for job in data["jobs"]:
         if job.get("error", 0) != 0:
             raise FioError(f"{source}: job {job.get('jobname')!r} failed with error {job['error']}")
         moved = sum(job.get(d, {}).get("io_bytes", 0) for d in ("read", "write", "trim"))
@@ -272,13 +332,15 @@ def steady_state(data: dict) -> dict:
             "ss_criterion": judged[0].get("criterion")}
 
 
-def parse(data: dict) -> dict:
-    """Aggregate a (validated) fio result into one tidy row of measurements.
+def parse(data: dict, source: str = "fio output") -> dict:
+    """Aggregate a fio result into one tidy row of measurements (FioError naming ``source`` when it lacks a field
+    or has one of the wrong type: ``check_shape``).
 
     Bandwidth and IOPS are summed over jobs and directions; latency comes from the direction that moved more
     data (the only one for pure read or write), taken from the first job entry, which with group_reporting
     holds the whole group.
     """
+    check_shape(data, source)
     jobs = data["jobs"]
     read_bw = float(sum(j["read"]["bw_bytes"] for j in jobs))
     write_bw = float(sum(j["write"]["bw_bytes"] for j in jobs))

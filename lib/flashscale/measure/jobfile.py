@@ -13,6 +13,10 @@ lines, so the written file stands alone):
   ``directory=/m/0:/m/1`` or ``filename=/dev/a:/dev/b``: fio spreads a section's ``numjobs`` clones evenly over
   the directories, and each job's I/O over the devices. A job section with no target in scope gets that line
   right after its header. A relative ``filename=`` names a file inside the target directory and is kept.
+- **file names**: the files fio makes in a target directory are named ``flashscale-...`` so that the layout's
+  teardown, which removes only flashscale's own files (``system.undo.OWN_FILE_PREFIX``), removes them too: a
+  relative ``filename=`` and a ``filename_format=`` get the prefix, and a job section with neither gets
+  ``filename_format=flashscale-$jobname.$jobnum.$filenum`` (fio's default names, prefixed). Not on devices.
 - **log lines**: a log name (``LOG_OPTIONS``) goes into the run's raw directory; a log set in ``[global]`` gets a
   name of its own in each job section, so the sections' logs do not overwrite each other.
 - **swept axes** (``overrides``, e.g. ``{"numjobs": 4}``): every line setting the option takes the new value and a
@@ -36,6 +40,7 @@ from pathlib import Path, PurePosixPath
 from typing import Mapping, Sequence
 
 from ..errors import ConfigError
+from ..system.undo import OWN_FILE_PREFIX
 
 # fio's aliases of the options this module reads (``fio --cmdhelp=OPTION`` prints them).
 ALIASES = {"iomem": "mem", "blocksize": "bs", "readwrite": "rw", "wait_for_previous": "stonewall"}
@@ -251,6 +256,9 @@ class JobFile:
         key = "filename" if is_device(targets[0]) else "directory"
         own = any(_is_target_line(scope[k]) and scope[k].section == section for k in TARGET_OPTIONS if k in scope)
         lines = [] if own else [f"{key}={join_files(targets)}{MARK}"]
+        named = "filename_format" in scope or ("filename" in scope and not _is_target_line(scope["filename"]))
+        if not named and not is_device(targets[0]):
+            lines.append(f"filename_format={OWN_FILE_PREFIX}$jobname.$jobnum.$filenum{MARK}")
         lines += [f"{k}={v}{MARK}" for k, v in forced.items() if k not in scope]
         inherited = [k for k in LOG_OPTIONS if k in scope and scope[k].section == "global"]
         lines += [f"{k}={_log_name(scope[k], raw_dir, suffix=section)}{MARK}" for k in inherited]
@@ -343,6 +351,11 @@ def _log_name(line: Line, raw_dir: Path, suffix: str = "") -> str:
     return str(raw_dir / (f"{base}.{suffix}" if suffix else base))
 
 
+def _own_names(value: str) -> str:
+    """A relative filename list or a filename_format, each name prefixed so the layout's teardown removes it."""
+    return join_files([f if f.startswith(OWN_FILE_PREFIX) else OWN_FILE_PREFIX + f for f in split_files(value)])
+
+
 def _rewritten(line: Line, targets: tuple[str, ...], raw_dir: Path, forced: Mapping[str, str]) -> str:
     """The line as flashscale writes it: the user's text unless it is a target, a log name or a forced value."""
     if line.kind == "include":
@@ -354,6 +367,8 @@ def _rewritten(line: Line, targets: tuple[str, ...], raw_dir: Path, forced: Mapp
         return f"{key}={join_files(targets)}{MARK}"
     if line.key in LOG_OPTIONS:
         return f"{line.key}={_log_name(line, raw_dir)}{MARK}"
+    if line.key in ("filename", "filename_format") and not is_device(targets[0]):
+        return f"{line.key}={_own_names(line.value or '')}{MARK}"
     if line.key in forced and not (line.value == forced[line.key] or (line.value is None and forced[line.key] == "1")):
         return f"{line.key}={forced[line.key]}{MARK}"
     if ENV_VARIABLE.search(line.text) and line.value is not None:  # fio runs what was checked, whatever its env

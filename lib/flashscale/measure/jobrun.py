@@ -8,16 +8,27 @@ group, reported as one by fio (the rewrite sets ``group_reporting``) and named a
 A row's ``rw`` (the engine's name for a metadata engine, as ``fio.FioJob`` names it), ``iodepth`` and ``bs`` are those of the group's first section (``bs`` in bytes: the first size of a
 ``bs`` range or read,write list); ``numjobs`` counts the jobs of all its sections. ``job_file`` and
 ``job_file_sha256`` say which file, as the user wrote it, was run.
+
+In a campaign, ``workload(path, axes, repetitions)`` is the job file as one of the recorder's workloads
+(``measure.recorder``): on each layout, after the sweep's points, it checks the file against the layout's targets,
+then runs it once per combination of the swept ``axes`` (``AXES``: the file's own values overridden) and
+repetition, raw files in ``raw/<layout>/jobfile-<point>/rep<k>/``, and keeps one row per group with the layout's
+columns and the known truth. Its rows are ``phase`` "workload", ``workload`` "jobfile": the sweep's own analysis
+never reads them; ``analysis.jobfile`` does.
 """
 from __future__ import annotations
 
+import itertools
 import re
 import tempfile
+from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from . import fio
+from . import fio, precondition, results
 from .jobfile import JobFile
+from ..arrays.layouts import Layout
 from ..errors import ConfigError, FioError
 from ..system.commands import Runner
 
@@ -102,3 +113,93 @@ def run(jobfile: JobFile, targets: Sequence[str], outdir: Path, runner: Runner, 
         raise FioError(f"fio exited with status {completed.returncode} for {job} ({errors or completed.stderr.strip()})")
     fio.validate(data, source=str(output))
     return rows(jobfile, data, overrides)
+
+
+AXES = {"bs": "bs", "numjobs": "nj", "iodepth": "qd"}  # what a campaign may sweep over a job file: name in a point
+PHASE = "workload"  # the rows' phase: not a point of the sweep (``analysis.core`` never reads them)
+WORKLOAD = "jobfile"
+AS_WRITTEN = "as-written"  # the point of a file run with no swept axes
+# Refusals that do not depend on where the layout is (every layout's targets are directories): checked against
+# this stand-in when the workload is made, so a refused file stops the campaign before it builds anything.
+ANY_LAYOUT = ("/flashscale-layout/0",)
+
+
+def checked_axes(axes: Mapping[str, Sequence[int]] | None) -> dict[str, tuple[int, ...]]:
+    """``axes`` as name -> values, in ``AXES`` order; an unknown axis or a value not a positive whole number
+    is refused (a ConfigError naming it)."""
+    axes = dict(axes or {})
+    unknown = [name for name in axes if name not in AXES]
+    if unknown:
+        raise ConfigError(f"job file axes {unknown}: a campaign sweeps only {', '.join(AXES)} over a job file")
+    checked = {}
+    for name in AXES:
+        values = axes.get(name)
+        if values is None:
+            continue
+        if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__") or not list(values):
+            raise ConfigError(f"job file axis {name}={values!r} must be a non-empty list")
+        bad = [v for v in values if isinstance(v, bool) or not isinstance(v, int) or v <= 0]
+        if bad:
+            raise ConfigError(f"job file axis {name}: {bad} must be positive whole numbers")
+        checked[name] = tuple(values)
+    return checked
+
+
+def combinations(axes: Mapping[str, Sequence[int]]) -> list[dict[str, int]]:
+    """Every combination of the swept axes (the first axis outermost); one empty combination when none is swept."""
+    return [dict(zip(axes, combo)) for combo in itertools.product(*axes.values())]
+
+
+def point_name(overrides: Mapping[str, int]) -> str:
+    """The run's name on a layout: ``jobfile-nj4-qd8`` (``jobfile-as-written`` with no swept axis)."""
+    return "jobfile-" + ("-".join(f"{AXES[k]}{v}" for k, v in overrides.items()) or AS_WRITTEN)
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A user's job file as a campaign workload: ``workload(recorder, layout, cgroup_procs)`` (``workload``)."""
+
+    jobfile: JobFile
+    axes: dict[str, tuple[int, ...]]
+    repetitions: int
+    timeout_s: float = 3600
+
+    def runs(self) -> int:
+        """fio runs per layout."""
+        return len(combinations(self.axes)) * self.repetitions
+
+    def __call__(self, recorder, layout: Layout, cgroup_procs: Sequence[Path]) -> None:
+        self.jobfile.check(layout.targets)  # every refusal, with its line, before the first run on this layout
+        for overrides in combinations(self.axes):
+            for rep in range(self.repetitions):
+                raw_dir = Path("raw") / layout.name / point_name(overrides) / f"rep{rep}"
+                recorder.bar.set_postfix_str(f"{layout.name} {point_name(overrides)} rep{rep}")
+                started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+                for row in run(self.jobfile, layout.targets, recorder.directory / raw_dir, recorder.runner,
+                               overrides=overrides, cgroup_procs=cgroup_procs, timeout_s=self.timeout_s):
+                    how = {"point": f"{point_name(overrides)}-{row['group']}", "rep": rep, "raw_dir": str(raw_dir),
+                           "started_at": started}
+                    recorder.keep(layout, layout_row(recorder, layout, {**row, **how}, cgroup_procs), cgroup_procs)
+
+
+def layout_row(recorder, layout: Layout, row: Mapping, cgroup_procs: Sequence[Path]) -> dict:
+    """A group's row with the columns of a sweep's row on the same layout: campaign, layout, devices, backend,
+    cap (only when fio ran in the throttled cgroup), the layout's steady-state verdict and the known truth."""
+    caps = {d: recorder.caps[d] for d in ("read", "write") if d in recorder.caps} if cgroup_procs else {}
+    full = {"campaign": recorder.campaign, "host": recorder.host, "layout": layout.name, "devices": layout.devices,
+            **row, "warmup": False, "run_id": recorder.run_id, "backend": layout.backend,
+            "cap_bps": recorder.caps.get(row["rw"], float("nan")) if cgroup_procs else float("nan"),
+            "phase": PHASE, "round": None, "workload": WORKLOAD, **precondition.verdict_columns(recorder.verdict)}
+    return {**full, **results.evidence(full, caps)}
+
+
+def workload(jobfile_path: str | Path, axes: Mapping[str, Sequence[int]] | None = None, repetitions: int = 1,
+             env: Mapping[str, str] | None = None, timeout_s: float = 3600) -> Workload:
+    """The job file at ``jobfile_path`` as a campaign workload, swept over ``axes`` (``{"numjobs": [1, 4]}``:
+    ``AXES`` only), each combination run ``repetitions`` times on every layout. The file is read (``${VAR}`` from
+    ``env``) and checked now: a file refused on any layout raises ``JobFileError`` before the campaign starts."""
+    if isinstance(repetitions, bool) or not isinstance(repetitions, int) or repetitions < 1:
+        raise ConfigError(f"job file repetitions={repetitions!r} must be a whole number >= 1")
+    jobfile = JobFile.read(jobfile_path, env)
+    jobfile.check(ANY_LAYOUT)
+    return Workload(jobfile, checked_axes(axes), repetitions, timeout_s)

@@ -7,19 +7,37 @@ it measured. A row on the emulated array carries its known truth (``results.evid
 Workloads other than the sweep's own fio points (a user's job file, an application) are callables
 ``workload(recorder, layout, cgroup_procs)`` in ``workloads``: each runs after the sweep's points on every layout and
 keeps its rows with ``recorder.keep``, so they land in the same table with the same raw files beside them.
+
+A run that fails (fio reports an error, exits non-zero, leaves no usable JSON: a full file system, a device gone) is
+kept as a failed row (``status`` failed, ``error`` fio's own message, NaN numbers); ``on_failure`` says whether the
+sweep goes on (continue) or stops there (stop: FioError, every row before it kept). On a resumed campaign, the
+runs in ``done`` (layout, point, rep) are not run again.
 """
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
 from ..arrays.layouts import Layout
+from ..errors import CommandError, ConfigError, FioError
 from ..system.commands import Runner
-from . import fio, precondition, results
+from ..system.devices import System
+from . import adaptive, fio, monitoring, precondition, results, resume
 from .sweep import Sweep
+
+ON_FAILURE = ("continue", "stop")
+# The numbers of a run; NaN on a failed row.
+NUMBERS = ("bw_bytes", "iops", "runtime_s", "clat_mean_ns", "clat_p50_ns", "clat_p99_ns", "clat_p999_ns",
+           "clat_p9999_ns", "clat_stddev_ns", "lat_mean_ns", "read_bw_bytes", "write_bw_bytes", "io_bytes")
+
+
+def check_on_failure(value: object) -> str:
+    if value not in ON_FAILURE:
+        raise ConfigError(f"ON_FAILURE={value!r} must be one of {', '.join(ON_FAILURE)}")
+    return value
 
 
 @dataclass
@@ -39,32 +57,72 @@ class Recorder:
     bar: object
     environment: dict
     workloads: Sequence[Callable[["Recorder", Layout, list[Path]], None]] = ()
+    on_failure: str = "continue"
+    done_rows: dict = field(default_factory=dict)  # an adaptive sweep's resumed runs: their rows, to decide on
+    done: frozenset = frozenset()  # (layout, point, rep) of runs a resumed campaign measured already
 
+    precondition_dir = precondition.PHASE  # raw/<layout>/<this>
     verdict = None  # the steady-state verdict of the layout being measured, when it ran in rounds
 
     def sweep(self, layout: Layout, cgroup_procs: list[Path]) -> None:
         """The layout's precondition (when the sweep asks for it; in rounds until steady when it asks for that),
         then every point and repetition, each row carrying the layout's steady-state verdict."""
         first = precondition.job(self.sweep_spec, layout.targets) if self.sweep_spec.precondition else None
+        # a resumed layout is preconditioned anew, beside the interrupted run's precondition
+        self.precondition_dir = resume.fresh_name(self.directory / "raw" / layout.name, precondition.PHASE)
         self.verdict = None
         if first is not None and self.sweep_spec.steady_rounds:
             self.verdict = self._rounds(layout, first, cgroup_procs)
         elif first is not None:  # outside the throttled cgroup: it prepares the files, it measures nothing
-            self._record(layout, first, Path("raw") / layout.name / precondition.PHASE, [],
+            self._record(layout, first, Path("raw") / layout.name / self.precondition_dir, [],
                          phase=precondition.PHASE, point=precondition.point(first))
-        for point in self.sweep_spec.points():
-            job = self.sweep_spec.job(point, layout.targets)
-            for rep, warmup in self.sweep_spec.reps():
-                self._record(layout, job, Path("raw") / layout.name / job.point / f"rep{rep}", cgroup_procs,
-                             rep=rep, warmup=warmup)
-                self.bar.update(1)
+        if self.sweep_spec.adaptive:
+            self._explore(layout, cgroup_procs)
+        else:
+            for point in self.sweep_spec.points():
+                self._point(layout, point, cgroup_procs)
         for workload in self.workloads:
             workload(self, layout, cgroup_procs)
+        resume.mark_layout_done(self.directory, layout.name)
+
+    def _point(self, layout: Layout, point: dict, cgroup_procs: list[Path], adaptive: str | None = None) -> list[float]:
+        """Every repetition of one point (those a resumed campaign measured already are not run again); the
+        bandwidth of each measured repetition, for an adaptive sweep to decide on."""
+        job = self.sweep_spec.job(point, layout.targets)
+        measured = []
+        for rep, warmup in self.sweep_spec.reps():
+            key = (layout.name, job.point, rep)
+            row = self.done_rows.get(key) if key in self.done else self._record(
+                layout, job, Path("raw") / layout.name / job.point / f"rep{rep}", cgroup_procs, rep=rep,
+                warmup=warmup, adaptive=adaptive)
+            self.bar.update(1)
+            if row is not None and not warmup and row.get("status", "ok") == "ok":
+                measured.append(float(row["bw_bytes"]))
+        return measured
+
+    def _explore(self, layout: Layout, cgroup_procs: list[Path]) -> None:
+        """An adaptive sweep: along ``sweep.adaptive``, for each combination of the other axes, only the points
+        ``measure.adaptive.explore`` chooses; what it found and skipped goes to ``raw/<layout>/adaptive.json``."""
+        axis, found = self.sweep_spec.adaptive, []
+        if self.done:
+            self.done_rows = {(r["layout"], r["point"], r["rep"]): r for r in results.read_rows(self.directory)[0]}
+        for base, grid in self.sweep_spec.lines():
+            def measure(value: int, base: dict = base) -> list[float]:
+                bandwidths = self._point(layout, {**base, axis: value}, cgroup_procs, adaptive=f"{axis}={value}")
+                if not bandwidths:
+                    raise FioError(f"no repetition of {layout.name} {base} {axis}={value} finished: an adaptive "
+                                   "sweep has nothing to decide on (see the failed rows)")
+                return bandwidths
+            exploration = adaptive.explore(grid, measure)
+            found.append({**base, "axis": axis, **exploration.summary()})
+        out = self.directory / "raw" / layout.name / "adaptive.json"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(found, indent=1, default=str))
 
     def _rounds(self, layout: Layout, job: fio.FioJob, cgroup_procs: list[Path]):
         """The precondition in rounds (inside the throttled cgroup: each round measures the devices) until steady
         or ``rounds_max``; each round's row is kept with the verdict on the rounds so far. Returns the last."""
-        raw = Path("raw") / layout.name / precondition.PHASE
+        raw = Path("raw") / layout.name / self.precondition_dir
         verdict = None
         for row, verdict in precondition.rounds(
                 lambda n: self._measure(layout, job, raw / f"round{n}", cgroup_procs, phase=precondition.PHASE,
@@ -73,18 +131,43 @@ class Recorder:
         return verdict
 
     def _record(self, layout: Layout, job: fio.FioJob, raw_dir: Path, cgroup_procs: list[Path],
-                **how) -> None:
-        """Run ``job`` once and append its row, with the layout's steady-state verdict, to the campaign."""
-        row = self._measure(layout, job, raw_dir, cgroup_procs, **how)
-        self.keep(layout, {**row, **precondition.verdict_columns(self.verdict)}, cgroup_procs)
+                **how) -> dict | None:
+        """Run ``job`` once and append its row, with the layout's steady-state verdict, to the campaign; a run that
+        fails is kept as a failed row, and stops the sweep when ``on_failure`` is stop."""
+        try:
+            row = {**self._measure(layout, job, raw_dir, cgroup_procs, **how), "status": "ok"}
+        except (FioError, CommandError) as exc:
+            self.keep(layout, self._failed(layout, job, raw_dir, exc, **how), cgroup_procs)
+            if self.on_failure == "stop":
+                raise FioError(f"{exc} (ON_FAILURE is stop: the sweep stopped at {raw_dir}; every row before it "
+                               "is kept)") from None
+            return None
+        row = {**row, **precondition.verdict_columns(self.verdict)}
+        self.keep(layout, row, cgroup_procs)
+        return row
+
+    def _failed(self, layout: Layout, job: fio.FioJob, raw_dir: Path, exc: Exception, *, rep: int = 0,
+                warmup: bool = False, phase: str = "measure", point: str | None = None,
+                adaptive: str | None = None) -> dict:
+        """The row of a run that failed: its point, ``status`` failed, ``error`` the message, NaN numbers."""
+        row = {"campaign": self.campaign, "host": self.host, "layout": layout.name, "devices": layout.devices,
+               "rw": job.rw, "bs": job.bs, "numjobs": job.numjobs, "iodepth": job.iodepth,
+               **({"nrfiles": job.nrfiles} if job.nrfiles else {}), "rep": rep, "warmup": warmup,
+               **{name: float("nan") for name in NUMBERS}, "run_id": self.run_id, "point": point or job.point,
+               "backend": layout.backend, "cap_bps": float("nan"), "raw_dir": str(raw_dir),
+               "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "phase": phase,
+               "round": None, "status": "failed", "error": str(exc), "adaptive": adaptive}
+        return {**row, **results.evidence(row, {})}
 
     def _measure(self, layout: Layout, job: fio.FioJob, raw_dir: Path, cgroup_procs: list[Path], *,
                  rep: int = 0, warmup: bool = False, phase: str = "measure", point: str | None = None,
-                 round_number: int | None = None) -> dict:
+                 round_number: int | None = None, adaptive: str | None = None) -> dict:
         """Run ``job`` once; its row, with its agreement with the known truth."""
         self.bar.set_postfix_str(f"{layout.name} {point or job.point} {f'round{round_number}' if round_number else f'rep{rep}'}")
         started = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        data = fio.run(job, self.directory / raw_dir, self.runner, cgroup_procs=cgroup_procs)
+        with monitoring.sampling(self.directory, raw_dir, layout.targets, system=System(runner=self.runner),
+                                 layout=layout.name, point=point or job.point, rep=rep):
+            data = fio.run(job, self.directory / raw_dir, self.runner, cgroup_procs=cgroup_procs)
         axes = {"rw": job.rw, "bs": job.bs, "numjobs": job.numjobs, "iodepth": job.iodepth,
                 **({"nrfiles": job.nrfiles} if job.nrfiles else {})}
         caps = {"read": self.caps["read"], "write": self.caps["write"]} if cgroup_procs else {}
@@ -92,12 +175,14 @@ class Recorder:
                "devices": layout.devices, **axes, "rep": rep, "warmup": warmup, **fio.parse(data),
                "run_id": self.run_id, "point": point or job.point, "backend": layout.backend,
                "cap_bps": self.caps.get(job.rw, float("nan")) if cgroup_procs else float("nan"),
-               "raw_dir": str(raw_dir), "started_at": started, "phase": phase, "round": round_number}
+               "raw_dir": str(raw_dir), "started_at": started, "phase": phase, "round": round_number,
+               "adaptive": adaptive}
         return {**row, **results.evidence(row, caps)}
 
     def keep(self, layout: Layout, row: dict, cgroup_procs: list[Path]) -> None:
         """Write the row beside its raw files (env.json) and append it to the campaign's rows."""
         raw_dir = Path(row["raw_dir"])
+        (self.directory / raw_dir).mkdir(parents=True, exist_ok=True)  # a run that failed may not have made it
         (self.directory / raw_dir / "env.json").write_text(json.dumps(
             {**self.environment, "targets": list(layout.targets), "layout": layout.description,
              "cgroup": [str(p) for p in cgroup_procs], "row": row}, indent=1, default=str))

@@ -8,7 +8,11 @@ lost if a run stops; ``results.parquet`` is rebuilt from those lines and can alw
 """
 from __future__ import annotations
 
+import errno
 import json
+import logging
+import os
+import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable, Mapping
@@ -16,8 +20,10 @@ from typing import Iterable, Mapping
 import pandas as pd
 
 from . import fio
-from ..errors import AnalysisError
+from ..errors import AnalysisError, FlashscaleError
 from ..paths import project_root
+
+log = logging.getLogger("flashscale.results")
 
 # A run shorter than this gives no rate worth stating. fio counts a run's time in whole milliseconds, its own
 # start and finish included, and a block throttle lets about one 100 ms slice through before it holds the rate;
@@ -63,7 +69,7 @@ EXTRA_COLUMNS: dict[str, tuple[str, str]] = {
     "cap_bps": ("float64", "per-device bandwidth cap of the emulated array, bytes/s; NaN when uncapped"),
     "read_bw_bytes": ("float64", "read bandwidth, bytes/s"),
     "write_bw_bytes": ("float64", "write bandwidth, bytes/s"),
-    "io_bytes": ("int64", "bytes moved during the measured run"),
+    "io_bytes": ("Int64", "bytes moved during the measured run; NA on a failed row"),
     "lat_mean_ns": ("float64", "total latency mean, ns"),
     "clat_stddev_ns": ("float64", "completion latency standard deviation, ns"),
     "clat_p9999_ns": ("float64", "completion latency 99.99th percentile, ns"),
@@ -73,7 +79,8 @@ EXTRA_COLUMNS: dict[str, tuple[str, str]] = {
     "started_at": ("string", "UTC time the run started, ISO 8601"),
     "phase": ("string", "measure (a point of the sweep), or precondition (the files the read points open, written "
                         "in full before a layout's first point; raw files under raw/<layout>/precondition/; kept, "
-                        "never analysed)"),
+                        "never analysed), or workload (a run after the sweep's points: ``workload`` says which; the "
+                        "sweep's analysis never reads it)"),
     "truth_bw_bytes": ("float64", "the known truth on the emulated array: devices x cap of each direction the rw "
                                   "moves, bytes/s; NaN when fio ran uncapped (off the emulated array)"),
     "above_truth": ("bool", "true when read_bw_bytes or write_bw_bytes is above its direction's devices x cap by "
@@ -96,14 +103,31 @@ EXTRA_COLUMNS: dict[str, tuple[str, str]] = {
     "job_file": ("string", "the user's own fio job file the row ran (measure.jobrun); absent for flashscale's jobs"),
     "job_file_sha256": ("string", "SHA-256 of that job file as written, included files in place"),
     "group": ("string", "the job file's reporting group (stonewall / new_group), named by its first section"),
+    "workload": ("string", "what measured the row: fio (the sweep's own points; the default of rows without it), "
+                           "jobfile (a user's own job file, measure.jobrun.workload), or an application "
+                           "(measure.workloads, phase workload): bonnie++, pgbench, transfer"),
+    "metric": ("string", "an application's metric (README, Application workloads): block_write, tps, copy_bw, ...; "
+                         "NA on fio rows"),
+    "value": ("float64", "the metric's value in unit; NaN when the application could not measure it (missing_reason)"),
+    "unit": ("string", "unit of value: bytes/s, ops/s, files/s, tps, ns"),
+    "missing_reason": ("string", "why value is missing, e.g. bonnie++'s +++++: too fast to measure"),
+    "scale": ("Int64", "pgbench scale factor (100,000 accounts each)"),
+    "files": ("Int64", "files of the many-files transfer"),
+    "file_bytes": ("Int64", "size of each file of the transfer, or of bonnie++'s file per process, bytes"),
+    "status": ("string", "ok (fio measured the point), or failed (fio reported an error, exited non-zero or left no "
+                         "usable output: its numbers are NaN, never analysed; ON_FAILURE says whether the sweep went on)"),
+    "error": ("string", "on a failed row, fio's own message (or flashscale's, naming the file); NA on an ok row"),
+    "adaptive": ("string", "on a row of an adaptive sweep, the explored axis and its value (numjobs=4); NA in a full "
+                           "grid. What the sweep chose and skipped, and why: raw/<layout>/adaptive.json"),
 }
 
 ALL_COLUMNS = {**COLUMNS, **EXTRA_COLUMNS}
 
-PHASES = ("precondition", "measure")
+PHASES = ("precondition", "measure", "workload")
 # What a row written before these columns existed reads as: a measured point, no known truth, not flagged.
 # (``too_short`` is derived from ``runtime_s`` when a row has it: the rule does not depend on when it was written.)
-DEFAULTS = {"phase": "measure", "truth_bw_bytes": float("nan"), "above_truth": False, "too_short": False}
+DEFAULTS = {"status": "ok", "workload": "fio", "phase": "measure", "truth_bw_bytes": float("nan"), "above_truth": False,
+            "too_short": False}
 
 ROWS_FILE = "rows.jsonl"
 TABLE_FILE = "results.parquet"
@@ -145,11 +169,58 @@ def with_defaults(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def append_rows(campaign_dir: Path, rows: Iterable[Mapping]) -> None:
-    """Append rows to the campaign's line log; each line is flushed before the next point starts."""
-    with open(Path(campaign_dir) / ROWS_FILE, "a") as fh:
-        for row in rows:
-            fh.write(json.dumps(dict(row), default=str) + "\n")
-        fh.flush()
+    """Append rows to the campaign's line log; each line is flushed before the next point starts. A write the disk
+    refuses (full, quota) leaves the file as it was, every earlier row intact, and raises FlashscaleError naming the
+    directory and its free space."""
+    path = Path(campaign_dir) / ROWS_FILE
+    data = "".join(json.dumps(dict(row), default=str) + "\n" for row in rows).encode()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    before = os.fstat(fd).st_size
+    try:
+        while data:  # unbuffered: each write reaches the file or fails here, never later at close
+            data = data[os.write(fd, data):]
+    except OSError as exc:
+        os.ftruncate(fd, before)  # no torn line: the file ends with the last whole row
+        raise _disk_error(Path(campaign_dir), exc) from None
+    finally:
+        os.close(fd)
+
+
+def _disk_error(folder: Path, exc: OSError) -> FlashscaleError:
+    free = shutil.disk_usage(folder).free if folder.is_dir() else 0
+    why = "the disk is full" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else exc.strerror
+    return FlashscaleError(f"cannot write results in {folder}: {why} ({free:,} bytes free); every row written "
+                           f"before is kept in {folder / ROWS_FILE}")
+
+
+def read_rows(campaign_dir: Path) -> tuple[list[dict], str | None]:
+    """The rows of ``rows.jsonl`` and, when its last line was torn (the run was killed while writing it), a sentence
+    saying it was dropped. A line that cannot be read anywhere else is an error naming it."""
+    path = Path(campaign_dir) / ROWS_FILE
+    lines = path.read_text().splitlines() if path.exists() else []
+    rows, torn = [], None
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            if number != len(lines):
+                raise AnalysisError(f"{path} line {number} is not a row ({exc}): {line[:80]!r}") from None
+            torn = f"The last line of {path} was torn (the run stopped while writing it) and was dropped: {line[:80]!r}"
+            log.warning(torn)
+    return rows, torn
+
+
+def drop_torn_line(campaign_dir: Path) -> str | None:
+    """Rewrite ``rows.jsonl`` without a torn last line (before appending to it again); the sentence, or None."""
+    rows, torn = read_rows(campaign_dir)
+    if torn is not None:
+        path = Path(campaign_dir) / ROWS_FILE
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text("".join(json.dumps(row) + "\n" for row in rows))
+        tmp.replace(path)
+    return torn
 
 
 def to_frame(rows: Iterable[Mapping]) -> pd.DataFrame:
@@ -166,8 +237,8 @@ def to_frame(rows: Iterable[Mapping]) -> pd.DataFrame:
 def rebuild_table(campaign_dir: Path) -> pd.DataFrame:
     """Rebuild ``results.parquet`` from ``rows.jsonl`` and return the table."""
     campaign_dir = Path(campaign_dir)
-    lines = (campaign_dir / ROWS_FILE).read_text().splitlines()
-    frame = to_frame(json.loads(line) for line in lines if line.strip())
+    rows, _ = read_rows(campaign_dir)
+    frame = to_frame(rows)
     frame.to_parquet(campaign_dir / TABLE_FILE, index=False)
     return frame
 

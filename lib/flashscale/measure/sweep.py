@@ -8,7 +8,8 @@ from ..errors import ConfigError
 from .fio import METADATA_OPS, RW_MODES, FioJob, check_steady_state
 
 AXES = ("rw", "bs", "numjobs", "iodepth")
-METADATA_AXIS = "nrfiles"  # a metadata sweep's fifth axis: fio's files per job
+METADATA_AXIS = "nrfiles"
+ADAPTIVE_AXES = ("numjobs", "iodepth")  # the axes an adaptive sweep can explore  # a metadata sweep's fifth axis: fio's files per job
 
 
 def _positive_ints(name: str, values) -> tuple[int, ...]:
@@ -58,6 +59,7 @@ class Sweep:
     ss_ramp_s: int = 0
     steady_rounds: bool = False  # repeat the precondition in rounds until SNIA steady (measure.precondition)
     rounds_max: int = 25
+    adaptive: str | None = None  # "numjobs" or "iodepth": that axis explored until it saturates (measure.adaptive)
 
     def __post_init__(self) -> None:
         rw = (self.rw,) if isinstance(self.rw, str) else tuple(self.rw)
@@ -84,6 +86,8 @@ class Sweep:
             raise ConfigError(f"repetitions={self.repetitions!r} must be a whole number >= 1")
         check_steady_state(self.ss, self.ss_dur_s, self.ss_ramp_s)
         self._check_rounds()
+        if self.adaptive not in (None, *ADAPTIVE_AXES):
+            raise ConfigError(f"adaptive={self.adaptive!r} must be None or one of {', '.join(ADAPTIVE_AXES)}")
 
     def _check_rounds(self) -> None:
         if isinstance(self.rounds_max, bool) or not isinstance(self.rounds_max, int) or self.rounds_max < 5:
@@ -100,6 +104,12 @@ class Sweep:
         """Every combination of the axes, in declared order (rw outermost)."""
         values = [getattr(self, axis) for axis in self.axes]
         return [dict(zip(self.axes, combo)) for combo in itertools.product(*values)]
+
+    def lines(self) -> list[tuple[dict, tuple[int, ...]]]:
+        """For an adaptive sweep: each combination of the other axes, with the grid of the explored axis."""
+        others = [axis for axis in self.axes if axis != self.adaptive]
+        combos = itertools.product(*(getattr(self, axis) for axis in others))
+        return [(dict(zip(others, combo)), tuple(getattr(self, self.adaptive))) for combo in combos]
 
     def reps(self) -> list[tuple[int, bool]]:
         """(rep index, is warm-up) for each run of one point."""

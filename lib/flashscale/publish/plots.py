@@ -17,19 +17,14 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from ..analysis.core import BASELINE_BS, MB, POINT, measured
+from ..analysis.core import BASELINE_BS, MB, POINT, measured, rates
+from ..analysis.monitor import load as device_loads
 from .alt_text import described
+from .drawing import bounds, done as _done, n_text as _n_text, with_spread
 from ..measure.steady import steady_state
 
 
 # Throughput: bandwidth against threads, devices, block size, time and repetitions
-
-
-def _done(fig: plt.Figure, title: str) -> plt.Figure:
-    fig.suptitle(title)
-    fig.tight_layout()
-    plt.close(fig)
-    return described(fig)
 
 
 def _spread(rows: pd.DataFrame) -> pd.DataFrame:
@@ -54,17 +49,12 @@ def numjobs_curves(table: pd.DataFrame, baseline: pd.DataFrame | None = None) ->
     """What ``throughput_vs_numjobs`` draws: per (rw, layout, devices, numjobs) at the panel's block size
     (``_panel_bs``), the iodepth with the best mean, with ``mean``, ``low``, ``high`` (min and max over its
     repetitions) and ``n``."""
-    points = _spread(measured(table))
+    points = _spread(rates(table))
     sizes = _panel_bs(points, baseline)
     at_bs = points[points["bs"] == points["rw"].map(sizes)]
     best = at_bs.sort_values(["mean", "iodepth"], ascending=[False, True], kind="mergesort")
     keys = ["rw", "layout", "devices", "numjobs"]
     return best.drop_duplicates(keys).sort_values(keys, kind="mergesort").reset_index(drop=True)
-
-
-def _n_text(n: pd.Series) -> str:
-    low, high = int(n.min()), int(n.max())
-    return f"n={low}" if low == high else f"n={low}-{high}"
 
 
 def throughput_vs_numjobs(table: pd.DataFrame, baseline: pd.DataFrame | None = None) -> plt.Figure:
@@ -108,7 +98,7 @@ def _ideal_line(axis, baseline: pd.DataFrame | None, rw: str, devices: int, colo
 def _best_spread(best: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
     """``best`` (layout, devices, rw, best_bs, best_numjobs, best_iodepth) with ``low``, ``high`` and ``n``: the
     smallest and largest repetition of each row's best point in ``table``."""
-    spread = _spread(measured(table)).rename(columns={"bs": "best_bs", "numjobs": "best_numjobs",
+    spread = _spread(rates(table)).rename(columns={"bs": "best_bs", "numjobs": "best_numjobs",
                                                       "iodepth": "best_iodepth"}).drop(columns=["mean"])
     keys = ["layout", "devices", "rw", "best_bs", "best_numjobs", "best_iodepth"]
     return best.merge(spread, on=keys, how="left", validate="many_to_one")
@@ -163,17 +153,26 @@ def _labelled(summary: pd.DataFrame) -> pd.DataFrame:
     return summary.assign(label=label)
 
 
-def by_block_size(curve: pd.DataFrame) -> plt.Figure:
-    """Best bandwidth and IOPS against block size, one line per rw (``scaling.scaling_curve(..., "bs")`` plus
-    an ``iops`` column, or point means)."""
+def by_block_size(curve: pd.DataFrame, table: pd.DataFrame | None = None) -> plt.Figure:
+    """Best bandwidth and IOPS against block size, one line per rw (``core.best_by_bs``: one point per bs, with its
+    ``iops``). With ``table`` (the results ``curve`` came from), bars from the smallest to the largest repetition
+    of each point and n in the legend."""
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.5))
-    data = curve.assign(bw_mb_s=curve["bw_bytes"] / MB)
-    sns.lineplot(data=data, x="bs", y="bw_mb_s", hue="rw", marker="o", ax=left, errorbar=None)
-    sns.lineplot(data=data, x="bs", y="iops", hue="rw", marker="o", ax=right, errorbar=None)
+    data = with_spread(curve, table, ("bw_bytes", "iops")) if table is not None else curve
+    for rw, group in data.groupby("rw", sort=True):
+        group = group.sort_values("bs")
+        label = f"{rw} ({_n_text(group['n'])})" if table is not None else rw
+        for axis, value, scale in ((left, "bw_bytes", MB), (right, "iops", 1.0)):
+            mean = group[value] / scale
+            spread = bounds(mean, group[f"{value}_min"] / scale, group[f"{value}_max"] / scale) \
+                if table is not None else None
+            axis.errorbar(group["bs"], mean, yerr=spread, marker="o", capsize=3, label=label)
     for axis, label in ((left, "bandwidth, MB/s"), (right, "IOPS")):
         axis.set(xscale="log", xlabel="block size, bytes", ylabel=label)
+        axis.legend(title="rw (reps)" if table is not None else "rw", fontsize="small")
     right.set_yscale("log")
-    return _done(fig, "One device: bandwidth and IOPS against block size")
+    title = "bars: min-max over repetitions" if table is not None else "no repetitions given"
+    return _done(fig, f"One device: bandwidth and IOPS against block size ({title})")
 
 
 def steady_rounds(frame: pd.DataFrame) -> plt.Figure:
@@ -234,15 +233,28 @@ def efficiency(summary: pd.DataFrame) -> plt.Figure:
     return described(fig)
 
 
-def efficiency_vs_threads(points: pd.DataFrame) -> plt.Figure:
-    """Efficiency of every point against numjobs, one line per device count, one panel per rw."""
-    fig, axes = plt.subplots(1, points["rw"].nunique(), figsize=(5 * points["rw"].nunique(), 3.5), squeeze=False)
-    for axis, (rw, group) in zip(axes.flat, points.groupby("rw", sort=True)):
-        sns.lineplot(data=group, x="numjobs", y="efficiency", hue="devices", marker="o", ax=axis, errorbar=None,
-                     palette="viridis")
+def efficiency_vs_threads(points: pd.DataFrame, table: pd.DataFrame | None = None) -> plt.Figure:
+    """Efficiency against numjobs (``core.point_efficiency``), one line per device count, one panel per rw: at each
+    numjobs the point (bs, iodepth) with the best efficiency. With ``table`` (the results ``points`` came from), bars
+    from the smallest to the largest repetition of each point over devices x baseline, n in the legend."""
+    data = with_spread(points, table) if table is not None else points
+    best = data.sort_values("efficiency", ascending=False, kind="mergesort").drop_duplicates(
+        ["rw", "devices", "numjobs"]).sort_values(["rw", "devices", "numjobs"], kind="mergesort")
+    panels = sorted(best["rw"].unique())
+    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 3.5), squeeze=False)
+    for axis, rw in zip(axes.flat, panels):
+        for devices, line in best[best["rw"] == rw].groupby("devices", sort=True):
+            ideal = line["devices"] * line["baseline_bw_bytes"]
+            spread = bounds(line["efficiency"], line["bw_bytes_min"] / ideal, line["bw_bytes_max"] / ideal) \
+                if table is not None else None
+            n = f" ({_n_text(line['n'])})" if table is not None else ""
+            axis.errorbar(line["numjobs"], line["efficiency"], yerr=spread, marker="o", capsize=3,
+                          label=f"{devices}{n}")
         axis.axhline(1.0, color="black", linestyle=":", linewidth=1)
         axis.set(xscale="log", title=rw, xlabel="numjobs", ylabel="efficiency (1 = N x baseline)")
-    return _done(fig, "Efficiency per point against threads")
+        axis.legend(title="devices" + (" (reps)" if table is not None else ""), fontsize="small")
+    title = "bars: min-max over repetitions" if table is not None else "no repetitions given"
+    return _done(fig, f"Efficiency per point against threads ({title})")
 
 
 def tax(summary: pd.DataFrame, reference: str) -> plt.Figure:
@@ -261,77 +273,49 @@ def tax(summary: pd.DataFrame, reference: str) -> plt.Figure:
 
 
 def tax_vs_threads(taxes: pd.DataFrame, reference: str) -> plt.Figure:
-    """Tax against ``reference`` at each thread count, one line per layout, one panel per rw."""
-    data = taxes[taxes["layout"] != reference].assign(tax_pct=lambda t: t["tax"] * 100)
-    fig, axes = plt.subplots(1, max(1, data["rw"].nunique()), figsize=(5 * max(1, data["rw"].nunique()), 3.5),
-                             squeeze=False)
-    for axis, (rw, group) in zip(axes.flat, data.groupby("rw", sort=True)):
-        sns.lineplot(data=group, x="numjobs", y="tax_pct", hue="layout", marker="o", ax=axis, errorbar=None)
+    """Tax against ``reference`` at each thread count (``layout_tax.tax_by_threads``), one line per layout, one panel
+    per rw; bars: the tax test's interval (``tax_lo`` to ``tax_hi``) where the table has it, n (``reps``) in the
+    legend."""
+    data = taxes[(taxes["layout"] != reference) & taxes["tax"].notna()]
+    panels = sorted(data["rw"].unique()) or ["(no layout beside the reference)"]
+    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 3.5), squeeze=False)
+    tested = {"tax_lo", "tax_hi"} <= set(data.columns)
+    for axis, rw in zip(axes.flat, panels):
+        for layout, line in data[data["rw"] == rw].groupby("layout", sort=True):
+            line = line.sort_values("numjobs")
+            spread = bounds(line["tax"] * 100, line["tax_lo"] * 100, line["tax_hi"] * 100) if tested else None
+            n = f" ({_n_text(line['reps'])})" if "reps" in line.columns else ""
+            axis.errorbar(line["numjobs"], line["tax"] * 100, yerr=spread, marker="o", capsize=3, label=f"{layout}{n}")
         axis.axhline(0, color="black", linewidth=0.8)
         axis.set(xscale="log", title=rw, xlabel="numjobs", ylabel=f"tax against {reference}, %")
-    return _done(fig, "Tax across thread counts")
+        if axis.has_data():
+            axis.legend(title="layout (reps)" if "reps" in data.columns else "layout", fontsize="small")
+    return _done(fig, "Tax across thread counts (" + ("bars: the tax test's interval" if tested else
+                                                      "no interval given") + ")")
 
 
-# Latency and metadata rates
+
+# What every device was doing (the monitoring table, ``measure.monitoring``)
 
 
-def latency_vs_iops(points: pd.DataFrame) -> plt.Figure:
-    """Mean and 99th percentile completion latency against IOPS, one line per (rw, block size), along iodepth."""
-    data = points.assign(curve=points["rw"] + " " + points["bs"].astype(str) + " B",
-                         mean_us=points["clat_mean_ns"] / 1e3, p99_us=points["clat_p99_ns"] / 1e3)
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.5))
-    for axis, column, label in ((left, "mean_us", "mean"), (right, "p99_us", "99th percentile")):
-        sns.lineplot(data=data.sort_values("iops"), x="iops", y=column, hue="curve", marker="o", ax=axis,
-                     sort=False, errorbar=None)
-        axis.set(xlabel="IOPS", ylabel=f"completion latency {label}, us", yscale="log")
-    return _done(fig, "Latency against IOPS (queue depth rising along each line)")
-
-
-def metadata_rates(points: pd.DataFrame) -> plt.Figure:
-    """Files created, statted and removed per second against the number of files (seed 004, Figures 9-11): one
-    panel per op, one line per (layout, numjobs) (``metadata.by_files`` rows)."""
-    ops = [op for op in ("create", "stat", "remove") if op in set(points["op"])]
-    data = points.assign(curve=points["layout"] + " nj" + points["numjobs"].astype(str))
-    fig, axes = plt.subplots(1, max(1, len(ops)), figsize=(4.5 * max(1, len(ops)), 3.5), squeeze=False)
-    for axis, op in zip(axes.flat, ops):
-        sns.lineplot(data=data[data["op"] == op], x="files", y="rate", hue="curve", marker="o", ax=axis,
-                     errorbar=None)
-        axis.set(xscale="log", title=f"{op}s", xlabel="files", ylabel=f"{op}s per second", ylim=(0, None))
-    return _done(fig, "Metadata rates against the number of files")
-
-
-# Side by side: campaigns, and one shared file against a file per job
-
-
-def comparison(wide: pd.DataFrame) -> plt.Figure:
-    """``compare.side_by_side`` as grouped bars: one group per (layout, devices, rw), one bar per source."""
-    fig, axis = plt.subplots(figsize=(max(6, 0.6 * len(wide) * max(1, wide.shape[1])), 3.5))
-    if wide.empty:
-        axis.text(0.5, 0.5, "no campaigns to compare", ha="center", transform=axis.transAxes)
-    else:
-        shown = wide / MB
-        shown.index = [" ".join(map(str, k)) if isinstance(k, tuple) else str(k) for k in shown.index]
-        shown.plot.bar(ax=axis, rot=30)
-        axis.set(ylabel="best bandwidth, MB/s", xlabel="")
-    return _done(fig, "Campaigns side by side")
-
-
-def shared_vs_own(points: pd.DataFrame) -> plt.Figure:
-    """Bandwidth of each mode (N-to-N, N-to-1) per point (layout, rw, and numjobs, bs, iodepth where they vary) as
-    bars; black ticks: the cap sum of the devices that mode's files reach (``shared_file.summary`` rows)."""
-    where = points["layout"] + " " + points["rw"]
-    for column, unit in (("numjobs", " nj"), ("bs", " bs"), ("iodepth", " qd")):  # those that vary
-        where = where + (unit + points[column].astype(str) if points[column].nunique() > 1 else "")
-    data = points.assign(where=where, mb_s=points["bw_bytes"] / MB, cap_mb_s=points["ceiling_bytes"] / MB)
-    bars = data.pivot_table(index="where", columns="variant", values="mb_s", sort=False)
-    bars = bars[sorted(bars.columns, key=lambda mode: (mode != "n-to-n", mode))]  # a file per job first
-    caps = data.pivot_table(index="where", columns="variant", values="cap_mb_s", sort=False, dropna=False)
-    fig, axis = plt.subplots(figsize=(min(14, max(6, 1.2 * len(bars))), 3.5))
-    bars.plot.bar(ax=axis, rot=20 if len(bars) > 4 else 0)
-    for container, mode in zip(axis.containers, bars.columns):
-        for patch, cap in zip(container.patches, caps.reindex(index=bars.index)[mode]):
-            if pd.notna(cap):
-                axis.hlines(cap, patch.get_x(), patch.get_x() + patch.get_width(), color="black", linewidth=2)
-    axis.set(xlabel="", ylabel="bandwidth, MB/s")
-    axis.legend(title="files (black: cap sum\nof the devices reached)", loc="upper left", bbox_to_anchor=(1, 1))
-    return _done(fig, "One shared file against a file per job")
+def device_load(monitor: pd.DataFrame, caps: dict | None = None) -> plt.Figure:
+    """Each device's load over time (``analysis.monitor.load``: utilisation, or bandwidth over its cap when known;
+    1.0 is saturated), one line per device, and the busiest CPU dotted; a row of panels per layout, a column per
+    workload (its runs one after another on one clock of 1 s samples)."""
+    data = monitor.assign(load=device_loads(monitor, caps))
+    layouts, workloads = sorted(data["layout"].dropna().unique()), sorted(data["workload"].dropna().unique())
+    fig, axes = plt.subplots(max(1, len(layouts)), max(1, len(workloads)), squeeze=False, sharey=True,
+                             figsize=(3.6 * max(1, len(workloads)), 2.6 * max(1, len(layouts))))
+    for (row, layout), (col, workload) in ((r, c) for r in enumerate(layouts) for c in enumerate(workloads)):
+        axis, mine = axes[row][col], data[(data["layout"] == layout) & (data["workload"] == workload)]
+        mine = mine.assign(sample=mine.groupby(["raw_dir", "t_s"], sort=False).ngroup())
+        devices = mine[mine["device"].notna()]
+        if not devices.empty:
+            sns.lineplot(data=devices, x="sample", y="load", hue="device", ax=axis, errorbar=None, palette="tab10")
+        cpu = mine.groupby("sample")["cpu_busiest"].first()
+        axis.plot(cpu.index, cpu.to_numpy(), color="black", linestyle=":", linewidth=1, label="busiest CPU")
+        axis.axhline(1.0, color="grey", linewidth=0.5)
+        axis.set(title=f"{layout}: {workload}", xlabel="sample (1 s each)", ylabel="load (1.0: saturated)",
+                 ylim=(0, 1.3))
+        axis.legend(fontsize="x-small")
+    return _done(fig, "What every device was doing: load per device and the busiest CPU")

@@ -23,7 +23,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..analysis import ceilings
+from ..analysis import ceilings, core, evidence
 from ..analysis.core import MB
 from ..analysis.metadata import ENGINES
 
@@ -47,22 +47,37 @@ def _unsupported(support: pd.DataFrame) -> dict[str, str]:
 
 # What a summary row adds to its record beside best, efficiency and tax, when the summary has it: the layout's own
 # ideal (``core.with_ideal``) and the tax test (``stats.summary_intervals``).
-EVIDENCE = ("ideal_bw_bytes", "layout_efficiency", "design_tax", "tax_lo", "tax_hi", "tax_p", "tax_verdict")
+EVIDENCE = ("ideal_bw_bytes", "layout_efficiency", "design_tax", "efficiency_lo", "efficiency_hi", "tax_lo", "tax_hi",
+            "tax_p", "tax_verdict", "best_reps")
 
 
 def _evidence(row) -> dict:
     return {name: plain(getattr(row, name)) for name in EVIDENCE if hasattr(row, name)}
 
 
-def quickstart(summary: pd.DataFrame, baseline: pd.DataFrame, backend: str, notes: list[str]) -> dict:
+def _runs(table: pd.DataFrame) -> dict:
+    """What a measuring notebook records of its runs: how many came out above the known truth, how many were too
+    short to give a rate, and each layout's precondition (bytes written, seconds)."""
+    done = evidence.precondition(table)
+    runs = core.runs(table)
+    short = int(core.flag(runs, "too_short").sum()) if "too_short" in runs.columns else 0
+    return {"above_truth": len(core.truth_check(table)), "too_short": short,
+            "precondition": {r.layout: {"io_bytes": plain(r.io_bytes), "runtime_s": plain(r.runtime_s)}
+                             for r in done.itertuples()}}
+
+
+def quickstart(summary: pd.DataFrame, baseline: pd.DataFrame, result) -> dict:
     """The numbers a report stands on: baseline per rw, efficiency and tax per layout and rw (with the layout's own
-    ideal, and the tax's test when the summary has them)."""
+    ideal, and the tax's test when the summary has them), jbod's efficiency per device count and rw, and of the runs
+    (``result.table``): the truth check, the runs too short, the precondition."""
     rows = {f"{r.layout}/{r.devices}/{r.rw}": {"best_bw_bytes": float(r.best_bw_bytes),
                                                 "efficiency": float(r.efficiency),
                                                 "tax": None if r.tax != r.tax else float(r.tax), **_evidence(r)}
             for r in summary.itertuples()}
     base = {r.rw: float(r.baseline_bw_bytes) for r in baseline.itertuples()}
-    return {"backend": backend, "baseline_bw_bytes": base, "layouts": rows, "notes": list(notes)}
+    jbod = {f"{r.devices}/{r.rw}": plain(r.efficiency) for r in summary.itertuples() if r.layout == "jbod"}
+    return {**_stage(result), "baseline_bw_bytes": base, "layouts": rows, "jbod_efficiency": jbod,
+            **_runs(result.table)}
 
 
 def baseline(result, table: pd.DataFrame, base: pd.DataFrame, by_bs: pd.DataFrame) -> dict:
@@ -107,18 +122,23 @@ def latency(result, points: pd.DataFrame) -> dict:
             "headline": {f"peak IOPS {r.rw} {r.bs} B": f"{r.iops:,.0f}" for r in peaks.itertuples()}}
 
 
+TOO_FAST = "too fast to measure at this size"
+
+
 def _metadata_headline(points: pd.DataFrame) -> dict[str, str]:
-    """Per op, the rate with the most files."""
+    """Per op, the rate with the most files; where every such run was too short to time, says so, never a rate."""
     most = points[points["files"] == points["files"].max()]
     best = most.groupby("op", sort=False)["rate"].max()
-    return {f"{op}s/s ({int(most['files'].iloc[0]):,} files)": f"{best[op]:,.0f}" for op in ENGINES if op in best}
+    return {f"{op}s/s ({int(most['files'].iloc[0]):,} files)": TOO_FAST if pd.isna(best[op]) else f"{best[op]:,.0f}"
+            for op in ENGINES if op in best}
 
 
 def metadata(result, rows: pd.DataFrame, ops, points: pd.DataFrame) -> dict:
     """05_metadata, keyed ``layout/op/nj<numjobs>/<files>`` (``metadata.by_files``): rate, latency, runtime and
-    completeness per point; the headline is each op's rate with the most files."""
+    completeness per point (``rate`` None and ``too_short`` true where the runs were too short to time); the
+    headline is each op's rate with the most files, or ``TOO_FAST``."""
     keys = [f"{r.layout}/{r.op}/nj{r.numjobs}/{r.files}" for r in points.itertuples()]
-    columns = ("rate", "latency_rate", "clat_mean_ns", "runtime_ms", "complete", "files")
+    columns = ("rate", "latency_rate", "clat_mean_ns", "runtime_ms", "complete", "files", "too_short")
     numbers = {column: {k: plain(v) for k, v in zip(keys, points[column])} for column in columns}
     return {**_stage(result), "runs": len(rows), "ops": list(ops), **numbers,
             "headline": _metadata_headline(points)}

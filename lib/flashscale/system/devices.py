@@ -417,3 +417,63 @@ class System:
         routes = json.loads(self.runner.run(["ip", "-j", "-4", "route", "show", "table", "all"]).stdout or "[]")
         found = [f"{a['local']}/{a['prefixlen']}" for link in addrs for a in link.get("addr_info", [])]
         return found + [r["dst"] for r in routes if r.get("dst") not in (None, "default")]
+
+    # ---- what every device and CPU is doing (``flashscale.system.monitor``) ---------------------------------------
+    def diskstats(self) -> dict[str, tuple[int, ...]]:
+        """/proc/diskstats: each device's counters after its name (reads, reads merged, sectors read, ms reading,
+        writes, writes merged, sectors written, ms writing, in flight, io_ticks ms, weighted ms, ...)."""
+        found = {}
+        for line in (self.proc / "diskstats").read_text().splitlines():
+            fields = line.split()
+            if len(fields) >= 14:
+                found[fields[2]] = tuple(int(v) for v in fields[3:])
+        return found
+
+    def cpu_times(self) -> dict[str, tuple[int, ...]]:
+        """/proc/stat's ``cpu`` (all CPUs) and ``cpuN`` lines: user, nice, system, idle, iowait, irq, softirq,
+        steal, in clock ticks."""
+        return {f[0]: tuple(int(v) for v in f[1:9]) for f in map(str.split, (self.proc / "stat").read_text()
+                                                                   .splitlines()) if f and f[0].startswith("cpu")}
+
+    def devices_under(self, path: str | Path) -> list[str]:
+        """The block devices holding ``path`` (kernel names): its mount's device, every member of its btrfs, and
+        every device under those (md and dm slaves, recursively). Empty on a file system without block devices."""
+        real = os.path.realpath(path)
+        mounts = [m for m in self.mounts() if real == m.mountpoint or real.startswith(m.mountpoint.rstrip("/") + "/")]
+        if not mounts:
+            return []
+        mount = max(mounts, key=lambda m: len(m.mountpoint))
+        names = {n for n in self._mount_names(mount, self._names_by_majmin()) if self.node(n).exists()}
+        for members in self.btrfs_members().values():
+            names |= set(members) if names & set(members) else set()
+        seen, todo = set(), sorted(names)
+        while todo:
+            name = todo.pop()
+            if name not in seen:
+                seen.add(name)
+                todo += self._slaves(name)
+        return sorted(seen)
+
+    def block_facts(self, name: str) -> dict:
+        """What seeds 000 and 001 noted by hand for a device: its NUMA node, I/O scheduler (the one in use), and
+        the CPUs each interrupt of an NVMe controller may run on (``{irq: "0-3"}``, empty elsewhere)."""
+        disk = self.parent_of(name) or name
+        node = self.node(disk)
+        numa = _read(node / "device" / "numa_node") or _read(node / "device" / "device" / "numa_node")
+        scheduler = _read(node / "queue" / "scheduler") or ""
+        chosen = next((w[1:-1] for w in scheduler.split() if w.startswith("[")), scheduler or None)
+        irqs = node / "device" / "device" / "msi_irqs"
+        affinity = {p.name: _read(self.proc / "irq" / p.name / "smp_affinity_list")
+                    for p in sorted(irqs.iterdir())} if disk.startswith("nvme") and irqs.is_dir() else {}
+        return {"device": name, "numa_node": int(numa) if numa and int(numa) >= 0 else None,
+                "scheduler": chosen, "irq_affinity": affinity}
+
+    def cpu_facts(self) -> dict:
+        """Each CPU's frequency governor, and the idle states (C-states) the kernel offers and whether each is
+        disabled (``cpu0``'s; None where the machine exposes none)."""
+        cpus = self.sys / "devices" / "system" / "cpu"
+        governors = {p.name: _read(p / "cpufreq" / "scaling_governor") for p in sorted(cpus.glob("cpu[0-9]*"))}
+        states = sorted((cpus / "cpu0" / "cpuidle").glob("state*"))
+        return {"governors": governors, "cpuidle_driver": _read(cpus / "cpuidle" / "current_driver"),
+                "c_states": [{"name": _read(s / "name"), "disabled": _read(s / "disable") == "1",
+                              "latency_us": _read(s / "latency")} for s in states] or None}

@@ -18,10 +18,14 @@ check read through ``System``: the mount table, the loop devices' backing files,
     qdisc          tc qdisc del of the root qdisc on a link of ours, if the link is still the one recorded
     veth           ip link del of our end of a veth pair (which removes both ends), if still the one recorded
     netns          ip netns del of a network namespace we named (``flashscale-`` and a random token)
+    scratch        a directory an application workload made (``flashscale-<name>-*`` holding our marker file, not a
+                   symlink): removed with everything in it (bonnie++'s files, a PostgreSQL cluster's data directory)
 """
 from __future__ import annotations
 
 import logging
+import secrets
+import shutil
 import time
 from pathlib import Path
 from typing import Callable
@@ -158,6 +162,31 @@ def _undo_netns(d: dict, runner: Runner, system: System) -> None:
         runner.run(["ip", "netns", "del", d["name"]])
 
 
+SCRATCH_PREFIX = "flashscale-"
+SCRATCH_MARKER = ".flashscale-scratch"
+
+
+def make_scratch(parent: Path, name: str, teardown) -> Path:
+    """A fresh directory ``flashscale-<name>-XXXXXXXX`` in ``parent`` holding our marker, recorded in ``teardown``
+    (kind ``scratch``) before it is made: its undo removes it with everything in it."""
+    folder = Path(parent) / f"{SCRATCH_PREFIX}{name}-{secrets.token_hex(4)}"
+    teardown.record("scratch", path=str(folder))
+    folder.mkdir()
+    (folder / SCRATCH_MARKER).write_text("made by flashscale; removed with everything in it\n")
+    return folder
+
+
+def _undo_scratch(d: dict, runner: Runner, system: System) -> None:
+    """A workload's scratch directory: only one named ours, not a symlink, that still holds our marker."""
+    folder = Path(d["path"])
+    if not folder.is_dir() or folder.is_symlink():
+        return
+    if not folder.name.startswith(SCRATCH_PREFIX) or not (folder / SCRATCH_MARKER).is_file():
+        log.warning("%s is not a scratch directory of flashscale's (no marker): leaving it", folder)
+        return
+    shutil.rmtree(folder)
+
+
 def settle(runner: Runner) -> None:
     """Wait for udev to create or remove device nodes, where there is a udev."""
     if runner.which("udevadm"):
@@ -194,6 +223,7 @@ UNDO: dict[str, Callable[[dict, Runner, System], None]] = {
     "qdisc": _undo_qdisc,
     "veth": _undo_veth,
     "netns": _undo_netns,
+    "scratch": _undo_scratch,
 }
 
 PRESENT: dict[str, Callable[[dict, System], bool | None]] = {
@@ -209,6 +239,7 @@ PRESENT: dict[str, Callable[[dict, System], bool | None]] = {
     "qdisc": lambda d, s: None,  # tc cannot tell our qdisc from one put there since; the link's undo removes it
     "veth": _our_link,
     "netns": lambda d, s: d["name"] in s.netns_names(),
+    "scratch": lambda d, s: Path(d["path"]).is_dir() and (Path(d["path"]) / SCRATCH_MARKER).is_file(),
 }
 
 

@@ -1,0 +1,120 @@
+"""The harness's own cost, measured side by side in one run (``make bench``; needs root for the emulated array).
+
+    1. The same fio job run by hand (fio on a job file, as a user would) and through flashscale (``fio.run``), on the
+       same capped target, alternating: flashscale's bandwidth / the hand run's. Target: at least 0.99.
+    2. A small campaign's wall time against the sum of its fio runs' own time (runtime + ramp of every run,
+       precondition included): the harness's overhead between runs (building layouts, erasing, parsing). Target:
+       1.10 at most (aim 1.05).
+    3. Parse and analyse 10,000 runs' raw fio JSON against only reading the same files: what flashscale's parsing
+       and analysis add to the I/O of getting the files in. Printed, with the time per run.
+
+Each figure is a ratio of two things measured here, now, on this machine; the exit status says whether every
+target was met.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from flashscale import campaign
+from flashscale.analysis import core as analysis
+from flashscale.arrays import layouts
+from flashscale.arrays.emulated import ArraySpec, EmulatedArray
+from flashscale.measure import fio, results
+from flashscale.system.commands import Runner
+from flashscale.system.devices import System
+from flashscale.system.teardown import Teardown, manifest_dir
+
+CAP = 200_000_000
+GOLDEN = Path(__file__).resolve().parents[1] / "tests" / "golden" / "read_2targets_3jobs.json"
+
+
+def hand_and_harness(rounds: int = 3, runtime_s: int = 3) -> tuple[float, list[tuple[float, float]]]:
+    """Alternate a hand run and a flashscale run of one read job on one capped xfs device; their bandwidths."""
+    runner, system = Runner(), System()
+    pairs = []
+    with tempfile.TemporaryDirectory(prefix="flashscale-bench-") as scratch, \
+            EmulatedArray(ArraySpec(devices=1, device_size=2**30, read_bps=CAP, write_bps=CAP), runner, system) as array:
+        teardown = Teardown(manifest_dir() / f"{array.workdir.name}-bench.json", runner, system)
+        try:
+            layout = layouts.build("single", array.devices, runner, teardown, confirm=[d.id for d in array.devices],
+                                   claimed=[d.path for d in array.devices])
+            job = fio.FioJob("read", 2**20, layout.targets, numjobs=2, runtime_s=runtime_s, ramp_s=1,
+                             size=64 * 2**20)
+            fio.run(fio.FioJob("write", 2**20, layout.targets, numjobs=2, size=64 * 2**20, time_based=False,
+                               runtime_s=1), Path(scratch) / "fill", runner)  # the read files, written in full
+            by_hand = Path(scratch) / "hand.fio"
+            by_hand.write_text(fio.render(job))  # what a user would have written: the same job file
+            for k in range(rounds):
+                hand = runner.run(["fio", "--output-format=json", str(by_hand)], cgroup_procs=array.cgroup_procs)
+                ours = fio.run(job, Path(scratch) / f"ours{k}", runner, cgroup_procs=array.cgroup_procs)
+                pairs.append((fio.parse(json.loads(hand.stdout))["bw_bytes"], fio.parse(ours)["bw_bytes"]))
+        finally:
+            teardown.close()
+    ratio = sum(o for _, o in pairs) / sum(h for h, _ in pairs)
+    return ratio, pairs
+
+
+def wall_against_fio() -> tuple[float, float, float]:
+    """A small campaign on the emulated array: (wall s, fio s, wall / fio)."""
+    with tempfile.TemporaryDirectory(prefix="flashscale-bench-") as scratch:
+        spec = campaign.CampaignSpec.from_parameters(
+            CAMPAIGN="bench", DATA_DIR=scratch, DEVICES=2, DEVICE_SIZE=2**30, LAYOUTS=["single", "jbod"],
+            RW=["write", "read"], NUMJOBS=[1, 2], REPETITIONS=2, RUNTIME_S=3, RAMP_S=1, FILE_SIZE=64 * 2**20)
+        start = time.perf_counter()
+        result = campaign.run(spec, progress=False)
+        wall = time.perf_counter() - start
+        table = result.table
+        measured = table["phase"] == "measure"
+        fio_s = float(table["runtime_s"].sum() + measured.sum() * spec.sweep.ramp_s)
+    return wall, fio_s, wall / fio_s
+
+
+def parse_and_analyse(count: int = 10_000) -> tuple[float, float, float]:
+    """Seconds to read ``count`` raw fio.json files, to parse and analyse them, and the ratio."""
+    text = GOLDEN.read_text()
+    with tempfile.TemporaryDirectory(prefix="flashscale-bench-") as scratch:
+        paths = []
+        for k in range(count):
+            path = Path(scratch) / f"run{k}.json"
+            path.write_text(text)
+            paths.append(path)
+        start = time.perf_counter()
+        for path in paths:
+            path.read_text()
+        read_s = time.perf_counter() - start
+        start = time.perf_counter()
+        rows = []
+        for k, path in enumerate(paths):
+            parsed = fio.parse(fio.load_output(path.read_text(), str(path)))
+            rows.append({"campaign": "bench", "layout": ["single", "jbod"][k % 2], "devices": 1 + k % 2, "rw": "read",
+                         "bs": 2**20, "numjobs": 1 + (k // 2) % 8, "iodepth": 1, "rep": k // 16, **parsed})
+        analysis.summarize(results.to_frame(rows), reference="jbod")
+        total_s = time.perf_counter() - start
+    return read_s, total_s, total_s / read_s
+
+
+def main() -> int:
+    ok = True
+    ratio, pairs = hand_and_harness()
+    met = ratio >= 0.99
+    ok &= met
+    shown = ", ".join(f"{h / 1e6:.1f}/{o / 1e6:.1f}" for h, o in pairs)
+    print(f"{'ok  ' if met else 'MISS'} harness vs hand run: bandwidth ratio {ratio:.3f} (target >= 0.99; "
+          f"hand/ours MB/s: {shown})")
+    wall, fio_s, overhead = wall_against_fio()
+    met = overhead <= 1.10
+    ok &= met
+    print(f"{'ok  ' if met else 'MISS'} campaign wall vs fio time: {wall:.1f} s / {fio_s:.1f} s = {overhead:.3f} "
+          f"(target <= 1.10, aim 1.05)")
+    read_s, total_s, parse_ratio = parse_and_analyse()
+    print(f"info parse and analyse 10,000 runs: {total_s:.2f} s ({total_s / 10_000 * 1e3:.2f} ms a run), "
+          f"{parse_ratio:.1f} x the {read_s:.2f} s of only reading the files")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

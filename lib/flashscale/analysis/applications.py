@@ -1,0 +1,52 @@
+"""Applications against fio on the same devices: the application's tax. Pure functions on the results table.
+
+    tax = 1 - application bytes/s / fio's best bytes/s on the same layout
+
+For the many-files transfer (``copy_bw``) fio's reference is the smaller of its best read and best write on the
+layout (a copy reads and writes every byte); for bonnie++'s block write and read, fio's best write and read. Only
+measured, non-warm-up fio rows count; an application row with no value (bonnie++'s ``+++++``) keeps its reason.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..errors import AnalysisError
+
+# application metric -> the fio directions its reference is the smallest best of
+REFERENCE = {"copy_bw": ("read", "write"), "write_bw": ("write",), "block_write": ("write",),
+             "block_read": ("read",), "block_rewrite": ("read", "write")}
+SEQUENTIAL = {"read": "read", "write": "write"}
+
+
+def fio_best(table: pd.DataFrame) -> pd.DataFrame:
+    """fio's best bandwidth per layout and direction (sequential read, write), measured rows only."""
+    need = {"layout", "rw", "bw_bytes"}
+    if not need <= set(table.columns):
+        raise AnalysisError(f"the results table lacks {sorted(need - set(table.columns))}")
+    rows = table[(table.get("workload", "fio") == "fio") & table["rw"].isin(list(SEQUENTIAL))]
+    if "phase" in rows.columns:
+        rows = rows[rows["phase"] == "measure"]
+    if "warmup" in rows.columns:
+        rows = rows[~rows["warmup"].astype(bool)]
+    if "status" in rows.columns:
+        rows = rows[rows["status"].fillna("ok") == "ok"]
+    return rows.groupby(["layout", "rw"])["bw_bytes"].max().unstack("rw")
+
+
+def tax(table: pd.DataFrame) -> pd.DataFrame:
+    """One row per application row with a fio reference: layout, workload, metric, point, its bytes/s, fio's
+    reference bytes/s, the tax, and why a value is missing."""
+    best = fio_best(table)
+    apps = table[table.get("workload", "fio").isin(["bonnie++", "transfer"]) & table["metric"].isin(list(REFERENCE))]
+    rows = []
+    for _, row in apps.iterrows():
+        directions = REFERENCE[row["metric"]]
+        have = row["layout"] in best.index and all(d in best.columns for d in directions)
+        reference = min(best.loc[row["layout"], d] for d in directions) if have else np.nan
+        rows.append({"layout": row["layout"], "workload": row["workload"], "metric": row["metric"],
+                     "point": row["point"], "value_bytes": row["value"], "fio_bytes": reference,
+                     "tax": 1 - row["value"] / reference if reference and reference > 0 else np.nan,
+                     "missing_reason": row.get("missing_reason")})
+    return pd.DataFrame(rows, columns=["layout", "workload", "metric", "point", "value_bytes", "fio_bytes", "tax",
+                                       "missing_reason"])

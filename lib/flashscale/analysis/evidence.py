@@ -1,0 +1,114 @@
+"""What a results table says of its own runs, in words: the precondition before them, the runs above the emulated
+array's known truth, the runs too fast to measure, the steady state of the precondition rounds. ``findings`` names
+them too; ``measurement_sentences`` is what every measuring notebook states before its numbers.
+
+Pure functions, a results table in (precondition and warm-up rows included), a list of sentences out.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .core import MB, POINT, flag, runs, truth_check
+from .metadata import ENGINES
+from ..measure.steady import steady_state
+
+PRECONDITION_PHASE = "precondition"
+
+
+def bs_text(bs: int) -> str:
+    """A block size in words: 1048576 -> '1 MiB', 4096 -> '4 KiB', 512 -> '512 B'."""
+    for unit, size in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if bs >= size and bs % size == 0:
+            return f"{bs // size} {unit}"
+    return f"{bs} B"
+
+
+def _point_words(r) -> str:
+    """A point named as an engineer would: the metadata op and its files, or the layout, rw, block size, jobs."""
+    if r.rw in ENGINES.values() and np.isfinite(getattr(r, "nrfiles", np.nan)):
+        return f"{r.rw} of {int(r.nrfiles * r.numjobs):,} files"
+    return f"{r.layout} ({r.devices} device(s)) {r.rw} {bs_text(int(r.bs))} with {r.numjobs} job(s)"
+
+
+def too_short_sentences(frame: pd.DataFrame) -> list[str]:
+    """Each point with runs flagged ``too_short`` (a results table): too fast to measure at this size, so it gives
+    no rate (``core.rates`` leaves those runs out). No sentence for a table without the flag."""
+    rows = runs(frame)
+    if "too_short" not in rows.columns:
+        return []
+    short = rows[flag(rows, "too_short")]
+    keys = [*POINT, *(["nrfiles"] if "nrfiles" in short.columns else [])]
+    out = []
+    for _, group in short.groupby(keys, sort=True, observed=True, dropna=False):
+        r = group.iloc[0]
+        took = f"took {group['runtime_s'].mean():.2f} s" if "runtime_s" in group.columns else "ran too briefly"
+        more = "files" if r.rw in ENGINES.values() else "data (a larger size or a longer runtime)"
+        count = f" ({len(group)} runs)" if len(group) > 1 else ""
+        out.append(f"{_point_words(r)} {took}{count}: too fast to measure at this size; give it more {more}.")
+    return out
+
+
+def truth_sentences(frame: pd.DataFrame) -> list[str]:
+    """The truth check in words: the runs above the emulated array's known cap (``core.truth_check``), named with
+    bw / cap (a measurement error to investigate, not a result), or that every run with a known cap was within it.
+    No sentence for a table without ``above_truth``, or whose runs had no known cap (uncapped)."""
+    above = truth_check(frame)
+    if above.empty:
+        rows = runs(frame)
+        if "above_truth" not in rows.columns or "truth_bw_bytes" not in rows.columns:
+            return []
+        known = int(pd.to_numeric(rows["truth_bw_bytes"], errors="coerce").notna().sum())
+        return [f"Every run within its known cap: all {known} run(s) with a known truth (devices x cap) came out at "
+                f"or below it, within the throttle's tolerance."] if known else []
+    named = "; ".join(f"{_point_words(r)} rep {getattr(r, 'rep', '?')}: {r.bw_bytes / MB:,.0f} MB/s against "
+                      f"{r.truth_bw_bytes / MB:,.0f} MB/s ({r.truth_ratio:.0%})" for r in above.itertuples())
+    return [f"{len(above)} run(s) came out above the emulated array's known cap: {named} — a measurement error to "
+            f"investigate, not a result."]
+
+
+def steady_round_sentences(frame: pd.DataFrame) -> list[str]:
+    """Per layout whose precondition ran in rounds (rows with a ``round``): the SNIA PTS verdict on their bandwidth
+    (``measure.steady``), in words, and what it means for the points measured after it. None without rounds."""
+    if "round" not in frame.columns:
+        return []
+    rounds = frame[frame["round"].notna()].sort_values("round")
+    out = []
+    for layout, group in rounds.groupby("layout", sort=True, observed=True):
+        verdict = steady_state(group["bw_bytes"].to_numpy(dtype=float))
+        mean = "" if np.isnan(verdict.window_mean) else f"; the window's mean {verdict.window_mean / MB:,.1f} MB/s"
+        after = ("its points were measured in steady state" if verdict.steady else
+                 "its points were measured before steady state: raise PRECONDITION_ROUNDS_MAX or read them as "
+                 "a fresh device's")
+        out.append(f"{layout}: {verdict.note}{mean}; {after}.")
+    return out
+
+
+def precondition(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per layout whose precondition ran (rows of ``phase`` precondition): ``io_bytes`` written and ``runtime_s``
+    taken (fio's, summed over rounds) and ``rounds``; no rows when none ran."""
+    phase = frame["phase"] if "phase" in frame.columns else pd.Series(pd.NA, index=frame.index, dtype="string")
+    rows = frame[phase.astype("string").str.strip().eq(PRECONDITION_PHASE).fillna(False).astype(bool)]
+    rows = rows.assign(io_bytes=pd.to_numeric(rows.get("io_bytes", np.nan), errors="coerce"),
+                       runtime_s=pd.to_numeric(rows.get("runtime_s", np.nan), errors="coerce"))
+    grouped = rows.groupby("layout", sort=False, observed=True)
+    out = grouped.agg(io_bytes=("io_bytes", "sum"), runtime_s=("runtime_s", "sum"), rounds=("runtime_s", "size"))
+    return out.reset_index()
+
+
+def precondition_sentences(frame: pd.DataFrame) -> list[str]:
+    """Per layout, what its precondition wrote before the first point and how long it took (``precondition``);
+    one sentence saying so when none ran."""
+    done = precondition(frame)
+    if done.empty:
+        return ["No precondition ran before the points."]
+    return [f"{r.layout}: the precondition wrote {r.io_bytes / MB:,.0f} MB"
+            f"{f' in {r.rounds} rounds' if r.rounds > 1 else ''} in {r.runtime_s:.1f} s before the first point: "
+            f"every byte the points may read." for r in done.itertuples()]
+
+
+def measurement_sentences(frame: pd.DataFrame) -> list[str]:
+    """What a measuring notebook states of its runs: the truth check, the runs too short to give a rate, and the
+    steady state of the precondition rounds (``truth_sentences``, ``too_short_sentences``,
+    ``steady_round_sentences``)."""
+    return truth_sentences(frame) + too_short_sentences(frame) + steady_round_sentences(frame)

@@ -1,0 +1,138 @@
+"""An interrupted campaign, resumed in its own folder: what it finished, what changed since, what it left unfinished.
+
+A campaign's folder holds ``campaign.json`` (its spec and the machine it ran on), ``rows.jsonl`` (one line per
+finished run) and ``progress.json`` (the layouts whose sweep ran to the end). Resuming keeps every finished run
+exactly once and runs only the others: ``finished`` says which; ``clear_unfinished`` removes the raw folders of the
+runs that were cut short (a job file and no ``env.json``: no row), so they run again; ``differences`` names what
+changed in the campaign or on the machine that would mix numbers that cannot be compared. ``open_campaign`` does
+all of it for ``campaign.run``.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ..errors import ConfigError
+
+from . import results
+
+CAMPAIGN_JSON = "campaign.json"
+PROGRESS_JSON = "progress.json"
+# What may change between an interrupted run and its resume without changing what the numbers mean.
+NOT_COMPARED = {"resume", "force_resume", "on_failure"}
+# The machine's facts that must not change under a resumed campaign.
+COMPARED_ENVIRONMENT = ("hostname", "kernel", "fio", "backend", "devices")
+
+
+def state(folder: Path) -> dict | None:
+    """The ``campaign.json`` of a campaign folder; None when there is none to resume."""
+    path = Path(folder) / CAMPAIGN_JSON
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def plain(value) -> object:
+    """``value`` as campaign.json stores it (tuples as lists, paths and the rest as strings)."""
+    return json.loads(json.dumps(value, default=str))
+
+
+def _flat(value, prefix: str = "") -> dict:
+    if isinstance(value, dict):
+        return {k: v for key, item in value.items() for k, v in _flat(item, f"{prefix}{key}.").items()}
+    return {prefix.rstrip("."): value}
+
+
+def differences(before: dict, spec: dict, environment: dict) -> list[str]:
+    """What differs between the interrupted run (its campaign.json) and this one: spec fields (``NOT_COMPARED``
+    aside) and the machine's facts (``COMPARED_ENVIRONMENT``), each named with both values."""
+    old, new = _flat(before.get("spec", {})), _flat(plain(spec))
+    keys = sorted(k for k in set(old) | set(new) if k.split(".")[0] not in NOT_COMPARED)
+    found = [f"{k}: {old.get(k)!r} then, {new.get(k)!r} now" for k in keys if old.get(k) != new.get(k)]
+    was, now = before.get("environment", {}), plain(environment)
+    found += [f"{k}: {was.get(k)!r} then, {now.get(k)!r} now" for k in COMPARED_ENVIRONMENT if was.get(k) != now.get(k)]
+    return found
+
+
+def finished(folder: Path) -> tuple[frozenset, frozenset]:
+    """The runs the campaign finished, as (layout, point, rep) of its measured rows (a failed run finished too: it
+    is not run again), and the layouts whose sweep ran to the end."""
+    rows, _ = results.read_rows(folder)
+    runs = frozenset((r.get("layout"), r.get("point"), r.get("rep")) for r in rows
+                     if r.get("phase", "measure") == "measure")
+    return runs, frozenset(progress(folder).get("layouts_done", []))
+
+
+def progress(folder: Path) -> dict:
+    try:
+        return json.loads((Path(folder) / PROGRESS_JSON).read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def mark_layout_done(folder: Path, layout: str) -> None:
+    """Record that ``layout``'s sweep (its points and workloads) ran to the end."""
+    known = progress(folder)
+    known["layouts_done"] = sorted({*known.get("layouts_done", []), layout})
+    tmp = Path(folder) / f".{PROGRESS_JSON}.tmp"
+    tmp.write_text(json.dumps(known, indent=1))
+    tmp.replace(Path(folder) / PROGRESS_JSON)
+
+
+def clear_unfinished(folder: Path) -> list[str]:
+    """Remove the raw folders of runs cut short (a ``job.fio`` and no ``env.json``, which is written with the row),
+    so they run again; returns them, relative to the campaign folder."""
+    raw = Path(folder) / "raw"
+    cut = sorted({job.parent for job in raw.rglob("job.fio")} if raw.is_dir() else set())
+    cut = [run for run in cut if not (run / "env.json").exists()]
+    for run in cut:
+        shutil.rmtree(run)
+    return [str(run.relative_to(folder)) for run in cut]
+
+
+def fresh_name(folder: Path, name: str) -> str:
+    """``name``, or ``name-2``, ``name-3``... : the first not yet used under ``folder`` (a resumed layout's new
+    precondition beside the one of the interrupted run)."""
+    taken = Path(folder)
+    candidates = [name] + [f"{name}-{n}" for n in range(2, 1000)]
+    return next(c for c in candidates if not (taken / c).exists())
+
+
+def open_campaign(folder: Path, spec: dict, env: dict, notes: list[str], resuming: bool,
+                  force: bool) -> tuple[Path, str, frozenset, frozenset]:
+    """The campaign's folder, its run id, and the runs and layouts it finished already: a fresh folder (an earlier
+    one kept, renamed with its date), or when ``resuming`` the interrupted campaign's own, checked unchanged
+    (``force``: resumed anyway, said in ``notes``). ``spec`` is the campaign's spec as a dict."""
+    before = state(folder)
+    if not resuming or before is None:
+        if resuming:
+            notes.append(f"RESUME was asked but {folder} holds no campaign to resume: it started afresh.")
+        elif before is not None and not (folder / "notes.json").exists():
+            notes.append(f"The earlier run in {folder} did not finish; it was kept, renamed with its date "
+                         "(RESUME=True would have continued it).")
+        directory = results.fresh_directory(folder)
+        run_id = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        (directory / CAMPAIGN_JSON).write_text(json.dumps(
+            {"run_id": run_id, "spec": spec, "environment": env, "notes": notes}, indent=1, default=str))
+        return directory, run_id, frozenset(), frozenset()
+    changed = differences(before, spec, env)
+    if changed and not force:
+        raise ConfigError(f"cannot resume {folder}: " + "; ".join(changed) + ". Its numbers would not compare with "
+                          "new ones; run afresh, or FORCE_RESUME=True (--force-resume) to resume anyway")
+    if changed:
+        notes.append("Resumed although the campaign or the machine changed (FORCE_RESUME): " + "; ".join(changed)
+                     + ". Rows measured before and after may not compare.")
+    torn = results.drop_torn_line(folder)
+    cut = clear_unfinished(folder)
+    done, layouts_done = finished(folder)
+    notes += [torn] if torn else []
+    notes.append(f"Resumed the interrupted campaign in {folder}: {len(done)} finished run(s) kept and not run "
+                 f"again" + (f"; run again: {', '.join(cut)}" if cut else "") + ".")
+    (folder / "notes.json").unlink(missing_ok=True)
+    resumed = [*before.get("resumed", []), {"at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                                            "environment": env, "changed": changed}]
+    (folder / CAMPAIGN_JSON).write_text(json.dumps({**before, "resumed": resumed}, indent=1, default=str))
+    return folder, before["run_id"], done, layouts_done

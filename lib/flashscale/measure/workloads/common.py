@@ -1,0 +1,104 @@
+"""What every application workload shares: its raw directory, monitored; its teardown; its processes; its rows."""
+from __future__ import annotations
+
+import json
+import shlex
+import time
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Iterator, Sequence
+
+from ...arrays.layouts import Layout
+from ...errors import CommandError
+from ...system import processes, undo
+from ...system.devices import System
+from ...system.teardown import Teardown, manifest_dir
+from .. import monitoring
+
+PHASE = "workload"  # not a point of the sweep: ``analysis.core`` never reads these rows
+NAN = float("nan")
+
+
+def raw_dir(layout: Layout, workload: str, point: str, rep: int) -> Path:
+    return Path("raw") / layout.name / f"{workload}-{point}" / f"rep{rep}"
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+@contextmanager
+def monitored(recorder, layout: Layout, raw: Path, workload: str, point: str, rep: int) -> Iterator[Path]:
+    """The run's raw folder (made now), with every device under the layout and the CPUs sampled meanwhile."""
+    folder = recorder.directory / raw
+    folder.mkdir(parents=True, exist_ok=False)
+    recorder.bar.set_postfix_str(f"{layout.name} {workload} {point} rep{rep}")
+    with monitoring.sampling(recorder.directory, raw, layout.targets, system=System(runner=recorder.runner),
+                             layout=layout.name, point=point, rep=rep, workload=workload):
+        yield folder
+
+
+@contextmanager
+def teardown(recorder, name: str) -> Iterator[Teardown]:
+    """A manifest of this workload's own making (processes, a database cluster), undone however the block ends."""
+    manifest = manifest_dir() / f"{recorder.directory.name}-{recorder.run_id}-{name}.json"
+    down = Teardown(manifest, recorder.runner, System(runner=recorder.runner))
+    try:
+        yield down
+    finally:
+        down.close()
+
+
+def keep_commands(folder: Path, commands: Sequence[Sequence[str]]) -> None:
+    """The exact command lines, one per line, as a shell would quote them."""
+    with open(folder / "commands.txt", "a") as fh:
+        fh.writelines(shlex.join([str(a) for a in argv]) + "\n" for argv in commands)
+
+
+def run_together(commands: Sequence[Sequence[str]], down: Teardown, folder: Path, name: str, *,
+                 cgroup_procs: Sequence[Path] = (), timeout_s: float = 3600) -> tuple[list[str], float]:
+    """Start every command at once (each recorded in ``down`` before it runs), wait for all; their outputs
+    (``<name><i>.log``) and the wall time from the first start to the last exit. A non-zero exit is a CommandError."""
+    keep_commands(folder, commands)
+    started = time.monotonic()
+    running: list[processes.Process] = []
+    try:
+        running += [processes.start(argv, down, folder / f"{name}{i}.log", cgroup_procs=cgroup_procs)
+                    for i, argv in enumerate(commands)]
+        deadline = started + timeout_s
+        for proc in running:
+            code = proc.popen.wait(timeout=max(1.0, deadline - time.monotonic()))
+            if code != 0:
+                raise CommandError(proc.argv, code, proc.output()[-2000:])
+    except BaseException:  # an error, a timeout, Ctrl-C: the others are stopped now, not left running
+        for proc in running:
+            proc.stop()
+        raise
+    return [proc.output() for proc in running], time.monotonic() - started
+
+
+def metric_row(recorder, layout: Layout, cgroup_procs: Sequence[Path], *, workload: str, metric: str, value: float,
+               unit: str, raw: Path, point: str, rep: int, numjobs: int, bs: int, runtime_s: float, started: str,
+               missing_reason: str | None = None, **extra) -> dict:
+    """One metric of an application as a row of the campaign's table: ``value`` in ``unit`` (also ``bw_bytes``
+    when a bandwidth, ``iops`` when a rate of operations); ``rw`` is the metric's name."""
+    rate = unit in ("ops/s", "files/s", "tps")
+    return {"campaign": recorder.campaign, "host": recorder.host, "layout": layout.name, "devices": layout.devices,
+            "rw": metric, "bs": int(bs), "numjobs": int(numjobs), "iodepth": 1, "rep": rep, "warmup": False,
+            "bw_bytes": value if unit == "bytes/s" else NAN, "iops": value if rate else NAN,
+            "runtime_s": runtime_s, "run_id": recorder.run_id, "point": f"{workload}-{point}",
+            "backend": layout.backend, "cap_bps": NAN, "raw_dir": str(raw), "started_at": started, "phase": PHASE,
+            "round": None, "status": "ok", "workload": workload, "metric": metric, "value": value, "unit": unit,
+            "missing_reason": missing_reason, **extra}
+
+
+def environment(folder: Path, **facts) -> None:
+    """What the application was (versions, settings) beside its raw output; the row's env.json is the recorder's."""
+    (folder / "workload.json").write_text(json.dumps(facts, indent=1, default=str))
+
+
+
+def scratch(parent: Path, name: str, down: Teardown) -> Path:
+    """A fresh directory of ours in ``parent``, removed with everything in it (``system.undo.make_scratch``)."""
+    return undo.make_scratch(parent, name, down)

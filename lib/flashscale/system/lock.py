@@ -1,0 +1,162 @@
+"""One run of a campaign at a time, and what a run that died left behind, undone before the next one starts.
+
+A campaign's folder holds ``flashscale.lock``: the pid of the run that holds it and that process's start time
+(``System.process_start``: a pid with its start time names one process for good, a pid alone can be reused). A
+second run refuses while the holder lives, naming its pid; a lock whose holder is gone (``kill -9``, a kernel that
+shut itself down) is stale and taken over, after ``recover`` has undone what that holder left: the manifests it
+wrote (``teardown.manifest_dir``) reaped through ``reap.reap``, the same code as ``flashscale reap``, once the fio
+processes it left running in its own cgroup are stopped.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import time
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .commands import Runner
+from .devices import System
+from ..errors import FlashscaleError
+from . import reap as reaping
+from .teardown import manifest_dir
+
+log = logging.getLogger("flashscale.lock")
+
+LOCK_FILE = "flashscale.lock"
+
+
+class CampaignBusy(FlashscaleError):
+    """Another run of the same campaign is alive; nothing was touched."""
+
+
+@dataclass(frozen=True)
+class Holder:
+    pid: int
+    start: int | None
+    started_at: str
+    host: str = ""
+
+
+def read(path: Path) -> Holder | None:
+    """The holder a lock file names; None when there is none (or it is unreadable: a lock torn by a crash)."""
+    try:
+        data = json.loads(Path(path).read_text())
+        return Holder(int(data["pid"]), data.get("start"), str(data.get("started_at", "")), str(data.get("host", "")))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def alive(holder: Holder, system: System) -> bool:
+    """Whether the process that took the lock still runs (same pid, same start time)."""
+    start = system.process_start(holder.pid)
+    return start is not None and (holder.start is None or start == holder.start)
+
+
+def stale_holder(path: Path, system: System) -> Holder | None:
+    """The dead holder of the lock at ``path`` (to recover from), None when there is no lock; CampaignBusy when its
+    holder is alive."""
+    holder = read(path)
+    if holder is None:
+        return None
+    if holder.pid != os.getpid() and alive(holder, system):
+        raise CampaignBusy(f"{path.parent} is in use by process {holder.pid} (started {holder.started_at}); wait "
+                           f"for it to finish or stop it, then run again")
+    return holder
+
+
+@dataclass
+class Lock:
+    """``with Lock.take(folder, system):`` this process holds ``folder/flashscale.lock`` until the block ends."""
+
+    path: Path
+
+    @classmethod
+    def take(cls, folder: Path, system: System) -> "Lock":
+        path = Path(folder) / LOCK_FILE
+        stale_holder(path, system)
+        me = Holder(os.getpid(), system.process_start(os.getpid()),
+                    datetime.now(timezone.utc).isoformat(timespec="seconds"), os.uname().nodename)
+        tmp = path.with_name(f".{LOCK_FILE}.{os.getpid()}")
+        tmp.write_text(json.dumps(asdict(me)))
+        tmp.replace(path)
+        return cls(path)
+
+    def release(self) -> None:
+        """Give the folder up, unless this process's teardown left something behind (a manifest of its pid): the
+        lock then stays, so the next run finds this one and undoes it (``recover``)."""
+        holder = read(self.path)
+        if holder is None or holder.pid != os.getpid():
+            return
+        if owned_manifests(os.getpid()):
+            log.warning("keeping %s: this run left things behind; the next run undoes them", self.path)
+            return
+        self.path.unlink(missing_ok=True)
+
+    def __enter__(self) -> "Lock":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+def owned_manifests(pid: int, directory: Path | None = None) -> list[Path]:
+    """The manifests (``teardown.manifest_dir``) that process ``pid`` wrote."""
+    found = []
+    for manifest in sorted((directory or manifest_dir()).glob("*.json")):
+        try:
+            if reaping.owner_pid(json.loads(manifest.read_text())) == pid:
+                found.append(manifest)
+        except (OSError, ValueError, AttributeError):
+            continue
+    return found
+
+
+def _stop_leftovers(manifests: list[Path], wait_s: float) -> None:
+    """Stop the processes a dead run left in its own cgroups (fio keeps running when the run that started it dies):
+    TERM, then KILL after ``wait_s``. Only cgroups its manifests record are looked in."""
+    folders = []
+    for manifest in manifests:
+        try:
+            created = json.loads(manifest.read_text()).get("created", [])
+        except (OSError, ValueError):
+            continue
+        folders += [Path(e["path"]) for e in created if e.get("kind") == "cgroup" and e.get("path")]
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        pids = [int(p) for f in folders if (f / "cgroup.procs").exists() for p in (f / "cgroup.procs").read_text().split()]
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + wait_s
+        while pids and time.monotonic() < deadline and any(
+                (f / "cgroup.procs").exists() and (f / "cgroup.procs").read_text().split() for f in folders):
+            time.sleep(0.2)
+
+
+def recover(holder: Holder, runner: Runner, system: System, directory: Path | None = None,
+            attempts: int = 10, wait_s: float = 1.0) -> list[str]:
+    """Undo what the dead ``holder`` left: every manifest its pid wrote, reaped as ``flashscale reap`` would. Returns
+    one line per manifest saying what was undone; FlashscaleError when something is still left behind after
+    ``attempts`` tries (a mount kept busy by the dead run's last fio, until it ends)."""
+    manifests, lines = owned_manifests(holder.pid, directory), []
+    _stop_leftovers(manifests, wait_s=5 * wait_s)
+    for attempt in range(attempts):
+        outcomes = reaping.reap(manifests, runner=runner, system=system) if manifests else []
+        for o in outcomes:
+            if o.state == "reaped":
+                things = ", ".join(f"{e['kind']} {e.get('path') or e.get('vg') or ''}".strip() for e in o.entries)
+                lines.append(f"undid what the interrupted run (pid {holder.pid}) left in {o.manifest}: {things}")
+        manifests = [Path(o.manifest) for o in outcomes if o.state == "left-behind"]
+        if not manifests:
+            break
+        log.info("still busy after the interrupted run %s, retrying: %s", holder.pid, manifests)
+        time.sleep(wait_s)
+    if manifests:
+        raise FlashscaleError(f"the interrupted run (pid {holder.pid}) left things that could not be undone; see "
+                              f"{', '.join(map(str, manifests))} and run flashscale reap")
+    return lines

@@ -1,0 +1,54 @@
+"""bonnie++ on the emulated array: its block write at one process on one capped device is the cap; on every
+layout its numbers land in the results table, and its scratch directories are gone afterwards."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from flashscale import campaign
+from flashscale.measure import monitoring
+from flashscale.measure.workloads.bonnie import Bonnie, TOO_FAST
+
+CAP = 200_000_000
+
+
+def spec(tmp_path, layouts, device_size):
+    return campaign.CampaignSpec.from_parameters(
+        CAMPAIGN="bonnie", DATA_DIR=str(tmp_path / "data"), BACKING_DIR=str(tmp_path), DEVICES=2,
+        DEVICE_SIZE=device_size, LAYOUTS=layouts, RW=["write"], BS=[2**20], NUMJOBS=[1], IODEPTH=[1],
+        REPETITIONS=1, RUNTIME_S=1, RAMP_S=0, FILE_SIZE=16 * 2**20, PRECONDITION=False, CAP_READ_BPS=CAP,
+        CAP_WRITE_BPS=CAP)
+
+
+def rows(table, metric=None):
+    apps = table[table["workload"] == "bonnie++"]
+    return apps if metric is None else apps[apps["metric"] == metric]
+
+
+@pytest.mark.root
+def test_block_write_of_one_process_on_one_capped_device_is_the_cap(tmp_path):
+    # 1 GiB at 200 MB/s: over five seconds, long enough for bonnie++ to time (it prints +++++ under that)
+    result = campaign.run(spec(tmp_path, ["single"], 2 * 2**30), progress=False,
+                          workloads=[Bonnie(processes=(1,), file_mib=1024, files_k=1)])
+    write = rows(result.table, "block_write").iloc[0]
+    assert write["value"] == pytest.approx(CAP, rel=0.10) and write["unit"] == "bytes/s"
+    assert write["bw_bytes"] == write["value"] and write["numjobs"] == 1 and write["phase"] == "workload"
+    for _, row in rows(result.table).iterrows():  # a missing value always says why; a number never does
+        assert math.isnan(row["value"]) == (str(row["missing_reason"]) == TOO_FAST)
+    raw = result.directory / write["raw_dir"]
+    assert "bonnie++ -d" in (raw / "commands.txt").read_text() and (raw / "bonnie0.log").is_file()
+    series = monitoring.load(result.directory)
+    assert (series["workload"] == "bonnie++").any()
+
+
+@pytest.mark.root
+def test_bonnie_runs_on_every_layout_with_processes_as_an_axis(tmp_path):
+    result = campaign.run(spec(tmp_path, ["single", "jbod", "btrfs-raid0"], 2**30), progress=False,
+                          workloads=[Bonnie(processes=(1, 2), file_mib=64, files_k=1)])
+    writes = rows(result.table, "block_write")
+    assert sorted(zip(writes["layout"], writes["numjobs"])) == sorted(
+        (layout, n) for layout in ("single", "jbod", "btrfs-raid0") for n in (1, 2))
+    assert (writes["value"].isna() | (writes["value"] > 0)).all()
+    assert set(rows(result.table)["metric"]) >= {"block_write", "block_rewrite", "block_read", "seeks",
+                                                 "seq_create", "random_delete"}

@@ -1,0 +1,80 @@
+"""Defaults are declared once, in the dataclasses: every notebook's parameters cell is checked against them.
+
+The quickstart is the library's defaults, parameter for parameter. The study notebooks are tiny demos: only how
+much they measure (devices, sizes, caps, the sweep's axes, repetitions) may differ from the defaults; how a layout
+is built and erased, and what a campaign refuses, may not.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+
+from flashscale import campaign, parameters
+from flashscale.analysis.core import BASELINE_BS
+
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+# What a tiny demo may choose for itself: how much is measured, never how.
+SIZING = {"DEVICES", "DEVICE_SIZE", "CAP_READ_BPS", "CAP_WRITE_BPS", "RUNTIME_S", "RAMP_S", "FILE_SIZE", "RW", "BS",
+          "NUMJOBS", "IODEPTH", "REPETITIONS", "LAYOUTS", "STEADY_ROUNDS", "PRECONDITION_ROUNDS_MAX"}
+
+
+def parameters_cell(notebook: Path) -> dict:
+    """The values a notebook's ``parameters`` cell assigns (the cell is our own code: it is executed)."""
+    cells = json.loads(notebook.read_text())["cells"]
+    tagged = [c for c in cells if "parameters" in c.get("metadata", {}).get("tags", [])]
+    assert len(tagged) == 1, f"{notebook.name} has {len(tagged)} cells tagged parameters"
+    values: dict = {}
+    exec("".join(tagged[0]["source"]), {}, values)
+    return values
+
+
+def measuring_notebooks() -> list[Path]:
+    """The notebooks that build a campaign from their parameters (they declare the array's size)."""
+    return [nb for nb in sorted(NOTEBOOKS.glob("*.ipynb")) if "DEVICE_SIZE" in parameters_cell(nb)]
+
+
+def spec_fields(spec: campaign.CampaignSpec) -> dict:
+    skip = {"name", "data_dir"}
+    return {f.name: getattr(spec, f.name) for f in fields(spec) if f.name not in skip}
+
+
+def test_there_are_measuring_notebooks_to_check():
+    names = {nb.stem for nb in measuring_notebooks()}
+    assert {"quickstart", "01_baseline", "03_layout_tax"} <= names
+
+
+@pytest.mark.parametrize("notebook", measuring_notebooks(), ids=lambda p: p.stem)
+def test_every_notebook_parameter_builds_a_valid_campaign(notebook):
+    cell = parameters_cell(notebook)
+    spec = campaign.CampaignSpec.from_parameters(**cell)
+    assert spec.name == cell.get("CAMPAIGN", spec.name)
+    assert cell.get("BASELINE_BS", BASELINE_BS) == BASELINE_BS
+
+
+def test_the_quickstart_is_the_library_defaults():
+    cell = parameters_cell(NOTEBOOKS / "quickstart.ipynb")
+    ours = spec_fields(campaign.CampaignSpec.from_parameters(**cell))
+    defaults = spec_fields(campaign.CampaignSpec.from_parameters())
+    differ = {k: (ours[k], defaults[k]) for k in ours if ours[k] != defaults[k]}
+    assert differ == {}, f"the quickstart's parameters cell differs from the dataclass defaults: {differ}"
+
+
+@pytest.mark.parametrize("notebook", [nb for nb in measuring_notebooks() if nb.stem != "quickstart"],
+                         ids=lambda p: p.stem)
+def test_a_study_notebook_differs_from_the_defaults_only_in_how_much_it_measures(notebook):
+    cell = parameters_cell(notebook)
+    defaults = campaign.CampaignSpec.from_parameters()
+    restated = {name: value for name, value in cell.items() if name in parameters.PARAMETERS and name not in SIZING}
+    spec = campaign.CampaignSpec.from_parameters(**restated)
+    differ = {k: v for k, v in spec_fields(spec).items() if v != spec_fields(defaults)[k]}
+    assert differ == {}, f"{notebook.name} restates {sorted(restated)}; these differ from the defaults: {differ}"
+
+
+def test_a_changed_default_is_caught():
+    """The check above is not vacuous: a notebook value other than the default is reported."""
+    cell = {**parameters_cell(NOTEBOOKS / "quickstart.ipynb"), "CHUNK_BYTES": 65536}
+    spec = campaign.CampaignSpec.from_parameters(**cell)
+    assert spec.options.chunk_bytes == 65536 != campaign.CampaignSpec.from_parameters().options.chunk_bytes

@@ -1,0 +1,132 @@
+"""Bad input is refused as a whole, before anything is touched, naming the field and the value (issue 11)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from flashscale import campaign, execute, parameters
+from flashscale.analysis import core as analysis
+from flashscale.errors import ConfigError, FlashscaleError
+from flashscale.measure import results
+from flashscale.system.commands import Runner
+
+from conftest import loop_devices_backed_under
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    return path
+
+
+VALID = "campaign: t\nnotebooks: [quickstart]\nparameters: {DEVICES: 2}\n"
+
+
+def test_every_parameter_has_a_type_a_default_and_a_meaning():
+    assert set(parameters.SCHEMA) == set(parameters.PARAMETERS) | {"CAMPAIGN"}
+    fields = parameters.model(campaign.PARTS).model_fields
+    assert fields["DEVICES"].default == campaign.ArraySpec().devices
+    assert fields["NUMJOBS"].default == campaign.Sweep().numjobs
+    assert fields["ON_FAILURE"].default == "continue" and fields["RESUME"].default is False
+    assert all(info.description for info in fields.values())
+
+
+def test_the_readme_lists_the_parameters_as_the_schema_says():
+    assert parameters.markdown(campaign.PARTS) in (ROOT / "README.md").read_text()
+
+
+@pytest.mark.parametrize("given, named", [
+    ({"DEVICES": "4"}, "DEVICES='4'"), ({"DEVICES": 0}, "DEVICES=0"), ({"DEVICE_SIZE": -1}, "DEVICE_SIZE=-1"),
+    ({"BS": [4096, 0]}, "BS=[4096, 0]"), ({"NUMJOBS": 4}, "NUMJOBS=4"), ({"WARMUP": "yes"}, "WARMUP='yes'"),
+    ({"ON_FAILURE": "retry"}, "ON_FAILURE='retry'"), ({"CAMPAIGN": "../escape"}, "CAMPAIGN='../escape'"),
+    ({"CAMPAIGN": "a/b"}, "CAMPAIGN='a/b'"), ({"RUNTIME_S": 1.5}, "RUNTIME_S=1.5"), ({"RESUME": 1}, "RESUME=1"),
+])
+def test_a_bad_parameter_is_named_with_its_value(given, named):
+    with pytest.raises(ConfigError, match=named.replace("[", r"\[").replace("]", r"\]").replace(".", r"\.")):
+        campaign.CampaignSpec.from_parameters(**given)
+
+
+def test_every_bad_parameter_is_named_at_once():
+    with pytest.raises(ConfigError) as caught:
+        campaign.CampaignSpec.from_parameters(DEVICES=-1, RW=5, FILE_SIZE="big")
+    assert all(name in str(caught.value) for name in ("DEVICES=-1", "RW=5", "FILE_SIZE='big'"))
+
+
+@pytest.mark.parametrize("text, message", [
+    ("- a\n- b\n", "a mapping"), ("campaign: [\n", "not a YAML file"), ("", "a mapping"),
+    (VALID + "notebook: [x]\n", "unknown key 'notebook' \\(did you mean 'notebooks'\\?\\)"),
+    (VALID.replace("campaign: t", "campaign: ../t"), "campaign='../t'"),
+    (VALID.replace("DEVICES: 2", "DEVICES: -2"), "parameters: DEVICES=-2"),
+    (VALID + "notebook_parameters: {quickstart: {BS: [0]}}\n", "notebook_parameters.quickstart: BS=\\[0\\]"),
+])
+def test_a_bad_campaign_file_is_refused_naming_what(tmp_path, text, message):
+    with pytest.raises(ConfigError, match=message):
+        execute.load_campaign(write(tmp_path, text))
+
+
+def test_an_undeclared_parameter_is_named_with_the_closest_declared_one(tmp_path):
+    path = write(tmp_path, VALID.replace("DEVICES: 2", "NUMJOB: [1]"))
+    with pytest.raises(ConfigError, match="no parameter 'NUMJOB' \\(did you mean 'NUMJOBS'\\?\\)"):
+        execute.run_campaign(path, reports_dir=tmp_path / "reports")
+    assert not (tmp_path / "reports").exists()
+
+
+def test_a_torn_last_line_is_dropped_with_a_message_and_a_torn_middle_line_is_an_error(tmp_path):
+    results.append_rows(tmp_path, [{"a": 1}, {"a": 2}])
+    with open(tmp_path / results.ROWS_FILE, "a") as fh:
+        fh.write('{"a": 3, "b')
+    rows, torn = results.read_rows(tmp_path)
+    assert rows == [{"a": 1}, {"a": 2}] and "torn" in torn and '{"a": 3' in torn
+    assert results.drop_torn_line(tmp_path) == torn and results.read_rows(tmp_path) == (rows, None)
+    (tmp_path / results.ROWS_FILE).write_text('{"a": 1}\n{"a"\n{"a": 2}\n')
+    with pytest.raises(FlashscaleError, match="line 2 is not a row"):
+        results.read_rows(tmp_path)
+
+
+def test_a_failed_run_is_a_row_with_fios_message_and_the_sweep_goes_on_or_stops(tmp_path):
+    """Real fio, told to use an I/O engine that does not exist: every run fails; continue keeps each as a failed
+    row, stop keeps the first and raises."""
+    base = campaign.CampaignSpec.from_parameters(CAMPAIGN="f", DATA_DIR=str(tmp_path), EMULATION="directory",
+                                                 LAYOUTS=["single"], RW=["write"], NUMJOBS=[1, 2], REPETITIONS=1,
+                                                 RUNTIME_S=1, RAMP_S=0, FILE_SIZE=2**20, PRECONDITION=False)
+    broken = lambda spec: campaign.replace(spec, sweep=campaign.replace(spec.sweep, ioengine="no-such-engine"))
+    result = campaign.run(broken(base), progress=False)
+    table = result.table
+    assert list(table["status"]) == ["failed", "failed"] and table["bw_bytes"].isna().all()
+    assert table["error"].str.contains("no-such-engine").all()
+    assert sum(note.startswith("Failed run: single") for note in result.notes) == 2
+    with pytest.raises(FlashscaleError, match="no measured rows"):
+        analysis.measured(table)
+    with pytest.raises(FlashscaleError, match="ON_FAILURE is stop"):
+        campaign.run(broken(campaign.replace(base, on_failure="stop")), progress=False)
+    assert len(results.read_rows(tmp_path / "f")[0]) == 1
+
+
+@pytest.mark.root
+def test_a_device_bigger_than_the_backing_directory_is_refused_before_anything_is_made(tmp_path):
+    spec = campaign.CampaignSpec.from_parameters(CAMPAIGN="big", DATA_DIR=str(tmp_path / "data"),
+                                                 BACKING_DIR=str(tmp_path), DEVICE_SIZE=2**50, LAYOUTS=["single"])
+    with pytest.raises(ConfigError, match=f"DEVICE_SIZE={2**50} is more than the .* bytes free in {tmp_path}"):
+        campaign.run(spec, progress=False)
+    assert loop_devices_backed_under(tmp_path) == [] and not (tmp_path / "data").exists()
+
+
+@pytest.mark.root
+def test_a_full_results_disk_is_named_and_keeps_every_row_written(tmp_path):
+    small = tmp_path / "small"
+    small.mkdir()
+    runner = Runner()
+    runner.run(["mount", "-t", "tmpfs", "-o", "size=64k", "flashscale-test", str(small)])
+    try:
+        written = 0
+        with pytest.raises(FlashscaleError, match=f"cannot write results in {small}: the disk is full"):
+            while written < 10_000:
+                results.append_rows(small, [{"row": written, "pad": "x" * 1000}])
+                written += 1
+        rows, torn = results.read_rows(small)
+        assert torn is None and [r["row"] for r in rows] == list(range(written)) and written > 10
+    finally:
+        runner.run(["umount", str(small)])

@@ -1,0 +1,36 @@
+"""The many-files transfer on the emulated array: on every layout its files/s and bytes/s land in the table, and
+its copy never exceeds what the capped devices can move; its files are gone afterwards."""
+from __future__ import annotations
+
+import pytest
+
+from flashscale import campaign
+from flashscale.analysis import applications
+from flashscale.measure.workloads.transfer import Transfer
+
+CAP = 200_000_000
+
+
+@pytest.mark.root
+def test_the_copy_cannot_exceed_the_capped_devices_on_any_layout(tmp_path):
+    spec = campaign.CampaignSpec.from_parameters(
+        CAMPAIGN="transfer", DATA_DIR=str(tmp_path / "data"), BACKING_DIR=str(tmp_path), DEVICES=2,
+        DEVICE_SIZE=2**30, LAYOUTS=["single", "jbod", "btrfs-raid0"], RW=["write", "read"], BS=[2**20],
+        NUMJOBS=[2], IODEPTH=[1], REPETITIONS=1, RUNTIME_S=2, RAMP_S=0, FILE_SIZE=32 * 2**20, CAP_READ_BPS=CAP,
+        CAP_WRITE_BPS=CAP)
+    result = campaign.run(spec, progress=False, workloads=[Transfer(files=48, file_mib=8, streams=(1, 4))])
+    rows = result.table[result.table["workload"] == "transfer"]
+    assert sorted(set(zip(rows["layout"], rows["numjobs"]))) == sorted(
+        (layout, n) for layout in ("single", "jbod", "btrfs-raid0") for n in (1, 4))
+    copies = rows[rows["metric"] == "copy_bw"]
+    for _, copy in copies.iterrows():
+        assert copy["truth_bw_bytes"] == copy["devices"] * CAP
+        assert 0 < copy["value"] <= copy["truth_bw_bytes"] * 1.05, copy["layout"]
+        assert not copy["above_truth"]
+    files = rows[rows["metric"] == "copy_files"]
+    assert list(files["value"] * 8 * 2**20) == pytest.approx(list(copies["value"]), rel=1e-9)
+    taxes = applications.tax(result.table)
+    jbod = taxes[(taxes["layout"] == "jbod") & (taxes["metric"] == "copy_bw")]
+    assert len(jbod) == 2 and (jbod["fio_bytes"] > 0).all() and jbod["tax"].notna().all()
+    leftovers = [p for p in (result.directory / "raw").rglob("file*") if p.is_file()]
+    assert leftovers == []  # the files were written on the layout, never in the raw folder
