@@ -24,7 +24,7 @@ from ..errors import ConfigError
 from ..system import netns, processes
 from ..system.commands import Runner
 from ..system.devices import System
-from ..system.teardown import Teardown, manifest_dir
+from ..system.teardown import Built, Teardown, manifest_dir
 
 PORT = 8765
 LAYOUT = "jbod"
@@ -45,7 +45,7 @@ class EmulatedHost:
         return self.host.name
 
 
-class EmulatedCluster:
+class EmulatedCluster(Built):
     """Context manager: ``with EmulatedCluster(2, ArraySpec(devices=2), log_dir=...) as cluster: cluster.hosts``."""
 
     def __init__(self, hosts: int, array: ArraySpec, *, log_dir: Path, link_bps: int | None = None,
@@ -59,14 +59,6 @@ class EmulatedCluster:
         self.log_dir, self.options = Path(log_dir), options
         self.hosts: list[EmulatedHost] = []
         self._stack = ExitStack()
-
-    def __enter__(self) -> "EmulatedCluster":
-        try:
-            self._build()
-        except BaseException:
-            self.close()
-            raise
-        return self
 
     def _teardown(self, label: str) -> Teardown:
         teardown = Teardown(manifest_dir() / f"flashscale-cluster-{secrets.token_hex(4)}-{label}.json",
@@ -102,6 +94,3 @@ class EmulatedCluster:
         for host in self.hosts:
             host.server.stop()
         self._stack.close()
-
-    def __exit__(self, *exc) -> None:
-        self.close()

@@ -14,7 +14,7 @@ from pathlib import Path
 from ..system.commands import Runner
 from ..system.devices import Device, System
 from ..errors import ConfigError, UnsupportedError
-from ..system.teardown import Teardown, manifest_dir
+from ..system.teardown import Built, Teardown, manifest_dir
 from ..system.throttle import Throttle
 
 SHM = "shm"  # tmpfs under the machine's /dev: the backing store that is never the bottleneck, when it has room
@@ -54,7 +54,7 @@ def choose_backing_root(spec: ArraySpec, system: System) -> Path:
     return Path(tempfile.gettempdir())
 
 
-class EmulatedArray:
+class EmulatedArray(Built):
     """Context manager: ``with EmulatedArray(spec, runner, system) as array: array.devices, array.throttle``.
 
     ``system`` is the machine it reads (loop devices' identities, the cgroup hierarchy); ``manifests`` is where its
@@ -72,7 +72,7 @@ class EmulatedArray:
         self.workdir: Path | None = None
         self.teardown: Teardown | None = None
 
-    def __enter__(self) -> "EmulatedArray":
+    def _build(self) -> None:
         problem = self.system.loop_support_problem()
         if problem:
             raise UnsupportedError(f"cannot build the emulated array: {problem}")
@@ -81,14 +81,6 @@ class EmulatedArray:
         manifest = (self.manifests or manifest_dir()) / f"{self.workdir.name}.json"
         self.teardown = Teardown(manifest, self.runner, self.system)
         self.teardown.record("dir", path=str(self.workdir))
-        try:
-            self._build()
-        except BaseException:
-            self.close()
-            raise
-        return self
-
-    def _build(self) -> None:
         self.throttle = Throttle.create(self.system, self.teardown)
         for index in range(self.spec.devices):
             backing = self.workdir / f"device{index}.img"
@@ -111,6 +103,3 @@ class EmulatedArray:
         if self.teardown is not None:
             self.teardown.close()
             self.teardown = None
-
-    def __exit__(self, *exc) -> None:
-        self.close()

@@ -19,6 +19,7 @@ from ..errors import ConfigError
 from . import results
 
 CAMPAIGN_JSON = "campaign.json"
+SET_ASIDE = "rows.set-aside.jsonl"  # rows of workloads run again on a resumed layout
 PROGRESS_JSON = "progress.json"
 # What may change between an interrupted run and its resume without changing what the numbers mean.
 NOT_COMPARED = {"resume", "force_resume", "on_failure"}
@@ -93,6 +94,28 @@ def clear_unfinished(folder: Path) -> list[str]:
     return [str(run.relative_to(folder)) for run in cut]
 
 
+def set_aside_workloads(folder: Path, layouts_done: frozenset) -> str | None:
+    """Workloads (job files, applications) run again, whole, on a layout whose sweep was cut short: their rows from
+    the interrupted run move to ``rows.set-aside.jsonl`` and their raw folders gain ``.set-aside``, so each
+    (layout, point, rep) is in the table once and nothing measured is lost. Returns what it said, or None."""
+    rows, _ = results.read_rows(folder)
+    aside = [r for r in rows if r.get("phase") == "workload" and r.get("layout") not in layouts_done]
+    if not aside:
+        return None
+    kept = [r for r in rows if r not in aside]
+    with open(Path(folder) / SET_ASIDE, "a") as out:
+        out.writelines(json.dumps(r, default=str) + "\n" for r in aside)
+    tmp = Path(folder) / f".{results.ROWS_FILE}.tmp"
+    tmp.write_text("".join(json.dumps(r, default=str) + "\n" for r in kept))
+    tmp.replace(Path(folder) / results.ROWS_FILE)
+    for raw in sorted({r["raw_dir"] for r in aside if r.get("raw_dir")}):
+        run = Path(folder) / raw
+        if run.is_dir():
+            run.rename(run.with_name(fresh_name(run.parent, f"{run.name}.set-aside")))
+    return (f"{len(aside)} workload row(s) of layouts cut short were set aside in {SET_ASIDE} (their workloads "
+            "ran again, whole)")
+
+
 def fresh_name(folder: Path, name: str) -> str:
     """``name``, or ``name-2``, ``name-3``... : the first not yet used under ``folder`` (a resumed layout's new
     precondition beside the one of the interrupted run)."""
@@ -128,7 +151,8 @@ def open_campaign(folder: Path, spec: dict, env: dict, notes: list[str], resumin
     torn = results.drop_torn_line(folder)
     cut = clear_unfinished(folder)
     done, layouts_done = finished(folder)
-    notes += [torn] if torn else []
+    aside = set_aside_workloads(folder, layouts_done)
+    notes += [line for line in (torn, aside) if line]
     notes.append(f"Resumed the interrupted campaign in {folder}: {len(done)} finished run(s) kept and not run "
                  f"again" + (f"; run again: {', '.join(cut)}" if cut else "") + ".")
     (folder / "notes.json").unlink(missing_ok=True)

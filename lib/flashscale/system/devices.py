@@ -22,18 +22,16 @@ made here, free space, the cgroup controllers, the NUMA nodes. It only reads; no
 from __future__ import annotations
 
 import errno
-import json
 import os
-import shutil
 import stat
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .commands import Runner
+from .machine import Machine, read as _read
 from ..errors import RefusedError
 
 BOOT_MOUNTPOINTS = ("/", "/boot", "/boot/efi", "/efi")
-NETNS_DIR = Path("/run/netns")  # where ``ip netns add`` names a network namespace
 
 
 @dataclass(frozen=True)
@@ -70,14 +68,6 @@ class Mount:
     options: str = ""  # the super options: a cgroup v1 mount names its controllers here (``rw,blkio``)
 
 
-def _read(path: Path) -> str | None:
-    try:
-        text = path.read_bytes().decode(errors="replace").strip()
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError, OSError):
-        return None
-    return " ".join(text.split()) or None
-
-
 def _hex_id(text: str | None) -> str | None:
     """An NVMe NGUID / EUI-64 as plain lower-case hex; None when absent or all zeros (the device has none)."""
     if not text:
@@ -100,7 +90,7 @@ def _unescape(field_text: str) -> str:
 
 
 @dataclass
-class System:
+class System(Machine):
     """The machine as flashscale reads it. Roots can be pointed at a fake tree; ``runner`` runs ``blkid``."""
 
     sys: Path = Path("/sys")
@@ -350,91 +340,7 @@ class System:
         """The file behind a loop device, or None if ``path`` is not an attached loop device."""
         return self._backing_of(self.name_of(path))
 
-    # ---- what this machine offers -------------------------------------------------------------------------
-    def euid(self) -> int:
-        """The effective user id of this process, from /proc/self/status (``os.geteuid`` where it is absent)."""
-        try:
-            lines = (self.proc / "self" / "status").read_text().splitlines()
-        except FileNotFoundError:
-            return os.geteuid()
-        uid = next((line.split()[2] for line in lines if line.startswith("Uid:")), None)
-        return os.geteuid() if uid is None else int(uid)
-
-    def loop_support_problem(self) -> str | None:
-        """Why loop devices cannot be made here (not root, no losetup, no loop-control), or None when they can."""
-        if self.euid() != 0:
-            return "flashscale is not running as root"
-        if self.runner.which("losetup") is None:
-            return "losetup is not installed"
-        if not (self.dev / "loop-control").exists():
-            return f"the kernel offers no {self.dev / 'loop-control'}"
-        return None
-
-    def free_bytes(self, folder: Path) -> int | None:
-        """Free space in bytes of the file system holding ``folder``; None when it is not a directory."""
-        return shutil.disk_usage(folder).free if Path(folder).is_dir() else None
-
-    def numa_nodes(self) -> list[int]:
-        """The NUMA nodes online (``0-1,3`` in sysfs), ``[0]`` on a machine without NUMA."""
-        online = _read(self.sys / "devices" / "system" / "node" / "online")
-        nodes = []
-        for part in online.split(",") if online else ["0"]:
-            lo, _, hi = part.partition("-")
-            nodes += list(range(int(lo), int(hi or lo) + 1))
-        return nodes
-
-    def cgroup_controllers(self, mountpoint: str | Path) -> set[str]:
-        """The controllers a cgroup v2 hierarchy offers (its ``cgroup.controllers``); empty when it has none."""
-        return set((_read(Path(mountpoint) / "cgroup.controllers") or "").split())
-
-    # ---- processes and the network (``flashscale.system.processes``, ``flashscale.system.netns``) ----------------
-    def process_start(self, pid: int) -> int | None:
-        """When process ``pid`` started, in clock ticks since boot (field 22 of /proc/<pid>/stat): with the pid, what
-        names one process for good. None when there is no such process, or it has exited (a zombie)."""
-        text = _read(self.proc / str(int(pid)) / "stat")
-        fields = text.rsplit(")", 1)[-1].split() if text else []  # after the command name, which may hold spaces
-        return None if len(fields) < 20 or fields[0] in ("Z", "X") else int(fields[19])
-
-    def net_links(self) -> dict[str, int]:
-        """The network links of this namespace, name -> ifindex (/sys/class/net)."""
-        folder = self.sys / "class" / "net"
-        links = {p.name: _read(p / "ifindex") for p in folder.iterdir()} if folder.is_dir() else {}
-        return {name: int(index) for name, index in links.items() if index}
-
-    def link_bytes(self, name: str) -> int | None:
-        """Bytes received plus sent on link ``name`` so far; None when there is no such link."""
-        stats = self.sys / "class" / "net" / name / "statistics"
-        rx, tx = _read(stats / "rx_bytes"), _read(stats / "tx_bytes")
-        return None if rx is None or tx is None else int(rx) + int(tx)
-
-    def netns_names(self) -> list[str]:
-        """The named network namespaces (``ip netns``: /run/netns)."""
-        return sorted(p.name for p in NETNS_DIR.iterdir()) if NETNS_DIR.is_dir() else []
-
-    def ipv4_networks(self) -> list[str]:
-        """Every IPv4 network this namespace has an address in or a route to (CIDR), default route excluded."""
-        addrs = json.loads(self.runner.run(["ip", "-j", "-4", "addr", "show"]).stdout or "[]")
-        routes = json.loads(self.runner.run(["ip", "-j", "-4", "route", "show", "table", "all"]).stdout or "[]")
-        found = [f"{a['local']}/{a['prefixlen']}" for link in addrs for a in link.get("addr_info", [])]
-        return found + [r["dst"] for r in routes if r.get("dst") not in (None, "default")]
-
-    # ---- what every device and CPU is doing (``flashscale.system.monitor``) ---------------------------------------
-    def diskstats(self) -> dict[str, tuple[int, ...]]:
-        """/proc/diskstats: each device's counters after its name (reads, reads merged, sectors read, ms reading,
-        writes, writes merged, sectors written, ms writing, in flight, io_ticks ms, weighted ms, ...)."""
-        found = {}
-        for line in (self.proc / "diskstats").read_text().splitlines():
-            fields = line.split()
-            if len(fields) >= 14:
-                found[fields[2]] = tuple(int(v) for v in fields[3:])
-        return found
-
-    def cpu_times(self) -> dict[str, tuple[int, ...]]:
-        """/proc/stat's ``cpu`` (all CPUs) and ``cpuN`` lines: user, nice, system, idle, iowait, irq, softirq,
-        steal, in clock ticks."""
-        return {f[0]: tuple(int(v) for v in f[1:9]) for f in map(str.split, (self.proc / "stat").read_text()
-                                                                   .splitlines()) if f and f[0].startswith("cpu")}
-
+    # ---- what every device is doing (``flashscale.system.monitor``) -----------------------------------------
     def devices_under(self, path: str | Path) -> list[str]:
         """The block devices holding ``path`` (kernel names): its mount's device, every member of its btrfs, and
         every device under those (md and dm slaves, recursively). Empty on a file system without block devices."""
@@ -467,13 +373,3 @@ class System:
                     for p in sorted(irqs.iterdir())} if disk.startswith("nvme") and irqs.is_dir() else {}
         return {"device": name, "numa_node": int(numa) if numa and int(numa) >= 0 else None,
                 "scheduler": chosen, "irq_affinity": affinity}
-
-    def cpu_facts(self) -> dict:
-        """Each CPU's frequency governor, and the idle states (C-states) the kernel offers and whether each is
-        disabled (``cpu0``'s; None where the machine exposes none)."""
-        cpus = self.sys / "devices" / "system" / "cpu"
-        governors = {p.name: _read(p / "cpufreq" / "scaling_governor") for p in sorted(cpus.glob("cpu[0-9]*"))}
-        states = sorted((cpus / "cpu0" / "cpuidle").glob("state*"))
-        return {"governors": governors, "cpuidle_driver": _read(cpus / "cpuidle" / "current_driver"),
-                "c_states": [{"name": _read(s / "name"), "disabled": _read(s / "disable") == "1",
-                              "latency_us": _read(s / "latency")} for s in states] or None}

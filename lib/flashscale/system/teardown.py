@@ -98,3 +98,25 @@ class Teardown:
             self._write()
             raise FlashscaleError("teardown left things behind: " + "; ".join(failures))
         self.manifest.unlink(missing_ok=True)
+
+
+class Built:
+    """A context manager of things made in ``_build`` and undone in ``close``: when building fails or is
+    interrupted, whatever was made is undone before the error goes on; leaving the ``with`` block undoes it all."""
+
+    def _build(self) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self):
+        try:
+            self._build()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,34 @@
+"""Resuming a layout cut short runs its workloads again, whole: their earlier rows are set aside, never doubled."""
+from __future__ import annotations
+
+import json
+
+from flashscale.measure import resume, results
+
+
+def row(layout: str, phase: str, point: str, rep: int = 0) -> dict:
+    return {"layout": layout, "phase": phase, "point": point, "rep": rep, "raw_dir": f"raw/{layout}/{point}/rep{rep}"}
+
+
+def test_workload_rows_of_an_unfinished_layout_are_set_aside_with_their_raw_folders(tmp_path):
+    rows = [row("single", "measure", "read-nj1"), row("single", "workload", "jobfile-qd1"),
+            row("jbod", "measure", "read-nj1"), row("jbod", "workload", "jobfile-qd1"),
+            row("jbod", "workload", "jobfile-qd1", rep=1)]
+    (tmp_path / results.ROWS_FILE).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    for r in rows:
+        (tmp_path / r["raw_dir"]).mkdir(parents=True)
+    said = resume.set_aside_workloads(tmp_path, frozenset({"single"}))
+    kept, _ = results.read_rows(tmp_path)
+    assert kept == rows[:3]
+    aside = [json.loads(line) for line in (tmp_path / resume.SET_ASIDE).read_text().splitlines()]
+    assert aside == rows[3:] and said.startswith("2 workload row(s)")
+    assert not (tmp_path / "raw/jbod/jobfile-qd1/rep0").exists()
+    assert (tmp_path / "raw/jbod/jobfile-qd1/rep0.set-aside").is_dir()
+    assert (tmp_path / "raw/single/jobfile-qd1/rep0").is_dir() and (tmp_path / "raw/jbod/read-nj1/rep0").is_dir()
+
+
+def test_nothing_is_set_aside_when_every_layout_with_workloads_finished(tmp_path):
+    rows = [row("single", "workload", "bonnie")]
+    (tmp_path / results.ROWS_FILE).write_text(json.dumps(rows[0]) + "\n")
+    assert resume.set_aside_workloads(tmp_path, frozenset({"single"})) is None
+    assert not (tmp_path / resume.SET_ASIDE).exists() and results.read_rows(tmp_path)[0] == rows
