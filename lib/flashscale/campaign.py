@@ -4,7 +4,8 @@
     result = run(spec)          # result.table, result.notes, result.directory
 
 The array and every layout are torn down before ``run`` returns or raises, including on Ctrl-C. Rows are appended
-to ``rows.jsonl`` as each run finishes, so an interrupted campaign keeps what it measured.
+to ``rows.jsonl`` as each run finishes, so an interrupted campaign keeps what it measured; each run's start and end,
+with the runs left and an ETA, go to ``progress.log`` beside them and to the bar (``measure.progress``).
 
 Where it runs (``backend``):
 
@@ -54,6 +55,7 @@ from . import parameters
 from .errors import ConfigError, FlashscaleError, UnsupportedError
 from .arrays.guard import Guard, confirmation
 from .arrays.layouts import Options
+from .measure.progress import Progress
 from .measure.recorder import Recorder, check_on_failure
 from .measure.sweep import Sweep
 from .system import lock
@@ -296,7 +298,8 @@ def _run(spec: CampaignSpec, runner: Runner, progress: bool, workloads: Sequence
         todo = [name for name in todo if name not in layouts_done]
         with _progress_bar(spec.sweep.runs() * len(todo), spec.name, progress) as bar:
             recorder = Recorder(spec.name, spec.host, spec.sweep, directory, runner, run_id, _caps(spec), bar, env,
-                                workloads, on_failure=spec.on_failure, done=done)
+                                workloads, on_failure=spec.on_failure, done=done,
+                                progress=Progress(spec.sweep, len(todo), directory, bar))
             try:
                 if todo and backend == "loop":
                     _run_on_loop(spec, todo, recorder, runner)

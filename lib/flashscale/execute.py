@@ -21,12 +21,19 @@ key), each campaign parameter's type and range (``parameters.check``), each note
 ``flashscale run`` of a campaign at a time: ``reports/<campaign>/flashscale.lock`` names the run that holds it.
 ``progress.json`` there records each notebook as it finishes; with ``resume`` the notebooks that finished are not
 executed again, and the others get ``RESUME`` (and ``FORCE_RESUME``), so each continues its own interrupted
-campaign. These and ``ON_FAILURE`` (``RUN_PARAMETERS``) go to every notebook, declared in its cell or not.
+campaign; every measuring notebook declares them and ``ON_FAILURE`` (one that measures nothing has nothing to resume).
+
+While a notebook runs, each fio run's start and end (``measure.progress``) reach the terminal (stderr) as it
+happens: the kernel is started with ``FLASHSCALE_PROGRESS=lines``, papermill hands its stdout to ``TerminalEcho``,
+which writes the progress lines and nothing else; the report is exported without them.
 """
 from __future__ import annotations
 
 import difflib
 import json
+import os
+import sys
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable
@@ -35,7 +42,7 @@ import yaml
 
 from . import campaign as campaigns, parameters as schema
 from .errors import ConfigError, FlashscaleError
-from .measure import raw, results
+from .measure import progress as live, raw, results
 from .paths import project_root
 from .publish.report import export_html, write_index
 from .system import lock
@@ -43,9 +50,6 @@ from .system.devices import System
 
 CAMPAIGN_KEYS = {"campaign", "description", "notebooks", "parameters", "notebook_parameters"}
 PROGRESS_FILE = "progress.json"
-# How a run goes rather than what it measures: given to every notebook, declared in its parameters cell or not (a
-# measuring notebook hands every UPPER_CASE name to ``CampaignSpec.from_parameters``).
-RUN_PARAMETERS = ("RESUME", "FORCE_RESUME", "ON_FAILURE")
 
 
 def closest(name: str, known: Iterable[str]) -> str:
@@ -142,11 +146,11 @@ def run_campaign(campaign_file: str | Path, reports_dir: str | Path | None = Non
         given = {**spec["parameters"], **spec["notebook_parameters"].get(name, {}), **(overrides or {})}
         schema.check(given, campaigns.PARTS, where=f"{notebook.name}")
         named = {"CAMPAIGN": spec["campaign"]} if "CAMPAIGN" in declared else {}
-        parameters[notebook] = {**given, **named, **run_values}
-        check_parameters(notebook, {k: v for k, v in given.items() if k not in RUN_PARAMETERS}, declared)
+        parameters[notebook] = {**given, **named, **{k: v for k, v in run_values.items() if k in declared}}
+        check_parameters(notebook, given, declared)
     out = (Path(reports_dir) if reports_dir else root / "reports") / spec["campaign"]
     out.mkdir(parents=True, exist_ok=True)
-    with lock.Lock.take(out, System()):
+    with lock.Lock.take(out, System()), _progress_lines():
         progress = _progress(out, resume or force_resume)
         published = [out / nb.with_suffix(".html").name for nb in notebooks if nb.name in progress["done"]]
         for notebook in notebooks:
@@ -155,7 +159,8 @@ def run_campaign(campaign_file: str | Path, reports_dir: str | Path | None = Non
             executed = out / notebook.name
             try:
                 papermill.execute_notebook(str(notebook), str(executed), parameters=parameters[notebook],
-                                           cwd=str(root), kernel_name="python3", progress_bar=True)
+                                           cwd=str(root), kernel_name="python3", progress_bar=True,
+                                           stdout_file=TerminalEcho())
             except papermill.PapermillExecutionError as exc:
                 raise FlashscaleError(f"{notebook.name} stopped with {exc.ename}: {exc.evalue} (the executed "
                                       f"notebook is {executed}); after a fix, --resume continues from there") from None
@@ -166,6 +171,39 @@ def run_campaign(campaign_file: str | Path, reports_dir: str | Path | None = Non
                         campaign_runs(spec["campaign"], parameters, progress["started"]),
                         datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
     return published
+
+
+class TerminalEcho:
+    """papermill's ``stdout_file``: of what a notebook prints, the progress lines only (``measure.progress.MARK``),
+    without their mark, to the terminal's stderr, above papermill's own bar."""
+
+    def __init__(self) -> None:
+        self.pending = ""
+
+    def write(self, text: str) -> None:
+        from tqdm import tqdm
+
+        *lines, self.pending = (self.pending + text).split("\n")
+        for line in lines:
+            if line.startswith(live.MARK):
+                tqdm.write(line[len(live.MARK):], file=sys.stderr)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+
+@contextmanager
+def _progress_lines():
+    """Kernels started meanwhile print each run's progress line (``FLASHSCALE_PROGRESS=lines``)."""
+    before = os.environ.get(live.ENVIRONMENT)
+    os.environ[live.ENVIRONMENT] = "lines"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(live.ENVIRONMENT, None)
+        else:
+            os.environ[live.ENVIRONMENT] = before
 
 
 def _progress(out: Path, resume: bool) -> dict:

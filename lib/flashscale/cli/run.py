@@ -2,7 +2,8 @@
 
 The executed notebooks and their HTML go to reports/<campaign>/; the measurements to data/campaigns/<campaign>/.
 An interrupted run (Ctrl-C, kill -9, a machine that went down) is continued with --resume: notebooks that finished
-are not executed again, the one that was cut short continues its campaign where it stopped.
+are not executed again, the one that was cut short continues its campaign where it stopped. Each fio run's start
+and end are shown on stderr as they happen (``measure.progress``); the list of reports written goes to stdout.
 """
 from __future__ import annotations
 

@@ -26,6 +26,7 @@ from ..errors import CommandError, ConfigError, FioError
 from ..system.commands import Runner
 from ..system.devices import System
 from . import adaptive, fio, monitoring, precondition, results, resume
+from .progress import Progress
 from .sweep import Sweep
 
 ON_FAILURE = ("continue", "stop")
@@ -45,7 +46,8 @@ class Recorder:
     """Runs one layout's sweep and appends each run's row to the campaign directory as soon as it finishes.
 
     ``caps`` is the emulated array's per-device cap per rw (``read``, ``write``, ...): a row carries it, and its
-    agreement with the known truth, only when fio ran inside the throttled cgroup. ``bar`` counts the runs."""
+    agreement with the known truth, only when fio ran inside the throttled cgroup. ``progress`` is told each run's
+    start and end (``measure.progress``: the log, the lines, ``bar``, the tqdm bar workloads name their runs on)."""
 
     campaign: str
     host: str
@@ -60,6 +62,11 @@ class Recorder:
     on_failure: str = "continue"
     done_rows: dict = field(default_factory=dict)  # an adaptive sweep's resumed runs: their rows, to decide on
     done: frozenset = frozenset()  # (layout, point, rep) of runs a resumed campaign measured already
+    progress: Progress | None = None  # None: one that only moves ``bar``
+
+    def __post_init__(self) -> None:
+        if self.progress is None:
+            self.progress = Progress(bar=self.bar)
 
     precondition_dir = precondition.PHASE  # raw/<layout>/<this>
     verdict = None  # the steady-state verdict of the layout being measured, when it ran in rounds
@@ -84,6 +91,7 @@ class Recorder:
         for workload in self.workloads:
             workload(self, layout, cgroup_procs)
         resume.mark_layout_done(self.directory, layout.name)
+        self.progress.layout_done(layout.name)
 
     def _point(self, layout: Layout, point: dict, cgroup_procs: list[Path], adaptive: str | None = None) -> list[float]:
         """Every repetition of one point (those a resumed campaign measured already are not run again); the
@@ -92,10 +100,12 @@ class Recorder:
         measured = []
         for rep, warmup in self.sweep_spec.reps():
             key = (layout.name, job.point, rep)
-            row = self.done_rows.get(key) if key in self.done else self._record(
-                layout, job, Path("raw") / layout.name / job.point / f"rep{rep}", cgroup_procs, rep=rep,
-                warmup=warmup, adaptive=adaptive)
-            self.bar.update(1)
+            if key in self.done:
+                row = self.done_rows.get(key)
+                self.progress.skipped()
+            else:
+                row = self._record(layout, job, Path("raw") / layout.name / job.point / f"rep{rep}", cgroup_procs,
+                                   rep=rep, warmup=warmup, adaptive=adaptive)
             if row is not None and not warmup and row.get("status", "ok") == "ok":
                 measured.append(float(row["bw_bytes"]))
         return measured
@@ -127,7 +137,9 @@ class Recorder:
         for row, verdict in precondition.rounds(
                 lambda n: self._measure(layout, job, raw / f"round{n}", cgroup_procs, phase=precondition.PHASE,
                                         point=precondition.point(job), round_number=n), self.sweep_spec.rounds_max):
-            self.keep(layout, {**row, **precondition.verdict_columns(verdict)}, cgroup_procs)
+            row = {**row, **precondition.verdict_columns(verdict)}
+            self.keep(layout, row, cgroup_procs)
+            self.progress.finished(row)
         return verdict
 
     def _record(self, layout: Layout, job: fio.FioJob, raw_dir: Path, cgroup_procs: list[Path],
@@ -137,13 +149,16 @@ class Recorder:
         try:
             row = {**self._measure(layout, job, raw_dir, cgroup_procs, **how), "status": "ok"}
         except (FioError, CommandError) as exc:
-            self.keep(layout, self._failed(layout, job, raw_dir, exc, **how), cgroup_procs)
+            failed = self._failed(layout, job, raw_dir, exc, **how)
+            self.keep(layout, failed, cgroup_procs)
+            self.progress.finished(failed)
             if self.on_failure == "stop":
                 raise FioError(f"{exc} (ON_FAILURE is stop: the sweep stopped at {raw_dir}; every row before it "
                                "is kept)") from None
             return None
         row = {**row, **precondition.verdict_columns(self.verdict)}
         self.keep(layout, row, cgroup_procs)
+        self.progress.finished(row)
         return row
 
     def _failed(self, layout: Layout, job: fio.FioJob, raw_dir: Path, exc: Exception, *, rep: int = 0,
@@ -163,7 +178,7 @@ class Recorder:
                  rep: int = 0, warmup: bool = False, phase: str = "measure", point: str | None = None,
                  round_number: int | None = None, adaptive: str | None = None) -> dict:
         """Run ``job`` once; its row, with its agreement with the known truth."""
-        self.bar.set_postfix_str(f"{layout.name} {point or job.point} {f'round{round_number}' if round_number else f'rep{rep}'}")
+        self.progress.started(layout.name, point or job.point, f"round{round_number}" if round_number else f"rep{rep}")
         started = datetime.now(timezone.utc).isoformat(timespec="seconds")
         with monitoring.sampling(self.directory, raw_dir, layout.targets, system=System(runner=self.runner),
                                  layout=layout.name, point=point or job.point, rep=rep):

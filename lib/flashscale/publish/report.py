@@ -2,7 +2,8 @@
 
 ``record(numbers)`` displays a notebook's key numbers (``records`` builds them) under a MIME type of flashscale's
 own, so the executed notebook carries them; ``read_record`` reads them back (tests, ``08_compare``, the index).
-``export_html`` turns an executed notebook into a report with the code hidden; ``write_index`` links a campaign's
+``export_html`` turns an executed notebook into a report with the code hidden and without the progress lines
+``flashscale run`` asked the kernel to print (``measure.progress``); ``write_index`` links a campaign's
 reports with their headline numbers.
 """
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..measure.progress import MARK
 
 
 # nbconvert's lab template writes no alt on images (its classic one does); this one adds the output's
@@ -39,9 +41,26 @@ def export_html(executed: Path, html: Path) -> Path:
     exporter = HTMLExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True,
                             template_file="flashscale.html.j2",
                             extra_loaders=[DictLoader({"flashscale.html.j2": ALT_TEMPLATE})])
-    body, _ = exporter.from_notebook_node(nbformat.read(executed, as_version=4))
+    body, _ = exporter.from_notebook_node(without_progress(nbformat.read(executed, as_version=4)))
     html.write_text(body)
     return html
+
+
+def without_progress(notebook):
+    """The notebook with every progress line (``measure.progress.MARK``) taken out of its stdout, and an output
+    left empty by that dropped."""
+    for cell in notebook.cells:
+        kept = []
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "stream" and output.get("name") == "stdout":
+                text = "".join(output.get("text", ""))
+                output["text"] = "".join(line for line in text.splitlines(keepends=True) if not line.startswith(MARK))
+                if not output["text"]:
+                    continue
+            kept.append(output)
+        if "outputs" in cell:
+            cell["outputs"] = kept
+    return notebook
 
 
 RECORD_MIME = "application/vnd.flashscale.record+json"

@@ -1,0 +1,155 @@
+"""A campaign's live progress: each fio run as it starts and ends, with the runs left and an ETA.
+
+The recorder calls ``started(layout, point, run)`` before each fio run (a precondition, a round, a repetition) and
+``finished(row)`` after it, a failed run's row included; ``skipped()`` counts a run a resumed campaign measured
+already, ``layout_done(layout)`` drops what an adaptive sweep or a steady precondition did not need. Each line goes
+
+- to ``progress.log`` in the campaign directory, always;
+- to the tqdm bar: its postfix names the run, its count and total follow the runs (the live bar in a notebook);
+- to stdout, with the prefix ``MARK``, when the environment variable ``FLASHSCALE_PROGRESS`` is ``lines``:
+  ``flashscale run`` (``execute``) sets it for the kernels it starts, echoes those lines to the terminal without
+  the prefix, and ``publish.report.export_html`` leaves them out of the report.
+
+A line::
+
+    [12/48] jbod read-bs1048576-nj4-qd1 rep2: 799.6 MB/s (4.1 s) — 36 left, ETA 2 min 24 s
+
+The total is ``planned(sweep)`` runs per layout, its precondition runs included; for an adaptive sweep or a
+precondition in rounds it is an upper bound, made exact when each layout is done. The ETA is the runs left of each
+phase times that phase's mean wall time so far, or before one has finished, its known runtime (``runtime_s`` +
+``ramp_s`` of a time-based run); none until every phase left has one.
+"""
+from __future__ import annotations
+
+import math
+import os
+import time
+from datetime import datetime
+from pathlib import Path
+
+from .precondition import PHASE as PRECONDITION
+from .sweep import Sweep
+
+LOG_FILE = "progress.log"
+ENVIRONMENT = "FLASHSCALE_PROGRESS"  # "lines": each line also to stdout, prefixed with MARK
+MARK = "flashscale-progress: "
+MEASURE = "measure"
+
+
+def planned(sweep: Sweep) -> dict[str, int]:
+    """The runs of one layout by phase: its precondition (``rounds_max`` when in rounds, an upper bound) and its
+    points' repetitions (every point of the grid for an adaptive sweep, an upper bound)."""
+    pre = 0 if not sweep.precondition or sweep.nrfiles else sweep.rounds_max if sweep.steady_rounds else 1
+    return {PRECONDITION: pre, MEASURE: sweep.runs()}
+
+
+def duration(seconds: float) -> str:
+    """``2 min 24 s``, ``1 h 5 min``, ``12 s``."""
+    seconds = round(seconds)
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours} h {minutes} min"
+    return f"{minutes} min {secs} s" if minutes else f"{secs} s"
+
+
+class Progress:
+    """The runs of a campaign on ``layouts`` layouts of ``sweep``, counted as they start and end (see the module).
+    With no sweep (a recorder made alone), the total is unknown and lines say ``?``."""
+
+    def __init__(self, sweep: Sweep | None = None, layouts: int = 0, directory: Path | None = None,
+                 bar: object = None, lines: bool | None = None) -> None:
+        self.per_layout = planned(sweep) if sweep is not None else {PRECONDITION: 0, MEASURE: 0}
+        self.left = {phase: n * layouts for phase, n in self.per_layout.items()}
+        self.nominal = {MEASURE: sweep.runtime_s + sweep.ramp_s} if sweep is not None and sweep.time_based else {}
+        self.walls: dict[str, list[float]] = {PRECONDITION: [], MEASURE: []}
+        self.layout_runs = {PRECONDITION: 0, MEASURE: 0}  # of the layout being measured
+        self.done = 0
+        self.log = Path(directory) / LOG_FILE if directory is not None else None
+        self.bar = bar
+        self.lines = os.environ.get(ENVIRONMENT) == "lines" if lines is None else lines
+        self._current: tuple[str, float] | None = None
+        if bar is not None and sweep is not None:
+            bar.total = self.total
+        if self.log is not None:
+            self._say(f"{datetime.now().isoformat(timespec='seconds')}: {self.total} run(s) on {layouts} "
+                      "layout(s)")
+
+    @property
+    def total(self) -> int:
+        return self.done + sum(self.left.values())
+
+    def started(self, layout: str, point: str, run: str) -> None:
+        """A fio run begins: ``run`` is ``rep<k>`` or ``round<n>``."""
+        label = f"{layout} {point} {run}"
+        self._current = (label, time.monotonic())
+        if self.bar is not None:
+            self.bar.set_postfix_str(label)
+        self._say(f"[{self.done + 1}/{self._total_text()}] {label} …")
+
+    def finished(self, row: dict) -> None:
+        """The run begun last has ended with ``row`` (its bandwidth, or its status failed and error)."""
+        label, began = self._current or (f"{row.get('layout')} {row.get('point')} rep{row.get('rep')}",
+                                         time.monotonic())
+        self._current = None
+        wall = time.monotonic() - began
+        phase = PRECONDITION if row.get("phase") == PRECONDITION else MEASURE
+        self.walls[phase].append(wall)
+        self._count(phase)
+        if row.get("status", "ok") == "ok":
+            what = f"{float(row.get('bw_bytes', math.nan)) / 1e6:,.1f} MB/s"
+        else:
+            what = f"failed ({' '.join(str(row.get('error', '')).split())[:80]})"
+        self._say(f"[{self.done}/{self._total_text()}] {label}: {what} ({wall:.1f} s) — {self._left_text()}")
+
+    def skipped(self) -> None:
+        """A run a resumed campaign measured already: counted, not run again."""
+        self._count(MEASURE)
+
+    def layout_done(self, layout: str) -> None:
+        """The layout's runs are over: what its planned upper bounds did not use is no longer left."""
+        for phase, n in self.per_layout.items():
+            self.left[phase] = max(0, self.left[phase] - max(0, n - self.layout_runs[phase]))
+        self.layout_runs = {PRECONDITION: 0, MEASURE: 0}
+        if self.bar is not None and self.per_layout[MEASURE]:
+            self.bar.total = self.total
+            self.bar.refresh()
+        self._say(f"[{self.done}/{self._total_text()}] {layout} done — {self._left_text()}")
+
+    def eta(self) -> float | None:
+        """Seconds left: each phase's runs left times its mean wall time (or known runtime); None if unknown."""
+        seconds = 0.0
+        for phase, n in self.left.items():
+            if not n:
+                continue
+            walls = self.walls[phase]
+            each = sum(walls) / len(walls) if walls else self.nominal.get(phase)
+            if each is None:
+                return None
+            seconds += n * each
+        return seconds
+
+    def _count(self, phase: str) -> None:
+        self.done += 1
+        self.layout_runs[phase] += 1
+        if self.left[phase]:
+            self.left[phase] -= 1
+        if self.bar is not None:
+            self.bar.update(1)
+
+    def _total_text(self) -> str:
+        return str(self.total) if sum(self.per_layout.values()) else "?"
+
+    def _left_text(self) -> str:
+        if not sum(self.per_layout.values()):
+            return "runs left unknown"
+        eta = self.eta()
+        left = sum(self.left.values())
+        return f"{left} left" + ("" if not left else f", ETA {duration(eta)}" if eta is not None else ", ETA unknown")
+
+    def _say(self, line: str) -> None:
+        if self.log is not None:
+            with self.log.open("a") as log:
+                log.write(line + "\n")
+        if self.lines:
+            print(MARK + line, flush=True)
