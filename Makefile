@@ -28,9 +28,13 @@ demo: deps
 	@echo "Report: $(CURDIR)/reports/quickstart/quickstart.html"
 
 # The layer contract (pyproject.toml, [tool.importlinter]) first: the folders of lib/flashscale are the pipeline.
+# The tests execute the quickstart, the study notebooks 01-08 and reference_studies through flashscale run with tiny
+# parameters and check the numbers they record; nbval executes the other notebooks at their own (tiny) defaults.
+NBVAL_NOTEBOOKS := notebooks/09_applications.ipynb notebooks/10_cluster.ipynb notebooks/11_job_file.ipynb
+
 test: deps browser-deps app-deps
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest --nbval-lax notebooks tests -p no:cacheprovider
+	$(BIN)/python -m pytest --nbval-lax $(NBVAL_NOTEBOOKS) tests -p no:cacheprovider
 
 test-fast: deps
 	$(BIN)/lint-imports

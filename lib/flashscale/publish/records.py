@@ -15,6 +15,9 @@ bytes/s, latency in ns; the headline's text in MB/s (1 MB = 1e6 bytes).
     consistency        07: run-to-run and within-run variation
     comparison         08: sources compared and their largest spread
     reference_studies  published figures against ours
+    applications       09: each application's best number per layout, and the bottleneck verdicts
+    cluster            10: aggregate per host count, cluster efficiency, the binding limit, failed hosts
+    job_file           11: each job group's best bandwidth, efficiency and tax per layout
 """
 from __future__ import annotations
 
@@ -193,3 +196,42 @@ def reference_studies(claims: pd.DataFrame, ceil003: pd.DataFrame) -> dict:
     numbers["seed003_binding_limit"] = sorted(set(ceil003["binding_limit"]))
     numbers["seed004_pcie_gen2_x8_bw_bytes"] = ceilings.pcie_link_bw_bytes(2, 8)
     return numbers
+
+
+def applications(apps: pd.DataFrame, verdicts: pd.DataFrame) -> dict:
+    """09: per layout, the transfer's best copy rate and pgbench's best tps; each (layout, workload)'s bottleneck
+    verdict (``analysis.monitor.bottlenecks``)."""
+    def best(workload: str, metric: str) -> dict:
+        rows = apps[(apps["workload"] == workload) & (apps["metric"] == metric)]
+        return {str(k): plain(v) for k, v in rows.groupby("layout")["value"].max().items()}
+    copy, tps = best("transfer", "copy_bw"), best("pgbench", "tps")
+    said = {f"{layout}/{workload}": str(group["verdict"].iloc[0])
+            for (layout, workload), group in verdicts.groupby(["layout", "workload"])}
+    headline = {f"copy {k}": f"{v / MB:,.0f} MB/s" for k, v in copy.items() if v is not None}
+    headline.update({f"pgbench {k}": f"{v:,.0f} tps" for k, v in tps.items() if v is not None})
+    return {"application_rows": int(len(apps)), "workloads": sorted(apps["workload"].unique()),
+            "layouts": sorted(apps["layout"].unique()), "copy_bw_bytes": copy, "tps": tps, "verdicts": said,
+            "headline": headline}
+
+
+def cluster(table: pd.DataFrame, efficiency: pd.DataFrame, limits: pd.DataFrame) -> dict:
+    """10: the cluster's best aggregate and efficiency per rw and host count, the limit that binds, failed rows."""
+    eff = {f"{r.rw}/{r.hosts}": {"best_bw_bytes": plain(r.best_bw_bytes), "efficiency": plain(r.efficiency)}
+           for r in efficiency.itertuples()}
+    binds = {f"{r.rw}/{r.hosts}": str(r.binding_limit) for r in limits.itertuples()}
+    failed = table[table["status"] == "failed"]
+    headline = {f"{key} host(s)": f"{v['best_bw_bytes'] / MB:,.0f} MB/s, efficiency {v['efficiency']:.0%}"
+                for key, v in eff.items() if v["best_bw_bytes"] is not None and v["efficiency"] is not None}
+    return {"cluster": eff, "binding_limit": binds, "failed_rows": int(len(failed)),
+            "failed_hosts": sorted(failed["host"].astype(str).unique()), "headline": headline}
+
+
+def job_file(summary: pd.DataFrame) -> dict:
+    """11: per (layout, group): the best bandwidth, its efficiency and its tax with the test's verdict."""
+    groups = {f"{r.layout}/{r.devices}/{r.group}": {"best_bw_bytes": plain(r.best_bw_bytes),
+                                                     "efficiency": plain(r.efficiency), "tax": plain(r.tax),
+                                                     "tax_verdict": str(r.tax_verdict)}
+              for r in summary.itertuples()}
+    headline = {f"{r.layout} {r.group}": f"{r.best_bw_bytes / MB:,.0f} MB/s" for r in summary.itertuples()
+                if r.layout != "single"}
+    return {"groups": groups, "headline": headline}
