@@ -46,7 +46,7 @@ deps: system-deps $(STAMP)
 # otherwise a message says exactly what to install.
 system-deps:
 	@missing=(); \
-	for tool in fio:fio mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs mkfs.ext4:e2fsprogs blkdiscard:util-linux wipefs:util-linux losetup:mount; do \
+	for tool in fio:fio mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs mkfs.ext4:e2fsprogs blkdiscard:util-linux wipefs:util-linux losetup:mount ip:iproute2 tc:iproute2; do \
 	  command -v $${tool%%:*} >/dev/null 2>&1 || PATH=$$PATH:/usr/sbin:/sbin command -v $${tool%%:*} >/dev/null 2>&1 || missing+=($${tool##*:}); \
 	done; \
 	if [ $${#missing[@]} -gt 0 ]; then \
