@@ -157,3 +157,12 @@ def test_parse_reads_fio_s_steady_state_verdict(name):
 def test_a_run_that_asked_for_no_steady_state_has_no_verdict():
     row = fio.parse(fio.load_output(golden("write_1target")))
     assert (row["ss_attained"], row["ss"], row["ss_criterion"]) == (None, None, None)
+
+
+def test_a_time_based_write_counts_the_flush_of_its_data_and_a_read_has_none():
+    write = fio.render(fio.FioJob("write", 2**20, ("/m/0",), runtime_s=3))
+    randrw = fio.render(fio.FioJob("randrw", 4096, ("/m/0",), runtime_s=3))
+    read = fio.render(fio.FioJob("read", 2**20, ("/m/0",), runtime_s=3))
+    own = fio.render(fio.FioJob("write", 2**20, ("/m/0",), runtime_s=3, extra=(("end_fsync", "0"),)))
+    assert "end_fsync=1\n" in write and "end_fsync=1\n" in randrw and "end_fsync" not in read
+    assert "end_fsync=0\n" in own and "end_fsync=1" not in own  # the user's own choice stands
