@@ -24,7 +24,8 @@ pytestmark = pytest.mark.root
 FLASHSCALE = Path(sys.executable).with_name("flashscale")
 PARAMETERS = dict(DEVICES=1, DEVICE_SIZE=2**30, LAYOUTS=["single"], RW=["write", "read"], BS=[1048576],
                   NUMJOBS=[1, 2], IODEPTH=[1], REPETITIONS=1, RUNTIME_S=1, RAMP_S=0, FILE_SIZE=16 * 2**20)
-DECLARED = {"CAMPAIGN": "cli", "DATA_DIR": "data", "BACKING_DIR": None, **PARAMETERS}
+DECLARED = {"CAMPAIGN": "cli", "DATA_DIR": "data", "BACKING_DIR": None, **PARAMETERS,
+            "RESUME": False, "FORCE_RESUME": False, "ON_FAILURE": "continue"}  # as every measuring notebook
 CELLS = ["".join(f"{name} = {value!r}\n" for name, value in DECLARED.items()),
          "from flashscale import campaign\n"
          "spec = campaign.CampaignSpec.from_parameters(**{k: v for k, v in dict(globals()).items() if k.isupper()})\n"

@@ -35,6 +35,7 @@ import os
 import sys
 from contextlib import contextmanager
 from datetime import datetime, timezone
+import logging
 from pathlib import Path
 from typing import Iterable
 
@@ -47,6 +48,8 @@ from .paths import project_root
 from .publish.report import export_html, write_index
 from .system import lock
 from .system.devices import System
+
+log = logging.getLogger("flashscale.execute")
 
 CAMPAIGN_KEYS = {"campaign", "description", "notebooks", "parameters", "notebook_parameters"}
 PROGRESS_FILE = "progress.json"
@@ -147,6 +150,9 @@ def run_campaign(campaign_file: str | Path, reports_dir: str | Path | None = Non
         schema.check(given, campaigns.PARTS, where=f"{notebook.name}")
         named = {"CAMPAIGN": spec["campaign"]} if "CAMPAIGN" in declared else {}
         parameters[notebook] = {**given, **named, **{k: v for k, v in run_values.items() if k in declared}}
+        if run_values and "RESUME" not in declared:
+            log.warning("%s declares no RESUME parameter: it has no campaign of its own to resume and runs afresh",
+                        notebook.name)
         check_parameters(notebook, given, declared)
     out = (Path(reports_dir) if reports_dir else root / "reports") / spec["campaign"]
     out.mkdir(parents=True, exist_ok=True)

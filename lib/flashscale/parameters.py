@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from dataclasses import MISSING, fields
 from functools import lru_cache
-from typing import Annotated, Literal, Mapping, Optional, Union
+from typing import Annotated, Any, Literal, Mapping, Optional, Union
 
-from pydantic import ConfigDict, Field, ValidationError, create_model
+from pydantic import AfterValidator, ConfigDict, Field, ValidationError, create_model
 
 from .arrays.erase import METHODS as ERASE_METHODS
+from .arrays.guard import confirmation
 from .arrays.layouts import FILE_SYSTEMS
 from .errors import ConfigError
 
@@ -90,7 +91,9 @@ SCHEMA: dict[str, tuple[object, str]] = {
     "HOST": (str, "the host fio runs on, as the rows name it"),
     "DATA_DIR": (str, "where measurements go; relative to the checkout"),
     "TESTBED": (Optional[str], "a test bed file naming real devices by identity (None: the emulated array)"),
-    "CONFIRM": (Union[str, Names, None], "with TESTBED: the identities you confirm, as strings"),
+    "CONFIRM": (Optional[Annotated[Any, AfterValidator(confirmation)]],
+                "with TESTBED: the identities you confirm, as strings (papermill reads -p CONFIRM 0123 as a number: "
+                "the refusal says how to pass it)"),
     "DRY_RUN": (bool, "with TESTBED: print the exact commands and stop, touching nothing"),
     "WIPE": (Union[bool, str, Names, None], "with TESTBED: signature types the erase may remove; True: any"),
     "MOUNT_DIR": (Optional[str], "the existing mount point the layout mounted measures inside"),
