@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import signal
 import subprocess
 from pathlib import Path
 
@@ -40,6 +41,13 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "root" in item.keywords:
             item.add_marker(skip)
+
+
+def interruptible() -> None:
+    """A child's Ctrl-C is Python's KeyboardInterrupt: a shell that runs the suite in the background starts it with
+    SIGINT ignored, which its children would inherit and Python then honour (the interrupt tests would prove
+    nothing). Given to Popen as ``preexec_fn``."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def sha256(path: str | Path) -> str:

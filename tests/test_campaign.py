@@ -18,7 +18,7 @@ from flashscale.measure import results
 from flashscale.errors import ConfigError
 from flashscale.system.throttle import detect
 
-from conftest import leftover_mounts, loop_devices_backed_under, sha256
+from conftest import interruptible, leftover_mounts, loop_devices_backed_under, sha256
 
 TINY = dict(RW=["write", "read"], BS=[1048576], NUMJOBS=[1, 2], IODEPTH=[1], REPETITIONS=1, RUNTIME_S=1, RAMP_S=1,
             FILE_SIZE=32 * 2**20, DEVICE_SIZE=2**30)
@@ -109,7 +109,8 @@ campaign.run(spec, progress=False)
 @pytest.mark.root
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl_c", "sigterm"])
 def test_an_interrupt_tears_everything_down_and_keeps_what_was_measured(tmp_path, foreign_loop, sig):
-    proc = subprocess.Popen([sys.executable, "-c", INTERRUPTED, str(tmp_path)], stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, "-c", INTERRUPTED, str(tmp_path)], stderr=subprocess.PIPE, text=True,
+                            preexec_fn=interruptible)
     deadline = time.time() + 60
     while time.time() < deadline and not list((tmp_path / "data").glob("int/raw/jbod/*/rep0/job.fio")):
         time.sleep(0.2)

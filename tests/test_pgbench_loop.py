@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import interruptible
+
 from flashscale import campaign
 from flashscale.measure.workloads.pgbench import Pgbench
 from flashscale.system.teardown import manifest_dir
@@ -83,7 +85,7 @@ campaign.run(spec, progress=False, workloads=[Pgbench(clients=(1,), duration_s=6
 @pytest.mark.parametrize("sig", [signal.SIGINT])
 def test_ctrl_c_during_pgbench_stops_the_server_and_removes_the_cluster(tmp_path, sig):
     script = SCRIPT.format(params=repr(params(tmp_path, ["single"])))
-    proc = subprocess.Popen([sys.executable, "-c", script], start_new_session=True)
+    proc = subprocess.Popen([sys.executable, "-c", script], start_new_session=True, preexec_fn=interruptible)
     deadline = time.monotonic() + 60
     while not our_servers(tmp_path) and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.2)

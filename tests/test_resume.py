@@ -19,7 +19,7 @@ from flashscale.system.lock import LOCK_FILE
 from flashscale.system.teardown import manifest_dir
 from flashscale.system.throttle import detect
 
-from conftest import leftover_mounts, loop_devices_backed_under, sha256
+from conftest import interruptible, leftover_mounts, loop_devices_backed_under, sha256
 
 pytestmark = pytest.mark.root
 
@@ -38,7 +38,7 @@ MEASURED_PER_LAYOUT = 4  # 2 rw x 2 repetitions
 def start(tmp_path: Path, **extra) -> subprocess.Popen:
     params = {**TINY, "DATA_DIR": str(tmp_path / "data"), "BACKING_DIR": str(tmp_path), **extra}
     return subprocess.Popen([sys.executable, "-c", SCRIPT, json.dumps(params)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, preexec_fn=interruptible)
 
 
 def folder(tmp_path: Path) -> Path:
