@@ -49,14 +49,7 @@ system-deps:
 	for tool in fio:fio mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs mkfs.ext4:e2fsprogs blkdiscard:util-linux wipefs:util-linux losetup:mount ip:iproute2 tc:iproute2; do \
 	  command -v $${tool%%:*} >/dev/null 2>&1 || PATH=$$PATH:/usr/sbin:/sbin command -v $${tool%%:*} >/dev/null 2>&1 || missing+=($${tool##*:}); \
 	done; \
-	if [ $${#missing[@]} -gt 0 ]; then \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    echo "Installing $${missing[*]} with apt-get"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $${missing[*]} >/dev/null; \
-	  else \
-	    echo "flashscale needs: $${missing[*]}. Install them, e.g.: sudo apt-get install $${missing[*]}" >&2; exit 1; \
-	  fi; \
-	fi
+	bash scripts/apt-install.sh "flashscale" $${missing[@]}
 
 # bonnie++ and PostgreSQL (its server programs and pgbench) for the application workloads: 09_applications and
 # their root tests. Debian's packages; flashscale makes its own throwaway cluster and never touches the system's.
@@ -65,14 +58,7 @@ app-deps:
 	@missing=(); \
 	command -v bonnie++ >/dev/null 2>&1 || PATH=$$PATH:/usr/sbin command -v bonnie++ >/dev/null 2>&1 || missing+=(bonnie++); \
 	{ command -v pgbench >/dev/null 2>&1 && ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; } || missing+=(postgresql); \
-	if [ $${#missing[@]} -gt 0 ]; then \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    echo "Installing $${missing[*]} with apt-get"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $${missing[*]} >/dev/null; \
-	  else \
-	    echo "the application workloads need: $${missing[*]}. Install them, e.g.: sudo apt-get install $${missing[*]}" >&2; exit 1; \
-	  fi; \
-	fi
+	bash scripts/apt-install.sh "the application workloads" $${missing[@]}
 
 # bonnie++, pgbench and a many-files transfer beside fio on the emulated array, every run monitored.
 applications: deps app-deps
@@ -81,14 +67,7 @@ applications: deps app-deps
 
 # Headless Chromium for the report browser test and the screenshot (Debian's package; Playwright drives it).
 browser-deps:
-	@if ! command -v chromium >/dev/null 2>&1; then \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    echo "Installing chromium with apt-get"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
-	  else \
-	    echo "The browser test and make screenshot need chromium: sudo apt-get install chromium" >&2; exit 1; \
-	  fi; \
-	fi
+	@command -v chromium >/dev/null 2>&1 || bash scripts/apt-install.sh "the browser test and make screenshot" chromium
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
