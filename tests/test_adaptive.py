@@ -71,11 +71,10 @@ def test_each_grid_value_is_measured_at_most_once_and_every_other_is_skipped_wit
     asked = []
     found = adaptive.explore(GRID, lambda n: asked.append(n) or machine(CURVES["usl 0.02/5e-4"], 7)(n))
     assert len(asked) == len(set(asked)) and set(asked) <= set(GRID)
-    assert [s.value for s in found.steps] == asked
     assert sorted(asked + [v for v, _ in found.skipped]) == GRID
     assert [s.value for s in found.steps if s.phase == "double"][:4] == [1, 2, 4, 8]
     assert {s.phase for s in found.steps} == {"double", "peak", "knee"}  # USL falls after its peak: refined
-    assert "stopped doubling" in found.stopped or "grid's end" in found.stopped
+    assert found.stopped == "doubling reached the grid's end at 64"  # the peak (44) lies between 32 and 64
     assert all(reason for _, reason in found.skipped) and all(s.reason for s in found.steps)
 
 

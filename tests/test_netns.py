@@ -7,6 +7,7 @@ import os
 
 import pytest
 
+from flashscale.errors import RefusedError
 from flashscale.system import netns, processes
 from flashscale.system.commands import Runner
 from flashscale.system.devices import System
@@ -40,7 +41,7 @@ def test_hosts_a_server_and_a_link_cap_are_undone_by_reap(tmp_path):
     assert {h.netns for h in hosts} <= set(system.netns_names())
     assert {h.link for h in hosts} <= set(system.net_links())
     assert "tbf" in runner.run(["tc", "qdisc", "show", "dev", hosts[0].link]).stdout
-    with pytest.raises(Exception, match="in use"):  # the range is now taken: a second cluster is refused
+    with pytest.raises(RefusedError, match="in use"):  # the range is now taken: a second cluster is refused
         netns.check_free(netns.SUBNET, system)
     # the run "dies" here: its manifest is all that is left, and reap undoes it
     outcomes = reap([manifest], runner=runner, system=system)

@@ -17,9 +17,9 @@ import pandas as pd
 import pytest
 
 from flashscale.errors import AnalysisError
+from flashscale.analysis.plateau import knee
 from flashscale.analysis.scaling import (
-    FIT_COLUMNS, amdahl, device_scaling, fit_amdahl, fit_table, fit_usl, knee, scaling_curve, scaling_repetitions,
-    usl,
+    FIT_COLUMNS, amdahl, device_scaling, fit_amdahl, fit_table, fit_usl, scaling_curve, scaling_repetitions, usl,
 )
 
 N = np.array([1, 2, 4, 8, 12, 16, 24, 32, 48, 64], dtype=float)

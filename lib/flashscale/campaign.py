@@ -40,13 +40,12 @@ import tempfile
 import threading
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Sequence
 
 import pandas as pd
 
-from .measure import fio, precondition, results, resume
+from .measure import monitoring, results, resume
 from .arrays import fill, layouts
 from .system.commands import Runner
 from .system.devices import System
@@ -306,9 +305,10 @@ def _run(spec: CampaignSpec, runner: Runner, progress: bool, workloads: Sequence
                 elif todo and backend == "testbed":
                     _run_on_testbed(spec, testbed, todo, recorder, runner)
                 elif todo:
-                    _run_on_directories(spec, todo, recorder, directory)
+                    _run_on_directories(spec, todo, recorder, directory, runner)
             finally:
                 table = results.rebuild_table(directory) if (directory / results.ROWS_FILE).exists() else None
+                monitoring.rebuild_table(directory)
         notes += _failures(table)
         (directory / "notes.json").write_text(json.dumps(notes, indent=1))
     return CampaignResult(table, directory, backend, notes)
@@ -371,9 +371,10 @@ def _run_on_testbed(spec: CampaignSpec, testbed: tuple, todo: list[str], recorde
             teardown.close()
 
 
-def _run_on_directories(spec: CampaignSpec, todo: list[str], recorder: Recorder, directory: Path) -> None:
+def _run_on_directories(spec: CampaignSpec, todo: list[str], recorder: Recorder, directory: Path,
+                         runner: Runner) -> None:
     scratch = Path(tempfile.mkdtemp(prefix="scratch-", dir=directory))
-    teardown = Teardown(manifest_dir() / f"{directory.name}-{scratch.name}.json", Runner(), System())
+    teardown = Teardown(manifest_dir() / f"{directory.name}-{scratch.name}.json", runner, System(runner=runner))
     teardown.record("dir", path=str(scratch))
     try:
         for name in todo:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from . import core
 from ..errors import AnalysisError
 
 # application metric -> the fio directions its reference is the smallest best of
@@ -24,13 +25,8 @@ def fio_best(table: pd.DataFrame) -> pd.DataFrame:
     need = {"layout", "rw", "bw_bytes"}
     if not need <= set(table.columns):
         raise AnalysisError(f"the results table lacks {sorted(need - set(table.columns))}")
-    rows = table[(table.get("workload", "fio") == "fio") & table["rw"].isin(list(SEQUENTIAL))]
-    if "phase" in rows.columns:
-        rows = rows[rows["phase"] == "measure"]
-    if "warmup" in rows.columns:
-        rows = rows[~rows["warmup"].astype(bool)]
-    if "status" in rows.columns:
-        rows = rows[rows["status"].fillna("ok") == "ok"]
+    rows = core.runs(table)
+    rows = rows[(rows.get("workload", "fio") == "fio") & rows["rw"].isin(list(SEQUENTIAL))]
     return rows.groupby(["layout", "rw"])["bw_bytes"].max().unstack("rw")
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from . import core
 from .ceilings import binding_sentence, ceiling_table
 
 ALL = "all"  # the ``host`` of the rows that aggregate every host of a point
@@ -15,7 +16,7 @@ ALL = "all"  # the ``host`` of the rows that aggregate every host of a point
 
 def measured_ok(table: pd.DataFrame) -> pd.DataFrame:
     """The measured rows of hosts that answered (failed hosts and precondition or warm-up rows left out)."""
-    return table[(table["status"] == "ok") & (table["phase"] == "measure") & ~table["warmup"].astype(bool)]
+    return core.runs(table)
 
 
 def efficiency(table: pd.DataFrame) -> pd.DataFrame:

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from . import inputs
-from .inputs import POINT, POINT_EXTRAS, REQUIRED, WARMUP_TEXT  # noqa: F401 (the table's vocabulary, named here too)
+from .inputs import POINT, WARMUP_TEXT
 from ..errors import AnalysisError, ConfigError
 from ..measure import fio
 

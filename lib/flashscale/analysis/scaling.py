@@ -37,7 +37,7 @@ from scipy import stats as sps
 from scipy.optimize import least_squares
 
 from .core import POINT, point_means, rates
-from .plateau import knee, plateau, point_problem
+from .plateau import plateau, point_problem
 from ..errors import AnalysisError
 
 NAN = float("nan")

@@ -30,7 +30,6 @@ from scipy import stats as sps
 
 from ..errors import ConfigError
 
-PHASES = ("double", "peak", "knee")
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Mapping, Sequence
 

@@ -51,7 +51,8 @@ def devices_of(targets: Sequence[str], system: System) -> list[str]:
 @contextmanager
 def sampling(campaign_dir: Path, raw_dir: Path, targets: Sequence[str], *, system: System | None = None,
              interval_s: float = INTERVAL_S, **what) -> Iterator[monitor.Sampler]:
-    """Sample while the block runs; then keep the series (``what``: layout, point, rep, workload) and facts."""
+    """Sample while the block runs; then keep the series (``what``: layout, point, rep, workload) and facts, and
+    append them to the campaign's ``monitor.jsonl`` (``rebuild_table`` makes the table once the campaign ends)."""
     system = system or System()
     devices = devices_of(targets, system)
     with monitor.Sampler(devices, system, interval_s) as sampler:
@@ -63,7 +64,6 @@ def sampling(campaign_dir: Path, raw_dir: Path, targets: Sequence[str], *, syste
     labelled = [{"raw_dir": str(raw_dir), "workload": "fio", **what, **row} for row in sampler.rows]
     with open(Path(campaign_dir) / SERIES_FILE, "a") as fh:
         fh.writelines(json.dumps(row, default=str) + "\n" for row in labelled)
-    rebuild_table(campaign_dir)
 
 
 def rebuild_table(campaign_dir: Path) -> pd.DataFrame:

@@ -17,8 +17,8 @@ from pathlib import Path
 from ..errors import ConfigError
 
 from . import results
+from .raw import CAMPAIGN_JSON
 
-CAMPAIGN_JSON = "campaign.json"
 SET_ASIDE = "rows.set-aside.jsonl"  # rows of workloads run again on a resumed layout
 PROGRESS_JSON = "progress.json"
 # What may change between an interrupted run and its resume without changing what the numbers mean.

@@ -8,8 +8,8 @@ from ..errors import ConfigError
 from .fio import METADATA_OPS, RW_MODES, FioJob, check_steady_state
 
 AXES = ("rw", "bs", "numjobs", "iodepth")
-METADATA_AXIS = "nrfiles"
-ADAPTIVE_AXES = ("numjobs", "iodepth")  # the axes an adaptive sweep can explore  # a metadata sweep's fifth axis: fio's files per job
+METADATA_AXIS = "nrfiles"  # a metadata sweep's fifth axis: fio's files per job
+ADAPTIVE_AXES = ("numjobs", "iodepth")  # the axes an adaptive sweep can explore
 
 
 def _positive_ints(name: str, values) -> tuple[int, ...]:

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from ..analysis import cluster
 from ..analysis.core import BASELINE_BS, MB, POINT, measured, rates
 from ..analysis.monitor import load as device_loads
 from .alt_text import described
@@ -127,7 +128,8 @@ def throughput_vs_devices(best: pd.DataFrame, table: pd.DataFrame | None = None)
 def cluster_throughput(table: pd.DataFrame, all_hosts: str = "all") -> plt.Figure:
     """A cluster campaign's aggregate rows (``host`` = ``all``): bandwidth against jobs per host, one line per host
     count, one panel per rw; bars from the smallest to the largest repetition, n in the legend."""
-    rows = table[(table["host"] == all_hosts) & (table["status"] == "ok")]
+    rows = cluster.measured_ok(table)
+    rows = rows[rows["host"] == all_hosts]
     rws = sorted(rows["rw"].unique())
     fig, axes = plt.subplots(1, len(rws), figsize=(5 * len(rws), 3.5), squeeze=False)
     for axis, rw in zip(axes[0], rws):

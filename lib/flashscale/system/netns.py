@@ -19,10 +19,11 @@ from dataclasses import dataclass
 from .commands import Runner
 from .devices import System
 from ..errors import ConfigError, RefusedError
+from .undo import OWN_FILE_PREFIX
 from .teardown import Teardown
 
 SUBNET = "10.213.0.0/16"
-NETNS_PREFIX = "flashscale-"
+NETNS_PREFIX = OWN_FILE_PREFIX  # names of ours all start the same way
 TBF_LATENCY = "50ms"
 
 

@@ -162,7 +162,7 @@ def _undo_netns(d: dict, runner: Runner, system: System) -> None:
         runner.run(["ip", "netns", "del", d["name"]])
 
 
-SCRATCH_PREFIX = "flashscale-"
+SCRATCH_PREFIX = OWN_FILE_PREFIX
 SCRATCH_MARKER = ".flashscale-scratch"
 
 
