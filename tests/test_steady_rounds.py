@@ -108,7 +108,7 @@ CAP = 20 * MB
 
 
 @pytest.mark.root
-def test_on_the_emulated_array_a_capped_device_is_steady_at_its_fifth_round(tmp_path):
+def test_on_the_emulated_array_a_capped_device_is_steady_within_a_few_rounds(tmp_path):
     spec = campaign.CampaignSpec.from_parameters(
         CAMPAIGN="rounds", DEVICES=1, DEVICE_SIZE=2**30, LAYOUTS=["single"], RW=["read"], NUMJOBS=[1], BS=[MIB],
         REPETITIONS=1, RUNTIME_S=1, RAMP_S=0, FILE_SIZE=32 * MIB, CAP_READ_BPS=100 * MB, CAP_WRITE_BPS=CAP,
@@ -118,13 +118,16 @@ def test_on_the_emulated_array_a_capped_device_is_steady_at_its_fifth_round(tmp_
     assert loop_devices_backed_under(tmp_path) == [] and leftover_mounts(result.directory) == []
     table = result.table
     rounds = table[table["phase"] == "precondition"]
-    assert rounds["round"].tolist() == [1, 2, 3, 4, 5]
-    assert rounds["steady"].tolist() == [False, False, False, False, True]
+    # a capped device gives the cap every round: steady as soon as a window of five holds it (round 5), or a round
+    # or two later when the throttle's first slice makes an early round stand out; never "not steady"
+    last = len(rounds)
+    assert rounds["round"].tolist() == list(range(1, last + 1)) and 5 <= last <= 7
+    assert rounds["steady"].tolist() == [False] * (last - 1) + [True]
     # each round ran inside the throttled cgroup: a measurement of the capped device, held to its truth
     assert (rounds["truth_bw_bytes"] == CAP).all() and not rounds["above_truth"].any()
-    assert rounds["write_bw_bytes"].tolist() == pytest.approx([CAP] * 5, rel=0.1)
+    assert rounds["write_bw_bytes"].tolist() == pytest.approx([CAP] * last, rel=0.1)
     measured = table[table["phase"] == "measure"]
-    assert measured["steady"].tolist() == [True] and measured["steady_round"].tolist() == [5]
+    assert measured["steady"].tolist() == [True] and measured["steady_round"].tolist() == [last]
 
 
 def test_the_verdict_in_words_and_the_figure_of_the_rounds():
