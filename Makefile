@@ -43,10 +43,11 @@ test-fast: deps
 deps: system-deps $(STAMP)
 
 # fio and the file system tools come from Debian's packages: installed when missing and we are root,
-# otherwise a message says exactly what to install.
+# otherwise a message says exactly what to install. qemu-nbd serves an emulated cluster host's devices over its
+# link (the cluster's STORAGE nbd).
 system-deps:
 	@missing=(); \
-	for tool in fio:fio mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs mkfs.ext4:e2fsprogs blkdiscard:util-linux wipefs:util-linux losetup:mount ip:iproute2 tc:iproute2; do \
+	for tool in fio:fio mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs mkfs.ext4:e2fsprogs blkdiscard:util-linux wipefs:util-linux losetup:mount ip:iproute2 tc:iproute2 qemu-nbd:qemu-utils; do \
 	  command -v $${tool%%:*} >/dev/null 2>&1 || PATH=$$PATH:/usr/sbin:/sbin command -v $${tool%%:*} >/dev/null 2>&1 || missing+=($${tool##*:}); \
 	done; \
 	bash scripts/apt-install.sh "flashscale" $${missing[@]}

@@ -1,5 +1,7 @@
-"""The emulated cluster on real fio: 2 hosts (network namespaces) x 2 devices capped at 100 MB/s, each host's fio
-server inside its own throttled cgroup. Truth: 200 MB/s per host, 400 MB/s for the cluster."""
+"""The emulated cluster on real fio: 2 hosts (network namespaces) x 2 devices capped at 100 MB/s. On local storage
+each host's fio server runs inside its own throttled cgroup: truth 200 MB/s per host, 400 MB/s for the cluster,
+whatever the link. Over nbd every byte crosses the host's link (qemu-nbd serves the devices, fio's nbd engine reads
+and writes them), so a link capped below the devices binds: truth netns.payload_bps(link) per host."""
 from __future__ import annotations
 
 import json
@@ -16,12 +18,13 @@ from flashscale import cluster
 from flashscale.analysis import cluster as cluster_analysis
 from flashscale.arrays.emulated import ArraySpec
 from flashscale.measure.sweep import Sweep
+from flashscale.system import netns
 from flashscale.system.devices import System
 from flashscale.system.teardown import manifest_dir
 
 pytestmark = pytest.mark.root
 CAP = 100_000_000
-ARRAY = ArraySpec(devices=2, device_size=2**30, read_bps=CAP, write_bps=CAP)
+LINK = 50_000_000  # a quarter of a host's devices' 200 MB/s
 
 
 def _spec(tmp_path: Path, name: str, **how) -> cluster.ClusterSpec:
@@ -42,7 +45,8 @@ def _machine(folder: Path) -> dict:
     manifests (only this test's own: others may run on the machine meanwhile)."""
     system = System()
     losetup = subprocess.run(["losetup", "-l", "-n", "-O", "BACK-FILE"], capture_output=True, text=True).stdout
-    servers = subprocess.run(["pgrep", "-f", "fio --server=10.213"], capture_output=True, text=True).stdout
+    servers = subprocess.run(["pgrep", "-f", "fio --server=10.213|--bind=10.213"], capture_output=True,
+                             text=True).stdout
     return {"netns": set(system.netns_names()), "links": set(system.net_links()), "servers": set(servers.split()),
             "loops": {line for line in losetup.splitlines() if str(folder) in line},
             "mounts": {m.mountpoint for m in system.mounts()} & _job_targets(folder),
@@ -52,38 +56,67 @@ def _machine(folder: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def capped_link(tmp_path_factory):
-    """One campaign with each host's link capped at 50 MB/s, a quarter of its devices' 200 MB/s."""
+    """One campaign with each host's link capped at 50 MB/s, on local storage and over nbd."""
     folder = tmp_path_factory.mktemp("cluster")
     before = _machine(folder)
-    spec = _spec(folder, "capped", link_bps=50_000_000)
+    spec = _spec(folder, "capped", link_bps=LINK, storage=("local", "nbd"))
     result = cluster.run(spec)
     assert _job_targets(folder), "no job file names a target: the check of mounts left behind would see nothing"
     return spec, result, before, _machine(folder)
 
 
-def test_each_host_and_the_cluster_recover_the_truth(capped_link):
-    _, result, _, _ = capped_link
-    rows = result.table[result.table["phase"] == "measure"]
+def _measured(result, layout: str):
+    rows = result.table[(result.table["phase"] == "measure") & (result.table["layout"] == layout)]
     assert len(rows) == 6 and (rows["status"] == "ok").all(), rows[["host", "rw", "status", "reason"]]
-    hosts = rows[rows["host"] != cluster.ALL]
+    return rows[rows["host"] != cluster.ALL], rows[rows["host"] == cluster.ALL]
+
+
+def test_on_local_storage_each_host_and_the_cluster_recover_the_devices_truth(capped_link):
+    _, result, _, _ = capped_link
+    hosts, everyone = _measured(result, "jbod")
     assert set(hosts["host"]) == {"host0", "host1"}
     assert hosts["bw_bytes"].tolist() == pytest.approx([2 * CAP] * 4, rel=0.05)
-    everyone = rows[rows["host"] == cluster.ALL]
     assert everyone["bw_bytes"].tolist() == pytest.approx([4 * CAP] * 2, rel=0.05)
     assert everyone["truth_bw_bytes"].tolist() == [4 * CAP] * 2 and everyone["devices"].tolist() == [4, 4]
-    assert not rows["above_truth"].any()
-
-
-def test_a_link_cap_below_the_devices_makes_the_network_the_binding_ceiling(capped_link):
-    spec, result, _, _ = capped_link
-    table = cluster_analysis.ceilings(result.table, spec.array.read_bps, spec.array.write_bps, spec.link_bps)
-    assert set(table["binding_limit"]) == {"network"}
-    assert table["expected_ceiling_bw_bytes"].tolist() == [2 * 50e6] * 2
-    assert all(s.startswith("the network binds: its ceiling is 100 MB/s") for s in table["binds"])
-    # and what the emulation cannot hide: fio's client/server protocol carries commands, not the data
-    hosts = result.table[(result.table["host"] != cluster.ALL) & (result.table["phase"] == "measure")]
+    assert not result.table["above_truth"].any()
+    # fio's client/server protocol carries commands, not the data: the capped link does not bind local storage
     assert (hosts["link_bytes"] < hosts["io_bytes"] / 100).all()
-    assert any("not the data" in note for note in result.notes)
+    assert any("does not bind there" in note for note in result.notes)
+
+
+def test_over_nbd_the_capped_link_binds_each_host_and_the_cluster(capped_link):
+    _, result, _, _ = capped_link
+    link = netns.payload_bps(LINK)
+    assert link == pytest.approx(LINK * 8948 / 9014)  # jumbo frames: 99.3% of the frames' bytes are data
+    hosts, everyone = _measured(result, "nbd")
+    assert hosts["bw_bytes"].tolist() == pytest.approx([link] * 4, rel=0.05)
+    assert hosts["truth_bw_bytes"].tolist() == pytest.approx([link] * 4)
+    assert everyone["bw_bytes"].tolist() == pytest.approx([2 * link] * 2, rel=0.05)
+    assert everyone["truth_bw_bytes"].tolist() == pytest.approx([2 * link] * 2)
+    assert (hosts["link_bytes"] >= hosts["io_bytes"]).all()  # every byte crossed the link, with its headers
+
+
+def test_the_ceilings_name_the_network_where_the_data_crosses_it_and_the_devices_where_not(capped_link):
+    spec, result, _, _ = capped_link
+    table = cluster_analysis.ceilings(result.table, spec.array.read_bps, spec.array.write_bps)
+    assert set(table["host"]) == {"host0", "host1", cluster.ALL}
+    fabric, hosts = table[table["host"] == cluster.ALL].set_index("layout"), table[table["host"] != cluster.ALL]
+    assert set(fabric.loc["nbd", "binding_limit"]) == {"network"}
+    assert fabric.loc["nbd", "expected_ceiling_bw_bytes"].tolist() == pytest.approx([2 * netns.payload_bps(LINK)] * 2)
+    assert all(s.startswith("the network binds: its ceiling is 99 MB/s") for s in fabric.loc["nbd", "binds"])
+    assert set(fabric.loc["jbod", "binding_limit"]) == {"device"}
+    over_nbd = hosts[hosts["layout"] == "nbd"]
+    assert set(over_nbd["binding_limit"]) == {"network"}  # and each host's own link binds it
+    assert over_nbd["expected_ceiling_bw_bytes"].tolist() == pytest.approx([netns.payload_bps(LINK)] * 4)
+
+
+def test_the_tax_of_the_network_storage_is_measured_against_local_storage(capped_link):
+    _, result, _, _ = capped_link
+    tax = cluster_analysis.tax(result.table).set_index(["layout", "rw"])
+    assert tax.loc[("jbod", "read"), "tax"] == 0
+    expected = 1 - netns.payload_bps(LINK) / (2 * CAP)  # the link carries a quarter of the devices, less headers
+    assert tax.loc[("nbd", "read"), "tax"] == pytest.approx(expected, abs=0.03)
+    assert tax.loc[("nbd", "write"), "tax"] == pytest.approx(expected, abs=0.03)
 
 
 def test_the_campaign_leaves_nothing_behind(capped_link):
@@ -98,7 +131,7 @@ def _kill_host1_mid_run(stop: threading.Event, killed: list) -> None:
             entries = json.loads(manifest.read_text())["created"]
             server = next((e for e in entries if e.get("kind") == "process" and e.get("pid") == os.getpid()
                            and "-h1" in " ".join(e["argv"])), None)
-            started = list(Path(killed[0]).glob("killed/raw/hosts2/*/rep0"))
+            started = list(Path(killed[0]).glob("killed/raw/*/hosts2/*/rep0"))
             if server and started:
                 time.sleep(1.5)
                 if System().process_start(server["process"]) == server["start"]:  # still the one we started
@@ -108,13 +141,14 @@ def _kill_host1_mid_run(stop: threading.Event, killed: list) -> None:
         time.sleep(0.1)
 
 
-def test_a_host_killed_mid_run_is_recorded_failed_and_the_other_kept(tmp_path):
+@pytest.mark.parametrize("storage", ["local", "nbd"])
+def test_a_host_killed_mid_run_is_recorded_failed_and_the_other_kept(tmp_path, storage):
     before = _machine(tmp_path)
     stop, killed = threading.Event(), [str(tmp_path)]
     killer = threading.Thread(target=_kill_host1_mid_run, args=(stop, killed))
     killer.start()
     try:
-        result = cluster.run(_spec(tmp_path, "killed"))
+        result = cluster.run(_spec(tmp_path, "killed", storage=storage))
     finally:
         stop.set()
         killer.join()

@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 from flashscale.analysis import cluster
+from flashscale.errors import AnalysisError
 from flashscale.publish import plots
 
 MB = 1e6
@@ -34,3 +35,32 @@ def test_the_cluster_figure_draws_only_measured_runs():
     axis = plots.cluster_throughput(table()).axes[0]
     heights = sorted(y for line in axis.get_lines() for y in line.get_ydata())
     assert max(heights) == pytest.approx(390)
+
+
+def two_layouts() -> pd.DataFrame:
+    """Local storage at the devices' 400 MB/s on 2 hosts; over nbd each host's link carries 100 MB/s of data."""
+    rows = [("jbod", "host0", 1, 200 * MB, float("nan")), ("jbod", "all", 1, 200 * MB, float("nan")),
+            ("jbod", "all", 2, 400 * MB, float("nan")),
+            ("nbd", "host0", 1, 99 * MB, 100 * MB), ("nbd", "all", 1, 99 * MB, 200 * MB),
+            ("nbd", "host0", 2, 98 * MB, 100 * MB), ("nbd", "all", 2, 196 * MB, 200 * MB)]
+    frame = pd.DataFrame(rows, columns=["layout", "host", "hosts", "bw_bytes", "network_bw_bytes"])
+    return frame.assign(rw="read", phase="measure", warmup=False, status="ok",
+                        devices=lambda t: 2 * t["hosts"].where(t["host"] == "all", 1))
+
+
+def test_the_tax_of_each_layout_is_against_the_hosts_local_storage_at_the_same_host_count():
+    tax = cluster.tax(two_layouts()).set_index(["layout", "hosts"])["tax"]
+    assert tax[("jbod", 2)] == 0
+    assert tax[("nbd", 1)] == pytest.approx(1 - 99 / 200) and tax[("nbd", 2)] == pytest.approx(1 - 196 / 400)
+    with pytest.raises(AnalysisError, match="no layout of the hosts' own storage"):
+        cluster.tax(two_layouts().query("layout == 'nbd'"))
+
+
+def test_only_a_layout_whose_data_crosses_a_known_link_meets_the_network_ceiling():
+    limits = cluster.ceilings(two_layouts(), 100 * MB, 100 * MB).set_index(["layout", "hosts", "host"])
+    assert limits.loc[("jbod", 2, "all"), "binding_limit"] == "device"
+    assert pd.isna(limits.loc[("jbod", 2, "all"), "ceiling_network_bw_bytes"])
+    assert limits.loc[("nbd", 2, "all"), "binding_limit"] == "network"
+    assert limits.loc[("nbd", 2, "all"), "expected_ceiling_bw_bytes"] == 2 * 100 * MB  # the fabric: a link per host
+    assert limits.loc[("nbd", 2, "host0"), "expected_ceiling_bw_bytes"] == 100 * MB  # the host: its own link
+    assert limits.loc[("nbd", 2, "host0"), "ceiling_device_bw_bytes"] == 200 * MB

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from flashscale.errors import RefusedError
+from flashscale.errors import ConfigError, RefusedError
 from flashscale.measure import cluster, fio
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -59,3 +59,21 @@ def test_a_remote_host_is_measured_only_inside_a_mount_point():
     for asked in ({"device": "/dev/nvme0n1"}, {"erase": "discard"}, {"layout": "md-raid0"}):
         with pytest.raises(RefusedError, match="cannot run the guard there"):
             RemoteHost.from_mapping({"name": "n1", "address": "node1", "mount_dir": "/x", **asked})
+
+
+def test_the_emulated_storage_and_a_real_host_s_local_directory_are_checked_before_anything_runs():
+    from flashscale.cluster import ClusterSpec, RemoteHost
+    assert ClusterSpec.from_parameters(CAMPAIGN="c", STORAGE="nbd").storage == ("nbd",)
+    assert ClusterSpec("c", storage=["local", "nbd"]).storage == ("local", "nbd")
+    for storage in (["nfs"], [], ["nbd", "nbd"]):
+        with pytest.raises(ConfigError, match=r"storage=\["):
+            ClusterSpec("c", storage=storage)
+    one = RemoteHost.from_mapping({"name": "n1", "address": "node1", "mount_dir": "/beegfs", "local_dir": "/scratch",
+                                   "link_bps": 12.5e9})
+    two = RemoteHost.from_mapping({"name": "n2", "address": "node2", "mount_dir": "/beegfs"})
+    with pytest.raises(ConfigError, match="local_dir for every remote host or for none"):
+        ClusterSpec("c", hosts=(2,), remote=(one, two))
+    with pytest.raises(ConfigError, match="is for the emulated hosts"):
+        ClusterSpec("c", hosts=(1,), remote=(one,), storage=("nbd",))
+    with pytest.raises(ConfigError, match="link_bps=0"):
+        RemoteHost.from_mapping({"name": "n1", "address": "node1", "mount_dir": "/beegfs", "link_bps": 0})

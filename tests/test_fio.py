@@ -40,6 +40,15 @@ def test_render_uses_filename_for_block_devices():
     assert "filename=/dev/loop3\n" in text and "directory=" not in text
 
 
+def test_render_sends_an_nbd_target_through_fio_s_nbd_engine():
+    uris = ("nbd://10.213.1.1:10809/", "nbd://10.213.1.1:10810/")
+    text = fio.render(fio.FioJob("read", 2**20, uris, numjobs=2))
+    sections = text.split("\n\n")[1:]
+    assert [s.splitlines()[2:] for s in sections] == [["ioengine=nbd", f"uri={u}"] for u in uris]
+    assert "filename=" not in text and "directory=" not in text
+    assert fio.is_device(uris[0]) and fio.is_device("/dev/loop3") and not fio.is_device("/mnt/x")
+
+
 @pytest.mark.parametrize("field,value", [("bs", 0), ("bs", "1M"), ("numjobs", -1), ("iodepth", 1.5),
                                          ("runtime_s", 0), ("size", True), ("ramp_s", -1)])
 def test_bad_job_values_are_named(field, value):

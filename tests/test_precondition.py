@@ -98,6 +98,8 @@ def test_the_precondition_of_a_shared_file_and_of_block_devices():
     assert "size=8388608\n" in shared and "/m/1" not in shared  # 4 regions of 8 MiB: the whole shared file
     devices = fio.render(precondition.job(Sweep(numjobs=[8], size=3 * MIB), ("/dev/loop3", "/dev/loop4")))
     assert "numjobs=1\nfilename=/dev/loop3\n" in devices and "numjobs=1\nfilename=/dev/loop4\n" in devices
+    served = fio.render(precondition.job(Sweep(numjobs=[8], size=3 * MIB), ("nbd://10.213.1.1:10809/",)))
+    assert "numjobs=1\nioengine=nbd\nuri=nbd://10.213.1.1:10809/\n" in served  # a device over the network too
     assert "bs=1048576\n" in devices
     assert "bs=4096\n" in fio.render(precondition.job(Sweep(size=MIB + 4096), ("/m/0",)))  # a whole number of blocks
 

@@ -4,9 +4,15 @@
     result = run(spec)          # result.table, result.notes, result.directory
 
 Emulated (the default): ``arrays.cluster.EmulatedCluster`` makes max(HOSTS) hosts, each a network namespace with its
-own capped array and fio server; the truth is hosts x devices x cap. Real hosts (``REMOTE_HOSTS``: name, address,
-port, mount point): flashscale measures inside the mount point each host names, and only there: it cannot run the
-guard on a remote machine, so a raw device, an erase or a layout on a remote host is refused.
+own capped array and fio server, once for each storage in ``STORAGE``: ``local`` (layout ``jbod``: each host's own
+xfs; truth hosts x devices x cap) and ``nbd`` (layout ``nbd``: each host's devices served over its link, so every
+byte crosses it; truth hosts x the smaller of devices x cap and the data the link carries, ``LINK_BPS`` of frames).
+The tax of the network storage is measured against the local one (``analysis.cluster.tax``).
+
+Real hosts (``REMOTE_HOSTS``: name, address, port, mount point, and optionally a local directory and the host's
+link bandwidth): flashscale measures inside the mount point each host names (layout ``mounted``), and in its local
+directory (layout ``local``, the reference of the tax) when every host names one, and only there: it cannot run
+the guard on a remote machine, so a raw device, an erase or a layout on a remote host is refused.
 
 Rows go to ``data/campaigns/<name>/rows.jsonl`` as each point finishes (``results.parquet`` is rebuilt from them).
 ``host`` is the host's name, or ``all`` for the cluster's own aggregate (``measure.cluster.aggregate``); ``hosts``
@@ -24,7 +30,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .arrays.cluster import EmulatedCluster
+from .arrays.cluster import STORAGE, EmulatedCluster
 from .analysis import cluster as cluster_analysis
 from .arrays.emulated import ArraySpec
 from . import parameters
@@ -34,10 +40,11 @@ from .measure.cluster import Endpoint
 from .measure.sweep import Sweep
 from .system.commands import Runner
 from .system.devices import System
+from .system import netns
 from .system.netns import SUBNET
 
 ALL = cluster_analysis.ALL
-REMOTE_KEYS = ("name", "address", "port", "mount_dir", "devices")
+REMOTE_KEYS = ("name", "address", "port", "mount_dir", "devices", "local_dir", "link_bps")
 REFUSED_ON_REMOTE = ("device", "devices_path", "layout", "erase", "testbed", "confirm")
 
 
@@ -50,6 +57,8 @@ class RemoteHost:
     mount_dir: str
     port: int = fio_cluster.PORT
     devices: int = 1  # devices under the mount point, for efficiency against N x baseline
+    local_dir: str | None = None  # a local file system on the host: the reference of the mount point's tax
+    link_bps: int | None = None  # the data per second the host's network link carries: the network's ceiling
 
     @classmethod
     def from_mapping(cls, entry: dict) -> "RemoteHost":
@@ -60,15 +69,20 @@ class RemoteHost:
                                "the guard there, so it never touches a raw device, erases or builds a layout")
         unknown = sorted(set(entry) - set(REMOTE_KEYS))
         if unknown or not entry.get("mount_dir"):
-            raise ConfigError(f"remote host {entry!r}: give name, address, mount_dir (and port, devices); "
-                              f"unknown: {unknown}")
+            raise ConfigError(f"remote host {entry!r}: give name, address, mount_dir (and port, devices, local_dir, "
+                              f"link_bps); unknown: {unknown}")
+        link = entry.get("link_bps")
+        if link is not None and (isinstance(link, bool) or not isinstance(link, (int, float)) or link <= 0):
+            raise ConfigError(f"remote host {entry.get('name')!r}: link_bps={link!r} must be a positive number of "
+                              "bytes/s, or left out")
         return cls(**entry)
 
 
 # An emulated host's array is smaller than the quickstart's: H hosts' arrays share this machine's memory.
 CLUSTER_ARRAY = {"devices": 2, "device_size": 2**30}
 # The cluster's own parameters (the array's and the sweep's are ``parameters.PARAMETERS``).
-CLUSTER_PARAMETERS = {"HOSTS": "hosts", "LINK_BPS": "link_bps", "SUBNET": "subnet", "DATA_DIR": "data_dir"}
+CLUSTER_PARAMETERS = {"HOSTS": "hosts", "LINK_BPS": "link_bps", "SUBNET": "subnet", "STORAGE": "storage",
+                      "DATA_DIR": "data_dir"}
 
 
 @dataclass(frozen=True)
@@ -79,6 +93,7 @@ class ClusterSpec:
     sweep: Sweep = field(default_factory=Sweep)
     link_bps: int | None = None
     subnet: str = SUBNET
+    storage: tuple[str, ...] = ("local",)  # the emulated hosts' storage, each in turn (STORAGE)
     remote: tuple[RemoteHost, ...] = ()
     data_dir: str = "data/campaigns"
 
@@ -90,7 +105,19 @@ class ClusterSpec:
             raise ConfigError(f"hosts={list(counts)!r} must list host counts >= 1")
         if self.remote and max(counts) > len(self.remote):
             raise ConfigError(f"hosts={list(counts)} but only {len(self.remote)} remote hosts are named")
+        storage = (self.storage,) if isinstance(self.storage, str) else tuple(self.storage)
+        wrong = [s for s in storage if s not in STORAGE]
+        if not storage or wrong or len(set(storage)) != len(storage):
+            raise ConfigError(f"storage={list(storage)!r} must list each of {', '.join(STORAGE)} at most once "
+                              f"(wrong: {wrong})")
+        if self.remote and storage != ("local",):
+            raise ConfigError(f"storage={list(storage)} is for the emulated hosts; a real host measures its "
+                              "mount_dir (and its local_dir, when it names one)")
+        locals_named = {h.local_dir is not None for h in self.remote}
+        if len(locals_named) > 1:
+            raise ConfigError("give local_dir for every remote host or for none: the tax compares the same hosts")
         object.__setattr__(self, "hosts", counts)
+        object.__setattr__(self, "storage", storage)
 
     @classmethod
     def from_parameters(cls, **p) -> "ClusterSpec":
@@ -100,8 +127,9 @@ class ClusterSpec:
         sweep = Sweep(**parts["sweep"])
         remote = tuple(RemoteHost.from_mapping(dict(h)) for h in p.get("REMOTE_HOSTS") or ())
         own = {field: p[name] for name, field in CLUSTER_PARAMETERS.items() if name in p}
-        if "hosts" in own:
-            own["hosts"] = tuple(own["hosts"])
+        for name in ("hosts", "storage"):
+            if name in own and not isinstance(own[name], str):
+                own[name] = tuple(own[name])
         return cls(name=p.get("CAMPAIGN", "cluster"), array=array, sweep=sweep, remote=remote, **own)
 
 
@@ -118,10 +146,13 @@ class Target:
     """One host as the sweep sees it: where its server is, what its jobs name, its devices, caps and link."""
 
     endpoint: Endpoint
+    layout: str
     targets: tuple[str, ...]
     devices: int
     caps: dict
-    link: str | None = None
+    link: str | None = None  # the emulated host's link, whose bytes are counted
+    network_bw_bytes: float | None = None  # the data per second its link carries, when this layout's data crosses it
+    backend: str = "loop"
 
 
 def run(spec: ClusterSpec, runner: Runner | None = None) -> ClusterResult:
@@ -138,15 +169,18 @@ def run(spec: ClusterSpec, runner: Runner | None = None) -> ClusterResult:
     sweep = _Sweep(spec, directory, runner, run_id, version)
     try:
         if spec.remote:
-            sweep.run([Target(Endpoint(h.name, h.address, h.port), (h.mount_dir,), h.devices, {})
-                       for h in spec.remote])
-        else:
-            with EmulatedCluster(max(spec.hosts), spec.array, log_dir=directory / "servers", runner=runner,
-                                 link_bps=spec.link_bps, subnet=spec.subnet) as emulated:
+            for layout in ("local", "mounted") if spec.remote[0].local_dir else ("mounted",):
+                sweep.run([Target(Endpoint(h.name, h.address, h.port), layout,
+                                  (h.local_dir if layout == "local" else h.mount_dir,), h.devices, {},
+                                  network_bw_bytes=h.link_bps if layout == "mounted" else None, backend="remote")
+                           for h in spec.remote])
+        for storage in () if spec.remote else spec.storage:
+            with EmulatedCluster(max(spec.hosts), spec.array, log_dir=directory / "servers" / storage,
+                                 runner=runner, link_bps=spec.link_bps, subnet=spec.subnet,
+                                 storage=storage) as emulated:
                 caps = {"read": spec.array.read_bps, "write": spec.array.write_bps}
-                sweep.emulated = emulated
-                sweep.run([Target(Endpoint(h.name, h.host.address, h.port), h.layout.targets, h.layout.devices,
-                                  caps, h.host.link) for h in emulated.hosts])
+                sweep.run([Target(Endpoint(h.name, h.host.address, h.port), h.layout, h.targets, h.devices, caps,
+                                  h.host.link, emulated.network_bw_bytes) for h in emulated.hosts])
     finally:
         table = results.rebuild_table(directory) if (directory / results.ROWS_FILE).exists() else None
     notes = sweep.notes + _link_note(spec, backend)
@@ -157,10 +191,16 @@ def run(spec: ClusterSpec, runner: Runner | None = None) -> ClusterResult:
 def _link_note(spec: ClusterSpec, backend: str) -> list[str]:
     if spec.link_bps is None or backend != "loop":
         return []
-    return [f"Each host's link was capped at {spec.link_bps / 1e6:.0f} MB/s (tc tbf). fio's client/server protocol "
-            "carries commands and results over it, not the data, which stays on each host's own devices: "
-            "link_bytes says how much crossed. The network ceiling is the one a cluster whose data crosses the "
-            "links (a parallel file system) would meet."]
+    notes = [f"Each host's link was capped at {spec.link_bps / 1e6:.0f} MB/s of frames (tc tbf), which carry "
+             f"{netns.payload_bps(spec.link_bps) / 1e6:.1f} MB/s of data at MTU {netns.MTU}."]
+    if "nbd" in spec.storage:
+        notes.append("Over nbd every byte crosses the host's link, so the truth per host is the smaller of its "
+                     "devices x cap and that.")
+    if "local" in spec.storage:
+        notes.append("On local storage (jbod) the data stays on each host's devices: fio's client/server protocol "
+                     "carries only commands and results over the link (link_bytes says how much crossed), so the "
+                     "link cap does not bind there.")
+    return notes
 
 
 class _Sweep:
@@ -171,16 +211,18 @@ class _Sweep:
         self.system = System(runner=runner)
         self.dead: dict[str, str] = {}  # host name -> why it no longer answers
         self.notes: list[str] = []
-        self.emulated = None
 
     def run(self, hosts: list[Target]) -> None:
+        """Every point on 1..H of ``hosts`` (one layout: their servers are fresh, none is dead yet)."""
+        self.dead = {}
+        raw = Path("raw") / hosts[0].layout
         fio_cluster.check_servers([h.endpoint for h in hosts], self.runner, self.directory, self.version)
         if self.spec.sweep.precondition and not self.spec.sweep.nrfiles:  # every file the reads open, written first
-            self._point(hosts, None, Path("raw") / precondition.PHASE, rep=0, warmup=False, phase=precondition.PHASE)
+            self._point(hosts, None, raw / precondition.PHASE, rep=0, warmup=False, phase=precondition.PHASE)
         for count in self.spec.hosts:
             for point in self.spec.sweep.points():
                 for rep, warmup in self.spec.sweep.reps():
-                    self._point(hosts[:count], point, Path("raw") / f"hosts{count}", rep=rep, warmup=warmup,
+                    self._point(hosts[:count], point, raw / f"hosts{count}", rep=rep, warmup=warmup,
                                 phase="measure")
 
     def _jobs(self, hosts: list[Target], point: dict | None) -> dict:
@@ -200,18 +242,20 @@ class _Sweep:
                         if name in {e.name for e in jobs}})
         rows = [self._row(h, jobs[h.endpoint], outcome[h.endpoint.name], raw, started, len(hosts), before, **how)
                 for h in hosts]
-        rows.append(self._cluster_row(rows, hosts[0].caps))
+        rows.append(self._cluster_row(rows, hosts))
         self._forget_silent([h for h in hosts if isinstance(outcome[h.endpoint.name], str)])
         results.append_rows(self.directory, rows)
 
     def _row(self, host: Target, job, result, raw: Path, started: str, count: int, before: dict, *, rep: int,
              warmup: bool, phase: str) -> dict:
         point = job.point if phase == "measure" else precondition.point(job)
-        row = {"campaign": self.spec.name, "host": host.endpoint.name, "hosts": count, "layout": "jbod" if
-               host.link else "mounted", "devices": host.devices, "rw": job.rw, "bs": job.bs,
-               "numjobs": job.numjobs, "jobs_per_host": job.numjobs, "iodepth": job.iodepth, "rep": rep,
-               "warmup": warmup, "run_id": self.run_id, "point": point, "backend": "loop" if host.link else "mounted",
+        network = host.network_bw_bytes
+        row = {"campaign": self.spec.name, "host": host.endpoint.name, "hosts": count, "layout": host.layout,
+               "devices": host.devices, "rw": job.rw, "bs": job.bs, "numjobs": job.numjobs,
+               "jobs_per_host": job.numjobs, "iodepth": job.iodepth, "rep": rep, "warmup": warmup,
+               "run_id": self.run_id, "point": point, "backend": host.backend,
                "cap_bps": host.caps.get(fio.DIRECTIONS[job.rw][0], float("nan")) if host.caps else float("nan"),
+               "network_bw_bytes": float("nan") if network is None else float(network),
                "raw_dir": str(raw), "started_at": started, "phase": phase}
         if isinstance(result, str):
             return {**row, "status": "failed", "reason": result, "io_bytes": 0, "runtime_s": float("nan"),
@@ -219,17 +263,20 @@ class _Sweep:
         after = self.system.link_bytes(host.link) if host.link else None
         row = {**row, **fio.parse(result), "status": "ok", "reason": "",
                "link_bytes": after - before[host.endpoint.name] if after is not None else None}
-        return {**row, **results.evidence(row, host.caps)}
+        return {**row, **results.evidence(row, host.caps, network)}
 
-    def _cluster_row(self, rows: list[dict], caps: dict) -> dict:
+    def _cluster_row(self, rows: list[dict], hosts: list[Target]) -> dict:
+        links = [h.network_bw_bytes for h in hosts]
+        network = None if None in links else float(sum(links))  # one link per host
         base = {**rows[0], "host": ALL, "numjobs": sum(r["numjobs"] for r in rows), "link_bytes": None,
-                "devices": sum(r["devices"] for r in rows)}
+                "devices": sum(r["devices"] for r in rows),
+                "network_bw_bytes": float("nan") if network is None else network}
         failed = [r["host"] for r in rows if r["status"] != "ok"]
         if failed:
             return {**base, "status": "failed", "reason": f"{len(failed)} of {len(rows)} hosts failed: "
                     f"{', '.join(failed)}", "io_bytes": 0, "bw_bytes": float("nan")}
         row = {**base, **fio_cluster.aggregate(rows), "status": "ok", "reason": ""}
-        return {**row, **results.evidence(row, caps)}  # the truth: all hosts' devices x cap
+        return {**row, **results.evidence(row, hosts[0].caps, network)}  # all hosts' devices x cap, or links
 
     def _forget_silent(self, failed: list[Target]) -> None:
         """Probe each host that failed again; one that no longer answers is left out of every later point."""

@@ -1,8 +1,17 @@
 """A cluster's numbers: per-host and aggregate rows (``host`` = ``all``) of a cluster campaign (``flashscale.cluster``).
 
-    efficiency(table)                    best aggregate / (hosts x the best of one host alone), per rw and host count
-    ceilings(table, read_bps, ...)       the best aggregate against the devices' and the network's ceilings, and
-                                         which binds, in words
+    efficiency(table)                    best aggregate / (hosts x the best of one host alone), per layout, rw and
+                                         host count
+    tax(table, reference)                each layout's best aggregate against the reference layout's (the hosts'
+                                         local storage) at the same rw and host count: the shared or network
+                                         storage's tax
+    ceilings(table, read_bps, ...)       the best of each host and of the cluster against the devices' ceiling
+                                         and, where the rows' data crosses a network of known bandwidth
+                                         (``network_bw_bytes``), the network's: the host's link, the fabric of
+                                         all of them; which binds, in words
+
+A row's ``layout`` says where its data lives: ``jbod`` (each emulated host's local xfs), ``nbd`` (its devices over
+its link), ``mounted`` (a real host's mount point), ``local`` (a real host's local file system).
 """
 from __future__ import annotations
 
@@ -10,36 +19,68 @@ import pandas as pd
 
 from . import core
 from .ceilings import binding_sentence, ceiling_table
+from ..errors import AnalysisError
 
 ALL = "all"  # the ``host`` of the rows that aggregate every host of a point
+LOCAL = ("jbod", "local")  # the layouts that are a host's own storage: the reference of the tax
 
 
 def measured_ok(table: pd.DataFrame) -> pd.DataFrame:
-    """The measured rows of hosts that answered (failed hosts and precondition or warm-up rows left out)."""
-    return core.runs(table)
+    """The measured rows of hosts that answered (failed hosts and precondition or warm-up rows left out), each
+    with a ``layout`` (one for all of them when the table has none)."""
+    ok = core.runs(table)
+    return ok if "layout" in ok.columns else ok.assign(layout="")
 
 
 def efficiency(table: pd.DataFrame) -> pd.DataFrame:
-    """Cluster efficiency per rw and host count: best aggregate / (hosts x best of one host alone)."""
+    """Cluster efficiency per layout, rw and host count: best aggregate / (hosts x best of one host alone)."""
     ok = measured_ok(table)
-    alone = ok[(ok["hosts"] == 1) & (ok["host"] != ALL)].groupby("rw")["bw_bytes"].max().rename("per_host_best")
-    best = ok[ok["host"] == ALL].groupby(["rw", "hosts"])["bw_bytes"].max().rename("best_bw_bytes").reset_index()
-    out = best.merge(alone.reset_index(), on="rw", how="left")
+    alone = ok[(ok["hosts"] == 1) & (ok["host"] != ALL)].groupby(["layout", "rw"])["bw_bytes"].max().rename(
+        "per_host_best")
+    best = ok[ok["host"] == ALL].groupby(["layout", "rw", "hosts"])["bw_bytes"].max().rename(
+        "best_bw_bytes").reset_index()
+    out = best.merge(alone.reset_index(), on=["layout", "rw"], how="left")
     out["efficiency"] = out["best_bw_bytes"] / (out["hosts"] * out["per_host_best"])
     return out
 
 
-def ceilings(table: pd.DataFrame, read_bps: float, write_bps: float, link_bps: float | None = None) -> pd.DataFrame:
-    """The cluster's best aggregate per rw and host count against its ceilings: the devices (hosts x devices x
-    per-device cap) and the network (one link per host at ``link_bps``), with the limit that binds in words."""
+def reference_layout(table: pd.DataFrame) -> str:
+    """The hosts' own storage among the table's layouts (``LOCAL``); AnalysisError, naming them, when none is."""
+    layouts = set(measured_ok(table)["layout"])
+    found = [name for name in LOCAL if name in layouts]
+    if not found:
+        raise AnalysisError(f"no layout of the hosts' own storage ({', '.join(LOCAL)}) among {sorted(layouts)}: "
+                            "the tax needs one to measure against")
+    return found[0]
+
+
+def tax(table: pd.DataFrame, reference: str | None = None) -> pd.DataFrame:
+    """Each layout's best aggregate per rw and host count against ``reference``'s (default: ``reference_layout``):
+    ``reference_bw_bytes`` and ``tax`` (``core.tax``), the share of the local storage's bandwidth it loses."""
+    reference = reference or reference_layout(table)
     ok = measured_ok(table)
-    best = ok[ok["host"] == ALL].groupby(["rw", "hosts", "devices"], as_index=False)["bw_bytes"].max().rename(
+    best = ok[ok["host"] == ALL].groupby(["layout", "rw", "hosts"], as_index=False)["bw_bytes"].max().rename(
         columns={"bw_bytes": "best_bw_bytes"})
+    return core.with_tax(best, reference, ["rw", "hosts"])
+
+
+def ceilings(table: pd.DataFrame, read_bps: float, write_bps: float) -> pd.DataFrame:
+    """The best of each host and of the cluster (``host`` = ``all``) per layout, rw and host count against its
+    ceilings: the devices (devices x per-device cap) and, for a layout whose data crosses a link of known bandwidth,
+    the network (the host's own link; for the cluster, one link per host: the fabric, at the hosts'
+    ``network_bw_bytes``), with the limit that binds in words."""
+    ok = measured_ok(table)
+    best = ok.groupby(["layout", "rw", "hosts", "host", "devices"], as_index=False)["bw_bytes"].max()
+    best = best.rename(columns={"bw_bytes": "best_bw_bytes"})
+    links = (ok[ok["host"] != ALL].groupby("layout")["network_bw_bytes"].max()
+             if "network_bw_bytes" in ok.columns else pd.Series(dtype=float))
     parts = []
-    for count, group in best.groupby("hosts"):
-        config = {"device_read_bw_bytes": read_bps, "device_write_bw_bytes": write_bps,
-                  **({"network_links": count, "network_link_bw_bytes": link_bps} if link_bps else {})}
-        parts.append(ceiling_table(group, config))
+    for (layout, count, host), group in best.groupby(["layout", "hosts", "host"]):
+        link = links.get(layout)
+        network = ({"network_links": count if host == ALL else 1, "network_link_bw_bytes": link}
+                   if pd.notna(link) and link else {})
+        parts.append(ceiling_table(group, {"device_read_bw_bytes": read_bps, "device_write_bw_bytes": write_bps,
+                                           **network}))
     out = pd.concat(parts, ignore_index=True)
     out["binds"] = [binding_sentence(row) for _, row in out.iterrows()]
     return out

@@ -1,7 +1,8 @@
 """fio jobs as typed values: rendered to a job file, run with JSON output, validated, parsed into tidy rows.
 
-This module knows nothing of arrays or devices: a job has targets (directories on file systems, or block device
-paths) and ``numjobs`` counts the jobs over all of them, spread evenly as IOR's ``-N`` spreads tasks over ``-o``
+This module knows nothing of arrays or devices: a job has targets (directories on file systems, block device
+paths, or ``nbd://address:port/`` URIs of devices an NBD server exports, which fio's nbd engine reads and writes over
+the network) and ``numjobs`` counts the jobs over all of them, spread evenly as IOR's ``-N`` spreads tasks over ``-o``
 directories in the seed studies.
 
 Two further kinds of job (``flashscale.metadata`` and ``flashscale.shared_file`` say what fio reports for them):
@@ -148,8 +149,12 @@ def check_steady_state(ss: str | None, dur_s: int | None, ramp_s: int) -> None:
         raise ConfigError(f"ss={ss!r} needs ss_dur_s, the seconds over which fio judges it")
 
 
-def _is_block_device_path(target: str) -> bool:
-    return target.startswith("/dev/")
+NBD = "nbd://"  # a target served over the network by an NBD server: fio's nbd engine reads and writes it
+
+
+def is_device(target: str) -> bool:
+    """A whole device, local (``/dev/...``) or served over the network (``nbd://address:port/``), not a directory."""
+    return target.startswith(("/dev/", NBD))
 
 
 def _in_log_dir(option: str, value: str, log_dir: Path | None) -> str:
@@ -194,7 +199,9 @@ def render(job: FioJob, log_dir: Path | None = None) -> str:
         if jobs == 0:
             continue
         lines += ["", f"[{job.name}-t{index}]", f"numjobs={jobs}"]
-        if _is_block_device_path(target):
+        if target.startswith(NBD):  # the data crosses the network to the server's device
+            lines += ["ioengine=nbd", f"uri={target}"]
+        elif is_device(target):
             lines.append(f"filename={target}")
         else:
             lines.append(f"directory={target}")

@@ -27,7 +27,7 @@ import math
 from dataclasses import replace
 from typing import Callable, Iterator, Mapping, Sequence
 
-from .fio import FioJob
+from .fio import FioJob, is_device
 from .steady import SteadyState, steady_state
 from .sweep import Sweep
 
@@ -41,7 +41,7 @@ def job(sweep: Sweep, targets: Sequence[str]) -> FioJob | None:
     if sweep.nrfiles:
         return None
     targets = tuple(targets)
-    devices_only = all(t.startswith("/dev/") for t in targets) and not sweep.shared_file
+    devices_only = all(is_device(t) for t in targets) and not sweep.shared_file
     # every job of a point reads a block device's first ``size`` bytes: one job per device writes them
     numjobs = len(targets) if devices_only else max(sweep.numjobs)
     point = {"rw": "write", "bs": math.gcd(sweep.size, BS), "numjobs": numjobs, "iodepth": 1}

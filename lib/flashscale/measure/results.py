@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import json
 import logging
+import math
 import os
 import shutil
 from datetime import datetime, timezone
@@ -138,15 +139,16 @@ def truth_tolerance(runtime_s: float) -> float:
     return max(MIN_TOLERANCE, THROTTLE_SLICE_S / runtime_s) if runtime_s > 0 else float("inf")
 
 
-def evidence(row: Mapping, caps: Mapping[str, float]) -> dict:
+def evidence(row: Mapping, caps: Mapping[str, float], network_bps: float | None = None) -> dict:
     """A row's agreement with the known truth, and whether it lasted long enough to measure.
 
     ``caps`` is the per-device cap of each direction ("read", "write") fio ran under, bytes/s; empty when it ran
-    uncapped. The truth is ``devices`` x cap for each direction the rw moves (their sum for a mixed rw); a row is
-    above it when either direction's bandwidth is above its own devices x cap by more than ``truth_tolerance``.
-    Metadata runs move no data worth a cap and have no truth."""
+    uncapped. The truth is ``devices`` x cap for each direction the rw moves (their sum for a mixed rw), or, when
+    the row's data crossed a capped network carrying ``network_bps`` bytes of data per second each way, the smaller
+    of the two; a row is above it when either direction's bandwidth is above its own truth by more than
+    ``truth_tolerance``. Metadata runs move no data worth a cap and have no truth."""
     directions = fio.DIRECTIONS.get(row["rw"], ())
-    truths = {d: row["devices"] * caps[d] for d in directions if caps.get(d, 0) > 0}
+    truths = {d: min(row["devices"] * caps[d], network_bps or math.inf) for d in directions if caps.get(d, 0) > 0}
     known = bool(directions) and len(truths) == len(directions)
     limit = 1 + truth_tolerance(row["runtime_s"])
     above = known and any(row[f"{d}_bw_bytes"] > truth * limit for d, truth in truths.items())

@@ -126,18 +126,20 @@ def throughput_vs_devices(best: pd.DataFrame, table: pd.DataFrame | None = None)
 
 
 def cluster_throughput(table: pd.DataFrame, all_hosts: str = "all") -> plt.Figure:
-    """A cluster campaign's aggregate rows (``host`` = ``all``): bandwidth against jobs per host, one line per host
-    count, one panel per rw; bars from the smallest to the largest repetition, n in the legend."""
+    """A cluster campaign's aggregate rows (``host`` = ``all``): bandwidth against jobs per host, one line per layout
+    (where the hosts' data lives) and host count, one panel per rw; bars from the smallest to the largest
+    repetition, n in the legend."""
     rows = cluster.measured_ok(table)
     rows = rows[rows["host"] == all_hosts]
     rws = sorted(rows["rw"].unique())
+    several = rows["layout"].nunique() > 1
     fig, axes = plt.subplots(1, len(rws), figsize=(5 * len(rws), 3.5), squeeze=False)
     for axis, rw in zip(axes[0], rws):
-        for hosts, group in rows[rows["rw"] == rw].groupby("hosts"):
+        for (layout, hosts), group in rows[rows["rw"] == rw].groupby(["layout", "hosts"]):
             spread = group.groupby("jobs_per_host")["bw_bytes"].agg(["mean", "min", "max", "size"]).reset_index()
             axis.errorbar(spread["jobs_per_host"], spread["mean"] / MB, marker="o", capsize=3,
                           yerr=bounds(spread["mean"] / MB, spread["min"] / MB, spread["max"] / MB),
-                          label=f"{hosts} host(s) ({_n_text(spread['size'])})")
+                          label=f"{f'{layout}, ' if several else ''}{hosts} host(s) ({_n_text(spread['size'])})")
         axis.set(title=rw, xlabel="jobs per host", ylabel="aggregate bandwidth, MB/s")
         axis.legend()
     return _done(fig, "Cluster throughput against jobs per host (bars: min-max over repetitions)")

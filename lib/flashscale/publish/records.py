@@ -29,6 +29,7 @@ import pandas as pd
 from ..analysis import ceilings, core, evidence
 from ..analysis.core import MB
 from ..analysis.metadata import ENGINES
+from ..analysis.cluster import ALL
 
 
 def plain(value):
@@ -214,15 +215,18 @@ def applications(apps: pd.DataFrame, verdicts: pd.DataFrame) -> dict:
             "headline": headline}
 
 
-def cluster(table: pd.DataFrame, efficiency: pd.DataFrame, limits: pd.DataFrame) -> dict:
-    """10: the cluster's best aggregate and efficiency per rw and host count, the limit that binds, failed rows."""
-    eff = {f"{r.rw}/{r.hosts}": {"best_bw_bytes": plain(r.best_bw_bytes), "efficiency": plain(r.efficiency)}
-           for r in efficiency.itertuples()}
-    binds = {f"{r.rw}/{r.hosts}": str(r.binding_limit) for r in limits.itertuples()}
+def cluster(table: pd.DataFrame, efficiency: pd.DataFrame, limits: pd.DataFrame,
+            tax: pd.DataFrame | None = None) -> dict:
+    """10: the cluster's best aggregate and efficiency per layout, rw and host count, the limit that binds, each
+    layout's tax against the hosts' local storage (when measured), failed rows."""
+    eff = {f"{r.layout}/{r.rw}/{r.hosts}": {"best_bw_bytes": plain(r.best_bw_bytes),
+                                             "efficiency": plain(r.efficiency)} for r in efficiency.itertuples()}
+    binds = {f"{r.layout}/{r.rw}/{r.hosts}": str(r.binding_limit) for r in limits.itertuples() if r.host == ALL}
+    taxes = {} if tax is None else {f"{r.layout}/{r.rw}/{r.hosts}": plain(r.tax) for r in tax.itertuples()}
     failed = table[table["status"] == "failed"]
     headline = {f"{key} host(s)": f"{v['best_bw_bytes'] / MB:,.0f} MB/s, efficiency {v['efficiency']:.0%}"
                 for key, v in eff.items() if v["best_bw_bytes"] is not None and v["efficiency"] is not None}
-    return {"cluster": eff, "binding_limit": binds, "failed_rows": int(len(failed)),
+    return {"cluster": eff, "binding_limit": binds, "tax": taxes, "failed_rows": int(len(failed)),
             "failed_hosts": sorted(failed["host"].astype(str).unique()), "headline": headline}
 
 
