@@ -12,10 +12,12 @@ import threading
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from flashscale import cluster
 from flashscale.analysis import cluster as cluster_analysis
+from flashscale.arrays.cluster import EmulatedCluster
 from flashscale.arrays.emulated import ArraySpec
 from flashscale.measure.sweep import Sweep
 from flashscale.system import netns
@@ -163,3 +165,32 @@ def test_a_host_killed_mid_run_is_recorded_failed_and_the_other_kept(tmp_path, s
     assert "1 of 2 hosts failed: host1" == rows.loc[(cluster.ALL, "read"), "reason"]
     assert any("host1 stopped answering" in note for note in result.notes)
     assert _machine(tmp_path) == before
+
+
+def test_real_hosts_are_measured_in_their_mount_point_and_their_local_directory(tmp_path):
+    """Two hosts named by address, as real ones are (here the emulated cluster's, made by this test): each
+    measures inside the directories it names and nowhere else; the mount point's tax is against the local one."""
+    (tmp_path / "backing").mkdir()
+    array = ArraySpec(devices=2, device_size=2**30, read_bps=CAP, write_bps=CAP, backing_root=str(tmp_path / "backing"))
+    with EmulatedCluster(2, array, log_dir=tmp_path / "servers") as emulated:
+        remote = tuple(cluster.RemoteHost(h.name, h.host.address, mount_dir=h.targets[0], local_dir=h.targets[1],
+                                          link_bps=3 * CAP // 2) for h in emulated.hosts)
+        sweep = Sweep(rw=("read",), numjobs=(1,), repetitions=1, runtime_s=3, ramp_s=1, size=64 * 2**20)
+        result = cluster.run(cluster.ClusterSpec("remote", hosts=(2,), sweep=sweep, remote=remote,
+                                                 data_dir=str(tmp_path)))
+        measured = {line.split("=", 1)[1] for job in (tmp_path / "remote").glob("raw/*/hosts2/*/rep0/job-*.fio")
+                    for line in job.read_text().splitlines() if line.startswith("directory=")}
+        assert measured == {t for h in emulated.hosts for t in h.targets}
+    rows = result.table[result.table["phase"] == "measure"].set_index(["layout", "host"])
+    assert (rows["status"] == "ok").all() and set(rows["backend"]) == {"remote"}
+    for layout in ("local", "mounted"):  # each directory is one xfs on one device capped at CAP
+        assert rows.loc[(layout, "host0"), "bw_bytes"] == pytest.approx(CAP, rel=0.05)
+        assert rows.loc[(layout, cluster.ALL), "bw_bytes"] == pytest.approx(2 * CAP, rel=0.05)
+    assert pd.isna(rows.loc[("local", "host0"), "network_bw_bytes"])
+    assert rows.loc[("mounted", "host0"), "network_bw_bytes"] == 3 * CAP // 2
+    tax = cluster_analysis.tax(result.table).set_index("layout")["tax"]
+    assert tax["local"] == 0 and tax["mounted"] == pytest.approx(0, abs=0.05)
+    limits = cluster_analysis.ceilings(result.table, CAP, CAP).set_index(["layout", "host"])
+    assert limits.loc[("mounted", cluster.ALL), "ceiling_network_bw_bytes"] == 2 * 3 * CAP // 2  # a link per host
+    assert limits.loc[("mounted", "host0"), "binding_limit"] == "device"  # one device of 100 MB/s, a 150 MB/s link
+    assert pd.isna(limits.loc[("local", cluster.ALL), "ceiling_network_bw_bytes"])
