@@ -115,9 +115,39 @@ def owned_manifests(pid: int, directory: Path | None = None) -> list[Path]:
     return found
 
 
+def _members(folder: Path) -> set[int]:
+    """The pids in the cgroup ``folder`` (none when it is gone)."""
+    try:
+        return {int(p) for p in (folder / "cgroup.procs").read_text().split()}
+    except FileNotFoundError:
+        return set()
+
+
+def _signal_members(folder: Path, sig: signal.Signals) -> int:
+    """Send ``sig`` to each process in the cgroup ``folder``; how many were sent. Each process is held by a pidfd
+    and signalled through it only if it is in the cgroup once held: a pid that ended and was reused by another
+    program meanwhile is never signalled."""
+    sent = 0
+    for pid in _members(folder):
+        try:
+            fd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            continue
+        try:
+            if pid in _members(folder):
+                signal.pidfd_send_signal(fd, sig)
+                sent += 1
+        except ProcessLookupError:
+            pass
+        finally:
+            os.close(fd)
+    return sent
+
+
 def _stop_leftovers(manifests: list[Path], wait_s: float) -> None:
     """Stop the processes a dead run left in its own cgroups (fio keeps running when the run that started it dies):
-    TERM, then KILL after ``wait_s``. Only cgroups its manifests record are looked in."""
+    TERM, then KILL after ``wait_s``. Only cgroups its manifests record are looked in, and only their members are
+    signalled (``_signal_members``)."""
     folders = []
     for manifest in manifests:
         try:
@@ -126,15 +156,10 @@ def _stop_leftovers(manifests: list[Path], wait_s: float) -> None:
             continue
         folders += [Path(e["path"]) for e in created if e.get("kind") == "cgroup" and e.get("path")]
     for sig in (signal.SIGTERM, signal.SIGKILL):
-        pids = [int(p) for f in folders if (f / "cgroup.procs").exists() for p in (f / "cgroup.procs").read_text().split()]
-        for pid in pids:
-            try:
-                os.kill(pid, sig)
-            except ProcessLookupError:
-                pass
+        if not sum(_signal_members(folder, sig) for folder in folders):
+            return
         deadline = time.monotonic() + wait_s
-        while pids and time.monotonic() < deadline and any(
-                (f / "cgroup.procs").exists() and (f / "cgroup.procs").read_text().split() for f in folders):
+        while time.monotonic() < deadline and any(_members(folder) for folder in folders):
             time.sleep(0.2)
 
 
