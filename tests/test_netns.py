@@ -41,6 +41,9 @@ def test_hosts_a_server_and_a_link_cap_are_undone_by_reap(tmp_path):
     assert {h.netns for h in hosts} <= set(system.netns_names())
     assert {h.link for h in hosts} <= set(system.net_links())
     assert "tbf" in runner.run(["tc", "qdisc", "show", "dev", hosts[0].link]).stdout
+    links = system.net_links()
+    recorded = [e for e in json.loads(manifest.read_text())["created"] if e["kind"] in ("veth", "qdisc")]
+    assert len(recorded) == 4 and all(e["ifindex"] == links[e["link"]] for e in recorded)  # each link for good
     with pytest.raises(RefusedError, match="in use"):  # the range is now taken: a second cluster is refused
         netns.check_free(netns.SUBNET, system)
     # the run "dies" here: its manifest is all that is left, and reap undoes it
@@ -50,3 +53,20 @@ def test_hosts_a_server_and_a_link_cap_are_undone_by_reap(tmp_path):
     assert not {h.link for h in hosts} & set(system.net_links())
     assert not server.running()
     server.popen.wait()
+
+
+def test_a_link_that_is_no_longer_the_one_recorded_is_left_alone():
+    """Same name, another ifindex: made by someone else after ours went. Its undo runs nothing."""
+    from flashscale.system import undo
+
+    class Machine:
+        def net_links(self):
+            return {"fsabc1230": 41}
+
+    class Refuse:
+        def run(self, argv, **kw):
+            raise AssertionError(f"ran {argv}")
+
+    for kind in ("veth", "qdisc"):
+        undo.UNDO[kind]({"link": "fsabc1230", "ifindex": 7, "netns": "flashscale-abc123-h0"}, Refuse(), Machine())
+    assert undo._our_link({"link": "fsabc1230", "ifindex": 41}, Machine())

@@ -83,7 +83,7 @@ def _check_tbf(runner: Runner, link: str, netns: str | None = None) -> None:
 
 
 def _make_host(index: int, token: str, block: ipaddress.IPv4Network, teardown: Teardown, runner: Runner,
-               link_bps: int | None) -> Host:
+               system: System, link_bps: int | None) -> Host:
     netns, link, peer = f"{NETNS_PREFIX}{token}-h{index}", f"fs{token}{index}", f"fs{token}{index}p"
     gateway, address = str(block[1]), str(block[2])
     teardown.record("netns", name=netns)
@@ -91,13 +91,17 @@ def _make_host(index: int, token: str, block: ipaddress.IPv4Network, teardown: T
     teardown.record("veth", link=link, netns=netns)
     runner.run(["ip", "link", "add", link, "mtu", str(MTU), "type", "veth", "peer", "name", peer, "mtu", str(MTU),
                 "netns", netns])
+    ifindex = system.net_links().get(link)
+    if ifindex is None:
+        raise RefusedError(f"ip made the veth {link} but this namespace does not show it")
+    teardown.identify(ifindex=ifindex)  # a link of that name made later by someone else is never removed
     runner.run(["ip", "addr", "add", f"{gateway}/{block.prefixlen}", "dev", link])
     runner.run(["ip", "link", "set", link, "up"])
     runner.run(["ip", "-n", netns, "addr", "add", f"{address}/{block.prefixlen}", "dev", peer])
     runner.run(["ip", "-n", netns, "link", "set", peer, "up"])
     runner.run(["ip", "-n", netns, "link", "set", "lo", "up"])
     if link_bps:
-        teardown.record("qdisc", link=link)
+        teardown.record("qdisc", link=link, ifindex=ifindex)
         runner.run(["tc", *_tbf(link, link_bps)])
         runner.run(["tc", "-n", netns, *_tbf(peer, link_bps)])  # goes with the namespace
         _check_tbf(runner, link)
@@ -117,5 +121,5 @@ def make_hosts(count: int, teardown: Teardown, runner: Runner, system: System, *
     if len(blocks) < count:
         raise ConfigError(f"subnet {subnet} holds {len(blocks)} host networks of /24, not {count}")
     token = secrets.token_hex(3)
-    return [_make_host(i, token, block, teardown, runner, link_bps) for i, block in enumerate(blocks)]
+    return [_make_host(i, token, block, teardown, runner, system, link_bps) for i, block in enumerate(blocks)]
 

@@ -59,6 +59,12 @@ class Teardown:
         self.entries.append(Entry(kind, {**details, "pid": os.getpid()}))
         self._write()
 
+    def identify(self, **details) -> None:
+        """Add to the last entry what names its thing for good once it exists (a link's ifindex), so its undo
+        touches that thing only."""
+        self.entries[-1].details.update(details)
+        self._write()
+
     def _write(self, entries: list[Entry] | None = None) -> None:
         data = [{"kind": e.kind, **e.details} for e in (self.entries if entries is None else entries)]
         tmp = self.manifest.with_suffix(".tmp")
