@@ -98,6 +98,15 @@ def test_over_nbd_the_capped_link_binds_each_host_and_the_cluster(capped_link):
     assert (hosts["link_bytes"] >= hosts["io_bytes"]).all()  # every byte crossed the link, with its headers
 
 
+def test_the_cluster_s_runs_are_reported_as_they_end(capped_link):
+    _, result, _, _ = capped_link
+    runs = int((result.table["host"] == cluster.ALL).sum())  # one cluster row per fio run
+    lines = (result.directory / "progress.log").read_text().splitlines()
+    assert f"{runs} run(s) on 2 layout(s)" in lines[0]
+    assert sum(": " in line and " MB/s (" in line for line in lines) == runs
+    assert lines[-1].startswith(f"[{runs}/{runs}] nbd done — 0 left")
+
+
 def test_the_ceilings_name_the_network_where_the_data_crosses_it_and_the_devices_where_not(capped_link):
     spec, result, _, _ = capped_link
     table = cluster_analysis.ceilings(result.table, spec.array.read_bps, spec.array.write_bps)

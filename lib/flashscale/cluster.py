@@ -37,6 +37,7 @@ from . import parameters
 from .errors import ConfigError, RefusedError, UnsupportedError
 from .measure import cluster as fio_cluster, fio, precondition, results
 from .measure.cluster import Endpoint
+from .measure.progress import Progress
 from .measure.sweep import Sweep
 from .system.commands import Runner
 from .system.devices import System
@@ -166,7 +167,9 @@ def run(spec: ClusterSpec, runner: Runner | None = None) -> ClusterResult:
            "backend": backend}
     (directory / "campaign.json").write_text(json.dumps({"run_id": run_id, "spec": asdict(spec), "environment": env},
                                                         indent=1, default=str))
-    sweep = _Sweep(spec, directory, runner, run_id, version)
+    layouts = (2 if spec.remote[0].local_dir else 1) if spec.remote else len(spec.storage)
+    progress = Progress(spec.sweep, layouts, directory, repeat=len(spec.hosts))
+    sweep = _Sweep(spec, directory, runner, run_id, version, progress)
     try:
         if spec.remote:
             for layout in ("local", "mounted") if spec.remote[0].local_dir else ("mounted",):
@@ -206,8 +209,10 @@ def _link_note(spec: ClusterSpec, backend: str) -> list[str]:
 class _Sweep:
     """The points on 1..H hosts; each host's row and the cluster's appended as soon as a point finishes."""
 
-    def __init__(self, spec: ClusterSpec, directory: Path, runner: Runner, run_id: str, version: str):
+    def __init__(self, spec: ClusterSpec, directory: Path, runner: Runner, run_id: str, version: str,
+                 progress: Progress):
         self.spec, self.directory, self.runner, self.run_id, self.version = spec, directory, runner, run_id, version
+        self.progress = progress
         self.system = System(runner=runner)
         self.dead: dict[str, str] = {}  # host name -> why it no longer answers
         self.notes: list[str] = []
@@ -224,6 +229,7 @@ class _Sweep:
                 for rep, warmup in self.spec.sweep.reps():
                     self._point(hosts[:count], point, raw / f"hosts{count}", rep=rep, warmup=warmup,
                                 phase="measure")
+        self.progress.layout_done(hosts[0].layout)
 
     def _jobs(self, hosts: list[Target], point: dict | None) -> dict:
         if point is None:
@@ -232,9 +238,12 @@ class _Sweep:
 
     def _point(self, hosts: list[Target], point: dict | None, raw: Path, **how) -> None:
         jobs = self._jobs(hosts, point)
+        first = next(iter(jobs.values()))
         if point is not None:
-            raw = raw / next(iter(jobs.values())).point / f"rep{how['rep']}"
+            raw = raw / first.point / f"rep{how['rep']}"
         live = {e: j for e, j in jobs.items() if e.name not in self.dead}
+        self.progress.started(hosts[0].layout, first.point if point else precondition.point(first),
+                              f"rep{how['rep']} on {len(hosts)} host(s)")
         before = {h.endpoint.name: self.system.link_bytes(h.link) for h in hosts if h.link}
         started = datetime.now(timezone.utc).isoformat(timespec="seconds")
         outcome = fio_cluster.run(live, self.directory / raw, self.runner) if live else {}
@@ -245,6 +254,7 @@ class _Sweep:
         rows.append(self._cluster_row(rows, hosts))
         self._forget_silent([h for h in hosts if isinstance(outcome[h.endpoint.name], str)])
         results.append_rows(self.directory, rows)
+        self.progress.finished({**rows[-1], "error": rows[-1]["reason"]})  # the cluster's row
 
     def _row(self, host: Target, job, result, raw: Path, started: str, count: int, before: dict, *, rep: int,
              warmup: bool, phase: str) -> dict:

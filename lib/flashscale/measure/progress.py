@@ -36,11 +36,12 @@ MARK = "flashscale-progress: "
 MEASURE = "measure"
 
 
-def planned(sweep: Sweep) -> dict[str, int]:
+def planned(sweep: Sweep, repeat: int = 1) -> dict[str, int]:
     """The runs of one layout by phase: its precondition (``rounds_max`` when in rounds, an upper bound) and its
-    points' repetitions (every point of the grid for an adaptive sweep, an upper bound)."""
+    points' repetitions (every point of the grid for an adaptive sweep, an upper bound), ``repeat`` times over (a
+    cluster runs every point once per host count)."""
     pre = 0 if not sweep.precondition or sweep.nrfiles else sweep.rounds_max if sweep.steady_rounds else 1
-    return {PRECONDITION: pre, MEASURE: sweep.runs()}
+    return {PRECONDITION: pre, MEASURE: sweep.runs() * repeat}
 
 
 def duration(seconds: float) -> str:
@@ -58,8 +59,8 @@ class Progress:
     With no sweep (a recorder made alone), the total is unknown and lines say ``?``."""
 
     def __init__(self, sweep: Sweep | None = None, layouts: int = 0, directory: Path | None = None,
-                 bar: object = None, lines: bool | None = None) -> None:
-        self.per_layout = planned(sweep) if sweep is not None else {PRECONDITION: 0, MEASURE: 0}
+                 bar: object = None, lines: bool | None = None, repeat: int = 1) -> None:
+        self.per_layout = planned(sweep, repeat) if sweep is not None else {PRECONDITION: 0, MEASURE: 0}
         self.left = {phase: n * layouts for phase, n in self.per_layout.items()}
         self.nominal = {MEASURE: sweep.runtime_s + sweep.ramp_s} if sweep is not None and sweep.time_based else {}
         self.walls: dict[str, list[float]] = {PRECONDITION: [], MEASURE: []}
