@@ -187,3 +187,21 @@ def test_a_failing_fio_run_is_a_failed_row_and_the_sweep_goes_on(tmp_path):
     notes = json.loads(out.strip().splitlines()[-1])["notes"]
     assert any(note.startswith("Failed run: single write-bs1048576-nj8") for note in notes), notes
     assert loop_devices_backed_under(tmp_path) == []
+    # resumed, the failed runs are measured again (and fail again: the disk is still too small); the others are kept
+    before = {(r["rw"], r["numjobs"]): r for r in rows(tmp_path)}
+    failed = sorted(k for k, r in before.items() if r["status"] == "failed")
+    assert ("write", 8) in failed and ("write", 1) not in failed
+    again = finish(tmp_path, LAYOUTS=["single"], DEVICE_SIZE=512 * 2**20, RW=["write", "read"], NUMJOBS=[1, 8],
+                   REPETITIONS=1, FILE_SIZE=200 * 2**20, PRECONDITION=False)
+    said = f"{len(failed)} failed run(s) on single were set aside"
+    assert any(said in note for note in again["notes"]), again["notes"]
+    after = {(r["rw"], r["numjobs"]): r for r in rows(tmp_path)}
+    assert len(rows(tmp_path)) == len(before)  # each run once
+    for key in set(before) - set(failed):
+        assert after[key] == before[key]  # not run again
+    for key in failed:  # run again: a new row, at a later time or in a new raw folder
+        assert after[key]["status"] == "failed" and after[key] != before[key]
+    aside = [json.loads(line) for line in (folder(tmp_path) / "rows.set-aside.jsonl").read_text().splitlines()]
+    assert sorted((r["rw"], r["numjobs"]) for r in aside) == failed  # nothing measured is lost
+    assert (folder(tmp_path) / (before[("write", 8)]["raw_dir"] + ".set-aside") / "env.json").exists()
+    assert loop_devices_backed_under(tmp_path) == []

@@ -100,7 +100,8 @@ SCHEMA: dict[str, tuple[object, str]] = {
     "MOUNT_DEVICES": (Positive, "devices under MOUNT_DIR, for its efficiency against N x baseline"),
     "USE_DEVICES": (Optional[Positive], "a test bed campaign on its first N devices only"),
     "PRECONDITION_PASSES": (AtLeastZero, "on a test bed: each device written in full this often after its erase"),
-    "RESUME": (bool, "continue the interrupted campaign in its own folder: finished runs are kept and not run again"),
+    "RESUME": (bool, "continue the interrupted campaign in its own folder: finished runs are kept and not run "
+                     "again, failed ones are measured again"),
     "FORCE_RESUME": (bool, "resume even when the campaign or the machine changed (the report says so)"),
     "ON_FAILURE": (Literal["continue", "stop"], "after a failed fio run: continue the sweep, or stop it"),
     "ADAPTIVE": (Optional[Literal["numjobs", "iodepth"]], "explore this axis until throughput saturates instead of "

@@ -19,7 +19,7 @@ from ..errors import ConfigError
 from . import results
 from .raw import CAMPAIGN_JSON
 
-SET_ASIDE = "rows.set-aside.jsonl"  # rows of workloads run again on a resumed layout
+SET_ASIDE = "rows.set-aside.jsonl"  # rows of failed runs and of workloads measured again on resume
 PROGRESS_JSON = "progress.json"
 # What may change between an interrupted run and its resume without changing what the numbers mean.
 NOT_COMPARED = {"resume", "force_resume", "on_failure"}
@@ -59,8 +59,8 @@ def differences(before: dict, spec: dict, environment: dict) -> list[str]:
 
 
 def finished(folder: Path) -> tuple[frozenset, frozenset]:
-    """The runs the campaign finished, as (layout, point, rep) of its measured rows (a failed run finished too: it
-    is not run again), and the layouts whose sweep ran to the end."""
+    """The runs the campaign finished, as (layout, point, rep) of its measured rows, and the layouts whose sweep ran
+    to the end. (``set_aside_failed`` has moved the failed runs out of the rows first: they run again.)"""
     rows, _ = results.read_rows(folder)
     runs = frozenset((r.get("layout"), r.get("point"), r.get("rep")) for r in rows
                      if r.get("phase", "measure") == "measure")
@@ -94,14 +94,28 @@ def clear_unfinished(folder: Path) -> list[str]:
     return [str(run.relative_to(folder)) for run in cut]
 
 
-def set_aside_workloads(folder: Path, layouts_done: frozenset) -> str | None:
-    """Workloads (job files, applications) run again, whole, on a layout whose sweep was cut short: their rows from
-    the interrupted run move to ``rows.set-aside.jsonl`` and their raw folders gain ``.set-aside``, so each
-    (layout, point, rep) is in the table once and nothing measured is lost. Returns what it said, or None."""
+def set_aside_failed(folder: Path) -> str | None:
+    """The sweep's failed runs (``status`` failed: fio's error, a full disk) are measured again on resume: their
+    rows move to ``rows.set-aside.jsonl``, their raw folders gain ``.set-aside`` and their layouts are no longer
+    done, so each failed (layout, point, rep) runs once more and nothing measured is lost. Returns what it said."""
     rows, _ = results.read_rows(folder)
-    aside = [r for r in rows if r.get("phase") == "workload" and r.get("layout") not in layouts_done]
-    if not aside:
+    failed = [r for r in rows if r.get("phase", "measure") == "measure" and r.get("status") == "failed"
+              and r.get("workload", "fio") == "fio"]
+    if not failed:
         return None
+    _set_aside(folder, rows, failed)
+    layouts = sorted({str(r.get("layout")) for r in failed})
+    known = progress(folder)
+    known["layouts_done"] = sorted(set(known.get("layouts_done", [])) - set(layouts))
+    tmp = Path(folder) / f".{PROGRESS_JSON}.tmp"
+    tmp.write_text(json.dumps(known, indent=1))
+    tmp.replace(Path(folder) / PROGRESS_JSON)
+    return (f"{len(failed)} failed run(s) on {', '.join(layouts)} were set aside in {SET_ASIDE} and measured "
+            "again")
+
+
+def _set_aside(folder: Path, rows: list[dict], aside: list[dict]) -> None:
+    """Move ``aside`` (some of ``rows``) to ``SET_ASIDE`` and rename their raw folders ``<name>.set-aside``."""
     kept = [r for r in rows if r not in aside]
     with open(Path(folder) / SET_ASIDE, "a") as out:
         out.writelines(json.dumps(r, default=str) + "\n" for r in aside)
@@ -112,6 +126,17 @@ def set_aside_workloads(folder: Path, layouts_done: frozenset) -> str | None:
         run = Path(folder) / raw
         if run.is_dir():
             run.rename(run.with_name(fresh_name(run.parent, f"{run.name}.set-aside")))
+
+
+def set_aside_workloads(folder: Path, layouts_done: frozenset) -> str | None:
+    """Workloads (job files, applications) run again, whole, on a layout whose sweep was cut short: their rows from
+    the interrupted run move to ``rows.set-aside.jsonl`` and their raw folders gain ``.set-aside``, so each
+    (layout, point, rep) is in the table once and nothing measured is lost. Returns what it said, or None."""
+    rows, _ = results.read_rows(folder)
+    aside = [r for r in rows if r.get("phase") == "workload" and r.get("layout") not in layouts_done]
+    if not aside:
+        return None
+    _set_aside(folder, rows, aside)
     return (f"{len(aside)} workload row(s) of layouts cut short were set aside in {SET_ASIDE} (their workloads "
             "ran again, whole)")
 
@@ -150,9 +175,10 @@ def open_campaign(folder: Path, spec: dict, env: dict, notes: list[str], resumin
                      + ". Rows measured before and after may not compare.")
     torn = results.drop_torn_line(folder)
     cut = clear_unfinished(folder)
+    failed = set_aside_failed(folder)
     done, layouts_done = finished(folder)
     aside = set_aside_workloads(folder, layouts_done)
-    notes += [line for line in (torn, aside) if line]
+    notes += [line for line in (torn, failed, aside) if line]
     notes.append(f"Resumed the interrupted campaign in {folder}: {len(done)} finished run(s) kept and not run "
                  f"again" + (f"; run again: {', '.join(cut)}" if cut else "") + ".")
     (folder / "notes.json").unlink(missing_ok=True)
