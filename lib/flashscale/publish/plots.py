@@ -133,7 +133,7 @@ def cluster_throughput(table: pd.DataFrame, all_hosts: str = "all") -> plt.Figur
     rows = rows[rows["host"] == all_hosts]
     rws = sorted(rows["rw"].unique())
     several = rows["layout"].nunique() > 1
-    fig, axes = plt.subplots(1, len(rws), figsize=(5 * len(rws), 3.5), squeeze=False)
+    fig, axes = plt.subplots(1, len(rws), figsize=(5 * len(rws) + 2, 3.5), squeeze=False)
     for axis, rw in zip(axes[0], rws):
         for (layout, hosts), group in rows[rows["rw"] == rw].groupby(["layout", "hosts"]):
             spread = group.groupby("jobs_per_host")["bw_bytes"].agg(["mean", "min", "max", "size"]).reset_index()
@@ -141,7 +141,9 @@ def cluster_throughput(table: pd.DataFrame, all_hosts: str = "all") -> plt.Figur
                           yerr=bounds(spread["mean"] / MB, spread["min"] / MB, spread["max"] / MB),
                           label=f"{f'{layout}, ' if several else ''}{hosts} host(s) ({_n_text(spread['size'])})")
         axis.set(title=rw, xlabel="jobs per host", ylabel="aggregate bandwidth, MB/s")
-        axis.legend()
+        axis.set_xticks(sorted(rows["jobs_per_host"].unique()))
+        axis.set_ylim(bottom=0)
+    axes[0][-1].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small")  # beside, over no line
     return _done(fig, "Cluster throughput against jobs per host (bars: min-max over repetitions)")
 
 
