@@ -18,7 +18,7 @@ help:
 	@echo "make applications - bonnie++, pgbench and a many-files transfer beside fio, every device monitored"
 	@echo "make study  - every study notebook in order on the emulated array, one report folder with index.html"
 	@echo "make reference - the seed studies' published numbers rerun with flashscale's analysis"
-	@echo "make demo-cluster - 1 and 2 emulated hosts (network namespaces), fio client/server, its report"
+	@echo "make demo-cluster - 1 and 2 emulated hosts, local and over their capped links (nbd), its report"
 	@echo "make long-quickstart - the quickstart with 3 repetitions of 10 s runs (about 25 minutes)"
 	@echo "make lab    - JupyterLab on localhost with the notebooks and the flashscale kernel (prints its URL)"
 	@echo "make screenshot - docs/quickstart-report.png from $(REPORT) (after make demo), in headless Chromium"
@@ -87,7 +87,8 @@ study: deps
 	$(BIN)/flashscale run runners/study.yaml
 	@echo "Report: $(CURDIR)/reports/study/index.html"
 
-# 1 and 2 emulated hosts, each a network namespace with its own capped array and fio server (runners/cluster.yaml).
+# 1 and 2 emulated hosts, each a network namespace with its own capped array and fio server, the data on local xfs
+# and then across each host's capped link (qemu-nbd): runners/cluster.yaml.
 demo-cluster: deps
 	@command -v ip >/dev/null 2>&1 || PATH=$$PATH:/usr/sbin:/sbin command -v ip >/dev/null 2>&1 || \
 	  { echo "make demo-cluster needs ip and tc (iproute2): apt-get install iproute2" >&2; exit 1; }
