@@ -75,5 +75,8 @@ def test_the_emulated_storage_and_a_real_host_s_local_directory_are_checked_befo
         ClusterSpec("c", hosts=(2,), remote=(one, two))
     with pytest.raises(ConfigError, match="is for the emulated hosts"):
         ClusterSpec("c", hosts=(1,), remote=(one,), storage=("nbd",))
+    from flashscale.measure.sweep import Sweep
+    with pytest.raises(ConfigError, match="storage nbd serves whole devices"):
+        ClusterSpec("c", storage=("local", "nbd"), sweep=Sweep(rw=("filecreate",), nrfiles=(10,)))
     with pytest.raises(ConfigError, match="link_bps=0"):
         RemoteHost.from_mapping({"name": "n1", "address": "node1", "mount_dir": "/beegfs", "link_bps": 0})

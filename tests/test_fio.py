@@ -47,6 +47,9 @@ def test_render_sends_an_nbd_target_through_fio_s_nbd_engine():
     assert [s.splitlines()[2:] for s in sections] == [["ioengine=nbd", f"uri={u}"] for u in uris]
     assert "filename=" not in text and "directory=" not in text
     assert fio.is_device(uris[0]) and fio.is_device("/dev/loop3") and not fio.is_device("/mnt/x")
+    for device in (uris[0], "/dev/loop3"):  # a metadata engine makes files: it needs a file system
+        with pytest.raises(ConfigError, match="is a whole device"):
+            fio.FioJob("filecreate", 4096, ("/mnt/x", device), nrfiles=10)
 
 
 @pytest.mark.parametrize("field,value", [("bs", 0), ("bs", "1M"), ("numjobs", -1), ("iodepth", 1.5),

@@ -111,6 +111,9 @@ class ClusterSpec:
         if not storage or wrong or len(set(storage)) != len(storage):
             raise ConfigError(f"storage={list(storage)!r} must list each of {', '.join(STORAGE)} at most once "
                               f"(wrong: {wrong})")
+        if "nbd" in storage and self.sweep.nrfiles:
+            raise ConfigError(f"storage nbd serves whole devices, and rw={list(self.sweep.rw)} makes files in a "
+                              "file system: measure metadata on local storage")
         if self.remote and storage != ("local",):
             raise ConfigError(f"storage={list(storage)} is for the emulated hosts; a real host measures its "
                               "mount_dir (and its local_dir, when it names one)")

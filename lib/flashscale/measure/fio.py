@@ -116,6 +116,9 @@ class FioJob:
             raise ConfigError("a fio job needs at least one target (directory or block device)")
         if isinstance(self.targets, str):
             raise ConfigError(f"targets={self.targets!r} must be a sequence of paths, not one string")
+        devices = [t for t in self.targets if is_device(t)]
+        if self.is_metadata and devices:
+            raise ConfigError(f"rw={self.rw!r} makes files in a file system: {devices[0]!r} is a whole device")
 
     @property
     def is_metadata(self) -> bool:
