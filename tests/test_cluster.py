@@ -69,7 +69,7 @@ def capped_link(tmp_path_factory):
 
 def _measured(result, layout: str):
     rows = result.table[(result.table["phase"] == "measure") & (result.table["layout"] == layout)]
-    assert len(rows) == 6 and (rows["status"] == "ok").all(), rows[["host", "rw", "status", "reason"]]
+    assert len(rows) == 6 and (rows["status"] == "ok").all(), rows[["host", "rw", "status", "error"]]
     return rows[rows["host"] != cluster.ALL], rows[rows["host"] == cluster.ALL]
 
 
@@ -169,9 +169,9 @@ def test_a_host_killed_mid_run_is_recorded_failed_and_the_other_kept(tmp_path, s
     assert rows.loc[("host0", "read"), "bw_bytes"] == pytest.approx(2 * CAP, rel=0.05)
     for rw in ("write", "read"):
         assert rows.loc[("host1", rw), "status"] == rows.loc[(cluster.ALL, rw), "status"] == "failed"
-    assert "no result" in rows.loc[("host1", "write"), "reason"]
-    assert "stopped answering" in rows.loc[("host1", "read"), "reason"]
-    assert "1 of 2 hosts failed: host1" == rows.loc[(cluster.ALL, "read"), "reason"]
+    assert "no result" in rows.loc[("host1", "write"), "error"]
+    assert "stopped answering" in rows.loc[("host1", "read"), "error"]
+    assert "1 of 2 hosts failed: host1" == rows.loc[(cluster.ALL, "read"), "error"]
     assert any("host1 stopped answering" in note for note in result.notes)
     assert _machine(tmp_path) == before
 

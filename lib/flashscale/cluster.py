@@ -16,7 +16,8 @@ the guard on a remote machine, so a raw device, an erase or a layout on a remote
 
 Rows go to ``data/campaigns/<name>/rows.jsonl`` as each point finishes (``results.parquet`` is rebuilt from them).
 ``host`` is the host's name, or ``all`` for the cluster's own aggregate (``measure.cluster.aggregate``); ``hosts``
-is how many hosts ran the point; ``status`` is ``ok`` or ``failed``, with ``reason``. A host that fails is probed
+is how many hosts ran the point; ``status`` is ``ok`` or ``failed``, with ``error`` (as a campaign's failed rows, with
+NaN numbers) saying why. A host that fails is probed
 again; one that no longer answers is recorded as failed, with the reason, at every later point.
 """
 from __future__ import annotations
@@ -257,7 +258,7 @@ class _Sweep:
         rows.append(self._cluster_row(rows, hosts))
         self._forget_silent([h for h in hosts if isinstance(outcome[h.endpoint.name], str)])
         results.append_rows(self.directory, rows)
-        self.progress.finished({**rows[-1], "error": rows[-1]["reason"]})  # the cluster's row
+        self.progress.finished(rows[-1])  # the cluster's row
 
     def _row(self, host: Target, job, result, raw: Path, started: str, count: int, before: dict, *, rep: int,
              warmup: bool, phase: str) -> dict:
@@ -271,10 +272,10 @@ class _Sweep:
                "network_bw_bytes": float("nan") if network is None else float(network),
                "raw_dir": str(raw), "started_at": started, "phase": phase}
         if isinstance(result, str):
-            return {**row, "status": "failed", "reason": result, "io_bytes": 0, "runtime_s": float("nan"),
+            return {**row, "status": "failed", "error": result, "io_bytes": float("nan"), "runtime_s": float("nan"),
                     "bw_bytes": float("nan"), "read_bw_bytes": float("nan"), "write_bw_bytes": float("nan")}
         after = self.system.link_bytes(host.link) if host.link else None
-        row = {**row, **fio.parse(result), "status": "ok", "reason": "",
+        row = {**row, **fio.parse(result), "status": "ok", "error": None,
                "link_bytes": after - before[host.endpoint.name] if after is not None else None}
         return {**row, **results.evidence(row, host.caps, network)}
 
@@ -286,9 +287,9 @@ class _Sweep:
                 "network_bw_bytes": float("nan") if network is None else network}
         failed = [r["host"] for r in rows if r["status"] != "ok"]
         if failed:
-            return {**base, "status": "failed", "reason": f"{len(failed)} of {len(rows)} hosts failed: "
+            return {**base, "status": "failed", "error": f"{len(failed)} of {len(rows)} hosts failed: "
                     f"{', '.join(failed)}", "io_bytes": 0, "bw_bytes": float("nan")}
-        row = {**base, **fio_cluster.aggregate(rows), "status": "ok", "reason": ""}
+        row = {**base, **fio_cluster.aggregate(rows), "status": "ok", "error": None}
         return {**row, **results.evidence(row, hosts[0].caps, network)}  # all hosts' devices x cap, or links
 
     def _forget_silent(self, failed: list[Target]) -> None:
