@@ -35,7 +35,7 @@ class Bar:
 
 def test_the_total_counts_preconditions_and_bounds_what_an_adaptive_sweep_may_skip(tmp_path):
     sweep = Sweep(rw=["read"], numjobs=[1, 2, 4, 8], repetitions=2, runtime_s=3, ramp_s=1, adaptive="numjobs")
-    assert progress.planned(sweep) == {"precondition": 1, "measure": 8}
+    assert progress.planned(sweep) == {"precondition": 1, "measure": 8, "workload": 0}
     assert progress.planned(Sweep(steady_rounds=True, rounds_max=7, repetitions=1))["precondition"] == 7
     bar = Bar()
     live = progress.Progress(sweep, 2, tmp_path, bar, lines=False)
@@ -48,7 +48,22 @@ def test_the_total_counts_preconditions_and_bounds_what_an_adaptive_sweep_may_sk
         live.finished({"phase": "measure", "bw_bytes": 1e8})
     live.layout_done("single")
     assert (live.done, live.total, bar.n, bar.total) == (5, 14, 5, 14)  # the second layout's 9 are left
-    assert live.left == {"precondition": 1, "measure": 8}
+    assert live.left == {"precondition": 1, "measure": 8, "workload": 0}
+
+
+def test_workload_runs_are_counted_and_timed_once_one_has_run(tmp_path):
+    sweep = Sweep(rw=["read"], numjobs=[1], repetitions=1, runtime_s=3, ramp_s=1, precondition=False)
+    live = progress.Progress(sweep, 1, tmp_path, lines=False, workload_runs=2)
+    assert live.total == 3
+    live.started("jbod", "read-bs1048576-nj1-qd1", "rep0")
+    live.finished({"phase": "measure", "bw_bytes": 2e8})
+    assert live.eta() == 0  # the fio runs are done, and no workload run has been timed yet
+    live.started("jbod", "bonnie p1", "rep0")
+    live.ended(progress.WORKLOAD, "done")
+    assert live.eta() == pytest.approx(live.walls["workload"][0])  # one left, as long as the first
+    lines = (tmp_path / progress.LOG_FILE).read_text().splitlines()
+    assert lines[2].endswith("2 left, ETA 0 s and 2 workload run(s) not yet timed")
+    assert lines[4].startswith("[2/3] jbod bonnie p1 rep0: done (") and lines[4].endswith("1 left, ETA 0 s")
 
 
 def test_a_failed_run_and_an_unknown_runtime_say_so(tmp_path, capsys):

@@ -34,3 +34,9 @@ def test_the_copy_cannot_exceed_the_capped_devices_on_any_layout(tmp_path):
     assert len(jbod) == 2 and (jbod["fio_bytes"] > 0).all() and jbod["tax"].notna().all()
     leftovers = [p for p in (result.directory / "raw").rglob("file*") if p.is_file()]
     assert leftovers == []  # the files were written on the layout, never in the raw folder
+    # and each transfer was in the campaign's progress, counted in its total
+    lines = (result.directory / "progress.log").read_text().splitlines()
+    total = len(result.table[result.table["workload"] != "transfer"]) + 6  # the fio runs, and 3 layouts x 2 streams
+    assert f"{total} run(s) on 3 layout(s)" in lines[0]
+    done = [line for line in lines if " transfer s" in line and ": done (" in line]
+    assert len(done) == 6 and done[-1].startswith(f"[{total}/{total}] btrfs-raid0 transfer s4 rep0: done")

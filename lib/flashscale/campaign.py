@@ -298,7 +298,8 @@ def _run(spec: CampaignSpec, runner: Runner, progress: bool, workloads: Sequence
         with _progress_bar(spec.sweep.runs() * len(todo), spec.name, progress) as bar:
             recorder = Recorder(spec.name, spec.host, spec.sweep, directory, runner, run_id, _caps(spec), bar, env,
                                 workloads, on_failure=spec.on_failure, done=done,
-                                progress=Progress(spec.sweep, len(todo), directory, bar))
+                                progress=Progress(spec.sweep, len(todo), directory, bar,
+                                                  workload_runs=sum(w.runs() for w in workloads)))
             try:
                 if todo and backend == "loop":
                     _run_on_loop(spec, todo, recorder, runner)

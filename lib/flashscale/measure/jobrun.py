@@ -173,13 +173,16 @@ class Workload:
         for overrides in combinations(self.axes):
             for rep in range(self.repetitions):
                 raw_dir = Path("raw") / layout.name / point_name(overrides) / f"rep{rep}"
-                recorder.bar.set_postfix_str(f"{layout.name} {point_name(overrides)} rep{rep}")
+                recorder.progress.started(layout.name, point_name(overrides), f"rep{rep}")
                 started = datetime.now(timezone.utc).isoformat(timespec="seconds")
-                for row in run(self.jobfile, layout.targets, recorder.directory / raw_dir, recorder.runner,
-                               overrides=overrides, cgroup_procs=cgroup_procs, timeout_s=self.timeout_s):
+                rows = run(self.jobfile, layout.targets, recorder.directory / raw_dir, recorder.runner,
+                           overrides=overrides, cgroup_procs=cgroup_procs, timeout_s=self.timeout_s)
+                for row in rows:
                     how = {"point": f"{point_name(overrides)}-{row['group']}", "rep": rep, "raw_dir": str(raw_dir),
                            "started_at": started}
                     recorder.keep(layout, layout_row(recorder, layout, {**row, **how}, cgroup_procs), cgroup_procs)
+                recorder.progress.ended(PHASE, ", ".join(f"{r['group']} {r['bw_bytes'] / 1e6:,.1f} MB/s"
+                                                          for r in rows))
 
 
 def layout_row(recorder, layout: Layout, row: Mapping, cgroup_procs: Sequence[Path]) -> dict:

@@ -1,7 +1,8 @@
 """A campaign's live progress: each fio run as it starts and ends, with the runs left and an ETA.
 
 The recorder calls ``started(layout, point, run)`` before each fio run (a precondition, a round, a repetition) and
-``finished(row)`` after it, a failed run's row included; ``skipped()`` counts a run a resumed campaign measured
+``finished(row)`` after it, a failed run's row included; a workload (a job file, an application) calls ``started``
+before each of its runs and ``ended(WORKLOAD, what)`` after it; ``skipped()`` counts a run a resumed campaign measured
 already, ``layout_done(layout)`` drops what an adaptive sweep or a steady precondition did not need. Each line goes
 
 - to ``progress.log`` in the campaign directory, always;
@@ -14,10 +15,11 @@ A line::
 
     [12/48] jbod read-bs1048576-nj4-qd1 rep2: 799.6 MB/s (4.1 s) — 36 left, ETA 2 min 24 s
 
-The total is ``planned(sweep)`` runs per layout, its precondition runs included; for an adaptive sweep or a
-precondition in rounds it is an upper bound, made exact when each layout is done. The ETA is the runs left of each
-phase times that phase's mean wall time so far, or before one has finished, its known runtime (``runtime_s`` +
-``ramp_s`` of a time-based run); none until every phase left has one.
+The total is ``planned(sweep)`` runs per layout, its precondition runs and its workloads' runs included; for an
+adaptive sweep or a precondition in rounds it is an upper bound, made exact when each layout is done. The ETA is the
+runs left of each phase times that phase's mean wall time so far, or before one has finished, its known runtime
+(``runtime_s`` + ``ramp_s`` of a time-based run); none until every phase left has one, except the workloads, whose
+runs not yet timed are named beside the ETA.
 """
 from __future__ import annotations
 
@@ -34,14 +36,15 @@ LOG_FILE = "progress.log"
 ENVIRONMENT = "FLASHSCALE_PROGRESS"  # "lines": each line also to stdout, prefixed with MARK
 MARK = "flashscale-progress: "
 MEASURE = "measure"
+WORKLOAD = "workload"
 
 
-def planned(sweep: Sweep, repeat: int = 1) -> dict[str, int]:
-    """The runs of one layout by phase: its precondition (``rounds_max`` when in rounds, an upper bound) and its
+def planned(sweep: Sweep, repeat: int = 1, workload_runs: int = 0) -> dict[str, int]:
+    """The runs of one layout by phase: its precondition (``rounds_max`` when in rounds, an upper bound), its
     points' repetitions (every point of the grid for an adaptive sweep, an upper bound), ``repeat`` times over (a
-    cluster runs every point once per host count)."""
+    cluster runs every point once per host count), and its workloads' runs."""
     pre = 0 if not sweep.precondition or sweep.nrfiles else sweep.rounds_max if sweep.steady_rounds else 1
-    return {PRECONDITION: pre, MEASURE: sweep.runs() * repeat}
+    return {PRECONDITION: pre, MEASURE: sweep.runs() * repeat, WORKLOAD: workload_runs}
 
 
 def duration(seconds: float) -> str:
@@ -59,12 +62,13 @@ class Progress:
     With no sweep (a recorder made alone), the total is unknown and lines say ``?``."""
 
     def __init__(self, sweep: Sweep | None = None, layouts: int = 0, directory: Path | None = None,
-                 bar: object = None, lines: bool | None = None, repeat: int = 1) -> None:
-        self.per_layout = planned(sweep, repeat) if sweep is not None else {PRECONDITION: 0, MEASURE: 0}
+                 bar: object = None, lines: bool | None = None, repeat: int = 1, workload_runs: int = 0) -> None:
+        self.per_layout = (planned(sweep, repeat, workload_runs) if sweep is not None
+                           else {PRECONDITION: 0, MEASURE: 0, WORKLOAD: 0})
         self.left = {phase: n * layouts for phase, n in self.per_layout.items()}
         self.nominal = {MEASURE: sweep.runtime_s + sweep.ramp_s} if sweep is not None and sweep.time_based else {}
-        self.walls: dict[str, list[float]] = {PRECONDITION: [], MEASURE: []}
-        self.layout_runs = {PRECONDITION: 0, MEASURE: 0}  # of the layout being measured
+        self.walls: dict[str, list[float]] = {phase: [] for phase in self.per_layout}
+        self.layout_runs = dict.fromkeys(self.per_layout, 0)  # of the layout being measured
         self.done = 0
         self.log = Path(directory) / LOG_FILE if directory is not None else None
         self.bar = bar
@@ -89,18 +93,21 @@ class Progress:
         self._say(f"[{self.done + 1}/{self._total_text()}] {label} …")
 
     def finished(self, row: dict) -> None:
-        """The run begun last has ended with ``row`` (its bandwidth, or its status failed and error)."""
-        label, began = self._current or (f"{row.get('layout')} {row.get('point')} rep{row.get('rep')}",
-                                         time.monotonic())
-        self._current = None
-        wall = time.monotonic() - began
-        phase = PRECONDITION if row.get("phase") == PRECONDITION else MEASURE
-        self.walls[phase].append(wall)
-        self._count(phase)
+        """The fio run begun last has ended with ``row`` (its bandwidth, or its status failed and error)."""
         if row.get("status", "ok") == "ok":
             what = f"{float(row.get('bw_bytes', math.nan)) / 1e6:,.1f} MB/s"
         else:
             what = f"failed ({' '.join(str(row.get('error', '')).split())[:80]})"
+        self.ended(PRECONDITION if row.get("phase") == PRECONDITION else MEASURE, what,
+                   f"{row.get('layout')} {row.get('point')} rep{row.get('rep')}")
+
+    def ended(self, phase: str, what: str, label: str = "?") -> None:
+        """The run begun last, of ``phase``, has ended; ``what`` says how (``label`` names it if none began)."""
+        label, began = self._current or (label, time.monotonic())
+        self._current = None
+        wall = time.monotonic() - began
+        self.walls[phase].append(wall)
+        self._count(phase)
         self._say(f"[{self.done}/{self._total_text()}] {label}: {what} ({wall:.1f} s) — {self._left_text()}")
 
     def skipped(self) -> None:
@@ -111,17 +118,18 @@ class Progress:
         """The layout's runs are over: what its planned upper bounds did not use is no longer left."""
         for phase, n in self.per_layout.items():
             self.left[phase] = max(0, self.left[phase] - max(0, n - self.layout_runs[phase]))
-        self.layout_runs = {PRECONDITION: 0, MEASURE: 0}
+        self.layout_runs = dict.fromkeys(self.per_layout, 0)
         if self.bar is not None and self.per_layout[MEASURE]:
             self.bar.total = self.total
             self.bar.refresh()
         self._say(f"[{self.done}/{self._total_text()}] {layout} done — {self._left_text()}")
 
     def eta(self) -> float | None:
-        """Seconds left: each phase's runs left times its mean wall time (or known runtime); None if unknown."""
+        """Seconds left: each phase's runs left times its mean wall time (or known runtime); None if unknown. The
+        workloads' runs count only once one has been timed (``_untimed``)."""
         seconds = 0.0
         for phase, n in self.left.items():
-            if not n:
+            if not n or phase in self._untimed():
                 continue
             walls = self.walls[phase]
             each = sum(walls) / len(walls) if walls else self.nominal.get(phase)
@@ -141,12 +149,17 @@ class Progress:
     def _total_text(self) -> str:
         return str(self.total) if sum(self.per_layout.values()) else "?"
 
+    def _untimed(self) -> list[str]:
+        return [WORKLOAD] if self.left[WORKLOAD] and not self.walls[WORKLOAD] else []
+
     def _left_text(self) -> str:
         if not sum(self.per_layout.values()):
             return "runs left unknown"
         eta = self.eta()
         left = sum(self.left.values())
-        return f"{left} left" + ("" if not left else f", ETA {duration(eta)}" if eta is not None else ", ETA unknown")
+        untimed = f" and {self.left[WORKLOAD]} workload run(s) not yet timed" if self._untimed() else ""
+        return f"{left} left" + ("" if not left else f", ETA {duration(eta)}{untimed}" if eta is not None
+                                 else ", ETA unknown")
 
     def _say(self, line: str) -> None:
         if self.log is not None:

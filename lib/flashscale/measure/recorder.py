@@ -6,7 +6,8 @@ it measured. A row on the emulated array carries its known truth (``results.evid
 
 Workloads other than the sweep's own fio points (a user's job file, an application) are callables
 ``workload(recorder, layout, cgroup_procs)`` in ``workloads``: each runs after the sweep's points on every layout and
-keeps its rows with ``recorder.keep``, so they land in the same table with the same raw files beside them.
+keeps its rows with ``recorder.keep``, so they land in the same table with the same raw files beside them. Each says
+how many runs it makes on a layout (``runs()``) and names each in ``recorder.progress`` as it starts and ends.
 
 A run that fails (fio reports an error, exits non-zero, leaves no usable JSON: a full file system, a device gone) is
 kept as a failed row (``status`` failed, ``error`` fio's own message, NaN numbers); ``on_failure`` says whether the

@@ -110,6 +110,10 @@ class Bonnie:
             if not values or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in values):
                 raise ConfigError(f"bonnie++ {name}={values!r} must be positive whole numbers")
 
+    def runs(self) -> int:
+        """bonnie++ runs per layout (each of ``processes`` at once counts as one)."""
+        return len(self.processes) * self.repetitions
+
     def argv(self, directory: Path, layout: Layout, root: bool) -> list[str]:
         return ["bonnie++", "-d", str(directory), "-s", f"{self.file_mib}:{self.chunk_bytes}", "-r", str(max(1, self.file_mib // 2)),
                 "-n", str(self.files_k), "-m", layout.name, "-q", "-f", *(["-D"] if self.direct else []),

@@ -30,13 +30,15 @@ def now() -> str:
 
 @contextmanager
 def monitored(recorder, layout: Layout, raw: Path, workload: str, point: str, rep: int) -> Iterator[Path]:
-    """The run's raw folder (made now), with every device under the layout and the CPUs sampled meanwhile."""
+    """The run's raw folder (made now), with every device under the layout and the CPUs sampled meanwhile; the run
+    named in the campaign's progress as it starts and ends."""
     folder = recorder.directory / raw
     folder.mkdir(parents=True, exist_ok=False)
-    recorder.bar.set_postfix_str(f"{layout.name} {workload} {point} rep{rep}")
+    recorder.progress.started(layout.name, f"{workload} {point}", f"rep{rep}")
     with monitoring.sampling(recorder.directory, raw, layout.targets, system=System(runner=recorder.runner),
                              layout=layout.name, point=point, rep=rep, workload=workload):
         yield folder
+    recorder.progress.ended(PHASE, "done")
 
 
 @contextmanager

@@ -81,6 +81,10 @@ class Pgbench:
             if not values or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in values):
                 raise ConfigError(f"pgbench {name}={values!r} must be positive whole numbers")
 
+    def runs(self) -> int:
+        """pgbench runs per layout."""
+        return len(self.scales) * len(self.clients) * self.repetitions
+
     def __call__(self, recorder, layout: Layout, cgroup_procs: Sequence[Path]) -> None:
         with common.teardown(recorder, f"{layout.name}-pgbench") as down:
             cluster = postgres.create(Path(layout.targets[0]), down, recorder.runner, cgroup_procs=cgroup_procs)

@@ -47,6 +47,10 @@ class Transfer:
         return ["xargs", "-P", str(streams), "-d", "\\n", "-n", str(per_file), "-a", str(listing), "dd", f"bs={MIB}",
                 "status=none", *dd]
 
+    def runs(self) -> int:
+        """Transfers per layout."""
+        return len(self.streams) * self.repetitions
+
     def __call__(self, recorder, layout: Layout, cgroup_procs: Sequence[Path]) -> None:
         for streams in self.streams:
             for rep in range(self.repetitions):
