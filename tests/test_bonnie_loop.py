@@ -13,9 +13,9 @@ from flashscale.measure.workloads.bonnie import Bonnie, TOO_FAST
 CAP = 200_000_000
 
 
-def spec(tmp_path, layouts, device_size):
+def spec(tmp_path, backing, layouts, device_size):
     return campaign.CampaignSpec.from_parameters(
-        CAMPAIGN="bonnie", DATA_DIR=str(tmp_path / "data"), BACKING_DIR=str(tmp_path), DEVICES=2,
+        CAMPAIGN="bonnie", DATA_DIR=str(tmp_path / "data"), BACKING_DIR=str(backing), DEVICES=2,
         DEVICE_SIZE=device_size, LAYOUTS=layouts, RW=["write"], BS=[2**20], NUMJOBS=[1], IODEPTH=[1],
         REPETITIONS=1, RUNTIME_S=1, RAMP_S=0, FILE_SIZE=16 * 2**20, PRECONDITION=False, CAP_READ_BPS=CAP,
         CAP_WRITE_BPS=CAP)
@@ -27,9 +27,9 @@ def rows(table, metric=None):
 
 
 @pytest.mark.root
-def test_block_write_of_one_process_on_one_capped_device_is_the_cap(tmp_path):
+def test_block_write_of_one_process_on_one_capped_device_is_the_cap(tmp_path, fast_backing):
     # 1 GiB at 200 MB/s: over five seconds, long enough for bonnie++ to time (it prints +++++ under that)
-    result = campaign.run(spec(tmp_path, ["single"], 2 * 2**30), progress=False,
+    result = campaign.run(spec(tmp_path, fast_backing, ["single"], 2 * 2**30), progress=False,
                           workloads=[Bonnie(processes=(1,), file_mib=1024, files_k=1)])
     write = rows(result.table, "block_write").iloc[0]
     assert write["value"] == pytest.approx(CAP, rel=0.10) and write["unit"] == "bytes/s"
@@ -43,8 +43,8 @@ def test_block_write_of_one_process_on_one_capped_device_is_the_cap(tmp_path):
 
 
 @pytest.mark.root
-def test_bonnie_runs_on_every_layout_with_processes_as_an_axis(tmp_path):
-    result = campaign.run(spec(tmp_path, ["single", "jbod", "btrfs-raid0"], 2**30), progress=False,
+def test_bonnie_runs_on_every_layout_with_processes_as_an_axis(tmp_path, fast_backing):
+    result = campaign.run(spec(tmp_path, fast_backing, ["single", "jbod", "btrfs-raid0"], 2**30), progress=False,
                           workloads=[Bonnie(processes=(1, 2), file_mib=64, files_k=1)])
     writes = rows(result.table, "block_write")
     assert sorted(zip(writes["layout"], writes["numjobs"])) == sorted(

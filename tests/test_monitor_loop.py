@@ -13,9 +13,9 @@ CAP = 200_000_000
 
 
 @pytest.mark.root
-def test_a_capped_run_shows_every_device_at_its_cap_and_their_sum_is_fios(tmp_path):
+def test_a_capped_run_shows_every_device_at_its_cap_and_their_sum_is_fios(tmp_path, fast_backing):
     spec = campaign.CampaignSpec.from_parameters(
-        CAMPAIGN="mon", DATA_DIR=str(tmp_path / "data"), BACKING_DIR=str(tmp_path), DEVICES=2, DEVICE_SIZE=2**30,
+        CAMPAIGN="mon", DATA_DIR=str(tmp_path / "data"), BACKING_DIR=str(fast_backing), DEVICES=2, DEVICE_SIZE=2**30,
         LAYOUTS=["jbod", "btrfs-raid0"], RW=["write"], BS=[2**20], NUMJOBS=[4], IODEPTH=[1], REPETITIONS=1,
         RUNTIME_S=5, RAMP_S=1, FILE_SIZE=64 * 2**20, CAP_READ_BPS=CAP, CAP_WRITE_BPS=CAP)
     result = campaign.run(spec, progress=False)
