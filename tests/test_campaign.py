@@ -14,8 +14,10 @@ import pytest
 
 from flashscale.analysis import core as analysis
 from flashscale import campaign
+from flashscale.arrays import support
 from flashscale.measure import results
-from flashscale.errors import ConfigError
+from flashscale.errors import ConfigError, UnsupportedError
+from flashscale.system.devices import System
 from flashscale.system.throttle import detect
 
 from conftest import interruptible, leftover_mounts, loop_devices_backed_under, sha256
@@ -38,6 +40,26 @@ def test_bad_parameters_are_named_before_anything_runs(tmp_path):
     with pytest.raises(ConfigError, match="'../x'"):
         spec(tmp_path, CAMPAIGN="../x")
     assert not (tmp_path / "data").exists()
+
+
+@pytest.mark.parametrize("problem", [None, "flashscale is not running as root"], ids=["loop", "no-loop"])
+def test_the_campaign_runs_where_support_says_it_will(tmp_path, monkeypatch, problem):
+    """One decision of the backend: what a campaign runs on is what ``support.backend_for`` (the notebooks' "what
+    this machine can build") says, on a machine with and without loop devices; only emulation='loop' without them
+    is refused instead, naming why."""
+    monkeypatch.setattr(System, "loop_support_problem", lambda self: problem)
+    bed = tmp_path / "bed.yaml"
+    bed.write_text("devices: []\n")
+    for emulation, testbed in [("auto", None), ("loop", None), ("directory", None), ("auto", str(bed))]:
+        spec = campaign.CampaignSpec("t", emulation=emulation, testbed=testbed)
+        if emulation == "loop" and problem and not testbed:
+            with pytest.raises(UnsupportedError, match=f"emulation='loop' was asked for but {problem}"):
+                campaign._backend(spec)
+            continue
+        backend, notes = campaign._backend(spec)
+        assert backend == support.backend_for(emulation, testbed), (emulation, testbed)
+        assert (notes == []) == (backend == "loop")
+        assert problem is None or emulation != "auto" or testbed or problem in notes[0]
 
 
 def test_directory_fallback_measures_and_says_so(tmp_path):

@@ -11,11 +11,14 @@ from dataclasses import fields
 from pathlib import Path
 
 import pytest
+import yaml
 
-from flashscale import campaign, parameters
+from flashscale import campaign, cluster, parameters
 from flashscale.analysis.core import BASELINE_BS
+from flashscale.errors import ConfigError
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+RUNNERS = Path(__file__).resolve().parents[1] / "runners"
 # What a tiny demo may choose for itself: how much is measured, never how.
 SIZING = {"DEVICES", "DEVICE_SIZE", "CAP_READ_BPS", "CAP_WRITE_BPS", "RUNTIME_S", "RAMP_S", "FILE_SIZE", "RW", "BS",
           "NUMJOBS", "IODEPTH", "REPETITIONS", "LAYOUTS", "STEADY_ROUNDS", "PRECONDITION_ROUNDS_MAX"}
@@ -34,6 +37,11 @@ def parameters_cell(notebook: Path) -> dict:
 def measuring_notebooks() -> list[Path]:
     """The notebooks that build a campaign from their parameters (they declare the array's size)."""
     return [nb for nb in sorted(NOTEBOOKS.glob("*.ipynb")) if "DEVICE_SIZE" in parameters_cell(nb)]
+
+
+def cluster_notebooks() -> list[Path]:
+    """The notebooks that build a cluster campaign from their parameters (they declare the host counts)."""
+    return [nb for nb in sorted(NOTEBOOKS.glob("*.ipynb")) if "HOSTS" in parameters_cell(nb)]
 
 
 def spec_fields(spec: campaign.CampaignSpec) -> dict:
@@ -78,3 +86,33 @@ def test_a_changed_default_is_caught():
     cell = {**parameters_cell(NOTEBOOKS / "quickstart.ipynb"), "CHUNK_BYTES": 65536}
     spec = campaign.CampaignSpec.from_parameters(**cell)
     assert spec.options.chunk_bytes == 65536 != campaign.CampaignSpec.from_parameters().options.chunk_bytes
+
+
+def test_there_is_a_cluster_notebook_to_check():
+    assert [nb.stem for nb in cluster_notebooks()] == ["10_cluster"]
+
+
+@pytest.mark.parametrize("notebook", cluster_notebooks(), ids=lambda p: p.stem)
+def test_a_cluster_notebook_s_parameters_pass_the_check_and_differ_from_the_defaults_only_in_what_it_emulates(notebook):
+    """The cluster's demo may choose how much it measures, the storage it emulates and its link's cap; the rest
+    (its subnet, its remote hosts: none) restates the defaults."""
+    cell = parameters_cell(notebook)
+    parameters.check(cell, cluster.PARTS, where=notebook.name)
+    spec = cluster.ClusterSpec.from_parameters(**cell)
+    assert spec.name == cell["CAMPAIGN"] and spec.hosts == tuple(cell["HOSTS"])
+    chosen = SIZING | {"HOSTS", "STORAGE", "LINK_BPS"}
+    restated = {name: value for name, value in cell.items() if name in parameters.PARAMETERS and name not in chosen}
+    assert {"SUBNET", "REMOTE_HOSTS"} <= set(restated)
+    assert cluster.ClusterSpec.from_parameters(**restated) == cluster.ClusterSpec.from_parameters()
+
+
+def test_the_cluster_campaign_file_gives_its_notebook_valid_parameters():
+    """``make demo-cluster``: the campaign file's parameters over the notebook's cell build a valid cluster, and a
+    bad one in their place is refused naming it."""
+    spec = yaml.safe_load((RUNNERS / "cluster.yaml").read_text())
+    for name in spec["notebooks"]:
+        given = {**parameters_cell(NOTEBOOKS / f"{name}.ipynb"), **spec["parameters"]}
+        built = cluster.ClusterSpec.from_parameters(**given)
+        assert built.storage == tuple(given["STORAGE"]) and built.link_bps == given["LINK_BPS"]
+        with pytest.raises(ConfigError, match="HOSTS=\\[0\\]"):
+            cluster.ClusterSpec.from_parameters(**{**given, "HOSTS": [0]})

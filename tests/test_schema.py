@@ -1,11 +1,12 @@
 """Bad input is refused as a whole, before anything is touched, naming the field and the value (issue 11)."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
-from flashscale import campaign, execute, parameters
+from flashscale import campaign, cluster, execute, parameters
 from flashscale.analysis import core as analysis
 from flashscale.errors import ConfigError, FlashscaleError
 from flashscale.measure import results
@@ -27,6 +28,11 @@ VALID = "campaign: t\nnotebooks: [quickstart]\nparameters: {DEVICES: 2}\n"
 
 def test_every_parameter_has_a_type_a_default_and_a_meaning():
     assert set(parameters.SCHEMA) == set(parameters.PARAMETERS) | {"CAMPAIGN"}
+    ours = {kind: set(parameters.model(parts).model_fields) for kind, parts in
+            [("campaign", campaign.PARTS), ("cluster", cluster.PARTS)]}
+    assert set(parameters.SCHEMA) == ours["campaign"] | ours["cluster"]  # each sets a field of one spec or both
+    assert {"HOSTS", "STORAGE", "LINK_BPS", "SUBNET", "REMOTE_HOSTS"} == ours["cluster"] - ours["campaign"]
+    assert cluster.PARTS["spec"] is cluster.ClusterSpec and "LAYOUTS" not in ours["cluster"]
     fields = parameters.model(campaign.PARTS).model_fields
     assert fields["DEVICES"].default == campaign.ArraySpec().devices
     assert fields["NUMJOBS"].default == campaign.Sweep().numjobs
@@ -53,6 +59,42 @@ def test_every_bad_parameter_is_named_at_once():
     with pytest.raises(ConfigError) as caught:
         campaign.CampaignSpec.from_parameters(DEVICES=-1, RW=5, FILE_SIZE="big")
     assert all(name in str(caught.value) for name in ("DEVICES=-1", "RW=5", "FILE_SIZE='big'"))
+
+
+@pytest.mark.parametrize("given, named", [
+    ({"HOSTS": 0}, "HOSTS=0"), ({"HOSTS": [1, 0]}, "HOSTS=[1, 0]"), ({"STORAGE": ["bogus"]}, "STORAGE=['bogus']"),
+    ({"LINK_BPS": -1}, "LINK_BPS=-1"), ({"LINK_BPS": 1.5e8}, "LINK_BPS=150000000.0"), ({"SUBNET": 5}, "SUBNET=5"),
+    ({"REMOTE_HOSTS": ["node1"]}, "REMOTE_HOSTS=['node1']"), ({"REMOTE_HOSTS": {"name": "n1"}}, "REMOTE_HOSTS={"),
+    ({"DEVICES": 0}, "DEVICES=0"), ({"BS": [0]}, "BS=[0]"), ({"CAMPAIGN": "../x"}, "CAMPAIGN='../x'"),
+])
+def test_a_bad_cluster_parameter_is_named_with_its_value_before_anything_is_built(monkeypatch, given, named):
+    def built(*args, **kwargs):
+        raise AssertionError("a part of the cluster was built before its parameters were checked")
+    monkeypatch.setattr(cluster.RemoteHost, "from_mapping", built)
+    monkeypatch.setattr(cluster, "ArraySpec", built)
+    with pytest.raises(ConfigError, match="^parameters: " + re.escape(named)):
+        cluster.ClusterSpec.from_parameters(**given)
+
+
+def test_a_campaign_s_parameters_do_not_set_a_cluster_s_and_the_reverse():
+    """HOSTS is the cluster's and LAYOUTS the campaign's: each is left alone by the other, as a notebook's own is."""
+    assert campaign.CampaignSpec.from_parameters(HOSTS=0, STORAGE="bogus").name == "quickstart"
+    assert cluster.ClusterSpec.from_parameters(LAYOUTS=["raid5"], FS=3).name == "cluster"
+    with pytest.raises(ConfigError, match="HOSTS=0"):
+        parameters.check({"HOSTS": 0}, cluster.PARTS)
+
+
+@pytest.mark.parametrize("name", ["../x", "a/b", "a\\b", "nul\0", ".hidden", "", "x" * 201, 5, None])
+def test_a_campaign_name_is_refused_by_one_rule_however_the_spec_is_made(tmp_path, name):
+    """The schema and both specs, built from parameters or directly, refuse the same names with the same words."""
+    words = re.escape(f"campaign name {name!r} must be a plain, non-empty folder name")
+    for make in (lambda: campaign.CampaignSpec(name), lambda: cluster.ClusterSpec(name),
+                 lambda: campaign.CampaignSpec.from_parameters(CAMPAIGN=name),
+                 lambda: cluster.ClusterSpec.from_parameters(CAMPAIGN=name)):
+        with pytest.raises(ConfigError, match=words if isinstance(name, str) else "campaign name|CAMPAIGN="):
+            make()
+    for fine in ("x" * 200, "a.b", "run 1"):
+        assert campaign.CampaignSpec(fine).name == cluster.ClusterSpec(fine).name == fine
 
 
 @pytest.mark.parametrize("text, message", [

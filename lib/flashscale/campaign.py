@@ -46,7 +46,7 @@ from typing import Sequence
 import pandas as pd
 
 from .measure import monitoring, results, resume
-from .arrays import fill, layouts
+from .arrays import fill, layouts, support
 from .system.commands import Runner
 from .system.devices import System
 from .arrays.emulated import ArraySpec, EmulatedArray, choose_backing_root, loop_support_problem
@@ -93,10 +93,7 @@ class CampaignSpec:
     on_failure: str = "continue"        # after a failed fio run: continue the sweep, or stop it
 
     def __post_init__(self) -> None:
-        name = self.name
-        if not isinstance(name, str) or not name or any(c in name for c in "/\\\0") or name.startswith("."):
-            raise ConfigError(f"campaign name {name!r} must be a plain, non-empty folder name (no / and no leading "
-                              "dot: it must stay inside the data directory)")
+        parameters.check_campaign_name(self.name)
         for flag in ("resume", "force_resume"):
             if not isinstance(getattr(self, flag), bool):
                 raise ConfigError(f"{flag.upper()}={getattr(self, flag)!r} must be True or False")
@@ -136,7 +133,7 @@ class CampaignSpec:
         parameter not given, or given as None or empty where that means "none", takes the field's default).
         Parameters of the notebook itself (``REFERENCE``, ``PROGRESS``, ...) are ignored here."""
         parameters.check(p, PARTS)
-        parts = parameters.split(p)
+        parts = parameters.split(p, PARTS)
         return cls(name=p.get("CAMPAIGN", DEFAULT_CAMPAIGN), array=ArraySpec(**parts["array"]),
                    sweep=Sweep(**parts["sweep"]), options=layouts.Options(**parts["options"]), **parts["spec"])
 
@@ -170,14 +167,17 @@ def _environment(runner: Runner, backend: str) -> dict:
 
 
 def _backend(spec: CampaignSpec) -> tuple[str, list[str]]:
-    if spec.testbed is not None:
+    """The backend ``support.backend_for`` chooses here, and the notes that say why; emulation='loop' on a machine
+    that cannot make loop devices is refused rather than measured on directories."""
+    backend = support.backend_for(spec.emulation, spec.testbed)
+    if backend == "testbed":
         return "testbed", [f"Real devices of the test bed {spec.testbed}, named by identity and confirmed; every "
                            "destructive step went through the guard. No bandwidth caps: the devices' own limits."]
-    problem = loop_support_problem()
+    if backend == "loop":
+        return "loop", []
     if spec.emulation == "directory":
         return "directory", ["Emulation was set to plain directories: no devices, no erase, no caps."]
-    if problem is None:
-        return "loop", []
+    problem = loop_support_problem()
     if spec.emulation == "loop":
         raise UnsupportedError(f"emulation='loop' was asked for but {problem}")
     return "directory", [f"No emulated array: {problem}. The campaign measured plain directories on the local "

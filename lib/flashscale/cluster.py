@@ -82,9 +82,6 @@ class RemoteHost:
 
 # An emulated host's array is smaller than the quickstart's: H hosts' arrays share this machine's memory.
 CLUSTER_ARRAY = {"devices": 2, "device_size": 2**30}
-# The cluster's own parameters (the array's and the sweep's are ``parameters.PARAMETERS``).
-CLUSTER_PARAMETERS = {"HOSTS": "hosts", "LINK_BPS": "link_bps", "SUBNET": "subnet", "STORAGE": "storage",
-                      "DATA_DIR": "data_dir"}
 
 
 @dataclass(frozen=True)
@@ -100,8 +97,7 @@ class ClusterSpec:
     data_dir: str = "data/campaigns"
 
     def __post_init__(self) -> None:
-        if not self.name or "/" in self.name or self.name.startswith("."):
-            raise ConfigError(f"campaign name {self.name!r} must be a plain, non-empty folder name")
+        parameters.check_campaign_name(self.name)
         counts = tuple(self.hosts)
         if not counts or any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in counts):
             raise ConfigError(f"hosts={list(counts)!r} must list host counts >= 1")
@@ -126,16 +122,19 @@ class ClusterSpec:
 
     @classmethod
     def from_parameters(cls, **p) -> "ClusterSpec":
-        """From a notebook's UPPER_CASE parameters."""
-        parts = parameters.split(p)
-        array = ArraySpec(**{**CLUSTER_ARRAY, **parts["array"]})
-        sweep = Sweep(**parts["sweep"])
-        remote = tuple(RemoteHost.from_mapping(dict(h)) for h in p.get("REMOTE_HOSTS") or ())
-        own = {field: p[name] for name, field in CLUSTER_PARAMETERS.items() if name in p}
-        for name in ("hosts", "storage"):
-            if name in own and not isinstance(own[name], str):
-                own[name] = tuple(own[name])
-        return cls(name=p.get("CAMPAIGN", "cluster"), array=array, sweep=sweep, remote=remote, **own)
+        """From a notebook's UPPER_CASE parameters, checked first as a campaign's are (``parameters.PARAMETERS``
+        says which field each sets: the array's, the sweep's, and the cluster's own, ``HOSTS``, ``STORAGE``,
+        ``LINK_BPS``, ``SUBNET``, ``REMOTE_HOSTS``, ``DATA_DIR``); parameters of the notebook itself are ignored."""
+        parameters.check(p, PARTS)
+        parts = parameters.split(p, PARTS)
+        own = parts["spec"]
+        remote = tuple(RemoteHost.from_mapping(dict(h)) for h in own.pop("remote", ()))
+        return cls(name=p.get("CAMPAIGN", "cluster"), array=ArraySpec(**{**CLUSTER_ARRAY, **parts["array"]}),
+                   sweep=Sweep(**parts["sweep"]), remote=remote, **own)
+
+
+# The dataclass of each part of the parameters (``parameters.PARTS``): a cluster has no layouts' options.
+PARTS = {"array": ArraySpec, "sweep": Sweep, "spec": ClusterSpec}
 
 
 @dataclass

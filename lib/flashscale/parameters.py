@@ -2,11 +2,14 @@
 one's type and meaning (a pydantic model of the whole set, checked before anything is touched).
 
 Every default lives in its dataclass (``arrays.emulated.ArraySpec``, ``measure.sweep.Sweep``, ``arrays.layouts.Options``,
-``campaign.CampaignSpec``: the ``parts`` given to ``model``, ``check`` and ``markdown``); a notebook's ``parameters``
-cell restates them for its reader, and ``tests/test_parameters.py`` checks each cell against them. ``check`` refuses
-a parameter of the wrong type or out of range, naming it and its value, every problem at once; ``split`` sorts given
-parameters into the keyword arguments of each part; what is not given takes the field's default. ``markdown`` is
-the README's list of campaign parameters.
+and the campaign's own spec, ``campaign.CampaignSpec`` or ``cluster.ClusterSpec``: the ``parts`` given to ``model``,
+``check``, ``split`` and ``markdown``, each a part's name mapped to its dataclass). A set of parts has the parameters
+whose field its dataclasses have: a campaign's has ``LAYOUTS`` and no ``HOSTS``, a cluster's the reverse. A
+notebook's ``parameters`` cell restates the defaults for its reader, and ``tests/test_parameters.py`` checks each cell
+against them. ``check`` refuses a parameter of the wrong type or out of range, naming it and its value, every problem
+at once; ``split`` sorts given parameters into the keyword arguments of each part; what is not given takes the
+field's default. ``markdown`` is the README's list of campaign parameters. ``check_campaign_name`` is the one rule
+of a campaign's name, which the schema and both specs apply.
 """
 from __future__ import annotations
 
@@ -16,14 +19,15 @@ from typing import Annotated, Any, Literal, Mapping, Optional, Union
 
 from pydantic import AfterValidator, ConfigDict, Field, ValidationError, create_model
 
+from .arrays.cluster import STORAGE as CLUSTER_STORAGE
 from .arrays.erase import METHODS as ERASE_METHODS
 from .arrays.guard import confirmation
 from .arrays.layouts import FILE_SYSTEMS
 from .errors import ConfigError
 
 # Notebook parameter -> (part of the spec, field): the one table between the two vocabularies. Every default lives
-# in its dataclass (ArraySpec, Sweep, layouts.Options, CampaignSpec); tests/test_parameters.py checks the notebooks'
-# parameters cells against them.
+# in its dataclass (ArraySpec, Sweep, layouts.Options, and the "spec": CampaignSpec or ClusterSpec);
+# tests/test_parameters.py checks the notebooks' parameters cells against them.
 PARAMETERS: dict[str, tuple[str, str]] = {
     "DEVICES": ("array", "devices"), "DEVICE_SIZE": ("array", "device_size"), "CAP_READ_BPS": ("array", "read_bps"),
     "CAP_WRITE_BPS": ("array", "write_bps"), "BACKING_DIR": ("array", "backing_root"),
@@ -42,18 +46,34 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "PRECONDITION_PASSES": ("spec", "precondition_passes"), "RESUME": ("spec", "resume"),
     "FORCE_RESUME": ("spec", "force_resume"), "ON_FAILURE": ("spec", "on_failure"),
     "ADAPTIVE": ("sweep", "adaptive"),
+    # a cluster campaign's own (fields of cluster.ClusterSpec, which a CampaignSpec does not have)
+    "HOSTS": ("spec", "hosts"), "LINK_BPS": ("spec", "link_bps"), "SUBNET": ("spec", "subnet"),
+    "STORAGE": ("spec", "storage"), "REMOTE_HOSTS": ("spec", "remote"),
 }
 # Parameters whose None or empty value means "none": the field's default (None, or nothing to wipe) applies.
 OPTIONAL_PARAMETERS = {"ADAPTIVE", "BACKING_DIR", "TESTBED", "CONFIRM", "WIPE", "MOUNT_DIR", "ERASE_FALLBACK", "SS", "SS_DUR_S",
-                       "SS_RAMP_S", "USE_DEVICES"}
+                       "SS_RAMP_S", "USE_DEVICES", "REMOTE_HOSTS"}
 
 PARTS = ("array", "sweep", "options", "spec")
+NAME_MAX = 200  # characters of a campaign's name (its folder's: a file system allows 255 bytes)
+
+
+def check_campaign_name(name: object) -> str:
+    """``name`` if it is a plain folder name that stays inside the data directory (not empty, at most ``NAME_MAX``
+    characters, no ``/``, ``\\`` or NUL, no leading dot); else a ConfigError naming it."""
+    if (not isinstance(name, str) or not name or len(name) > NAME_MAX or any(c in name for c in "/\\\0")
+            or name.startswith(".")):
+        raise ConfigError(f"campaign name {name!r} must be a plain, non-empty folder name of at most {NAME_MAX} "
+                          "characters (no / and no leading dot: it must stay inside the data directory)")
+    return name
+
 
 Positive = Annotated[int, Field(gt=0)]
 AtLeastZero = Annotated[int, Field(ge=0)]
 Positives = Union[list[Positive], tuple[Positive, ...]]
 Names = Union[list[str], tuple[str, ...]]
-PlainName = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^/\\.\x00][^/\\\x00]*$")]
+PlainName = Annotated[str, AfterValidator(check_campaign_name)]
+Mappings = Union[list[Mapping[str, Any]], tuple[Mapping[str, Any], ...]]
 
 # Name -> (type, meaning): what each parameter takes. Its default is its dataclass field's (``markdown`` shows it).
 SCHEMA: dict[str, tuple[object, str]] = {
@@ -106,34 +126,48 @@ SCHEMA: dict[str, tuple[object, str]] = {
     "ON_FAILURE": (Literal["continue", "stop"], "after a failed fio run: continue the sweep, or stop it"),
     "ADAPTIVE": (Optional[Literal["numjobs", "iodepth"]], "explore this axis until throughput saturates instead of "
                                                         "measuring its whole grid (None: the whole grid)"),
+    "HOSTS": (Positives, "host counts to run each point on (emulated: max(HOSTS) hosts are made)"),
+    "LINK_BPS": (Optional[Positive], "each emulated host's link cap, bytes/s of frames (None: uncapped)"),
+    "SUBNET": (str, "the private IPv4 range of the emulated hosts (refused if in use on this machine)"),
+    "STORAGE": (Union[Literal[tuple(CLUSTER_STORAGE)], list[Literal[tuple(CLUSTER_STORAGE)]],
+                      tuple[Literal[tuple(CLUSTER_STORAGE)], ...]],
+                "where each emulated host's data lives, each at most once: " + " | ".join(CLUSTER_STORAGE)),
+    "REMOTE_HOSTS": (Optional[Mappings], "real hosts running fio --server, a mapping each: name, address, mount_dir "
+                                         "(and port, devices, local_dir, link_bps)"),
 }
 
 
+def _fields(parts: Mapping[str, type]) -> dict[str, tuple[str, str]]:
+    """The parameters of ``parts``: those whose part is given and whose field its dataclass has."""
+    names = {part: {f.name for f in fields(cls)} for part, cls in parts.items()}
+    return {name: (part, field) for name, (part, field) in PARAMETERS.items() if field in names.get(part, ())}
+
+
 def _default(part_class: type, name: str):
-    for f in fields(part_class):
-        if f.name == name:
-            return f.default if f.default is not MISSING else f.default_factory()
-    raise ConfigError(f"{part_class.__name__} has no field {name!r}")
+    found = next(f for f in fields(part_class) if f.name == name)
+    return found.default if found.default is not MISSING else found.default_factory()
 
 
 @lru_cache(maxsize=None)
 def _model(parts: tuple[tuple[str, type], ...]):
     classes = dict(parts)
-    defaults = {name: _default(classes[part], field) for name, (part, field) in PARAMETERS.items()}
+    defaults = {name: _default(classes[part], field) for name, (part, field) in _fields(classes).items()}
     defaults["CAMPAIGN"] = "quickstart"
-    spec = {name: (kind, Field(defaults[name], description=meaning)) for name, (kind, meaning) in SCHEMA.items()}
+    spec = {name: (kind, Field(defaults[name], description=meaning)) for name, (kind, meaning) in SCHEMA.items()
+            if name in defaults}
     return create_model("CampaignParameters", __config__=ConfigDict(strict=True, extra="allow"), **spec)
 
 
 def model(parts: Mapping[str, type]):
-    """The pydantic model of the campaign parameters; ``parts`` maps each part (``PARTS``) to its dataclass."""
+    """The pydantic model of the parameters of ``parts`` (each part of ``PARTS`` mapped to its dataclass)."""
     return _model(tuple(sorted(parts.items())))
 
 
 def check(given: Mapping[str, object], parts: Mapping[str, type], where: str = "parameters") -> None:
     """ConfigError naming every parameter of ``given`` of the wrong type or out of range, with its value; names
-    that are not campaign parameters (a notebook's own) are left to the notebook."""
-    ours = {k: v for k, v in given.items() if k in SCHEMA and not (k in OPTIONAL_PARAMETERS and v in ("", [], ()))}
+    that are not parameters of ``parts`` (a notebook's own) are left to the notebook."""
+    known = model(parts).model_fields
+    ours = {k: v for k, v in given.items() if k in known and not (k in OPTIONAL_PARAMETERS and v in ("", [], ()))}
     try:
         model(parts).model_validate(ours)
     except ValidationError as exc:
@@ -151,13 +185,14 @@ def markdown(parts: Mapping[str, type]) -> str:
     return "\n".join(lines)
 
 
-def split(given: Mapping[str, object]) -> dict[str, dict]:
-    """The parameters of ``given`` that set a spec's field, as keyword arguments per part (lists become tuples);
-    names that are not campaign parameters (a notebook's own, such as ``REFERENCE``) are left out."""
-    parts: dict[str, dict] = {part: {} for part in PARTS}
+def split(given: Mapping[str, object], parts: Mapping[str, type]) -> dict[str, dict]:
+    """The parameters of ``given`` that set a field of ``parts``, as keyword arguments per part (lists become
+    tuples); names that are not parameters of ``parts`` (a notebook's own, such as ``REFERENCE``) are left out."""
+    ours = _fields(parts)
+    split_up: dict[str, dict] = {part: {} for part in parts}
     for name, value in given.items():
-        if name not in PARAMETERS or (name in OPTIONAL_PARAMETERS and value in (None, "", [], ())):
+        if name not in ours or (name in OPTIONAL_PARAMETERS and value in (None, "", [], ())):
             continue
-        part, field_name = PARAMETERS[name]
-        parts[part][field_name] = tuple(value) if isinstance(value, list) else value
-    return parts
+        part, field_name = ours[name]
+        split_up[part][field_name] = tuple(value) if isinstance(value, list) else value
+    return split_up
