@@ -100,13 +100,27 @@ def test_a_campaign_name_is_refused_by_one_rule_however_the_spec_is_made(tmp_pat
 @pytest.mark.parametrize("text, message", [
     ("- a\n- b\n", "a mapping"), ("campaign: [\n", "not a YAML file"), ("", "a mapping"),
     (VALID + "notebook: [x]\n", "unknown key 'notebook' \\(did you mean 'notebooks'\\?\\)"),
-    (VALID.replace("campaign: t", "campaign: ../t"), "campaign='../t'"),
+    (VALID.replace("campaign: t", "campaign: ../t"), "campaign: campaign name '../t' must be a plain"),
+    (VALID.replace("DEVICES: 2", "HOSTS: [1, 0]"), "parameters: HOSTS=\\[1, 0\\]"),
+    (VALID + "notebook_parameters: {quickstart: {STORAGE: [bogus]}}\n", "STORAGE=\\['bogus'\\]"),
     (VALID.replace("DEVICES: 2", "DEVICES: -2"), "parameters: DEVICES=-2"),
     (VALID + "notebook_parameters: {quickstart: {BS: [0]}}\n", "notebook_parameters.quickstart: BS=\\[0\\]"),
 ])
 def test_a_bad_campaign_file_is_refused_naming_what(tmp_path, text, message):
     with pytest.raises(ConfigError, match=message):
         execute.load_campaign(write(tmp_path, text))
+
+
+def test_a_cluster_notebook_is_checked_by_the_clusters_parameters_and_a_campaigns_by_its_own():
+    assert execute.parts_of({"HOSTS": "[1, 2]", "DEVICES": "2"}) is cluster.PARTS
+    assert execute.parts_of({"LAYOUTS": "['single']", "DEVICES": "2"}) is campaign.PARTS
+
+
+def test_a_cluster_campaign_file_with_a_bad_host_count_is_refused_before_a_notebook_runs(tmp_path):
+    path = write(tmp_path, "campaign: c\nnotebooks: [10_cluster]\nparameters: {HOSTS: [2, -1]}\n")
+    with pytest.raises(ConfigError, match="HOSTS=\\[2, -1\\]"):
+        execute.run_campaign(path, reports_dir=tmp_path / "reports")
+    assert not (tmp_path / "reports").exists()
 
 
 def test_an_undeclared_parameter_is_named_with_the_closest_declared_one(tmp_path):

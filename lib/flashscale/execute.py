@@ -41,7 +41,7 @@ from typing import Iterable
 
 import yaml
 
-from . import campaign as campaigns, parameters as schema
+from . import campaign as campaigns, cluster as clusters, parameters as schema
 from .errors import ConfigError, FlashscaleError
 from .measure import progress as live, raw, results
 from .paths import project_root
@@ -78,9 +78,10 @@ def load_campaign(path: str | Path) -> dict:
         raise ConfigError(f"{path}: unknown key {unknown[0]!r}{closest(unknown[0], CAMPAIGN_KEYS)}; expected "
                           f"{sorted(CAMPAIGN_KEYS)}")
     name = data.get("campaign")
-    if not isinstance(name, str) or not name or any(c in name for c in "/\\\0") or name.startswith("."):
-        raise ConfigError(f"{path}: campaign={name!r} must be a plain folder name (it must stay inside the data "
-                          "and reports directories)")
+    try:
+        schema.check_campaign_name(name)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: campaign: {exc}") from None
     notebooks = data.get("notebooks")
     if not isinstance(notebooks, list) or not notebooks or not all(isinstance(n, str) for n in notebooks):
         raise ConfigError(f"{path}: notebooks={notebooks!r} must be a non-empty list of notebook names")
@@ -97,7 +98,8 @@ def load_campaign(path: str | Path) -> dict:
                                                       for n, v in per_notebook.items())]:
         if not all(isinstance(k, str) for k in given):
             raise ConfigError(f"{path}: {key} has a name that is not a string: {sorted(map(repr, given))}")
-        schema.check(given, campaigns.PARTS, where=f"{path}: {key}")
+        for parts in (campaigns.PARTS, clusters.PARTS):  # each name by the spec that has it
+            schema.check(given, parts, where=f"{path}: {key}")
     return {"campaign": name, "description": data.get("description", ""), "notebooks": notebooks,
             "parameters": parameters, "notebook_parameters": per_notebook}
 
@@ -132,6 +134,11 @@ def check_parameters(notebook: Path, parameters: dict, declared: dict | None = N
                           f"{f' (nor {unknown[1:]})' if unknown[1:] else ''}; it declares {sorted(declared)}")
 
 
+def parts_of(declared: dict) -> dict:
+    """The parts of the parameters a notebook's cell declares: a cluster's (it has ``HOSTS``) or a campaign's."""
+    return clusters.PARTS if "HOSTS" in declared else campaigns.PARTS
+
+
 def run_campaign(campaign_file: str | Path, reports_dir: str | Path | None = None,
                  overrides: dict | None = None, resume: bool = False, force_resume: bool = False) -> list[Path]:
     """Execute each notebook of the campaign with papermill; return the HTML reports written. With ``resume`` (or
@@ -147,7 +154,7 @@ def run_campaign(campaign_file: str | Path, reports_dir: str | Path | None = Non
     for name, notebook in zip(spec["notebooks"], notebooks):  # all checked before the first one runs
         declared = papermill.inspect_notebook(str(notebook))
         given = {**spec["parameters"], **spec["notebook_parameters"].get(name, {}), **(overrides or {})}
-        schema.check(given, campaigns.PARTS, where=f"{notebook.name}")
+        schema.check(given, parts_of(declared), where=f"{notebook.name}")
         named = {"CAMPAIGN": spec["campaign"]} if "CAMPAIGN" in declared else {}
         parameters[notebook] = {**given, **named, **{k: v for k, v in run_values.items() if k in declared}}
         if run_values and "RESUME" not in declared:
