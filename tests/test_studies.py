@@ -225,3 +225,12 @@ def test_side_by_side_puts_sources_in_columns(tmp_path):
     assert list(wide.columns) == [f"{tmp_path.name}/a", f"{tmp_path.name}/b"]
     assert compare.relative_to(wide).iloc[0].tolist() == [1.0, 1.5]
     assert "50% above" in findings.comparison_sentences(wide)[0]
+
+
+@pytest.mark.parametrize("variants, message", [
+    ({}, "at least one variant"), ({"a/b": {}}, "variant 'a/b' must be a plain"),
+    ({"ok": {}, ".hidden": {}}, "variant '.hidden' must be a plain"), ({"x\\y": {}}, "variant 'x\\\\\\\\y'")])
+def test_a_variant_that_is_not_a_plain_folder_name_is_refused_before_any_run(tmp_path, variants, message):
+    with pytest.raises(ConfigError, match=message):
+        studies.run_variants("s", {"DATA_DIR": str(tmp_path)}, variants)
+    assert list(tmp_path.iterdir()) == []

@@ -58,12 +58,12 @@ PARTS = ("array", "sweep", "options", "spec")
 NAME_MAX = 200  # characters of a campaign's name (its folder's: a file system allows 255 bytes)
 
 
-def check_campaign_name(name: object) -> str:
+def check_campaign_name(name: object, what: str = "campaign name") -> str:
     """``name`` if it is a plain folder name that stays inside the data directory (not empty, at most ``NAME_MAX``
-    characters, no ``/``, ``\\`` or NUL, no leading dot); else a ConfigError naming it."""
+    characters, no ``/``, ``\\`` or NUL, no leading dot); else a ConfigError naming it as ``what``."""
     if (not isinstance(name, str) or not name or len(name) > NAME_MAX or any(c in name for c in "/\\\0")
             or name.startswith(".")):
-        raise ConfigError(f"campaign name {name!r} must be a plain, non-empty folder name of at most {NAME_MAX} "
+        raise ConfigError(f"{what} {name!r} must be a plain, non-empty folder name of at most {NAME_MAX} "
                           "characters (no / and no leading dot: it must stay inside the data directory)")
     return name
 

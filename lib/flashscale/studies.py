@@ -25,7 +25,7 @@ from typing import Mapping, Sequence
 import pandas as pd
 
 from .analysis import core as analysis
-from . import campaign
+from . import campaign, parameters as schema
 from .arrays import support
 from .measure import results
 from .system.devices import System
@@ -110,8 +110,10 @@ def run_variants(stage: str, parameters: dict, variants: Mapping[str, Mapping[st
     """The stage once per variant (``<stage>/<variant>/``), each with its own ``Sweep`` fields (as
     ``stage_spec``'s ``sweep``): the tables concatenated with a ``variant`` column, the backend and the notes of
     every variant. Variants run in the order given."""
-    if not variants or any(not name or "/" in name or name.startswith(".") for name in variants):
-        raise ConfigError(f"variants {list(variants)!r} must be plain, non-empty folder names")
+    if not variants:
+        raise ConfigError("variants {} must name at least one variant")
+    for name in variants:
+        schema.check_campaign_name(name, what="variant")
     runs = {name: {"extra": extra, "sweep": fields, "columns": {"variant": name}} for name, fields in variants.items()}
     return _run_each(stage, parameters, runs, progress, **overrides)
 
