@@ -72,7 +72,7 @@ def test_an_undeclared_parameter_is_refused_before_anything_runs(tmp_path, capsy
 
 @pytest.mark.parametrize("text,named", [
     ("campaign: qs\nnotebooks: [quickstart]\nparamters: {}\n", "unknown key 'paramters' (did you mean 'parameters'?)"),
-    ("campaign: ../qs\nnotebooks: [quickstart]\n", "campaign='../qs'"),
+    ("campaign: ../qs\nnotebooks: [quickstart]\n", "campaign name '../qs' must be a plain"),
     ("campaign: qs\nnotebooks: quickstart\n", "notebooks='quickstart'"),
     ("campaign: qs\nnotebooks: [nosuch]\n", "notebook 'nosuch' not found"),
 ])
