@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.stats
 
 from flashscale.analysis.plateau import plateau
 from flashscale.analysis.scaling import amdahl, usl
@@ -68,3 +69,24 @@ def test_by_hand():
 def test_bad_arguments_are_refused_by_name(kwargs, words):
     with pytest.raises(AnalysisError, match=words):
         plateau(**{"n": [1, 2], "y": [1.0, 2.0], **kwargs})
+
+
+@pytest.mark.parametrize("last, previous", [([209.0, 211.0, 212.0], [198.0, 202.0, 199.0]),
+                                            ([300.0, 301.0], [200.0, 260.0, 230.0]), ([100.0, 99.0], [101.0, 98.0])])
+def test_the_last_steps_p_value_is_scipys_one_sided_t_test_on_the_logs(last, previous):
+    """Two N: the p-value of "the last step gains nothing" is scipy's pooled t test of the logs, one-sided."""
+    n = [1.0] * len(previous) + [2.0] * len(last)
+    expected = scipy.stats.ttest_ind(np.log(last), np.log(previous), alternative="greater").pvalue
+    assert plateau(n, previous + last).p_value == pytest.approx(expected, rel=1e-9)
+
+
+def test_the_last_steps_noise_is_pooled_over_every_point():
+    """Three N: the variance of the logs is pooled over the three points (6 degrees of freedom), as scipy's t
+    distribution gives it; scipy's two-sample test of the last two alone (4 df) is not what plateau computes."""
+    first, previous, last = [90.0, 110.0, 100.0], [198.0, 202.0, 199.0], [209.0, 211.0, 212.0]
+    logs = [np.log(first), np.log(previous), np.log(last)]
+    pooled = sum(((x - x.mean()) ** 2).sum() for x in logs) / 6
+    t = (logs[2].mean() - logs[1].mean()) / np.sqrt(pooled * 2 / 3)
+    found = plateau([1.0] * 3 + [2.0] * 3 + [4.0] * 3, first + previous + last)
+    assert found.p_value == pytest.approx(scipy.stats.t.sf(t, 6), rel=1e-9)
+    assert found.p_value != pytest.approx(scipy.stats.ttest_ind(logs[2], logs[1], alternative="greater").pvalue)

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.stats
 
-from flashscale.analysis.significance import TaxTest, tax_test
+from flashscale.analysis.significance import TaxTest, log_t_test, tax_test
 from flashscale.errors import AnalysisError
 
 DRAWS = 400
@@ -82,3 +83,59 @@ def test_bad_inputs_are_refused_by_name(kwargs, words):
     args = {"layout_reps": [1.0, 1.1], "reference_reps": [1.0, 1.2], **kwargs}
     with pytest.raises(AnalysisError, match=words):
         tax_test(**args)
+
+
+SAMPLES = [([98.0, 100.0, 102.0], [88.0, 90.5, 91.0]), ([700.0, 712.0, 705.0], [790.0, 801.0, 796.0, 793.0]),
+           ([1.0, 1.3], [1.1, 1.05, 0.97, 1.2, 1.01]), ([5e8, 5.2e8, 4.9e8], [5.1e8, 5.0e8, 5.05e8])]
+
+
+@pytest.mark.parametrize("a, b", SAMPLES)
+@pytest.mark.parametrize("method", ["student", "welch"])
+@pytest.mark.parametrize("alternative", ["two-sided", "greater"])
+def test_log_t_test_is_scipys_t_test_on_the_logs(a, b, method, alternative):
+    found = log_t_test(a, b, method, alternative)
+    scipy_t = scipy.stats.ttest_ind(np.log(a), np.log(b), equal_var=method == "student", alternative=alternative)
+    assert found.p_value == pytest.approx(scipy_t.pvalue, rel=1e-9)
+    assert found.diff / found.se == pytest.approx(scipy_t.statistic, rel=1e-12)
+    assert found.df == pytest.approx(scipy_t.df, rel=1e-12)
+
+
+@pytest.mark.parametrize("a, b", SAMPLES)
+@pytest.mark.parametrize("method", ["student", "welch"])
+def test_the_tax_tests_p_value_is_scipys(a, b, method):
+    expected = scipy.stats.ttest_ind(np.log(a), np.log(b), equal_var=method == "student").pvalue
+    assert tax_test(a, b, method=method).p_value == pytest.approx(expected, rel=1e-9)
+
+
+def test_pooled_with_pools_the_variance_of_every_sample():
+    """Three samples: the difference of the first two, on the variance of the logs of all three (6 df)."""
+    a, b, c = np.array([210.0, 212.0, 207.0]), np.array([200.0, 204.0, 199.0]), np.array([100.0, 90.0, 110.0])
+    logs = [np.log(a), np.log(b), np.log(c)]
+    pooled = sum(((x - x.mean()) ** 2).sum() for x in logs) / 6
+    t = (logs[0].mean() - logs[1].mean()) / np.sqrt(pooled * (1 / 3 + 1 / 3))
+    found = log_t_test(a, b, alternative="greater", pooled_with=[c])
+    assert found.df == 6 and found.p_value == pytest.approx(scipy.stats.t.sf(t, 6), rel=1e-9)
+    alone = scipy.stats.ttest_ind(logs[0], logs[1], alternative="greater").pvalue
+    assert found.p_value > 10 * alone  # c's 10% noise drowns a step that a and b alone show
+
+
+def test_no_degree_of_freedom_or_no_spread():
+    none = log_t_test([1.0], [2.0])
+    assert np.isnan(none.se) and np.isnan(none.p_value) and none.diff == pytest.approx(np.log(0.5))
+    assert log_t_test([2.0], [1.0], pooled_with=[[1.0, 1.1]]).df == 1  # one value a side, a spread elsewhere
+    flat = log_t_test([2.0, 2.0], [1.0, 1.0], alternative="greater")
+    assert flat.se == 0 and flat.p_value == 0.0
+    assert log_t_test([1.0, 1.0], [2.0, 2.0], alternative="greater").p_value == 1.0
+    assert log_t_test([1.0, 1.0], [1.0, 1.0]).p_value == 1.0
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"method": "welch", "pooled_with": [[1.0, 2.0]]}, "pool"),
+    ({"alternative": "less"}, "'less'"),
+    ({"method": "anova"}, "'anova'"),
+    ({"b": []}, "values in every sample"),
+    ({"pooled_with": [[1.0, 0.0]]}, "pooled repetitions"),
+])
+def test_log_t_test_refuses_by_name(kwargs, words):
+    with pytest.raises(AnalysisError, match=words):
+        log_t_test(**{"a": [1.0, 1.1], "b": [1.0, 1.2], **kwargs})

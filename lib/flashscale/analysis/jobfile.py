@@ -11,24 +11,23 @@ first section; a point is a group at one combination of the swept axes (bs, numj
     summarize(frame)   per (layout, devices, group, rw): the best point over the swept axes, its efficiency against
                        devices x the baseline layout's best of the same group, and its tax against the reference
                        layout's best at the same devices and group (``core.tax``), with the tax test of their
-                       repetitions (``significance.tax_test``)
+                       repetitions (``stats.tax_tests``)
 
 The tax is at the same devices, as ``core.summarize`` defines it: ``single`` (one device) has none against a
 ``jbod`` of several; its efficiency says what the layouts of many devices make of each one.
 """
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
-from . import core
+from . import core, stats
 from ..errors import AnalysisError
 from ..measure.jobrun import WORKLOAD
-from .significance import tax_test
-from .stats import verdict
 
 KEYS = ["layout", "devices", "group", "rw", "bs", "numjobs", "iodepth"]
 GROUP = ["layout", "devices", "group", "rw"]
+TAX_KEYS = ["devices", "group", "rw"]  # the tax is against the reference's best at the same devices and group
+BEST_POINT = {**{k: k for k in TAX_KEYS}, "best_bs": "bs", "best_numjobs": "numjobs", "best_iodepth": "iodepth"}
 
 
 def runs(frame: pd.DataFrame) -> pd.DataFrame:
@@ -82,26 +81,11 @@ def summarize(frame: pd.DataFrame, reference: str = "jbod", baseline_layout: str
     out = best.merge(base.rename(columns={"best_bw_bytes": "baseline_bw_bytes"}), on=["group", "rw"], how="left",
                      validate="many_to_one")
     out["efficiency"] = out["best_bw_bytes"] / (out["devices"] * out["baseline_bw_bytes"])
-    out = core.with_tax(out, reference, ["devices", "group", "rw"])
-    tests = _tax_tests(out, runs(frame), reference, confidence)
+    out = core.with_tax(out, reference, TAX_KEYS)
+    tests = stats.tax_tests(out, runs(frame), reference, TAX_KEYS, BEST_POINT, confidence)
+    own = tests["tax_verdict"] == "reference"  # this table gives the reference's own rows NaN bounds, not 0
+    tests = tests.assign(tax_lo=tests["tax_lo"].mask(own), tax_hi=tests["tax_hi"].mask(own))
     columns = [*GROUP, "best_bw_bytes", "best_bs", "best_numjobs", "best_iodepth", "reps", "baseline_bw_bytes",
                "efficiency", "reference_bw_bytes", "tax"]
-    return pd.concat([out[columns], tests], axis=1).assign(reference=reference)
-
-
-def _tax_tests(best: pd.DataFrame, rows: pd.DataFrame, reference: str, confidence: float) -> pd.DataFrame:
-    """Per row of ``best``: the tax test of its best point's repetitions against the reference's best point's."""
-    reps = {key: g["bw_bytes"].to_numpy(float) for key, g in rows.groupby(KEYS, sort=False, observed=True)}
-    at = {(r.devices, r.group, r.rw): (r.best_bs, r.best_numjobs, r.best_iodepth)
-          for r in best.itertuples(index=False) if r.layout == reference}
-    found = []
-    for r in best.itertuples(index=False):
-        other = at.get((r.devices, r.group, r.rw))
-        if r.layout == reference or other is None:
-            found.append({"tax_lo": np.nan, "tax_hi": np.nan, "tax_p": np.nan,
-                          "tax_verdict": "reference" if r.layout == reference else "unknown"})
-            continue
-        test = tax_test(reps[(r.layout, r.devices, r.group, r.rw, r.best_bs, r.best_numjobs, r.best_iodepth)],
-                        reps[(reference, r.devices, r.group, r.rw, *other)], confidence)
-        found.append({"tax_lo": test.lo, "tax_hi": test.hi, "tax_p": test.p_value, "tax_verdict": verdict(test)})
-    return pd.DataFrame(found, index=best.index, columns=["tax_lo", "tax_hi", "tax_p", "tax_verdict"])
+    tested = tests[["tax_lo", "tax_hi", "tax_p", "tax_verdict"]]
+    return pd.concat([out[columns], tested], axis=1).assign(reference=reference)

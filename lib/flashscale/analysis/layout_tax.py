@@ -4,7 +4,7 @@ layout that wins.
 Pure functions on the tidy results table and on ``core.summarize`` tables; tax as ``core.tax`` defines it.
 
     tax_by_threads(frame, ref)   per (layout, devices, rw, numjobs): tax against ``ref`` at the same numjobs, its
-                                 verdict and interval (``significance.tax_test`` of the repetitions) and ``reps``
+                                 verdict and interval (``stats.tax_tests`` of the repetitions) and ``reps``
     consistency(taxes)           per (layout, devices, rw): how much that tax moves across thread counts
     winners(best)                per rw: the layout with the most bandwidth on the most devices
 """
@@ -16,40 +16,23 @@ import pandas as pd
 from .core import with_tax
 from ..errors import AnalysisError
 from .scaling import scaling_curve, scaling_repetitions
-from .significance import tax_test
-from .stats import verdict
-
-NAN = float("nan")
+from .stats import tax_tests
 
 
 def tax_by_threads(frame: pd.DataFrame, reference: str) -> pd.DataFrame:
     """Per (layout, devices, rw, numjobs): the best bandwidth over bs and iodepth, the reference's at the same
-    devices, rw and numjobs (``reference_bw_bytes``) and ``tax`` (NaN where the reference was not measured)."""
+    devices, rw and numjobs (``reference_bw_bytes``) and ``tax`` (NaN where the reference was not measured);
+    ``tax_verdict``, ``tax_lo`` and ``tax_hi`` from ``stats.tax_tests`` of the row's repetitions against the
+    reference's at the same numjobs ('reference', 0, 0 on the reference's rows; 'unknown', NaN, NaN without a
+    reference row) and ``reps``, the row's repetitions."""
     best = scaling_curve(frame, "numjobs")
     if reference not in set(best["layout"]):
         raise AnalysisError(f"reference layout {reference!r} is not in the results")
-    out = with_tax(best, reference, ["devices", "rw", "numjobs"], bw="bw_bytes")
-    tests = pd.DataFrame(_verdicts(out, frame, reference), index=out.index,
-                         columns=["tax_verdict", "tax_lo", "tax_hi", "reps"])
-    return pd.concat([out, tests.astype({"tax_lo": "float64", "tax_hi": "float64", "reps": "int64"})], axis=1)
-
-
-def _verdicts(taxes: pd.DataFrame, frame: pd.DataFrame, reference: str) -> list[tuple]:
-    """Per row of ``tax_by_threads``: ``stats.verdict`` of the tax test of its repetitions against the reference's
-    at the same devices, rw and numjobs ('reference' on the reference's rows, 'unknown' without a reference row),
-    the test's interval (``tax_lo``, ``tax_hi``; 0 on the reference's rows, NaN untested) and the row's repetitions."""
-    keys = ["layout", "devices", "rw", "numjobs"]
-    reps = {key: g["bw_bytes"].to_numpy(float)
-            for key, g in scaling_repetitions(frame, "numjobs").groupby(keys, sort=False)}
-    out = []
-    for r in taxes.itertuples(index=False):
-        other, own = reps.get((reference, r.devices, r.rw, r.numjobs)), reps[(r.layout, r.devices, r.rw, r.numjobs)]
-        if r.layout == reference or other is None:
-            out.append(("reference", 0.0, 0.0, own.size) if r.layout == reference else ("unknown", NAN, NAN, own.size))
-            continue
-        test = tax_test(own, other)
-        out.append((verdict(test), test.lo, test.hi, own.size))
-    return out
+    keys = ["devices", "rw", "numjobs"]
+    out = with_tax(best, reference, keys, bw="bw_bytes")
+    tests = tax_tests(out, scaling_repetitions(frame, "numjobs"), reference, keys, {k: k for k in keys})
+    tested = tests[["tax_verdict", "tax_lo", "tax_hi", "best_reps"]].rename(columns={"best_reps": "reps"})
+    return pd.concat([out, tested], axis=1)
 
 
 def consistency(taxes: pd.DataFrame) -> pd.DataFrame:

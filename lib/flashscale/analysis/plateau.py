@@ -8,19 +8,19 @@ mean measured along the curve. That is only a knee if the curve has flattened: a
 largest N would otherwise report "95% of the plateau at the largest N" for any N at all. So ``plateau`` tests the
 last step (the two largest N): the curve is *still rising* when that step gains more than the knee's tolerance
 (the previous point lies below ``fraction`` of the last, a gain above 1 / fraction - 1: 5.3% at 0.95) and more
-than the noise: a one-sided t test on log throughput, the repetitions' variance pooled over every point (noise
-is relative, so its log variance is shared along the curve), at 1 - ``confidence``. A still-rising curve has no
-knee (NaN) and says "no plateau within the measured range". With one repetition per point there is no noise to
-test against: the knee is kept and the note says the flattening was not tested.
+than the noise: a one-sided t test on log throughput (``significance.log_t_test``), the repetitions' variance
+pooled over every point (noise is relative, so its log variance is shared along the curve), at 1 - ``confidence``.
+A still-rising curve has no knee (NaN) and says "no plateau within the measured range". With one repetition per
+point there is no noise to test against: the knee is kept and the note says the flattening was not tested.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as sps
 
 from ..errors import AnalysisError
+from .significance import log_t_test
 
 NAN = float("nan")
 
@@ -79,20 +79,12 @@ class Plateau:
 
 
 def _last_step_p(reps: list[np.ndarray]) -> float:
-    """One-sided p-value that the last point's log mean exceeds the previous one's only by noise; NaN when the
-    repetitions leave no degree of freedom (one value per point) or hold a zero."""
+    """One-sided p-value that the last point's log mean exceeds the previous one's only by noise
+    (``significance.log_t_test``, the variance of the logs pooled over every point); NaN when the repetitions
+    leave no degree of freedom (one value per point) or hold a zero."""
     if any(np.any(r <= 0) for r in reps):
         return NAN
-    logs = [np.log(r) for r in reps]
-    df = sum(r.size - 1 for r in logs)
-    if df == 0:
-        return NAN
-    pooled = sum(float(((r - r.mean()) ** 2).sum()) for r in logs) / df
-    se = np.sqrt(pooled * (1 / logs[-1].size + 1 / logs[-2].size))
-    diff = float(logs[-1].mean() - logs[-2].mean())
-    if se == 0:
-        return 0.0 if diff > 0 else 1.0
-    return float(sps.t.sf(diff / se, df))
+    return log_t_test(reps[-1], reps[-2], "student", "greater", pooled_with=reps[:-2]).p_value
 
 
 def plateau(n, y, fraction: float = 0.95, confidence: float = 0.95) -> Plateau:

@@ -20,6 +20,10 @@ replaces found it in about half.
 The verdict is ``real`` when the test rejects "no tax" at 1 - ``confidence`` (two-sided; the sign of ``tax``
 says whether the layout costs or gains), ``noise`` when it does not, and ``n/a`` with fewer than two
 repetitions on a side or a spread of zero on both (nothing to test; the values are then NaN, never invented).
+
+``log_t_test`` is the t test on the logs itself, for any two samples of positive values: the tax test's, and
+``plateau``'s test of the last step of a curve (one-sided, ``alternative="greater"``, its variance pooled over
+every point of the curve with ``pooled_with``).
 """
 from __future__ import annotations
 
@@ -33,6 +37,7 @@ from ..errors import AnalysisError
 NAN = float("nan")
 METHODS = ("student", "welch")
 VERDICTS = ("real", "noise", "n/a")
+ALTERNATIVES = ("two-sided", "greater")
 
 
 @dataclass(frozen=True)
@@ -53,23 +58,65 @@ def _repetitions(values, side: str) -> np.ndarray:
     values = np.asarray(values, dtype=float).ravel()
     bad = values[~np.isfinite(values) | (values <= 0)]
     if bad.size:
-        raise AnalysisError(f"{side} repetitions must be positive and finite for a tax test; got {bad.tolist()}")
+        raise AnalysisError(f"{side} repetitions must be positive and finite for a test on their logs; "
+                            f"got {bad.tolist()}")
     return values
 
 
-def _log_difference(a: np.ndarray, b: np.ndarray, method: str) -> tuple[float, float, float]:
-    """Mean log(a) - mean log(b), its standard error and degrees of freedom."""
-    la, lb = np.log(a), np.log(b)
-    va, vb = la.var(ddof=1), lb.var(ddof=1)
+@dataclass(frozen=True)
+class LogT:
+    """mean log(a) - mean log(b) (``diff``), its standard error, degrees of freedom and p-value."""
+
+    diff: float
+    se: float
+    df: float
+    p_value: float
+
+
+def _spread(la: np.ndarray, lb: np.ndarray, method: str, pooled: list[np.ndarray]) -> tuple[float, float]:
+    """The standard error of mean(la) - mean(lb) and its degrees of freedom; NaN where there is no degree of
+    freedom (one value a side, or with ``student`` one value in every sample)."""
     if method == "student":
-        df = a.size + b.size - 2
-        pooled = ((a.size - 1) * va + (b.size - 1) * vb) / df
-        se = np.sqrt(pooled * (1 / a.size + 1 / b.size))
-    else:
-        wa, wb = va / a.size, vb / b.size
-        se = np.sqrt(wa + wb)
-        df = (wa + wb) ** 2 / (wa ** 2 / (a.size - 1) + wb ** 2 / (b.size - 1)) if se > 0 else NAN
-    return float(la.mean() - lb.mean()), float(se), float(df)
+        logs = [la, lb, *pooled]
+        df = sum(s.size - 1 for s in logs)
+        if df == 0:
+            return NAN, 0.0
+        variance = sum((s.size - 1) * s.var(ddof=1) for s in logs if s.size > 1) / df
+        return float(np.sqrt(variance * (1 / la.size + 1 / lb.size))), float(df)
+    if la.size < 2 or lb.size < 2:
+        return NAN, NAN
+    wa, wb = la.var(ddof=1) / la.size, lb.var(ddof=1) / lb.size
+    se = np.sqrt(wa + wb)
+    df = (wa + wb) ** 2 / (wa ** 2 / (la.size - 1) + wb ** 2 / (lb.size - 1)) if se > 0 else NAN
+    return float(se), float(df)
+
+
+def log_t_test(a, b, method: str = "student", alternative: str = "two-sided", pooled_with=()) -> LogT:
+    """t test of mean log(a) - mean log(b) (``a``, ``b``: positive, finite values). ``student`` pools the variance
+    of the logs of ``a``, ``b`` and of each sample of ``pooled_with`` (on sum(n - 1) degrees of freedom); ``welch``
+    keeps those of ``a`` and ``b`` apart. The p-value is that of "no difference": ``two-sided``, or ``greater``
+    (a's mean log exceeds b's only by noise). No degree of freedom: se and p NaN; a spread of zero: se 0 and p the
+    limit (0 where the difference points the tested way, else 1)."""
+    if method not in METHODS:
+        raise AnalysisError(f"t test method {method!r} is unknown; expected one of {METHODS}")
+    if alternative not in ALTERNATIVES:
+        raise AnalysisError(f"t test alternative {alternative!r} is unknown; expected one of {ALTERNATIVES}")
+    if method == "welch" and len(pooled_with):
+        raise AnalysisError("only the student t test pools the variance of other samples (pooled_with)")
+    samples = [_repetitions(a, "first"), _repetitions(b, "second"), *(_repetitions(s, "pooled") for s in pooled_with)]
+    if any(s.size == 0 for s in samples):
+        raise AnalysisError(f"a t test needs values in every sample; got {[s.size for s in samples]}")
+    la, lb, *pooled = [np.log(s) for s in samples]
+    diff = float(la.mean() - lb.mean())
+    se, df = _spread(la, lb, method, pooled)
+    if np.isnan(se):
+        return LogT(diff, se, df, NAN)
+    if se == 0:  # no spread at all: the p-value's limit
+        toward = diff != 0 if alternative == "two-sided" else diff > 0
+        return LogT(diff, se, df, 0.0 if toward else 1.0)
+    if alternative == "two-sided":
+        return LogT(diff, se, df, float(2 * sps.t.sf(abs(diff) / se, df)))
+    return LogT(diff, se, df, float(sps.t.sf(diff / se, df)))
 
 
 def tax_test(layout_reps, reference_reps, confidence: float = 0.95, method: str = "student") -> TaxTest:
@@ -82,12 +129,11 @@ def tax_test(layout_reps, reference_reps, confidence: float = 0.95, method: str 
     tax = 1.0 - float(layout.mean()) / float(reference.mean()) if layout.size and reference.size else NAN
     if layout.size < 2 or reference.size < 2:
         return TaxTest(tax, NAN, NAN, NAN, "n/a", int(layout.size), int(reference.size))
-    diff, se, df = _log_difference(layout, reference, method)
-    if not se > 0:
+    t = log_t_test(layout, reference, method)
+    if not t.se > 0:
         return TaxTest(tax, NAN, NAN, NAN, "n/a", int(layout.size), int(reference.size))
-    half = float(sps.t.ppf((1 + confidence) / 2, df)) * se
-    p_value = float(2 * sps.t.sf(abs(diff) / se, df))
-    verdict = "real" if p_value < 1 - confidence else "noise"
+    half = float(sps.t.ppf((1 + confidence) / 2, t.df)) * t.se
+    verdict = "real" if t.p_value < 1 - confidence else "noise"
     # log(layout / reference) in [diff - half, diff + half]  ->  tax = 1 - ratio in [1 - e^(diff+half), ...]
-    return TaxTest(tax, 1.0 - float(np.exp(diff + half)), 1.0 - float(np.exp(diff - half)), p_value, verdict,
+    return TaxTest(tax, 1.0 - float(np.exp(t.diff + half)), 1.0 - float(np.exp(t.diff - half)), t.p_value, verdict,
                    int(layout.size), int(reference.size))

@@ -21,13 +21,15 @@ Where both sides are the same measurement (the baseline point's own efficiency) 
 The tax (``core.tax``) is tested, not bounded by overlap: ``significance.tax_test`` compares the repetitions of a
 layout's best point with those of the reference's (a t test on their logarithms), which finds a real 8% tax at
 3 repetitions and 2% noise in about 95% of draws where the overlap of two intervals found it in half.
+``tax_tests`` is the one loop that runs it, row by row, for every table with a tax: this summary's,
+``layout_tax.tax_by_threads`` and ``jobfile.summarize``.
 
 The best point is the largest of several noisy means, so it is biased upwards (winner's curse); the interval
 describes the repetitions of that point, not the selection.
 """
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -40,6 +42,7 @@ from ..errors import ConfigError
 NAN = float("nan")
 
 METHODS = ("t", "bootstrap")
+BEST_POINT = {"devices": "devices", "rw": "rw", "best_bs": "bs", "best_numjobs": "numjobs", "best_iodepth": "iodepth"}
 
 
 def _check(confidence: float, method: str) -> None:
@@ -176,34 +179,36 @@ def verdict(test: TaxTest) -> str:
     return "noise" if test.verdict == "noise" else "unknown"
 
 
-def tax_tests(summary: pd.DataFrame, frame: pd.DataFrame, reference: str, by_cols: list[str],
-              confidence: float = 0.95, tax_method: str = "student") -> pd.DataFrame:
-    """Per row of ``summary`` (a ``core.summarize`` table of ``frame``): ``tax_lo``, ``tax_hi``, ``tax_p`` and
-    ``tax_verdict`` from ``significance.tax_test`` on the repetitions of its best point against those of the
-    reference's best point at the same devices, rw (and ``by``); ``best_reps`` and ``reference_reps`` count them,
-    ``tax_confidence`` is the level of the interval.
-    The reference's own rows: 0, 0, NaN and 'reference'; rows without a reference row: 'unknown'."""
-    keys = ["devices", "rw", *by_cols]
-    point = {"best_bs": "bs", "best_numjobs": "numjobs", "best_iodepth": "iodepth"}
-    refs = with_reference(summary[["layout", *keys, *point]], reference, keys,
-                          {c: f"reference_{v}" for c, v in point.items()})
-    reps = _repetitions(frame)
-    rows = []
-    for r in refs.itertuples(index=False):
-        own = reps[(r.layout, r.devices, r.rw, r.best_bs, r.best_numjobs, r.best_iodepth)]
-        if r.layout == reference:
-            rows.append((0.0, 0.0, NAN, "reference", own.size, own.size))
-        elif pd.isna(r.reference_bs):
-            rows.append((NAN, NAN, NAN, "unknown", own.size, 0))
+def tax_tests(rows: pd.DataFrame, repetitions: pd.DataFrame, reference: str, group: list[str],
+              point: Mapping[str, str], confidence: float = 0.95, method: str = "student") -> pd.DataFrame:
+    """The one loop of tax tests. Per row of ``rows`` (one per layout and ``group``, e.g. devices and rw): the
+    ``significance.tax_test`` of the repetitions of its point against those of the reference's row of the same
+    ``group``. ``point`` maps the columns of ``rows`` that name the tested point (beside ``layout``) to the columns
+    of ``repetitions`` (one row per measured repetition, ``bw_bytes``) that key it.
+
+    Columns, on ``rows``' index: ``tax_lo``, ``tax_hi``, ``tax_p``, ``tax_verdict`` (``verdict``), ``best_reps`` and
+    ``reference_reps`` (the repetitions on each side). The reference's own rows: 0, 0, NaN, 'reference', n, n; rows
+    with no reference row (or no reference repetitions) in their group: NaN, NaN, NaN, 'unknown', n, 0."""
+    own = [*point]
+    theirs = [c if c in group else f"reference_{c}" for c in own]  # the reference's point, at the same group
+    refs = with_reference(rows[["layout", *dict.fromkeys([*group, *own])]], reference, group,
+                          {"layout": "reference_layout", **{c: f"reference_{c}" for c in own if c not in group}})
+    by_point = repetitions.groupby(["layout", *point.values()], sort=False, observed=True)
+    reps = {key: g["bw_bytes"].to_numpy(float) for key, g in by_point}
+    found = []
+    for r in refs.to_dict("records"):
+        mine = reps[(r["layout"], *(r[c] for c in own))]
+        other = None if pd.isna(r["reference_layout"]) else reps.get((reference, *(r[c] for c in theirs)))
+        if r["layout"] == reference:
+            found.append((0.0, 0.0, NAN, "reference", mine.size, mine.size))
+        elif other is None:
+            found.append((NAN, NAN, NAN, "unknown", mine.size, 0))
         else:
-            other = reps[(reference, r.devices, r.rw, int(r.reference_bs), int(r.reference_numjobs),
-                          int(r.reference_iodepth))]
-            test = tax_test(own, other, confidence, tax_method)
-            rows.append((test.lo, test.hi, test.p_value, verdict(test), test.n_layout, test.n_reference))
+            test = tax_test(mine, other, confidence, method)
+            found.append((test.lo, test.hi, test.p_value, verdict(test), test.n_layout, test.n_reference))
     columns = ["tax_lo", "tax_hi", "tax_p", "tax_verdict", "best_reps", "reference_reps"]
-    out = pd.DataFrame(rows, columns=columns, index=summary.index).astype(
+    return pd.DataFrame(found, columns=columns, index=rows.index).astype(
         {"tax_lo": "float64", "tax_hi": "float64", "tax_p": "float64", "best_reps": "int64", "reference_reps": "int64"})
-    return out.assign(tax_confidence=confidence)
 
 
 def summary_intervals(
@@ -212,9 +217,11 @@ def summary_intervals(
     base_frame: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """``analysis.summarize`` plus ``best_bw_bytes_lo/hi``, ``baseline_bw_bytes_lo/hi`` (``method`` intervals),
-    ``efficiency_lo/hi`` and ``layout_efficiency_lo/hi`` (``ratio_interval``) and the tax test of ``tax_tests``:
-    ``tax_lo/hi``, ``tax_p``, ``tax_verdict`` ('tax', 'gain', 'noise', 'unknown' with fewer than 2 repetitions a side
-    or no reference row, 'reference'), ``best_reps``, ``reference_reps`` and ``tax_confidence``.
+    ``efficiency_lo/hi`` and ``layout_efficiency_lo/hi`` (``ratio_interval``) and the tax test of ``tax_tests`` on
+    the repetitions of each row's best point against the reference's best point at the same devices, rw (and
+    ``by``): ``tax_lo/hi``, ``tax_p``, ``tax_verdict`` ('tax', 'gain', 'noise', 'unknown' with fewer than 2
+    repetitions a side or no reference row, 'reference'), ``best_reps``, ``reference_reps`` and ``tax_confidence``
+    (the level of the interval).
     ``base_frame``: the results whose single-device rows give the baseline (another stage's, ``01_baseline``);
     by default ``frame``'s own."""
     _check(confidence, method)
@@ -236,5 +243,6 @@ def summary_intervals(
     share = 1.0 - out["design_tax"]
     out["layout_efficiency_lo"] = out["efficiency_lo"] / share
     out["layout_efficiency_hi"] = out["efficiency_hi"] / share
-    out = pd.concat([out, tax_tests(out, frame, reference, by_cols, confidence, tax_method)], axis=1)
+    tests = tax_tests(out, rates(frame), reference, ["devices", "rw", *by_cols], BEST_POINT, confidence, tax_method)
+    out = pd.concat([out, tests.assign(tax_confidence=confidence)], axis=1)
     return out.drop(columns=["baseline_layout", "baseline_numjobs", "baseline_iodepth"])

@@ -1,0 +1,206 @@
+"""One loop tests every tax (``stats.tax_tests``): the summary (``stats.summary_intervals``), the tax at each thread
+count (``layout_tax.tax_by_threads``) and the job file's groups (``jobfile.summarize``) give the numbers they gave
+before they shared it. The expected values were recorded from the three loops as they were, on one synthetic
+table: jbod (the reference), btrfs (a tax on reads, a gain on writes), md (noise on reads, a tax on writes, its
+best write point at another numjobs than jbod's) at 2 devices, 2 rw (the job file's groups scan and log), 2 numjobs,
+3 repetitions; single at 1 device (no reference there) and lvm with one repetition (nothing to test)."""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from flashscale.analysis import jobfile, layout_tax, stats
+
+MB = 1e6
+NAN = float("nan")
+LEVELS = {  # (layout, devices, rw, numjobs): the repetitions in MB/s
+    ("jbod", 2, "read", 1): [400, 404, 397], ("jbod", 2, "read", 2): [790, 801, 796],
+    ("btrfs", 2, "read", 1): [380, 377, 386], ("btrfs", 2, "read", 2): [700, 712, 705],
+    ("md", 2, "read", 1): [402, 395, 399], ("md", 2, "read", 2): [798, 785, 793],
+    ("jbod", 2, "write", 1): [300, 306, 297], ("jbod", 2, "write", 2): [560, 566, 571],
+    ("btrfs", 2, "write", 1): [310, 305, 316], ("btrfs", 2, "write", 2): [600, 590, 596],
+    ("md", 2, "write", 1): [250, 252, 249], ("md", 2, "write", 2): [240, 246, 243],
+    ("single", 1, "read", 1): [210, 205, 208], ("single", 1, "write", 1): [150, 152, 149],
+    ("lvm", 2, "read", 1): [390], ("lvm", 2, "read", 2): [780],
+}
+
+
+def sweep() -> pd.DataFrame:
+    rows = [dict(layout=layout, devices=devices, rw=rw, bs=1 << 20, numjobs=numjobs, iodepth=1, rep=rep,
+                 warmup=False, bw_bytes=bw * MB)
+            for (layout, devices, rw, numjobs), bws in LEVELS.items() for rep, bw in enumerate(bws, start=1)]
+    return pd.DataFrame(rows)
+
+
+def job_file_runs() -> pd.DataFrame:
+    rows = sweep()
+    return rows.assign(group=rows["rw"].map({"read": "scan", "write": "log"}), workload="jobfile", too_short=False,
+                       read_bw_bytes=rows["bw_bytes"].where(rows["rw"] == "read", 0.0),
+                       write_bw_bytes=rows["bw_bytes"].where(rows["rw"] == "write", 0.0), phase="workload")
+
+
+SUMMARY_COLUMNS = ["layout", "rw", "tax_lo", "tax_hi", "tax_p", "tax_verdict", "best_reps", "reference_reps"]
+SUMMARY = [
+    ("btrfs", "read", 0.09735567556105507, 0.12860915152905805, 4.599231788140439e-05, "tax", 3, 3),
+    ("btrfs", "write", -0.07444855941954387, -0.030909026555583585, 0.0023608136470938445, "gain", 3, 3),
+    ("jbod", "read", 0.0, 0.0, NAN, "reference", 3, 3),
+    ("jbod", "write", 0.0, 0.0, NAN, "reference", 3, 3),
+    ("lvm", "read", NAN, NAN, NAN, "unknown", 1, 3),
+    ("md", "read", -0.012766205193836422, 0.021698230224878046, 0.4993399998191868, "noise", 3, 3),
+    ("md", "write", 0.5492182058141423, 0.5655232722206024, 2.6312914607636523e-08, "tax", 3, 3),
+    ("single", "read", NAN, NAN, NAN, "unknown", 3, 0),
+    ("single", "write", NAN, NAN, NAN, "unknown", 3, 0),
+]
+SUMMARY_WELCH_90 = [
+    ("btrfs", "read", 0.10089021556445255, 0.12518357896180077, 6.250057274446141e-05, "tax", 3, 3),
+    ("btrfs", "write", -0.06939737864670148, -0.03577841183505459, 0.0025333825668926286, "gain", 3, 3),
+    ("jbod", "read", 0.0, 0.0, NAN, "reference", 3, 3),
+    ("jbod", "write", 0.0, 0.0, NAN, "reference", 3, 3),
+    ("lvm", "read", NAN, NAN, NAN, "unknown", 1, 3),
+    ("md", "read", -0.008826696972754178, 0.017877923053890687, 0.5005604337613229, "noise", 3, 3),
+    ("md", "write", 0.5507766550647675, 0.5640159820531256, 2.973807455863896e-07, "tax", 3, 3),
+    ("single", "read", NAN, NAN, NAN, "unknown", 3, 0),
+    ("single", "write", NAN, NAN, NAN, "unknown", 3, 0),
+]
+SUMMARY_NO_JBOD_WRITE = [
+    ("btrfs", "read", 0.09735567556105507, 0.12860915152905805, 4.599231788140439e-05, "tax", 3, 3),
+    ("btrfs", "write", NAN, NAN, NAN, "unknown", 3, 0),
+    ("jbod", "read", 0.0, 0.0, NAN, "reference", 3, 3),
+    ("lvm", "read", NAN, NAN, NAN, "unknown", 1, 3),
+    ("md", "read", -0.012766205193836422, 0.021698230224878046, 0.4993399998191868, "noise", 3, 3),
+    ("md", "write", NAN, NAN, NAN, "unknown", 3, 0),
+    ("single", "read", NAN, NAN, NAN, "unknown", 3, 0),
+    ("single", "write", NAN, NAN, NAN, "unknown", 3, 0),
+]
+THREADS_COLUMNS = ["layout", "rw", "numjobs", "tax_verdict", "tax_lo", "tax_hi", "reps"]
+THREADS = [
+    ("btrfs", "read", 1, "tax", 0.02536317797682186, 0.07072530640371189, 3),
+    ("btrfs", "read", 2, "tax", 0.09735567556105507, 0.12860915152905805, 3),
+    ("btrfs", "write", 1, "noise", -0.07030082275536387, 0.0068981347660728165, 3),
+    ("btrfs", "write", 2, "gain", -0.07444855941954387, -0.030909026555583585, 3),
+    ("jbod", "read", 1, "reference", 0.0, 0.0, 3),
+    ("jbod", "read", 2, "reference", 0.0, 0.0, 3),
+    ("jbod", "write", 1, "reference", 0.0, 0.0, 3),
+    ("jbod", "write", 2, "reference", 0.0, 0.0, 3),
+    ("lvm", "read", 1, "unknown", NAN, NAN, 1),
+    ("lvm", "read", 2, "unknown", NAN, NAN, 1),
+    ("md", "read", 1, "noise", -0.01588157933175438, 0.023812965108311657, 3),
+    ("md", "read", 2, "noise", -0.012766205193836422, 0.021698230224878046, 3),
+    ("md", "write", 1, "tax", 0.1461636572311008, 0.18981187299561586, 3),
+    ("md", "write", 2, "tax", 0.559459769383549, 0.5811204781015256, 3),
+    ("single", "read", 1, "unknown", NAN, NAN, 3),
+    ("single", "write", 1, "unknown", NAN, NAN, 3),
+]
+THREADS_NO_JBOD_WRITE_1 = [
+    ("btrfs", "read", 1, "tax", 0.02536317797682186, 0.07072530640371189, 3),
+    ("btrfs", "read", 2, "tax", 0.09735567556105507, 0.12860915152905805, 3),
+    ("btrfs", "write", 1, "unknown", NAN, NAN, 3),
+    ("btrfs", "write", 2, "gain", -0.07444855941954387, -0.030909026555583585, 3),
+    ("jbod", "read", 1, "reference", 0.0, 0.0, 3),
+    ("jbod", "read", 2, "reference", 0.0, 0.0, 3),
+    ("jbod", "write", 2, "reference", 0.0, 0.0, 3),
+    ("lvm", "read", 1, "unknown", NAN, NAN, 1),
+    ("lvm", "read", 2, "unknown", NAN, NAN, 1),
+    ("md", "read", 1, "noise", -0.01588157933175438, 0.023812965108311657, 3),
+    ("md", "read", 2, "noise", -0.012766205193836422, 0.021698230224878046, 3),
+    ("md", "write", 1, "unknown", NAN, NAN, 3),
+    ("md", "write", 2, "tax", 0.559459769383549, 0.5811204781015256, 3),
+    ("single", "read", 1, "unknown", NAN, NAN, 3),
+    ("single", "write", 1, "unknown", NAN, NAN, 3),
+]
+JOBFILE_COLUMNS = ["layout", "group", "tax_lo", "tax_hi", "tax_p", "tax_verdict"]
+JOBFILE = [  # the job file's reference rows have NaN bounds, where the other two tables give 0, 0
+    ("btrfs", "log", -0.07444855941954387, -0.030909026555583585, 0.0023608136470938445, "gain"),
+    ("btrfs", "scan", 0.09735567556105507, 0.12860915152905805, 4.599231788140439e-05, "tax"),
+    ("jbod", "log", NAN, NAN, NAN, "reference"),
+    ("jbod", "scan", NAN, NAN, NAN, "reference"),
+    ("lvm", "scan", NAN, NAN, NAN, "unknown"),
+    ("md", "log", 0.5492182058141423, 0.5655232722206024, 2.6312914607636523e-08, "tax"),
+    ("md", "scan", -0.012766205193836422, 0.021698230224878046, 0.4993399998191868, "noise"),
+    ("single", "log", NAN, NAN, NAN, "unknown"),
+    ("single", "scan", NAN, NAN, NAN, "unknown"),
+]
+JOBFILE_90 = [
+    ("btrfs", "log", -0.06930145230083773, -0.03587133085050942, 0.0023608136470938445, "gain"),
+    ("btrfs", "scan", 0.10104044077996133, 0.12503738830835798, 4.599231788140439e-05, "tax"),
+    ("jbod", "log", NAN, NAN, NAN, "reference"),
+    ("jbod", "scan", NAN, NAN, NAN, "reference"),
+    ("lvm", "scan", NAN, NAN, NAN, "unknown"),
+    ("md", "log", 0.551141916203409, 0.5636611972679708, 2.6312914607636523e-08, "tax"),
+    ("md", "scan", -0.008703967832666581, 0.017758428135848825, 0.4993399998191868, "noise"),
+    ("single", "log", NAN, NAN, NAN, "unknown"),
+    ("single", "scan", NAN, NAN, NAN, "unknown"),
+]
+JOBFILE_NO_JBOD_LOG = [
+    ("btrfs", "log", NAN, NAN, NAN, "unknown"),
+    ("btrfs", "scan", 0.09735567556105507, 0.12860915152905805, 4.599231788140439e-05, "tax"),
+    ("jbod", "scan", NAN, NAN, NAN, "reference"),
+    ("lvm", "scan", NAN, NAN, NAN, "unknown"),
+    ("md", "log", NAN, NAN, NAN, "unknown"),
+    ("md", "scan", -0.012766205193836422, 0.021698230224878046, 0.4993399998191868, "noise"),
+    ("single", "log", NAN, NAN, NAN, "unknown"),
+    ("single", "scan", NAN, NAN, NAN, "unknown"),
+]
+
+
+def _same(found: pd.DataFrame, expected: list[tuple], columns: list[str]) -> None:
+    """``found``'s ``columns`` hold exactly ``expected`` (bit for bit, NaN where NaN), with the dtypes they had."""
+    want = pd.DataFrame(expected, columns=columns)
+    want = want.astype({c: found[c].dtype for c in columns})
+    pd.testing.assert_frame_equal(found[columns].reset_index(drop=True), want, check_exact=True)
+
+
+@pytest.mark.parametrize("kwargs, expected", [({}, SUMMARY),
+                                              ({"confidence": 0.9, "tax_method": "welch"}, SUMMARY_WELCH_90)])
+def test_the_summarys_tax_tests_are_the_recorded_ones(kwargs, expected):
+    out = stats.summary_intervals(sweep(), reference="jbod", **kwargs)
+    _same(out, expected, SUMMARY_COLUMNS)
+    assert (out["tax_confidence"] == kwargs.get("confidence", 0.95)).all()
+    assert [str(out[c].dtype) for c in ("tax_lo", "tax_hi", "tax_p", "best_reps", "reference_reps")] == \
+        ["float64", "float64", "float64", "int64", "int64"]
+
+
+def test_a_summary_without_the_reference_in_a_group_leaves_that_group_unknown():
+    frame = sweep()
+    out = stats.summary_intervals(frame[~((frame["layout"] == "jbod") & (frame["rw"] == "write"))], reference="jbod")
+    _same(out, SUMMARY_NO_JBOD_WRITE, SUMMARY_COLUMNS)
+
+
+@pytest.mark.parametrize("drop, expected", [(False, THREADS), (True, THREADS_NO_JBOD_WRITE_1)])
+def test_the_tax_at_each_thread_count_is_the_recorded_one(drop, expected):
+    frame = sweep()
+    gone = (frame["layout"] == "jbod") & (frame["rw"] == "write") & (frame["numjobs"] == 1)
+    out = layout_tax.tax_by_threads(frame[~gone] if drop else frame, "jbod")
+    _same(out, expected, THREADS_COLUMNS)
+    assert [str(out[c].dtype) for c in ("tax_lo", "tax_hi", "reps")] == ["float64", "float64", "int64"]
+    assert "tax_p" not in out.columns and "reference_reps" not in out.columns
+
+
+@pytest.mark.parametrize("drop, confidence, expected", [(False, 0.95, JOBFILE), (False, 0.9, JOBFILE_90),
+                                                        (True, 0.95, JOBFILE_NO_JBOD_LOG)])
+def test_the_job_files_tax_tests_are_the_recorded_ones(drop, confidence, expected):
+    frame = job_file_runs()
+    gone = (frame["layout"] == "jbod") & (frame["group"] == "log")
+    out = jobfile.summarize(frame[~gone] if drop else frame, reference="jbod", confidence=confidence)
+    _same(out, expected, JOBFILE_COLUMNS)
+    assert [str(out[c].dtype) for c in ("tax_lo", "tax_hi", "tax_p")] == ["float64"] * 3
+
+
+def test_the_three_tables_test_the_same_points_alike():
+    """btrfs's best read point (numjobs 2) against jbod's: one test, whichever table asks."""
+    summary = stats.summary_intervals(sweep(), reference="jbod").set_index(["layout", "rw"]).loc[("btrfs", "read")]
+    threads = layout_tax.tax_by_threads(sweep(), "jbod").set_index(["layout", "rw", "numjobs"]).loc[("btrfs", "read", 2)]
+    job = jobfile.summarize(job_file_runs(), reference="jbod").set_index(["layout", "group"]).loc[("btrfs", "scan")]
+    assert summary["tax_lo"] == threads["tax_lo"] == job["tax_lo"]
+    assert summary["tax_hi"] == threads["tax_hi"] == job["tax_hi"]
+    assert summary["tax_p"] == job["tax_p"] and summary["tax_verdict"] == threads["tax_verdict"] == job["tax_verdict"]
+
+
+def test_inputs_are_not_mutated():
+    frame, runs = sweep(), job_file_runs()
+    before, runs_before = frame.copy(deep=True), runs.copy(deep=True)
+    stats.summary_intervals(frame, reference="jbod")
+    layout_tax.tax_by_threads(frame, "jbod")
+    jobfile.summarize(runs, reference="jbod")
+    pd.testing.assert_frame_equal(frame, before)
+    pd.testing.assert_frame_equal(runs, runs_before)
