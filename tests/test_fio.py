@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from flashscale.measure import fio
-from flashscale.system.commands import RecordingRunner
+from flashscale.measure import fio, jobfile, jobrun
+from flashscale.system.commands import Completed, RecordingRunner
 from flashscale.errors import ConfigError, FioError
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -178,3 +178,55 @@ def test_a_time_based_write_counts_the_flush_of_its_data_and_a_read_has_none():
     own = fio.render(fio.FioJob("write", 2**20, ("/m/0",), runtime_s=3, extra=(("end_fsync", "0"),)))
     assert "end_fsync=1\n" in write and "end_fsync=1\n" in randrw and "end_fsync" not in read
     assert "end_fsync=0\n" in own and "end_fsync=1" not in own  # the user's own choice stands
+
+
+class FioThatSays:
+    """A runner whose fio writes ``output`` (None: nothing) to its --output file and says ``stderr``."""
+
+    def __init__(self, output: str | None, returncode: int = 0, stderr: str = ""):
+        self.output, self.returncode, self.stderr, self.history = output, returncode, stderr, []
+
+    def run(self, argv, *, ok_codes=(0,), cgroup_procs=(), timeout=None) -> Completed:
+        argv = tuple(str(a) for a in argv)
+        self.history.append(argv)
+        written = [a.split("=", 1)[1] for a in argv if a.startswith("--output=")]
+        if written and self.output is not None:
+            Path(written[0]).write_text(self.output)
+        return Completed(argv, self.returncode if written else 0, "", self.stderr if written else "")
+
+
+@pytest.mark.parametrize("output,returncode,stderr,message", [
+    (None, 1, "line1\nline2\nfio: pid=1, err=28/file:engines/sync.c, error=No space left on device\n",
+     "fio wrote no output file .*fio.json: line1 line2 fio: pid=1, err=28.*No space left on device$"),
+    (None, 0, "", "fio wrote no output file .*: nothing on stderr$"),
+    (golden("error_in_json"), 1, "fio: io_u error\n", r"fio exited with status 1 for .*job.fio \(.*error .*\): fio"),
+    ("garbage", 0, "", "no JSON object in fio output"),
+])
+def test_our_jobs_and_a_user_s_job_file_end_the_same_way(tmp_path, output, returncode, stderr, message):
+    """``fio.run_file`` is the one tail after fio (stderr kept, output loaded, exit status and jobs checked) for
+    flashscale's own jobs (``fio.run``) and a user's job file (``jobrun.run``): the same error for the same fio."""
+    user = tmp_path / "user.fio"
+    user.write_text("[scan]\nrw=read\nsize=1m\n")
+    target = tmp_path / "m0"
+    target.mkdir()
+    ours, theirs = FioThatSays(output, returncode, stderr), FioThatSays(output, returncode, stderr)
+    with pytest.raises(FioError, match=message) as from_ours:
+        fio.run(fio.FioJob("read", 4096, (str(target),)), tmp_path / "ours", ours)
+    with pytest.raises(FioError, match=message) as from_theirs:
+        jobrun.run(jobfile.JobFile.read(user), [str(target)], tmp_path / "theirs", theirs)
+    assert str(from_ours.value).replace("ours", "X") == str(from_theirs.value).replace("theirs", "X")
+    for runner, folder in ((ours, tmp_path / "ours"), (theirs, tmp_path / "theirs")):
+        aux = (f"--aux-path={folder.resolve()}",) if runner is theirs else ()
+        assert runner.history[-1] == ("fio", "--output-format=json", f"--output={folder / 'fio.json'}", *aux,
+                                      str(folder / "job.fio"))
+        assert (folder / "fio.stderr").exists() == bool(stderr)
+
+
+def test_a_target_names_a_device_one_way_in_measure():
+    """A job file's targets are classified as flashscale's own jobs are (``fio.is_device``); an nbd:// export is
+    a device there, and a user's job file is never pointed at one (its targets must be absolute paths)."""
+    assert jobfile.is_device is fio.is_device
+    assert fio.is_device("/dev/loop3") and fio.is_device("nbd://10.0.0.2:10809/") and not fio.is_device("/mnt/0")
+    with pytest.raises(ConfigError, match="give absolute paths"):
+        jobfile.JobFile.read(Path(__file__).parent / "jobfiles" / "basic_randread.fio").rewrite(
+            ["nbd://10.0.0.2:10809/"], "/r")

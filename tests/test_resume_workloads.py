@@ -32,3 +32,20 @@ def test_nothing_is_set_aside_when_every_layout_with_workloads_finished(tmp_path
     (tmp_path / results.ROWS_FILE).write_text(json.dumps(rows[0]) + "\n")
     assert resume.set_aside_workloads(tmp_path, frozenset({"single"})) is None
     assert not (tmp_path / resume.SET_ASIDE).exists() and results.read_rows(tmp_path)[0] == rows
+
+
+def test_rows_jsonl_is_rewritten_one_way_whether_a_torn_line_is_dropped_or_rows_are_set_aside(tmp_path, monkeypatch):
+    """``results.rewrite_rows`` (tmp file, then rename) is the one rewrite: no other file is left beside the rows."""
+    rows = [row("single", "measure", "read-nj1"), {**row("single", "measure", "read-nj1", rep=1), "status": "failed"},
+            row("jbod", "workload", "bonnie")]
+    (tmp_path / results.ROWS_FILE).write_text("".join(json.dumps(r) + "\n" for r in rows) + '{"layout": "jb')
+    rewritten = []
+    original = results.rewrite_rows
+    monkeypatch.setattr(results, "rewrite_rows", lambda folder, kept: (rewritten.append(list(kept)),
+                                                                        original(folder, kept)))
+    assert "torn" in results.drop_torn_line(tmp_path)
+    assert resume.set_aside_failed(tmp_path).startswith("1 failed run(s) on single")
+    assert resume.set_aside_workloads(tmp_path, frozenset({"single"})).startswith("1 workload row(s)")
+    assert rewritten == [rows, [rows[0], rows[2]], [rows[0]]]
+    assert (tmp_path / results.ROWS_FILE).read_text() == json.dumps(rows[0]) + "\n"
+    assert {p.name for p in tmp_path.iterdir()} == {results.ROWS_FILE, resume.PROGRESS_JSON, resume.SET_ASIDE}

@@ -1,10 +1,13 @@
 """Sweeps are declared axes, expanded in one place."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from flashscale.errors import ConfigError
-from flashscale.measure.sweep import Sweep
+from flashscale.measure import adaptive, jobrun
+from flashscale.measure.sweep import Sweep, positive_ints
+from flashscale.measure.workloads import bonnie, pgbench, transfer
 
 
 def test_the_count_is_the_product_of_the_axes_times_the_runs_per_point():
@@ -67,3 +70,26 @@ def test_fio_s_steady_state_goes_to_every_measured_job_and_is_checked():
 def test_rounds_are_checked(kwargs, named):
     with pytest.raises(ConfigError, match=named):
         Sweep(**kwargs)
+
+
+@pytest.mark.parametrize("make,named", [
+    (lambda: Sweep(numjobs=[1, 0]), "numjobs value 0 must be a positive whole number"),
+    (lambda: jobrun.checked_axes({"iodepth": [4, True]}), "job file axis iodepth value True must be a positive"),
+    (lambda: jobrun.checked_axes({"bs": 4096}), "job file axis bs=4096 must be a list"),
+    (lambda: bonnie.Bonnie(processes=(2, -1)), r"bonnie\+\+ processes value -1 must be a positive whole number"),
+    (lambda: bonnie.Bonnie(file_mib=0), r"bonnie\+\+ file_mib value 0 must be"),
+    (lambda: pgbench.Pgbench(clients=()), "pgbench clients must list at least one value"),
+    (lambda: pgbench.Pgbench(duration_s=1.5), "pgbench duration_s value 1.5 must be"),
+    (lambda: transfer.Transfer(streams="4"), "transfer streams='4' must be a list"),
+    (lambda: adaptive.checked_grid([1, 2, 0]), "adaptive grid value 0 must be a positive whole number"),
+])
+def test_every_axis_and_count_is_checked_one_way_naming_the_value_and_the_parameter(make, named):
+    with pytest.raises(ConfigError, match=named):
+        make()
+
+
+def test_the_checked_values_are_kept_as_tuples_and_an_adaptive_grid_takes_numpy_s_integers():
+    assert positive_ints("numjobs", [1, 2]) == (1, 2) and jobrun.checked_axes({"numjobs": [4]}) == {"numjobs": (4,)}
+    assert bonnie.Bonnie(processes=[1, 4]).processes == (1, 4) and transfer.Transfer(streams=[2]).streams == (2,)
+    grid = adaptive.checked_grid(np.array([8, 1, 2]))
+    assert grid == (1, 2, 8) and all(type(v) is int for v in grid)

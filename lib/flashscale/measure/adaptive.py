@@ -29,7 +29,7 @@ import numpy as np
 from scipy import stats as sps
 
 from ..errors import ConfigError
-
+from .sweep import positive_ints
 
 
 @dataclass(frozen=True)
@@ -87,13 +87,13 @@ class Exploration:
 
 
 def checked_grid(grid: Iterable[int]) -> tuple[int, ...]:
-    """The grid sorted, each value a positive whole number; refused if empty or repeated."""
-    values = tuple(grid)
-    if not values or any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v <= 0 for v in values):
-        raise ConfigError(f"adaptive grid {list(values)!r} must be positive whole numbers, at least one")
+    """The grid sorted, each value a positive whole number (numpy's too: ``sweep.positive_ints``); refused if
+    empty or repeated."""
+    values = positive_ints("grid", tuple(int(v) if isinstance(v, np.integer) else v for v in grid),
+                           prefix="adaptive ")
     if len(set(values)) != len(values):
         raise ConfigError(f"adaptive grid {list(values)!r} repeats a value")
-    return tuple(sorted(int(v) for v in values))
+    return tuple(sorted(values))
 
 
 def gain_is_real(before: Sequence[float], after: Sequence[float], tolerance: float, confidence: float) -> tuple[bool, str]:

@@ -156,7 +156,12 @@ NBD = "nbd://"  # a target served over the network by an NBD server: fio's nbd e
 
 
 def is_device(target: str) -> bool:
-    """A whole device, local (``/dev/...``) or served over the network (``nbd://address:port/``), not a directory."""
+    """A whole device, local (``/dev/...``) or served over the network (``nbd://address:port/``), not a directory.
+
+    The one test in ``measure`` of what a target string names (``jobfile`` and ``precondition`` use it too): it
+    classifies the text a job is written with, on any machine, and looks at nothing. ``system.devices`` asks the
+    machine instead (``os.stat``, ``S_ISBLK``) before it touches a device: that one is a safety check of a real
+    path, this one decides how a job file names its target (``filename=``, ``uri=``, or ``directory=``)."""
     return target.startswith(("/dev/", NBD))
 
 
@@ -218,11 +223,20 @@ def run(job: FioJob, outdir: Path, runner: Runner, *, cgroup_procs: Sequence[Pat
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=False)
     jobfile = outdir / "job.fio"
-    output = outdir / "fio.json"
     jobfile.write_text(render(job, log_dir=outdir.resolve()))
-    timeout = job.runtime_s + job.ramp_s + 600
+    return run_file(jobfile, runner, cgroup_procs=cgroup_procs, timeout=job.runtime_s + job.ramp_s + 600)
+
+
+def run_file(jobfile: Path, runner: Runner, *, options: Sequence[str] = (), cgroup_procs: Sequence[Path] = (),
+             timeout: float) -> dict:
+    """Run fio on the job file at ``jobfile`` (our own, rendered by ``run``, or a user's, by ``jobrun.run``): JSON
+    output to ``fio.json`` beside it, fio's stderr to ``fio.stderr`` when it said anything; ``options`` go before
+    the job file. Returns the output, validated (``validate``); FioError, ending with fio's last words on stderr,
+    when fio wrote no output, exited non-zero, or a job failed or moved no data."""
+    outdir = Path(jobfile).parent
+    output = outdir / "fio.json"
     completed = runner.run(
-        ["fio", "--output-format=json", f"--output={output}", str(jobfile)],
+        ["fio", "--output-format=json", f"--output={output}", *options, str(jobfile)],
         ok_codes=(0, 1), cgroup_procs=cgroup_procs, timeout=timeout,
     )
     if completed.stderr:

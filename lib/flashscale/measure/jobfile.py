@@ -41,6 +41,7 @@ from typing import Mapping, Sequence
 
 from ..errors import ConfigError
 from ..system.undo import OWN_FILE_PREFIX
+from .fio import is_device  # a layout's targets are devices or directories, classified as flashscale's own jobs do
 
 # fio's aliases of the options this module reads (``fio --cmdhelp=OPTION`` prints them).
 ALIASES = {"iomem": "mem", "blocksize": "bs", "readwrite": "rw", "wait_for_previous": "stonewall"}
@@ -140,10 +141,6 @@ def split_files(value: str) -> list[str]:
 
 def join_files(paths: Sequence[str]) -> str:
     return ":".join(str(p).replace(":", "\\:") for p in paths)
-
-
-def is_device(path: str) -> bool:
-    return path.startswith("/dev/")
 
 
 def _escapes(relative: str) -> bool:
@@ -269,6 +266,10 @@ MARK = " ; flashscale"  # ends every line flashscale wrote (fio reads it as a co
 
 
 def _checked_targets(targets: Sequence[str]) -> tuple[str, ...]:
+    """The layout's targets: absolute paths, all directories or all local devices (``fio.is_device``). An
+    ``nbd://`` export is a device to fio.is_device but no path: a user's job file is not run over NBD (nor can the
+    file name one itself: ``ioengine=nbd`` is not in ``ENGINES``, and ``filename=nbd://...`` is not a file inside
+    the targets)."""
     targets = tuple(str(t) for t in targets)
     if not targets or isinstance(targets, str):
         raise ConfigError("a job file needs at least one target (the layout's directories or devices)")

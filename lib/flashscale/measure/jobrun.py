@@ -28,6 +28,7 @@ from typing import Mapping, Sequence
 
 from . import fio, precondition, results
 from .jobfile import JobFile
+from .sweep import positive_ints
 from ..arrays.layouts import Layout
 from ..errors import ConfigError, FioError
 from ..system.commands import Runner
@@ -98,20 +99,11 @@ def run(jobfile: JobFile, targets: Sequence[str], outdir: Path, runner: Runner, 
     outdir = Path(outdir)
     text = jobfile.rewrite(targets, outdir.resolve(), overrides)  # refused files raise before anything is made
     outdir.mkdir(parents=True, exist_ok=False)
-    job, output = outdir / "job.fio", outdir / "fio.json"
+    job = outdir / "job.fio"
     job.write_text(text)
     runner.run(["fio", "--parse-only", str(job)])
-    completed = runner.run(["fio", "--output-format=json", f"--output={output}", f"--aux-path={outdir.resolve()}",
-                            str(job)], ok_codes=(0, 1), cgroup_procs=cgroup_procs, timeout=timeout_s)
-    if completed.stderr:
-        (outdir / "fio.stderr").write_text(completed.stderr)
-    if not output.exists():
-        raise FioError(f"fio wrote no output file {output}: {completed.stderr.strip()}")
-    data = fio.load_output(output.read_text(), source=str(output))
-    if completed.returncode != 0:
-        errors = "; ".join(f"{j.get('jobname')}: error {j.get('error')}" for j in data.get("jobs", []))
-        raise FioError(f"fio exited with status {completed.returncode} for {job} ({errors or completed.stderr.strip()})")
-    fio.validate(data, source=str(output))
+    data = fio.run_file(job, runner, options=(f"--aux-path={outdir.resolve()}",), cgroup_procs=cgroup_procs,
+                        timeout=timeout_s)
     return rows(jobfile, data, overrides)
 
 
@@ -126,7 +118,7 @@ ANY_LAYOUT = ("/flashscale-layout/0",)
 
 def checked_axes(axes: Mapping[str, Sequence[int]] | None) -> dict[str, tuple[int, ...]]:
     """``axes`` as name -> values, in ``AXES`` order; an unknown axis or a value not a positive whole number
-    is refused (a ConfigError naming it)."""
+    is refused (a ConfigError naming it: ``sweep.positive_ints``)."""
     axes = dict(axes or {})
     unknown = [name for name in axes if name not in AXES]
     if unknown:
@@ -136,12 +128,7 @@ def checked_axes(axes: Mapping[str, Sequence[int]] | None) -> dict[str, tuple[in
         values = axes.get(name)
         if values is None:
             continue
-        if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__") or not list(values):
-            raise ConfigError(f"job file axis {name}={values!r} must be a non-empty list")
-        bad = [v for v in values if isinstance(v, bool) or not isinstance(v, int) or v <= 0]
-        if bad:
-            raise ConfigError(f"job file axis {name}: {bad} must be positive whole numbers")
-        checked[name] = tuple(values)
+        checked[name] = positive_ints(name, values, prefix="job file axis ")
     return checked
 
 
@@ -186,14 +173,12 @@ class Workload:
 
 
 def layout_row(recorder, layout: Layout, row: Mapping, cgroup_procs: Sequence[Path]) -> dict:
-    """A group's row with the columns of a sweep's row on the same layout: campaign, layout, devices, backend,
-    cap (only when fio ran in the throttled cgroup), the layout's steady-state verdict and the known truth."""
-    caps = {d: recorder.caps[d] for d in ("read", "write") if d in recorder.caps} if cgroup_procs else {}
-    full = {"campaign": recorder.campaign, "host": recorder.host, "layout": layout.name, "devices": layout.devices,
-            **row, "warmup": False, "run_id": recorder.run_id, "backend": layout.backend,
-            "cap_bps": recorder.caps.get(row["rw"], float("nan")) if cgroup_procs else float("nan"),
-            "phase": PHASE, "round": None, "workload": WORKLOAD, **precondition.verdict_columns(recorder.verdict)}
-    return {**full, **results.evidence(full, caps)}
+    """A group's row (its own columns: ``rows`` and where it ran) with the columns of every row on the layout
+    (``recorder.header``: cap only when fio ran in the throttled cgroup), the layout's steady-state verdict and
+    the known truth."""
+    full = {**recorder.header(layout, rw=row["rw"], cgroup_procs=cgroup_procs, phase=PHASE, workload=WORKLOAD),
+            **row, **precondition.verdict_columns(recorder.verdict)}
+    return {**full, **results.evidence(full, recorder.truth_caps(cgroup_procs))}
 
 
 def workload(jobfile_path: str | Path, axes: Mapping[str, Sequence[int]] | None = None, repetitions: int = 1,

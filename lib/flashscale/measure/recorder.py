@@ -6,8 +6,9 @@ it measured. A row on the emulated array carries its known truth (``results.evid
 
 Workloads other than the sweep's own fio points (a user's job file, an application) are callables
 ``workload(recorder, layout, cgroup_procs)`` in ``workloads``: each runs after the sweep's points on every layout and
-keeps its rows with ``recorder.keep``, so they land in the same table with the same raw files beside them. Each says
-how many runs it makes on a layout (``runs()``) and names each in ``recorder.progress`` as it starts and ends.
+keeps its rows with ``recorder.keep``, so they land in the same table with the same raw files beside them (the
+columns every row on a layout shares come from ``recorder.header``, whatever made the row). Each says how many runs
+it makes on a layout (``runs()``) and names each in ``recorder.progress`` as it starts and ends.
 
 A run that fails (fio reports an error, exits non-zero, leaves no usable JSON: a full file system, a device gone) is
 kept as a failed row (``status`` failed, ``error`` fio's own message, NaN numbers); ``on_failure`` says whether the
@@ -31,6 +32,7 @@ from .progress import Progress
 from .sweep import Sweep
 
 ON_FAILURE = ("continue", "stop")
+NAN = float("nan")
 # The numbers of a run; NaN on a failed row.
 NUMBERS = ("bw_bytes", "iops", "runtime_s", "clat_mean_ns", "clat_p50_ns", "clat_p99_ns", "clat_p999_ns",
            "clat_p9999_ns", "clat_stddev_ns", "lat_mean_ns", "read_bw_bytes", "write_bw_bytes", "io_bytes")
@@ -162,17 +164,37 @@ class Recorder:
         self.progress.finished(row)
         return row
 
+    def header(self, layout: Layout, *, rw: str | None = None, cgroup_procs: Sequence[Path] = (),
+               warmup: bool = False, phase: str = "measure", round_number: int | None = None,
+               workload: str | None = None) -> dict:
+        """The columns every row on ``layout`` shares, whatever made it (a sweep's run, a failed run, a user's job
+        file, an application's metric), from this one place: the campaign, host, layout, its devices and backend,
+        the run id; the row's warm-up flag, phase, round and ``workload`` (absent from fio's own rows, which
+        ``results.DEFAULTS`` reads as fio); ``cap_bps``, the cap of ``rw`` when it ran inside the throttled cgroup
+        (``cgroup_procs``), NaN otherwise (a failed run; an application's metric, which is no rw of fio's)."""
+        return {"campaign": self.campaign, "host": self.host, "layout": layout.name, "devices": layout.devices,
+                "run_id": self.run_id, "backend": layout.backend,
+                "cap_bps": self.caps.get(rw, NAN) if cgroup_procs else NAN, "warmup": warmup, "phase": phase,
+                "round": round_number, **({"workload": workload} if workload is not None else {})}
+
+    def truth_caps(self, cgroup_procs: Sequence[Path]) -> dict:
+        """The caps of the known truth (``results.evidence``) of a run in ``cgroup_procs``: read and write, or none
+        when it ran outside the throttled cgroup."""
+        return {d: self.caps[d] for d in ("read", "write") if d in self.caps} if cgroup_procs else {}
+
+    @staticmethod
+    def _axes(job: fio.FioJob) -> dict:
+        return {"rw": job.rw, "bs": job.bs, "numjobs": job.numjobs, "iodepth": job.iodepth,
+                **({"nrfiles": job.nrfiles} if job.nrfiles else {})}
+
     def _failed(self, layout: Layout, job: fio.FioJob, raw_dir: Path, exc: Exception, *, rep: int = 0,
                 warmup: bool = False, phase: str = "measure", point: str | None = None,
                 adaptive: str | None = None) -> dict:
         """The row of a run that failed: its point, ``status`` failed, ``error`` the message, NaN numbers."""
-        row = {"campaign": self.campaign, "host": self.host, "layout": layout.name, "devices": layout.devices,
-               "rw": job.rw, "bs": job.bs, "numjobs": job.numjobs, "iodepth": job.iodepth,
-               **({"nrfiles": job.nrfiles} if job.nrfiles else {}), "rep": rep, "warmup": warmup,
-               **{name: float("nan") for name in NUMBERS}, "run_id": self.run_id, "point": point or job.point,
-               "backend": layout.backend, "cap_bps": float("nan"), "raw_dir": str(raw_dir),
-               "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "phase": phase,
-               "round": None, "status": "failed", "error": str(exc), "adaptive": adaptive}
+        row = {**self.header(layout, warmup=warmup, phase=phase), **self._axes(job), "rep": rep,
+               **{name: NAN for name in NUMBERS}, "point": point or job.point, "raw_dir": str(raw_dir),
+               "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "status": "failed",
+               "error": str(exc), "adaptive": adaptive}
         return {**row, **results.evidence(row, {})}
 
     def _measure(self, layout: Layout, job: fio.FioJob, raw_dir: Path, cgroup_procs: list[Path], *,
@@ -184,16 +206,11 @@ class Recorder:
         with monitoring.sampling(self.directory, raw_dir, layout.targets, system=System(runner=self.runner),
                                  layout=layout.name, point=point or job.point, rep=rep):
             data = fio.run(job, self.directory / raw_dir, self.runner, cgroup_procs=cgroup_procs)
-        axes = {"rw": job.rw, "bs": job.bs, "numjobs": job.numjobs, "iodepth": job.iodepth,
-                **({"nrfiles": job.nrfiles} if job.nrfiles else {})}
-        caps = {"read": self.caps["read"], "write": self.caps["write"]} if cgroup_procs else {}
-        row = {"campaign": self.campaign, "host": self.host, "layout": layout.name,
-               "devices": layout.devices, **axes, "rep": rep, "warmup": warmup, **fio.parse(data),
-               "run_id": self.run_id, "point": point or job.point, "backend": layout.backend,
-               "cap_bps": self.caps.get(job.rw, float("nan")) if cgroup_procs else float("nan"),
-               "raw_dir": str(raw_dir), "started_at": started, "phase": phase, "round": round_number,
-               "adaptive": adaptive}
-        return {**row, **results.evidence(row, caps)}
+        row = {**self.header(layout, rw=job.rw, cgroup_procs=cgroup_procs, warmup=warmup, phase=phase,
+                             round_number=round_number),
+               **self._axes(job), "rep": rep, **fio.parse(data), "point": point or job.point,
+               "raw_dir": str(raw_dir), "started_at": started, "adaptive": adaptive}
+        return {**row, **results.evidence(row, self.truth_caps(cgroup_procs))}
 
     def keep(self, layout: Layout, row: dict, cgroup_procs: list[Path]) -> None:
         """Write the row beside its raw files (env.json) and append it to the campaign's rows."""

@@ -218,11 +218,24 @@ def drop_torn_line(campaign_dir: Path) -> str | None:
     """Rewrite ``rows.jsonl`` without a torn last line (before appending to it again); the sentence, or None."""
     rows, torn = read_rows(campaign_dir)
     if torn is not None:
-        path = Path(campaign_dir) / ROWS_FILE
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text("".join(json.dumps(row) + "\n" for row in rows))
-        tmp.replace(path)
+        rewrite_rows(campaign_dir, rows)
     return torn
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` at once: written beside it as ``.<name>.tmp``, then renamed over it, so a
+    reader (or a run killed meanwhile) sees the old file or the new one, never half of either."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
+def rewrite_rows(campaign_dir: Path, rows: Iterable[Mapping]) -> None:
+    """Replace the campaign's ``rows.jsonl`` with ``rows``, one line each, atomically (``write_atomically``): the
+    one way the line log is rewritten rather than appended to (a torn line dropped, rows set aside on resume)."""
+    write_atomically(Path(campaign_dir) / ROWS_FILE,
+                     "".join(json.dumps(dict(row), default=str) + "\n" for row in rows))
 
 
 def to_frame(rows: Iterable[Mapping]) -> pd.DataFrame:

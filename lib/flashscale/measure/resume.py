@@ -78,9 +78,7 @@ def mark_layout_done(folder: Path, layout: str) -> None:
     """Record that ``layout``'s sweep (its points and workloads) ran to the end."""
     known = progress(folder)
     known["layouts_done"] = sorted({*known.get("layouts_done", []), layout})
-    tmp = Path(folder) / f".{PROGRESS_JSON}.tmp"
-    tmp.write_text(json.dumps(known, indent=1))
-    tmp.replace(Path(folder) / PROGRESS_JSON)
+    results.write_atomically(Path(folder) / PROGRESS_JSON, json.dumps(known, indent=1))
 
 
 def clear_unfinished(folder: Path) -> list[str]:
@@ -107,9 +105,7 @@ def set_aside_failed(folder: Path) -> str | None:
     layouts = sorted({str(r.get("layout")) for r in failed})
     known = progress(folder)
     known["layouts_done"] = sorted(set(known.get("layouts_done", [])) - set(layouts))
-    tmp = Path(folder) / f".{PROGRESS_JSON}.tmp"
-    tmp.write_text(json.dumps(known, indent=1))
-    tmp.replace(Path(folder) / PROGRESS_JSON)
+    results.write_atomically(Path(folder) / PROGRESS_JSON, json.dumps(known, indent=1))
     return (f"{len(failed)} failed run(s) on {', '.join(layouts)} were set aside in {SET_ASIDE} and measured "
             "again")
 
@@ -119,9 +115,7 @@ def _set_aside(folder: Path, rows: list[dict], aside: list[dict]) -> None:
     kept = [r for r in rows if r not in aside]
     with open(Path(folder) / SET_ASIDE, "a") as out:
         out.writelines(json.dumps(r, default=str) + "\n" for r in aside)
-    tmp = Path(folder) / f".{results.ROWS_FILE}.tmp"
-    tmp.write_text("".join(json.dumps(r, default=str) + "\n" for r in kept))
-    tmp.replace(Path(folder) / results.ROWS_FILE)
+    results.rewrite_rows(folder, kept)
     for raw in sorted({r["raw_dir"] for r in aside if r.get("raw_dir")}):
         run = Path(folder) / raw
         if run.is_dir():

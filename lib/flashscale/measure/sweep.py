@@ -12,15 +12,20 @@ METADATA_AXIS = "nrfiles"  # a metadata sweep's fifth axis: fio's files per job
 ADAPTIVE_AXES = ("numjobs", "iodepth")  # the axes an adaptive sweep can explore
 
 
-def _positive_ints(name: str, values) -> tuple[int, ...]:
+def positive_ints(name: str, values, prefix: str = "") -> tuple[int, ...]:
+    """``values`` as a tuple of positive whole numbers (``True`` is not one): the one check of a swept axis or a
+    count, for a sweep's axes and for those of a job file (``jobrun``), an application (``workloads``) or an
+    adaptive grid, each with its own ``prefix`` (``"bonnie++ "``). A ConfigError names ``prefix`` and ``name`` and
+    what is wrong: not a list, an empty one, or the first value that is not a positive whole number."""
+    where = f"{prefix}{name}"
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise ConfigError(f"{name}={values!r} must be a list")
+        raise ConfigError(f"{where}={values!r} must be a list")
     values = tuple(values)
     if not values:
-        raise ConfigError(f"{name} must list at least one value")
+        raise ConfigError(f"{where} must list at least one value")
     for value in values:
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise ConfigError(f"{name} value {value!r} must be a positive whole number")
+            raise ConfigError(f"{where} value {value!r} must be a positive whole number")
     return values
 
 
@@ -68,12 +73,12 @@ class Sweep:
             raise ConfigError(f"rw={list(rw)!r}: {bad or 'empty'} not in {', '.join((*RW_MODES, *METADATA_OPS))}")
         object.__setattr__(self, "rw", rw)
         for axis in ("bs", "numjobs", "iodepth"):
-            object.__setattr__(self, axis, _positive_ints(axis, getattr(self, axis)))
+            object.__setattr__(self, axis, positive_ints(axis, getattr(self, axis)))
         metadata = [m in METADATA_OPS for m in rw]
         if any(metadata) and not all(metadata):
             raise ConfigError(f"rw={list(rw)!r} mixes metadata engines with data rw modes: sweep them apart")
         if any(metadata) or tuple(self.nrfiles):
-            object.__setattr__(self, "nrfiles", _positive_ints("nrfiles", self.nrfiles))
+            object.__setattr__(self, "nrfiles", positive_ints("nrfiles", self.nrfiles))
             if not any(metadata):
                 raise ConfigError(f"nrfiles={list(self.nrfiles)!r} applies to the metadata engines "
                                   f"({', '.join(METADATA_OPS)}) only, not to rw={list(rw)!r}")

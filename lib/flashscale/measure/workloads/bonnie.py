@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import Sequence
 
 from ...arrays.layouts import Layout
-from ...errors import ConfigError, FlashscaleError
+from ...errors import FlashscaleError
 from ...system.devices import System
+from ..sweep import positive_ints
 from . import common
 
 WORKLOAD = "bonnie++"
@@ -103,12 +104,9 @@ class Bonnie:
     timeout_s: float = 3600
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "processes", tuple(self.processes))
-        for name, values in (("processes", self.processes), ("file_mib", (self.file_mib,)),
-                             ("chunk_bytes", (self.chunk_bytes,)),
-                             ("files_k", (self.files_k,)), ("repetitions", (self.repetitions,))):
-            if not values or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in values):
-                raise ConfigError(f"bonnie++ {name}={values!r} must be positive whole numbers")
+        object.__setattr__(self, "processes", positive_ints("processes", self.processes, prefix=f"{WORKLOAD} "))
+        for name in ("file_mib", "chunk_bytes", "files_k", "repetitions"):
+            positive_ints(name, (getattr(self, name),), prefix=f"{WORKLOAD} ")
 
     def runs(self) -> int:
         """bonnie++ runs per layout (each of ``processes`` at once counts as one)."""

@@ -83,16 +83,16 @@ def run_together(commands: Sequence[Sequence[str]], down: Teardown, folder: Path
 def metric_row(recorder, layout: Layout, cgroup_procs: Sequence[Path], *, workload: str, metric: str, value: float,
                unit: str, raw: Path, point: str, rep: int, numjobs: int, bs: int, runtime_s: float, started: str,
                missing_reason: str | None = None, **extra) -> dict:
-    """One metric of an application as a row of the campaign's table: ``value`` in ``unit`` (also ``bw_bytes``
+    """One metric of an application as a row of the campaign's table: the columns of every row on the layout
+    (``recorder.header``; no ``cap_bps``: a metric is no rw of fio's), ``value`` in ``unit`` (also ``bw_bytes``
     when a bandwidth, ``iops`` when a rate of operations); ``rw`` is the metric's name."""
     rate = unit in ("ops/s", "files/s", "tps")
-    return {"campaign": recorder.campaign, "host": recorder.host, "layout": layout.name, "devices": layout.devices,
-            "rw": metric, "bs": int(bs), "numjobs": int(numjobs), "iodepth": 1, "rep": rep, "warmup": False,
+    return {**recorder.header(layout, phase=PHASE, workload=workload),
+            "rw": metric, "bs": int(bs), "numjobs": int(numjobs), "iodepth": 1, "rep": rep,
             "bw_bytes": value if unit == "bytes/s" else NAN, "iops": value if rate else NAN,
-            "runtime_s": runtime_s, "run_id": recorder.run_id, "point": f"{workload}-{point}",
-            "backend": layout.backend, "cap_bps": NAN, "raw_dir": str(raw), "started_at": started, "phase": PHASE,
-            "round": None, "status": "ok", "workload": workload, "metric": metric, "value": value, "unit": unit,
-            "missing_reason": missing_reason, **extra}
+            "runtime_s": runtime_s, "point": f"{workload}-{point}", "raw_dir": str(raw), "started_at": started,
+            "status": "ok", "metric": metric, "value": value, "unit": unit, "missing_reason": missing_reason,
+            **extra}
 
 
 def environment(folder: Path, **facts) -> None:

@@ -22,8 +22,9 @@ from typing import Sequence
 import pandas as pd
 
 from ...arrays.layouts import Layout
-from ...errors import ConfigError, FlashscaleError
+from ...errors import FlashscaleError
 from ...system import postgres
+from ..sweep import positive_ints
 from . import common
 
 WORKLOAD = "pgbench"
@@ -75,11 +76,9 @@ class Pgbench:
 
     def __post_init__(self) -> None:
         for name in ("scales", "clients"):
-            object.__setattr__(self, name, tuple(getattr(self, name)))
-        for name, values in (("scales", self.scales), ("clients", self.clients), ("duration_s", (self.duration_s,)),
-                             ("interval_s", (self.interval_s,)), ("repetitions", (self.repetitions,))):
-            if not values or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in values):
-                raise ConfigError(f"pgbench {name}={values!r} must be positive whole numbers")
+            object.__setattr__(self, name, positive_ints(name, getattr(self, name), prefix=f"{WORKLOAD} "))
+        for name in ("duration_s", "interval_s", "repetitions"):
+            positive_ints(name, (getattr(self, name),), prefix=f"{WORKLOAD} ")
 
     def runs(self) -> int:
         """pgbench runs per layout."""

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Sequence
 
 from ...arrays.layouts import Layout
-from ...errors import ConfigError
 from .. import results
+from ..sweep import positive_ints
 from . import common
 
 WORKLOAD = "transfer"
@@ -36,11 +36,9 @@ class Transfer:
     timeout_s: float = 3600
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "streams", tuple(self.streams))
-        for name, values in (("files", (self.files,)), ("file_mib", (self.file_mib,)), ("streams", self.streams),
-                             ("repetitions", (self.repetitions,))):
-            if not values or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in values):
-                raise ConfigError(f"transfer {name}={values!r} must be positive whole numbers")
+        object.__setattr__(self, "streams", positive_ints("streams", self.streams, prefix=f"{WORKLOAD} "))
+        for name in ("files", "file_mib", "repetitions"):
+            positive_ints(name, (getattr(self, name),), prefix=f"{WORKLOAD} ")
 
     def _xargs(self, streams: int, listing: Path, per_file: int, *dd: str) -> list[str]:
         """``xargs`` running one ``dd`` per file (``per_file`` lines of ``listing`` each), ``streams`` at once."""
