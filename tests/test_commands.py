@@ -6,7 +6,7 @@ import sys
 import pytest
 
 from flashscale.errors import CommandError, UnsupportedError
-from flashscale.system.commands import RecordingRunner, Runner
+from flashscale.system.commands import NO_PID, Completed, RecordingRunner, Runner
 
 FAIL = "import sys; sys.stderr.write('no such device: /dev/nvme9n1\\n'); sys.exit(3)"
 
@@ -35,3 +35,41 @@ def test_the_recording_runner_records_exact_argv_and_runs_nothing():
     runner = RecordingRunner()
     runner.run(["mdadm", "--create", "/dev/md/x", "--level=0"])
     assert runner.history[-1] == ("mdadm", "--create", "/dev/md/x", "--level=0")
+
+
+def test_a_background_command_starts_at_once_its_output_to_a_log_file(tmp_path):
+    runner = Runner()
+    argv = (sys.executable, "-c", "import sys; print('serving', flush=True); sys.stdin.read()")
+    server = runner.spawn(argv, tmp_path / "server.log")
+    try:
+        assert server.poll() is None and runner.history == [argv]
+    finally:
+        server.stdin.close()  # end of its input: it ends
+    assert server.wait(timeout=30) == 0
+    assert (tmp_path / "server.log").read_text() == "serving\n"
+
+
+def test_a_background_command_behind_a_gate_runs_only_when_told(tmp_path):
+    gate = ("sh", "-c", 'read -r go && exec "$@"', "gate")
+    held = Runner().spawn(["echo", "running"], tmp_path / "held.log", gate=gate)
+    assert held.poll() is None and (tmp_path / "held.log").read_text() == ""
+    held.stdin.write(b"go\n")
+    held.stdin.close()
+    assert held.wait(timeout=30) == 0 and (tmp_path / "held.log").read_text() == "running\n"
+
+
+def test_a_background_command_that_is_not_installed_is_named_and_nothing_starts(tmp_path):
+    runner = Runner()
+    with pytest.raises(UnsupportedError, match="'flashscale-no-such-program' is not installed"):
+        runner.spawn(["flashscale-no-such-program", "--serve"], tmp_path / "x.log", gate=("sh", "-c", "exit 1"))
+    assert runner.history == [] and not (tmp_path / "x.log").exists()
+
+
+def test_the_recording_runner_records_a_background_command_and_starts_nothing(tmp_path):
+    runner = RecordingRunner(replies={("qemu-nbd",): Completed(("qemu-nbd",), 1, "", "address in use\n")})
+    ended = runner.spawn(["qemu-nbd", "--port=10809", "/dev/loop7"], tmp_path / "nbd.log")
+    assert runner.history == [("qemu-nbd", "--port=10809", "/dev/loop7")]
+    assert ended.poll() == ended.wait() == 1 and ended.pid == NO_PID
+    assert (tmp_path / "nbd.log").read_text() == "address in use\n"
+    with pytest.raises(UnsupportedError, match="'fio' is not installed"):
+        RecordingRunner(installed=frozenset()).spawn(["fio", "--server"], tmp_path / "fio.log")

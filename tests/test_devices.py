@@ -95,6 +95,11 @@ class FakeMachine(System):
             self.add_mount("cgroup2", str(root), "cgroup2")
         return root
 
+    def process(self, pid: int, start: int, state: str = "S") -> None:
+        """Process ``pid`` in /proc, started at ``start`` clock ticks after boot (field 22 of its stat)."""
+        (self.proc / str(pid)).mkdir(exist_ok=True)
+        (self.proc / str(pid) / "stat").write_text(f"{pid} (fio server) {state} {'0 ' * 18}{start} 0 0\n")
+
     def hold(self, name: str, holder: str) -> None:
         (self.node(name) / "holders" / holder).mkdir()
 

@@ -13,6 +13,9 @@ import pytest
 
 from flashscale import cli
 from flashscale.system import reap, undo
+from flashscale.system.commands import Runner
+from flashscale.system.devices import System
+from flashscale.system.teardown import Teardown
 from flashscale.errors import ConfigError
 
 from test_devices import FakeMachine
@@ -50,6 +53,30 @@ def test_scanning_reaps_finished_runs_and_leaves_running_and_unknown_ones(tmp_pa
     assert outcomes == {str(finished): "reaped", str(running): "running", str(unknown): "unknown-owner",
                         str(manifests / "d.json"): "unreadable"}
     assert not folder.exists() and not finished.exists() and running.exists() and unknown.exists()
+
+
+def test_a_manifest_names_its_writer_by_pid_and_start_time(tmp_path):
+    system = System()
+    Teardown(tmp_path / "m.json", Runner(), system).record("dir", path=str(tmp_path / "made"))
+    written = json.loads((tmp_path / "m.json").read_text())
+    assert written["pid"] == os.getpid() and written["start"] == system.process_start(os.getpid()) is not None
+
+
+def test_a_manifest_whose_pid_another_process_took_since_is_reaped(tmp_path):
+    """The writer is its pid and start time; a manifest from before start times were recorded is left alone while
+    its pid is in use (that cannot be told from a run in progress)."""
+    machine = FakeMachine(tmp_path / "machine")
+    machine.process(4242, start=1000)
+    manifests = tmp_path / "manifests"
+    manifests.mkdir()
+    for name, start in (("writer", 1000), ("reused", 999), ("older", None)):
+        (tmp_path / name).mkdir()
+        top = {"pid": 4242} if start is None else {"pid": 4242, "start": start}
+        write(manifests / f"{name}.json", [{"kind": "dir", "path": str(tmp_path / name), "pid": 4242}], **top)
+    outcomes = {o.manifest: o.state for o in reap.reap(directory=manifests, runner=machine.runner, system=machine)}
+    assert outcomes == {str(manifests / "writer.json"): "running", str(manifests / "reused.json"): "reaped",
+                        str(manifests / "older.json"): "running"}
+    assert (tmp_path / "writer").exists() and not (tmp_path / "reused").exists() and (tmp_path / "older").exists()
 
 
 def test_a_named_manifest_without_a_pid_is_reaped(tmp_path):

@@ -101,6 +101,7 @@ class EmulatedCluster(Built):
                                         claimed=[d.path for d in array.devices], options=self.options,
                                         system=self.system).targets
             built.append((host, array, targets))
+        self._stack.callback(self._collect_exits)  # once the servers' teardown below has stopped them
         servers = self._teardown("servers")  # last made, first undone: nothing holds the mounts when they go
         self.log_dir.mkdir(parents=True, exist_ok=True)
         for host, array, targets in built:
@@ -136,7 +137,7 @@ class EmulatedCluster(Built):
         return exports
 
     def _start(self, argv: list[str], servers: Teardown, name: str, cgroup_procs) -> processes.Process:
-        """A server of ours, recorded in ``servers`` and kept, so ``close`` stops it and collects its exit."""
+        """A server of ours, recorded in ``servers`` (whose undo stops it) and kept, so ``close`` collects its exit."""
         process = processes.start(argv, servers, self.log_dir / f"{name}.log", cgroup_procs=cgroup_procs,
                                   system=self.system)
         self._processes.append(process)
@@ -157,7 +158,13 @@ class EmulatedCluster(Built):
         link = self.network_bw_bytes
         return {d: self.count * (min(v, link) if link else v) for d, v in per_host.items()}
 
+    def _collect_exits(self) -> None:
+        """Collect the exit of every server (our children) that has ended, stopped or not: a zombie still counts in
+        its array's cgroup, which could then not be removed."""
+        for process in self._processes:
+            process.popen.poll()
+
     def close(self) -> None:
-        for process in reversed(self._processes):
-            process.stop()
+        """Undo everything, last made first: the servers' teardown stops each server's process group, their exits
+        are collected, then go the layouts, the arrays and the network."""
         self._stack.close()

@@ -3,9 +3,13 @@
 Every command is an argv list (never a shell string), is logged, and has its exit status checked. Tests swap the
 ``Runner`` for a ``RecordingRunner`` to assert the exact command plan of steps this machine cannot run (mdadm, LVM,
 nvme-cli) without running anything.
+
+``run`` runs a command to its end; ``spawn`` starts one that keeps running in the background (a fio server,
+qemu-nbd, postgres), its output to a log file: ``flashscale.system.processes`` records it and stops it.
 """
 from __future__ import annotations
 
+import io
 import logging
 import os
 import shutil
@@ -14,11 +18,13 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import BinaryIO, Callable, Iterable, Sequence
 
 from ..errors import CommandError, UnsupportedError
 
 log = logging.getLogger("flashscale.commands")
+
+NO_PID = 2**22 + 1  # above the largest pid Linux gives (PID_MAX_LIMIT): names no process, nothing can signal it
 
 
 @dataclass(frozen=True)
@@ -66,10 +72,36 @@ def stop_group(proc: subprocess.Popen, grace_s: float = 5.0) -> None:
 
 
 @dataclass
+class Ended:
+    """What ``RecordingRunner.spawn`` gives back for a background process: one that ran nothing and has ended with
+    its reply's exit status; ``pid`` is ``NO_PID``, so nothing can be signalled or waited for through it."""
+
+    args: tuple[str, ...]
+    returncode: int
+    pid: int = NO_PID
+    stdin: BinaryIO = field(default_factory=io.BytesIO)
+
+    def poll(self) -> int:
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        return self.returncode
+
+
+@dataclass
 class Runner:
-    """Runs commands for real. ``history`` keeps every argv run, in order."""
+    """Runs commands for real. ``history`` keeps every argv run or spawned, in order."""
 
     history: list[tuple[str, ...]] = field(default_factory=list)
+
+    def _program(self, argv: Sequence[str]) -> tuple[str, ...]:
+        """``argv`` as strings, refused when empty or when its program is not installed."""
+        argv = tuple(str(a) for a in argv)
+        if not argv:
+            raise ValueError("empty command")
+        if self.which(argv[0]) is None:
+            raise UnsupportedError(f"{argv[0]!r} is not installed on this machine")
+        return argv
 
     def run(
         self,
@@ -110,6 +142,23 @@ class Runner:
             raise CommandError(argv, proc.returncode, stderr)
         return result
 
+    def spawn(self, argv: Sequence[str], log_file: Path, *, cgroup_procs: Sequence[Path] = (),
+              gate: Sequence[str] = ()) -> subprocess.Popen:
+        """Start ``argv`` in the background and return at once: in its own process group (optionally inside
+        cgroups, as ``run``), stdout and stderr appended to ``log_file``, its stdin a pipe. With a ``gate``
+        (``processes.GATE``), the gate runs first and execs ``argv`` when told to on that pipe. Stopping it and
+        collecting its exit are the caller's (``processes.start``)."""
+        argv = self._program(argv)
+        self.history.append(argv)
+        log.info("start: %s", " ".join(argv))
+        with open(log_file, "ab") as out:
+            try:
+                return subprocess.Popen((*gate, *argv), stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.PIPE,
+                                        start_new_session=True,
+                                        preexec_fn=_join_cgroup(list(cgroup_procs)) if cgroup_procs else None)
+            except FileNotFoundError as exc:
+                raise UnsupportedError(f"{(*gate, *argv)[0]!r} is not installed on this machine") from exc
+
     def which(self, program: str) -> str | None:
         return shutil.which(program)
 
@@ -125,18 +174,31 @@ class RecordingRunner(Runner):
     replies: dict[tuple[str, ...], Completed | int] = field(default_factory=dict)
     installed: frozenset[str] | None = None
 
-    def run(self, argv, *, ok_codes=(0,), cgroup_procs=(), timeout=None) -> Completed:
-        argv = tuple(str(a) for a in argv)
-        self.history.append(argv)
+    def _reply(self, argv: tuple[str, ...]) -> Completed:
         reply: Completed | int = 0
         for prefix in sorted(self.replies, key=len, reverse=True):
             if argv[: len(prefix)] == prefix:
                 reply = self.replies[prefix]
                 break
-        result = reply if isinstance(reply, Completed) else Completed(argv, reply)
+        return reply if isinstance(reply, Completed) else Completed(argv, reply)
+
+    def run(self, argv, *, ok_codes=(0,), cgroup_procs=(), timeout=None) -> Completed:
+        argv = tuple(str(a) for a in argv)
+        self.history.append(argv)
+        result = self._reply(argv)
         if result.returncode not in tuple(ok_codes):
             raise CommandError(argv, result.returncode, result.stderr)
         return result
+
+    def spawn(self, argv, log_file, *, cgroup_procs=(), gate=()) -> Ended:
+        """Record ``argv`` and start nothing: its reply's stdout and stderr go to ``log_file``, and what comes back
+        has already ended with the reply's exit status."""
+        argv = self._program(argv)
+        self.history.append(argv)
+        result = self._reply(argv)
+        with open(log_file, "a") as out:
+            out.write(result.stdout + result.stderr)
+        return Ended(argv, result.returncode)
 
     def which(self, program: str) -> str | None:
         if self.installed is None:

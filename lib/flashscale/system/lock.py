@@ -21,7 +21,7 @@ from pathlib import Path
 from .commands import Runner
 from .devices import System
 from ..errors import FlashscaleError
-from . import reap as reaping
+from . import processes, reap as reaping
 from .teardown import manifest_dir
 
 log = logging.getLogger("flashscale.lock")
@@ -51,9 +51,8 @@ def read(path: Path) -> Holder | None:
 
 
 def alive(holder: Holder, system: System) -> bool:
-    """Whether the process that took the lock still runs (same pid, same start time)."""
-    start = system.process_start(holder.pid)
-    return start is not None and (holder.start is None or start == holder.start)
+    """Whether the process that took the lock may still run (same pid, same start time: ``processes.may_still_run``)."""
+    return processes.may_still_run(holder.pid, holder.start, system)
 
 
 def stale_holder(path: Path, system: System) -> Holder | None:

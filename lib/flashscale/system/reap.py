@@ -1,7 +1,9 @@
 """``flashscale reap``: find the manifests of interrupted runs and undo what each lists, and nothing else.
 
-A manifest whose writing process is still alive is left alone: it belongs to a run in progress. What is undone, and
-how each thing is verified gone, is ``flashscale.system.undo``: the same code as a live teardown's.
+A manifest whose writing process is still alive is left alone: it belongs to a run in progress. The writer is its
+pid and start time (``processes.may_still_run``: a pid reused by another program since is not the writer); a
+manifest that records no start time, written before they were, is left alone while its pid is in use. What is
+undone, and how each thing is verified gone, is ``flashscale.system.undo``: the same code as a live teardown's.
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
+from . import processes
 from .commands import Runner
 from .devices import System
 from ..errors import ConfigError, FlashscaleError
@@ -34,14 +37,10 @@ def owner_pid(data: dict) -> int | None:
     return pids.pop() if len(pids) == 1 else None
 
 
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+def owner_start(data: dict) -> int | None:
+    """The start time of the process that wrote a manifest (``System.process_start``), when it recorded one."""
+    start = data.get("start")
+    return start if isinstance(data.get("pid"), int) and isinstance(start, int) else None
 
 
 def reap_one(manifest: Path, runner: Runner, system: System, *, named: bool, dry_run: bool = False) -> Outcome:
@@ -52,7 +51,7 @@ def reap_one(manifest: Path, runner: Runner, system: System, *, named: bool, dry
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ConfigError(f"manifest {manifest} cannot be read as a flashscale manifest: {exc}") from None
     pid = owner_pid(data)
-    if pid is not None and pid != os.getpid() and alive(pid):
+    if pid is not None and pid != os.getpid() and processes.may_still_run(pid, owner_start(data), system):
         return Outcome(str(manifest), "running", entries, [f"process {pid} that wrote it is still running"])
     if pid is None and not named:
         return Outcome(str(manifest), "unknown-owner", entries,

@@ -1,10 +1,11 @@
 """Everything flashscale creates is recorded here, as a kind and its details, and undone in reverse order.
 
 ``record(kind, **details)`` is the one way to say "this is (about to be) made": the details, with the pid of the
-run, go to the manifest (a JSON file, rewritten after every record), so a run that dies still leaves the list of
-what it made for ``flashscale reap``. The undo of each kind is ``flashscale.system.undo``'s, the same for a live
-teardown and for reap, and it is verified. ``close`` undoes every entry even when one fails, retrying a bounded
-number of times while the kernel says the thing is busy, and raises at the end with every failure named.
+run, go to the manifest (a JSON file, rewritten after every record, headed by the pid and start time of the process
+writing it), so a run that dies still leaves the list of what it made for ``flashscale reap``. The undo of each kind
+is ``flashscale.system.undo``'s, the same for a live teardown and for reap, and it is verified. ``close`` undoes
+every entry even when one fails, retrying a bounded number of times while the kernel says the thing is busy, and
+raises at the end with every failure named.
 """
 from __future__ import annotations
 
@@ -51,6 +52,11 @@ class Teardown:
     retries: int = 5
     wait_s: float = 0.5
     entries: list[Entry] = field(default_factory=list)
+    writer_start: int | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        # with the pid, names the process writing the manifest for good (``processes.may_still_run``, for reap)
+        self.writer_start = self.system.process_start(os.getpid())
 
     def record(self, kind: str, **details) -> None:
         """Record that a ``kind`` (one of ``undo.UNDO``) is, or is about to be, made; ``details`` say which."""
@@ -68,7 +74,7 @@ class Teardown:
     def _write(self, entries: list[Entry] | None = None) -> None:
         data = [{"kind": e.kind, **e.details} for e in (self.entries if entries is None else entries)]
         tmp = self.manifest.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"pid": os.getpid(), "created": data}, indent=1))
+        tmp.write_text(json.dumps({"pid": os.getpid(), "start": self.writer_start, "created": data}, indent=1))
         tmp.replace(self.manifest)
 
     def _undo(self, entry: Entry) -> None:

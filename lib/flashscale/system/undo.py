@@ -14,7 +14,8 @@ check read through ``System``: the mount table, the loop devices' backing files,
     btrfs-devices  btrfs device scan --forget, on the members that still carry their recorded identity
     md             mdadm --stop, then --zero-superblock on the members still ours
     lvm-lv, lvm-vg, lvm-pv   lvremove, vgremove, pvremove
-    process        SIGTERM, then SIGKILL, to its process group, only while the pid still has the recorded start time
+    process        SIGTERM, then SIGKILL, to its process group, only while the pid still has the recorded start time;
+                   one recorded without a start time is never signalled, and named as left behind while its pid runs
     qdisc          tc qdisc del of the root qdisc on a link of ours, if the link is still the one recorded
     veth           ip link del of our end of a veth pair (which removes both ends), if still the one recorded
     netns          ip netns del of a network namespace we named (``flashscale-`` and a random token)
@@ -157,6 +158,16 @@ def _undo_veth(d: dict, runner: Runner, system: System) -> None:
         time.sleep(0.05)
 
 
+def _undo_process(d: dict, runner: Runner, system: System) -> None:
+    """A background process of ours (``processes.stop``). One recorded without a start time cannot be told from a
+    program that took its pid since: it is not signalled, and while its pid is in use it is left behind, named."""
+    if d.get("start") is None and processes.may_still_run(d["process"], None, system):
+        raise UnsupportedError(f"process {d['process']} ({' '.join(d.get('argv', []))}) was recorded without its "
+                               f"start time, so it cannot be told from another program that took its pid since: not "
+                               f"signalled; stop it if it is flashscale's, then reap again")
+    processes.stop(d["process"], d.get("start"), system)
+
+
 def _undo_netns(d: dict, runner: Runner, system: System) -> None:
     if d["name"] in system.netns_names():
         runner.run(["ip", "netns", "del", d["name"]])
@@ -219,7 +230,7 @@ UNDO: dict[str, Callable[[dict, Runner, System], None]] = {
     "lvm-lv": _undo_lv,
     "lvm-vg": _undo_vg,
     "lvm-pv": _undo_pv,
-    "process": lambda d, r, s: processes.stop(d["process"], d["start"], s),
+    "process": _undo_process,
     "qdisc": _undo_qdisc,
     "veth": _undo_veth,
     "netns": _undo_netns,
@@ -235,7 +246,7 @@ PRESENT: dict[str, Callable[[dict, System], bool | None]] = {
     "cgroup": _path_exists,
     "md": _md_listed,
     "lvm-lv": _path_exists,
-    "process": lambda d, s: d.get("start") is not None and s.process_start(d["process"]) == d["start"],
+    "process": lambda d, s: processes.still_ours(d["process"], d.get("start"), s),
     "qdisc": lambda d, s: None,  # tc cannot tell our qdisc from one put there since; the link's undo removes it
     "veth": _our_link,
     "netns": lambda d, s: d["name"] in s.netns_names(),
