@@ -51,27 +51,18 @@ SUMMARY = [
     ("single", "read", NAN, NAN, NAN, "unknown", 3, 0),
     ("single", "write", NAN, NAN, NAN, "unknown", 3, 0),
 ]
-SUMMARY_WELCH_90 = [
-    ("btrfs", "read", 0.10089021556445255, 0.12518357896180077, 6.250057274446141e-05, "tax", 3, 3),
-    ("btrfs", "write", -0.06939737864670148, -0.03577841183505459, 0.0025333825668926286, "gain", 3, 3),
-    ("jbod", "read", 0.0, 0.0, NAN, "reference", 3, 3),
-    ("jbod", "write", 0.0, 0.0, NAN, "reference", 3, 3),
-    ("lvm", "read", NAN, NAN, NAN, "unknown", 1, 3),
-    ("md", "read", -0.008826696972754178, 0.017877923053890687, 0.5005604337613229, "noise", 3, 3),
-    ("md", "write", 0.5507766550647675, 0.5640159820531256, 2.973807455863896e-07, "tax", 3, 3),
-    ("single", "read", NAN, NAN, NAN, "unknown", 3, 0),
-    ("single", "write", NAN, NAN, NAN, "unknown", 3, 0),
-]
-SUMMARY_NO_JBOD_WRITE = [
-    ("btrfs", "read", 0.09735567556105507, 0.12860915152905805, 4.599231788140439e-05, "tax", 3, 3),
-    ("btrfs", "write", NAN, NAN, NAN, "unknown", 3, 0),
-    ("jbod", "read", 0.0, 0.0, NAN, "reference", 3, 3),
-    ("lvm", "read", NAN, NAN, NAN, "unknown", 1, 3),
-    ("md", "read", -0.012766205193836422, 0.021698230224878046, 0.4993399998191868, "noise", 3, 3),
-    ("md", "write", NAN, NAN, NAN, "unknown", 3, 0),
-    ("single", "read", NAN, NAN, NAN, "unknown", 3, 0),
-    ("single", "write", NAN, NAN, NAN, "unknown", 3, 0),
-]
+# Welch's test at 90%: the same verdicts, other bounds and p-values where both sides were measured.
+WELCH_90_BOUNDS = {
+    ("btrfs", "read"): (0.10089021556445255, 0.12518357896180077, 6.250057274446141e-05),
+    ("btrfs", "write"): (-0.06939737864670148, -0.03577841183505459, 0.0025333825668926286),
+    ("md", "read"): (-0.008826696972754178, 0.017877923053890687, 0.5005604337613229),
+    ("md", "write"): (0.5507766550647675, 0.5640159820531256, 2.973807455863896e-07),
+}
+SUMMARY_WELCH_90 = [(layout, rw, *WELCH_90_BOUNDS[layout, rw], *rest) if (layout, rw) in WELCH_90_BOUNDS else row
+                    for row in SUMMARY for layout, rw, _, _, _, *rest in [row]]
+# Without jbod's write rows every other layout's write has no reference: unknown, with no reference repetitions.
+SUMMARY_NO_JBOD_WRITE = [(layout, rw, NAN, NAN, NAN, "unknown", best, 0) if rw == "write" else row
+                         for row in SUMMARY for layout, rw, *_, best, _ in [row] if (layout, rw) != ("jbod", "write")]
 THREADS_COLUMNS = ["layout", "rw", "numjobs", "tax_verdict", "tax_lo", "tax_hi", "reps"]
 THREADS = [
     ("btrfs", "read", 1, "tax", 0.02536317797682186, 0.07072530640371189, 3),
@@ -91,35 +82,21 @@ THREADS = [
     ("single", "read", 1, "unknown", NAN, NAN, 3),
     ("single", "write", 1, "unknown", NAN, NAN, 3),
 ]
-THREADS_NO_JBOD_WRITE_1 = [
-    ("btrfs", "read", 1, "tax", 0.02536317797682186, 0.07072530640371189, 3),
-    ("btrfs", "read", 2, "tax", 0.09735567556105507, 0.12860915152905805, 3),
-    ("btrfs", "write", 1, "unknown", NAN, NAN, 3),
-    ("btrfs", "write", 2, "gain", -0.07444855941954387, -0.030909026555583585, 3),
-    ("jbod", "read", 1, "reference", 0.0, 0.0, 3),
-    ("jbod", "read", 2, "reference", 0.0, 0.0, 3),
-    ("jbod", "write", 2, "reference", 0.0, 0.0, 3),
-    ("lvm", "read", 1, "unknown", NAN, NAN, 1),
-    ("lvm", "read", 2, "unknown", NAN, NAN, 1),
-    ("md", "read", 1, "noise", -0.01588157933175438, 0.023812965108311657, 3),
-    ("md", "read", 2, "noise", -0.012766205193836422, 0.021698230224878046, 3),
-    ("md", "write", 1, "unknown", NAN, NAN, 3),
-    ("md", "write", 2, "tax", 0.559459769383549, 0.5811204781015256, 3),
-    ("single", "read", 1, "unknown", NAN, NAN, 3),
-    ("single", "write", 1, "unknown", NAN, NAN, 3),
-]
+# Without jbod's write at one job, the other layouts' writes at one job have no reference.
+THREADS_NO_JBOD_WRITE_1 = [(layout, rw, n, "unknown", NAN, NAN, reps) if (rw, n) == ("write", 1) else row
+                           for row in THREADS for layout, rw, n, *_, reps in [row]
+                           if (layout, rw, n) != ("jbod", "write", 1)]
 JOBFILE_COLUMNS = ["layout", "group", "tax_lo", "tax_hi", "tax_p", "tax_verdict"]
-JOBFILE = [  # the job file's reference rows have NaN bounds, where the other two tables give 0, 0
-    ("btrfs", "log", -0.07444855941954387, -0.030909026555583585, 0.0023608136470938445, "gain"),
-    ("btrfs", "scan", 0.09735567556105507, 0.12860915152905805, 4.599231788140439e-05, "tax"),
-    ("jbod", "log", NAN, NAN, NAN, "reference"),
-    ("jbod", "scan", NAN, NAN, NAN, "reference"),
-    ("lvm", "scan", NAN, NAN, NAN, "unknown"),
-    ("md", "log", 0.5492182058141423, 0.5655232722206024, 2.6312914607636523e-08, "tax"),
-    ("md", "scan", -0.012766205193836422, 0.021698230224878046, 0.4993399998191868, "noise"),
-    ("single", "log", NAN, NAN, NAN, "unknown"),
-    ("single", "scan", NAN, NAN, NAN, "unknown"),
-]
+GROUP_OF = {"read": "scan", "write": "log"}  # job_file_runs' groups
+
+
+def as_job_file(summary: list[tuple]) -> list[tuple]:
+    """A summary's rows as the job file's table states them: by group; the reference's bounds NaN."""
+    return sorted((layout, GROUP_OF[rw], *((NAN, NAN) if verdict == "reference" else (lo, hi)), p, verdict)
+                  for layout, rw, lo, hi, p, verdict, *_ in summary)
+
+
+JOBFILE = as_job_file(SUMMARY)  # the job file's reference rows have NaN bounds, where the other two give 0, 0
 JOBFILE_90 = [
     ("btrfs", "log", -0.06930145230083773, -0.03587133085050942, 0.0023608136470938445, "gain"),
     ("btrfs", "scan", 0.10104044077996133, 0.12503738830835798, 4.599231788140439e-05, "tax"),
@@ -131,16 +108,7 @@ JOBFILE_90 = [
     ("single", "log", NAN, NAN, NAN, "unknown"),
     ("single", "scan", NAN, NAN, NAN, "unknown"),
 ]
-JOBFILE_NO_JBOD_LOG = [
-    ("btrfs", "log", NAN, NAN, NAN, "unknown"),
-    ("btrfs", "scan", 0.09735567556105507, 0.12860915152905805, 4.599231788140439e-05, "tax"),
-    ("jbod", "scan", NAN, NAN, NAN, "reference"),
-    ("lvm", "scan", NAN, NAN, NAN, "unknown"),
-    ("md", "log", NAN, NAN, NAN, "unknown"),
-    ("md", "scan", -0.012766205193836422, 0.021698230224878046, 0.4993399998191868, "noise"),
-    ("single", "log", NAN, NAN, NAN, "unknown"),
-    ("single", "scan", NAN, NAN, NAN, "unknown"),
-]
+JOBFILE_NO_JBOD_LOG = as_job_file(SUMMARY_NO_JBOD_WRITE)
 
 
 def _same(found: pd.DataFrame, expected: list[tuple], columns: list[str]) -> None:
