@@ -91,17 +91,16 @@ GROUP_OF = {"read": "scan", "write": "log"}  # job_file_runs' groups
 
 
 def as_job_file(summary: list[tuple]) -> list[tuple]:
-    """A summary's rows as the job file's table states them: by group; the reference's bounds NaN."""
-    return sorted((layout, GROUP_OF[rw], *((NAN, NAN) if verdict == "reference" else (lo, hi)), p, verdict)
-                  for layout, rw, lo, hi, p, verdict, *_ in summary)
+    """A summary's rows as the job file's table states them: by group."""
+    return sorted((layout, GROUP_OF[rw], lo, hi, p, verdict) for layout, rw, lo, hi, p, verdict, *_ in summary)
 
 
-JOBFILE = as_job_file(SUMMARY)  # the job file's reference rows have NaN bounds, where the other two give 0, 0
+JOBFILE = as_job_file(SUMMARY)
 JOBFILE_90 = [
     ("btrfs", "log", -0.06930145230083773, -0.03587133085050942, 0.0023608136470938445, "gain"),
     ("btrfs", "scan", 0.10104044077996133, 0.12503738830835798, 4.599231788140439e-05, "tax"),
-    ("jbod", "log", NAN, NAN, NAN, "reference"),
-    ("jbod", "scan", NAN, NAN, NAN, "reference"),
+    ("jbod", "log", 0.0, 0.0, NAN, "reference"),
+    ("jbod", "scan", 0.0, 0.0, NAN, "reference"),
     ("lvm", "scan", NAN, NAN, NAN, "unknown"),
     ("md", "log", 0.551141916203409, 0.5636611972679708, 2.6312914607636523e-08, "tax"),
     ("md", "scan", -0.008703967832666581, 0.017758428135848825, 0.4993399998191868, "noise"),
@@ -162,6 +161,11 @@ def test_the_three_tables_test_the_same_points_alike():
     assert summary["tax_lo"] == threads["tax_lo"] == job["tax_lo"]
     assert summary["tax_hi"] == threads["tax_hi"] == job["tax_hi"]
     assert summary["tax_p"] == job["tax_p"] and summary["tax_verdict"] == threads["tax_verdict"] == job["tax_verdict"]
+    # and the reference's own rows alike: 'reference', bounds 0 and 0
+    own = [stats.summary_intervals(sweep(), reference="jbod").set_index(["layout", "rw"]).loc[("jbod", "read")],
+           layout_tax.tax_by_threads(sweep(), "jbod").set_index(["layout", "rw", "numjobs"]).loc[("jbod", "read", 2)],
+           jobfile.summarize(job_file_runs(), reference="jbod").set_index(["layout", "group"]).loc[("jbod", "scan")]]
+    assert [(r["tax_verdict"], r["tax_lo"], r["tax_hi"]) for r in own] == [("reference", 0.0, 0.0)] * 3
 
 
 def test_inputs_are_not_mutated():
@@ -172,3 +176,15 @@ def test_inputs_are_not_mutated():
     jobfile.summarize(runs, reference="jbod")
     pd.testing.assert_frame_equal(frame, before)
     pd.testing.assert_frame_equal(runs, runs_before)
+
+
+def test_a_summary_by_bs_tests_each_bs_on_its_own_repetitions():
+    """by="bs": each block size is its own group, so its tax test is the one its rows alone give."""
+    small = sweep().assign(bs=4096)
+    small = small.assign(bw_bytes=small["bw_bytes"].where(small["layout"] != "md", small["bw_bytes"] * 0.5))
+    both = pd.concat([sweep(), small], ignore_index=True)
+    by_bs = stats.summary_intervals(both, reference="jbod", by="bs")
+    for bs, alone in ((1 << 20, sweep()), (4096, small)):
+        expected = stats.summary_intervals(alone, reference="jbod")
+        got = by_bs[by_bs["bs"] == bs].reset_index(drop=True)
+        pd.testing.assert_frame_equal(got[SUMMARY_COLUMNS], expected[SUMMARY_COLUMNS])

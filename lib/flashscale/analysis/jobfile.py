@@ -27,7 +27,6 @@ from ..measure.jobrun import WORKLOAD
 KEYS = ["layout", "devices", "group", "rw", "bs", "numjobs", "iodepth"]
 GROUP = ["layout", "devices", "group", "rw"]
 TAX_KEYS = ["devices", "group", "rw"]  # the tax is against the reference's best at the same devices and group
-BEST_POINT = {**{k: k for k in TAX_KEYS}, "best_bs": "bs", "best_numjobs": "numjobs", "best_iodepth": "iodepth"}
 
 
 def runs(frame: pd.DataFrame) -> pd.DataFrame:
@@ -70,7 +69,8 @@ def summarize(frame: pd.DataFrame, reference: str = "jbod", baseline_layout: str
     ``best_numjobs``, ``best_iodepth``, ``reps``); ``baseline_bw_bytes`` (the ``baseline_layout``'s best of the
     group) and ``efficiency`` = best / (devices x baseline), NaN without one; ``reference_bw_bytes`` and ``tax``
     against ``reference`` at the same devices and group (NaN where it has no such row); ``tax_lo``, ``tax_hi``,
-    ``tax_p`` and ``tax_verdict`` (tax, gain, noise, unknown; 'reference' on its own rows)."""
+    ``tax_p`` and ``tax_verdict`` (tax, gain, noise, unknown; 'reference', with bounds 0 and 0, on its own rows), as
+    every table with a tax gives them (``stats.tax_tests``)."""
     pts = points(frame)
     if reference not in set(pts["layout"]):
         raise AnalysisError(f"reference layout {reference!r} ran no job file; layouts that did: "
@@ -82,9 +82,7 @@ def summarize(frame: pd.DataFrame, reference: str = "jbod", baseline_layout: str
                      validate="many_to_one")
     out["efficiency"] = out["best_bw_bytes"] / (out["devices"] * out["baseline_bw_bytes"])
     out = core.with_tax(out, reference, TAX_KEYS)
-    tests = stats.tax_tests(out, runs(frame), reference, TAX_KEYS, BEST_POINT, confidence)
-    own = tests["tax_verdict"] == "reference"  # this table gives the reference's own rows NaN bounds, not 0
-    tests = tests.assign(tax_lo=tests["tax_lo"].mask(own), tax_hi=tests["tax_hi"].mask(own))
+    tests = stats.tax_tests(out, runs(frame), reference, TAX_KEYS, confidence=confidence)
     columns = [*GROUP, "best_bw_bytes", "best_bs", "best_numjobs", "best_iodepth", "reps", "baseline_bw_bytes",
                "efficiency", "reference_bw_bytes", "tax"]
     tested = tests[["tax_lo", "tax_hi", "tax_p", "tax_verdict"]]

@@ -30,7 +30,7 @@ def tax_by_threads(frame: pd.DataFrame, reference: str) -> pd.DataFrame:
         raise AnalysisError(f"reference layout {reference!r} is not in the results")
     keys = ["devices", "rw", "numjobs"]
     out = with_tax(best, reference, keys, bw="bw_bytes")
-    tests = tax_tests(out, scaling_repetitions(frame, "numjobs"), reference, keys, {k: k for k in keys})
+    tests = tax_tests(out, scaling_repetitions(frame, "numjobs"), reference, keys, point={})  # numjobs: a key
     tested = tests[["tax_verdict", "tax_lo", "tax_hi", "best_reps"]].rename(columns={"best_reps": "reps"})
     return pd.concat([out, tested], axis=1)
 

@@ -42,7 +42,7 @@ from ..errors import ConfigError
 NAN = float("nan")
 
 METHODS = ("t", "bootstrap")
-BEST_POINT = {"devices": "devices", "rw": "rw", "best_bs": "bs", "best_numjobs": "numjobs", "best_iodepth": "iodepth"}
+BEST_POINT = {"best_bs": "bs", "best_numjobs": "numjobs", "best_iodepth": "iodepth"}  # a summary's best point
 
 
 def _check(confidence: float, method: str) -> None:
@@ -180,25 +180,27 @@ def verdict(test: TaxTest) -> str:
 
 
 def tax_tests(rows: pd.DataFrame, repetitions: pd.DataFrame, reference: str, group: list[str],
-              point: Mapping[str, str], confidence: float = 0.95, method: str = "student") -> pd.DataFrame:
+              point: Mapping[str, str] = BEST_POINT, confidence: float = 0.95, method: str = "student") -> pd.DataFrame:
     """The one loop of tax tests. Per row of ``rows`` (one per layout and ``group``, e.g. devices and rw): the
     ``significance.tax_test`` of the repetitions of its point against those of the reference's row of the same
-    ``group``. ``point`` maps the columns of ``rows`` that name the tested point (beside ``layout``) to the columns
-    of ``repetitions`` (one row per measured repetition, ``bw_bytes``) that key it.
+    ``group``. The repetitions (``repetitions``: one row per measured repetition, ``bw_bytes``) of a row are those
+    of its layout, its ``group`` and its point: ``point`` maps the columns of ``rows`` that name the point (its
+    best bs, numjobs and iodepth by default; none where the group is the point) to those of ``repetitions``.
 
     Columns, on ``rows``' index: ``tax_lo``, ``tax_hi``, ``tax_p``, ``tax_verdict`` (``verdict``), ``best_reps`` and
     ``reference_reps`` (the repetitions on each side). The reference's own rows: 0, 0, NaN, 'reference', n, n; rows
     with no reference row (or no reference repetitions) in their group: NaN, NaN, NaN, 'unknown', n, 0."""
-    own = [*point]
-    theirs = [c if c in group else f"reference_{c}" for c in own]  # the reference's point, at the same group
-    refs = with_reference(rows[["layout", *dict.fromkeys([*group, *own])]], reference, group,
-                          {"layout": "reference_layout", **{c: f"reference_{c}" for c in own if c not in group}})
-    by_point = repetitions.groupby(["layout", *point.values()], sort=False, observed=True)
-    reps = {key: g["bw_bytes"].to_numpy(float) for key, g in by_point}
+    keyed = {**{c: c for c in group}, **{v: k for k, v in point.items()}}  # column of repetitions -> of rows
+    own = [c for c in point if c not in group]
+    refs = with_reference(rows[["layout", *group, *own]], reference, group,
+                          {"layout": "reference_layout", **{c: f"reference_{c}" for c in own}})
+    by_key = repetitions.groupby(["layout", *keyed], sort=False, observed=True)
+    reps = {key: g["bw_bytes"].to_numpy(float) for key, g in by_key}
     found = []
     for r in refs.to_dict("records"):
-        mine = reps[(r["layout"], *(r[c] for c in own))]
-        other = None if pd.isna(r["reference_layout"]) else reps.get((reference, *(r[c] for c in theirs)))
+        mine = reps[(r["layout"], *(r[c] for c in keyed.values()))]
+        theirs = (reference, *(r[c if c in group else f"reference_{c}"] for c in keyed.values()))
+        other = None if pd.isna(r["reference_layout"]) else reps.get(theirs)
         if r["layout"] == reference:
             found.append((0.0, 0.0, NAN, "reference", mine.size, mine.size))
         elif other is None:
@@ -243,6 +245,7 @@ def summary_intervals(
     share = 1.0 - out["design_tax"]
     out["layout_efficiency_lo"] = out["efficiency_lo"] / share
     out["layout_efficiency_hi"] = out["efficiency_hi"] / share
-    tests = tax_tests(out, rates(frame), reference, ["devices", "rw", *by_cols], BEST_POINT, confidence, tax_method)
+    tests = tax_tests(out, rates(frame), reference, ["devices", "rw", *by_cols], confidence=confidence,
+                      method=tax_method)
     out = pd.concat([out, tests.assign(tax_confidence=confidence)], axis=1)
     return out.drop(columns=["baseline_layout", "baseline_numjobs", "baseline_iodepth"])
