@@ -19,6 +19,7 @@ from flashscale import cluster
 from flashscale.analysis import cluster as cluster_analysis
 from flashscale.arrays.cluster import EmulatedCluster
 from flashscale.arrays.emulated import ArraySpec
+from flashscale.measure import results
 from flashscale.measure.sweep import Sweep
 from flashscale.system import netns
 from flashscale.system.devices import System
@@ -172,6 +173,9 @@ def test_a_host_killed_mid_run_is_recorded_failed_and_the_other_kept(tmp_path, s
     assert "no result" in rows.loc[("host1", "write"), "error"]
     assert "stopped answering" in rows.loc[("host1", "read"), "error"]
     assert "1 of 2 hosts failed: host1" == rows.loc[(cluster.ALL, "read"), "error"]
+    for failed in [("host1", "write"), ("host1", "read"), (cluster.ALL, "write"), (cluster.ALL, "read")]:
+        # nothing was measured: every number NaN, neither 0 nor the surviving host's latency or iops
+        assert rows.loc[failed, list(results.NUMBERS)].isna().all(), failed
     assert any("host1 stopped answering" in note for note in result.notes)
     assert _machine(tmp_path) == before
 

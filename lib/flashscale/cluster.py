@@ -271,8 +271,7 @@ class _Sweep:
                "network_bw_bytes": float("nan") if network is None else float(network),
                "raw_dir": str(raw), "started_at": started, "phase": phase}
         if isinstance(result, str):
-            return {**row, "status": "failed", "error": result, "io_bytes": float("nan"), "runtime_s": float("nan"),
-                    "bw_bytes": float("nan"), "read_bw_bytes": float("nan"), "write_bw_bytes": float("nan")}
+            return {**row, **results.failed(result)}
         after = self.system.link_bytes(host.link) if host.link else None
         row = {**row, **fio.parse(result), "status": "ok", "error": None,
                "link_bytes": after - before[host.endpoint.name] if after is not None else None}
@@ -286,8 +285,7 @@ class _Sweep:
                 "network_bw_bytes": float("nan") if network is None else network}
         failed = [r["host"] for r in rows if r["status"] != "ok"]
         if failed:
-            return {**base, "status": "failed", "error": f"{len(failed)} of {len(rows)} hosts failed: "
-                    f"{', '.join(failed)}", "io_bytes": 0, "bw_bytes": float("nan")}
+            return {**base, **results.failed(f"{len(failed)} of {len(rows)} hosts failed: {', '.join(failed)}")}
         row = {**base, **fio_cluster.aggregate(rows), "status": "ok", "error": None}
         return {**row, **results.evidence(row, hosts[0].caps, network)}  # all hosts' devices x cap, or links
 

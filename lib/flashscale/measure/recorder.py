@@ -33,9 +33,6 @@ from .sweep import Sweep
 
 ON_FAILURE = ("continue", "stop")
 NAN = float("nan")
-# The numbers of a run; NaN on a failed row.
-NUMBERS = ("bw_bytes", "iops", "runtime_s", "clat_mean_ns", "clat_p50_ns", "clat_p99_ns", "clat_p999_ns",
-           "clat_p9999_ns", "clat_stddev_ns", "lat_mean_ns", "read_bw_bytes", "write_bw_bytes", "io_bytes")
 
 
 def check_on_failure(value: object) -> str:
@@ -192,9 +189,9 @@ class Recorder:
                 adaptive: str | None = None) -> dict:
         """The row of a run that failed: its point, ``status`` failed, ``error`` the message, NaN numbers."""
         row = {**self.header(layout, warmup=warmup, phase=phase), **self._axes(job), "rep": rep,
-               **{name: NAN for name in NUMBERS}, "point": point or job.point, "raw_dir": str(raw_dir),
-               "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "status": "failed",
-               "error": str(exc), "adaptive": adaptive}
+               "point": point or job.point, "raw_dir": str(raw_dir),
+               "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), **results.failed(exc),
+               "adaptive": adaptive}
         return {**row, **results.evidence(row, {})}
 
     def _measure(self, layout: Layout, job: fio.FioJob, raw_dir: Path, cgroup_procs: list[Path], *,

@@ -139,6 +139,17 @@ def truth_tolerance(runtime_s: float) -> float:
     return max(MIN_TOLERANCE, THROTTLE_SLICE_S / runtime_s) if runtime_s > 0 else float("inf")
 
 
+# The numbers of a run (``fio.parse``'s): NaN on a failed row, whatever failed (a run, a host, a cluster's point).
+NUMBERS = ("bw_bytes", "iops", "runtime_s", "clat_mean_ns", "clat_p50_ns", "clat_p99_ns", "clat_p999_ns",
+           "clat_p9999_ns", "clat_stddev_ns", "lat_mean_ns", "read_bw_bytes", "write_bw_bytes", "io_bytes")
+
+
+def failed(error: object) -> dict:
+    """The columns of a run that failed: ``status`` failed, ``error`` why, and every number NaN, never 0 and never
+    another run's: nothing was measured."""
+    return {"status": "failed", "error": str(error), **{name: math.nan for name in NUMBERS}}
+
+
 def evidence(row: Mapping, caps: Mapping[str, float], network_bps: float | None = None) -> dict:
     """A row's agreement with the known truth, and whether it lasted long enough to measure.
 
