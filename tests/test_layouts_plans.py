@@ -5,13 +5,16 @@ with a fake machine and on real loop devices in test_layouts_loop.py.
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from flashscale.arrays import layouts
-from flashscale.errors import ConfigError, RefusedError, UnsupportedError
+from flashscale.errors import CommandError, ConfigError, RefusedError, UnsupportedError
 from flashscale.arrays.layouts import Options
+from flashscale.system.commands import Completed
+from flashscale.system.devices import Device
 from flashscale.system.teardown import Teardown
 
 from test_devices import FakeMachine
@@ -57,15 +60,81 @@ def test_md_imsm_container_then_volume_plan(machine):
     steps = layouts.plan("md-imsm-raid0", four(machine), root=ROOT, token=TOKEN,
                          options=Options(chunk_bytes=2**20, mount_options="noatime,nodiratime,nobarrier"))
     assert argv(steps) == [
-        ("mdadm", "--create", "/dev/md/flashscale-cafe0001-imsm", "--run", "--metadata=imsm", "--raid-devices=4",
-         *DEVS),
-        ("mdadm", "--create", "/dev/md/flashscale-cafe0001", "--run", "--level=0", "--chunk=1024K",
-         "--raid-devices=4", "/dev/md/flashscale-cafe0001-imsm"),
-        ("mkfs.xfs", "-q", "-K", "-d", "su=1024k,sw=4", "/dev/md/flashscale-cafe0001"),
+        ("mdadm", "--create", "/dev/md/fscafe0001-imsm", "--run", "--metadata=imsm", "--raid-devices=4", *DEVS),
+        ("mdadm", "--create", "/dev/md/fscafe0001", "--run", "--level=0", "--chunk=1024K",
+         "--raid-devices=4", "/dev/md/fscafe0001-imsm"),
+        ("mkfs.xfs", "-q", "-K", "-d", "su=1024k,sw=4", "/dev/md/fscafe0001"),
         ("mkdir", "/mnt/fs/md-imsm-raid0"),
-        ("mount", "-t", "xfs", "-o", "noatime,nodiratime,nobarrier", "/dev/md/flashscale-cafe0001",
-         "/mnt/fs/md-imsm-raid0"),
+        ("mount", "-t", "xfs", "-o", "noatime,nodiratime,nobarrier", "/dev/md/fscafe0001", "/mnt/fs/md-imsm-raid0"),
     ]
+    assert [(s.creates, s.details["path"]) for s in steps[:2]] == [("md", "/dev/md/fscafe0001-imsm"),
+                                                                   ("md", "/dev/md/fscafe0001")]
+
+
+def test_the_imsm_names_build_draws_fit_mdadm_for_any_token(tmp_path):
+    """mdadm refuses an IMSM volume name over 16 characters (it refused ``flashscale-<token>``, 19, in the VM lab):
+    the token is drawn fresh here, not fixed, and both names stay flashscale's (``fs<token>``) within 16."""
+    machine = FakeMachine(tmp_path / "machine", md=True)
+    devices = [machine.identify(machine.disk(f"nvme{i}n1", eui=f"0025385b71b0000{i}")) for i in range(2)]
+    teardown = Teardown(tmp_path / "manifest.json", machine.runner, machine)
+    layouts.build("md-imsm-raid0", devices, machine.runner, teardown, confirm=[d.id for d in devices],
+                  system=machine)
+    container, volume = [argv[2] for argv in machine.runner.history if argv[:2] == ("mdadm", "--create")]
+    assert re.fullmatch(r"/dev/md/fs[0-9a-f]{8}-imsm", container) and container == f"{volume}-imsm"
+    assert len(Path(volume).name) == 10 and len(Path(container).name) == 15  # both within 16
+    teardown.close()
+
+
+def test_an_imsm_name_mdadm_would_refuse_is_refused_before_any_command_runs(machine, tmp_path, monkeypatch):
+    monkeypatch.setattr(layouts.secrets, "token_hex", lambda n: "cafe0001cafe0001")
+    teardown = Teardown(tmp_path / "manifest.json", machine.runner, machine)
+    devices = four(machine)
+    with pytest.raises(ConfigError, match=r"IMSM volume name 'fscafe0001cafe0001' is 18 characters; mdadm takes "
+                                          r"at most 16"):
+        layouts.build("md-imsm-raid0", devices, machine.runner, teardown, confirm=[d.id for d in devices],
+                      system=machine)
+    assert machine.runner.history == [] and [e.kind for e in teardown.entries] == ["dir"]  # its own temporary dir
+    teardown.close()
+    with pytest.raises(ConfigError, match=r"IMSM container name 'fs0{26}-imsm' is 33 characters; .* at most 32"):
+        layouts.plan("md-imsm-raid0", devices, root=ROOT, token="0" * 26)  # the container's limit: mdadm's 32
+    with pytest.raises(ConfigError, match=r"md array name 'flashscale-0{22}' is 33 characters; .* at most 32"):
+        layouts.plan("md-raid0", devices, root=ROOT, token="0" * 22)
+
+
+def test_build_md_imsm_tears_down_the_volume_then_its_container(machine, tmp_path):
+    teardown = Teardown(tmp_path / "manifest.json", machine.runner, machine)
+    devices = four(machine)
+    layout = layouts.build("md-imsm-raid0", devices, machine.runner, teardown, confirm=[d.id for d in devices],
+                           system=machine)
+    assert [(e.kind, e.details.get("path")) for e in teardown.entries][1:3] == [
+        ("md", "/dev/md/fscafe0001-imsm"), ("md", "/dev/md/fscafe0001")]
+    built = len(machine.runner.history)
+    teardown.close()
+    assert machine.runner.history[built:] == [("umount", layout.targets[0]),
+                                              ("mdadm", "--stop", "/dev/md/fscafe0001"),
+                                              ("mdadm", "--stop", "/dev/md/fscafe0001-imsm"),
+                                              *[("mdadm", "--zero-superblock", d) for d in DEVS]]
+    assert machine.mdstat() == "Personalities : [raid0]\n" and not (tmp_path / "manifest.json").exists()
+
+
+def test_a_volume_that_fails_to_be_made_leaves_its_container_recorded_and_stopped(machine, tmp_path):
+    """The VM lab's failure: mdadm made the container, refused the volume, and the container stayed (inactive)."""
+    machine.runner.replies[("mdadm", "--create", "/dev/md/fscafe0001")] = Completed(
+        ("mdadm",), 1, "", "mdadm: imsm volume name must be 16 characters or less\n")
+    teardown = Teardown(tmp_path / "manifest.json", machine.runner, machine)
+    devices = four(machine)
+    with pytest.raises(CommandError, match="imsm volume name"):
+        layouts.build("md-imsm-raid0", devices, machine.runner, teardown, confirm=[d.id for d in devices],
+                      system=machine)
+    assert [(e.kind, e.details.get("path")) for e in teardown.entries] == [
+        ("dir", teardown.entries[0].details["path"]), ("md", "/dev/md/fscafe0001-imsm"), ("md", "/dev/md/fscafe0001")]
+    refused = machine.runner.history.pop()  # the fake kernel takes every create in its history as made: not this one
+    assert refused[:3] == ("mdadm", "--create", "/dev/md/fscafe0001")  # (in the VM, mdadm 4.2 left no node for it)
+    failed = len(machine.runner.history)
+    teardown.close()
+    assert machine.runner.history[failed:] == [("mdadm", "--stop", "/dev/md/fscafe0001-imsm"),
+                                               *[("mdadm", "--zero-superblock", d) for d in DEVS]]
+    assert machine.mdstat() == "Personalities : [raid0]\n" and not (tmp_path / "manifest.json").exists()
 
 
 def test_lvm_striped_plan_with_ext4_stride_and_stripe_width(machine):
@@ -92,7 +161,30 @@ def test_single_jbod_and_btrfs_plans(machine):
                                            "/mnt/fs/jbod1")
     btrfs = argv(layouts.plan("btrfs-raid10", devices, root=ROOT))
     assert btrfs[0] == ("mkfs.btrfs", "-q", "-K", "-d", "raid10", "-m", "raid10", *DEVS)
-    assert btrfs[2] == ("mount", "-t", "btrfs", "-o", "noatime,nodiratime", "/dev/nvme0n1", "/mnt/fs/btrfs-raid10")
+    assert btrfs[2] == ("mount", "-t", "btrfs", "-o", "noatime,nodiratime,device=/dev/nvme0n1,device=/dev/nvme1n1,"
+                        "device=/dev/nvme2n1,device=/dev/nvme3n1", "/dev/nvme0n1", "/mnt/fs/btrfs-raid10")
+
+
+def test_btrfs_is_mounted_with_every_member_and_torn_down_without_btrfs_control(machine, tmp_path):
+    """Without udev nothing runs ``btrfs device scan``: the mount names every member itself (``device=``). Without
+    /dev/btrfs-control (none in the VM lab's guest) nothing can be forgotten: the teardown only unmounts."""
+    teardown = Teardown(tmp_path / "manifest.json", machine.runner, machine)
+    devices = four(machine)[:2]
+    layout = layouts.build("btrfs-raid0", devices, machine.runner, teardown, confirm=[d.id for d in devices],
+                           system=machine)
+    mount = machine.runner.history[-1]
+    assert mount == ("mount", "-t", "btrfs", "-o", "noatime,nodiratime,device=/dev/nvme0n1,device=/dev/nvme1n1",
+                     "/dev/nvme0n1", layout.targets[0])
+    assert not (machine.dev / "btrfs-control").exists()
+    built = len(machine.runner.history)
+    teardown.close()
+    assert machine.runner.history[built:] == [("umount", layout.targets[0])]
+    assert not (tmp_path / "manifest.json").exists()
+
+
+def test_a_btrfs_member_whose_path_has_a_comma_is_refused_by_name():
+    with pytest.raises(ConfigError, match=r"btrfs member '/dev/disk/by-id/a,b' has a comma"):
+        layouts.plan("btrfs-raid0", [Device("/dev/disk/by-id/a,b", "x"), Device("/dev/sdc", "y")], root=ROOT)
 
 
 def test_build_md_raid0_runs_exactly_erase_plus_plan_and_tears_down_exactly(machine, tmp_path):

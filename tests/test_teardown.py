@@ -106,3 +106,61 @@ def test_a_cgroup_that_still_holds_processes_is_not_removed(machine, tmp_path):
     with pytest.raises(FlashscaleError, match="4242"):
         teardown.close()
     assert cgroup.exists()
+
+
+BTRFS_MEMBERS = [{"path": "/dev/nvme0n1", "id": "eui:0025385b71b00000"},
+                 {"path": "/dev/nvme1n1", "id": "eui:0025385b71b00001"}]
+
+
+@pytest.fixture
+def btrfs_machine(machine) -> FakeMachine:
+    """The fake machine with two NVMe devices that were a btrfs's members, now unmounted."""
+    for index, member in enumerate(BTRFS_MEMBERS):
+        machine.disk(f"nvme{index}n1", eui=member["id"].split(":")[1])
+    return machine
+
+
+def test_btrfs_members_are_forgotten_one_by_one_and_one_the_kernel_does_not_know_is_nothing_to_do(
+        btrfs_machine, tmp_path):
+    (btrfs_machine.dev / "btrfs-control").write_text("")
+    btrfs_machine.runner.replies[("btrfs", "device", "scan", "--forget", "/dev/nvme1n1")] = Completed(
+        ("btrfs",), 1, "", "ERROR: cannot unregister device '/dev/nvme1n1': No such file or directory\n")
+    teardown = Teardown(tmp_path / "m.json", btrfs_machine.runner, btrfs_machine)
+    teardown.record("btrfs-devices", members=BTRFS_MEMBERS)
+    teardown.close()
+    assert btrfs_machine.runner.history == [("btrfs", "device", "scan", "--forget", "/dev/nvme0n1"),
+                                            ("btrfs", "device", "scan", "--forget", "/dev/nvme1n1")]
+    assert not (tmp_path / "m.json").exists()
+
+
+def test_without_btrfs_control_nothing_is_forgotten_and_the_undo_succeeds(btrfs_machine, tmp_path):
+    """The VM lab's guest has no udev, so no /dev/btrfs-control: ``--forget`` could only fail there."""
+    teardown = Teardown(tmp_path / "m.json", btrfs_machine.runner, btrfs_machine)
+    teardown.record("btrfs-devices", members=BTRFS_MEMBERS)
+    teardown.close()
+    assert btrfs_machine.runner.history == [] and not (tmp_path / "m.json").exists()
+
+
+@pytest.mark.parametrize("control", [True, False])
+def test_a_btrfs_member_still_mounted_is_a_failure_that_names_the_members(btrfs_machine, tmp_path, control):
+    if control:
+        (btrfs_machine.dev / "btrfs-control").write_text("")
+    mounted = btrfs_machine.sys / "fs" / "btrfs" / "f00d" / "devices"
+    mounted.mkdir(parents=True)
+    (mounted / "nvme1n1").symlink_to(btrfs_machine.node("nvme1n1"))
+    teardown = Teardown(tmp_path / "m.json", btrfs_machine.runner, btrfs_machine, retries=0)
+    teardown.record("btrfs-devices", members=BTRFS_MEMBERS)
+    with pytest.raises(FlashscaleError, match="btrfs-devices /dev/nvme0n1, /dev/nvme1n1 is still there"):
+        teardown.close()
+    assert (tmp_path / "m.json").exists()
+
+
+def test_a_btrfs_forget_that_fails_otherwise_is_a_failure(btrfs_machine, tmp_path):
+    (btrfs_machine.dev / "btrfs-control").write_text("")
+    btrfs_machine.runner.replies[("btrfs", "device", "scan", "--forget", "/dev/nvme0n1")] = Completed(
+        ("btrfs",), 1, "", "ERROR: cannot unregister device '/dev/nvme0n1': Invalid argument\n")
+    teardown = Teardown(tmp_path / "m.json", btrfs_machine.runner, btrfs_machine, retries=0)
+    teardown.record("btrfs-devices", members=BTRFS_MEMBERS)
+    with pytest.raises(FlashscaleError, match="Invalid argument"):
+        teardown.close()
+    assert (tmp_path / "m.json").exists()

@@ -2,8 +2,9 @@
 
     single         one device, its own file system: the baseline
     jbod           one file system per device; fio jobs spread evenly over the mount points (seed 000, Test 2)
-    btrfs-raid0    one btrfs, data and metadata striped (raid0) over all devices: an array without md
-    btrfs-raid10   one btrfs, data and metadata raid10
+    btrfs-raid0    one btrfs, data and metadata striped (raid0) over all devices: an array without md; mounted
+                   with every member named (``device=``), so no ``btrfs device scan`` (udev's) is needed
+    btrfs-raid10   one btrfs, data and metadata raid10, mounted the same way
     md-raid0       md RAID-0, native metadata, then one file system with su/sw from the chunk (seed 000, Test 5a)
     md-imsm-raid0  md RAID-0 inside an IMSM container (seed 000, Test 5b)
     lvm-striped    one LVM logical volume striped over all devices, then one file system
@@ -96,18 +97,27 @@ def _each(name, devices, root, options, token) -> list[Step]:
     return steps
 
 
+def _btrfs_device_options(paths: Sequence[str]) -> str:
+    """``device=<path>`` for every member, comma-separated: the mount finds them all without a ``btrfs device scan``
+    (which only udev would have run)."""
+    for path in paths:
+        if "," in path:
+            raise ConfigError(f"btrfs member {path!r} has a comma: it cannot be named in the mount option device=")
+    return ",".join(f"device={path}" for path in paths)
+
+
 def _btrfs(profile: str) -> Callable:
     def plan(name, devices, root, options, token) -> list[Step]:
         paths = tuple(d.path for d in devices)
         return [Step(("mkfs.btrfs", "-q", "-K", "-d", profile, "-m", profile, *paths), writes=paths,
                      creates="btrfs-devices", details={"members": [{"path": d.path, "id": d.id} for d in devices]}),
-                *mount(paths[0], root / name, "btrfs", options.mount_options)]
+                *mount(paths[0], root / name, "btrfs", f"{options.mount_options},{_btrfs_device_options(paths)}")]
     return plan
 
 
 def _volume(make: Callable) -> Callable:
     def plan(name, devices, root, options, token) -> list[Step]:
-        steps, volume = make(devices, f"flashscale-{token}", options.chunk_bytes)
+        steps, volume = make(devices, token, options.chunk_bytes)
         return [*steps, mkfs(options.fs, volume, options.chunk_bytes, len(devices)),
                 *mount(volume, root / name, options.fs, options.mount_options)]
     return plan
@@ -153,7 +163,10 @@ def chosen(name: str, devices: Sequence[Device]) -> list[Device]:
 
 def plan(name: str, devices: Sequence[Device], *, root: Path | None = None, options: Options = Options(),
          token: str = "XXXXXXXX") -> list[Step]:
-    """The exact steps ``build`` runs after the erase (mount points under ``root``; arrays named by ``token``)."""
+    """The exact steps ``build`` runs after the erase (mount points under ``root``; arrays named by ``token``).
+
+    ConfigError when ``token`` would give an array a name mdadm refuses (``volumes``): nothing has run yet.
+    """
     root = Path(root) if root is not None else Path(tempfile.gettempdir()) / f"flashscale-{name}-XXXXXXXX"
     return _kind(name).plan(name, chosen(name, devices), root, options, token)
 

@@ -8,14 +8,22 @@ Each plan records what it makes (the array, the volume group...) before making i
 their identities, so teardown and ``flashscale reap`` can stop and clear exactly those. The kernel must offer md
 (``/proc/mdstat``) or device-mapper (``/dev/mapper/control``); ``missing`` says what is absent before anything is
 touched.
+
+Every plan is named by a random token: ``flashscale-<token>`` (an md array, a volume group), but ``fs<token>`` for an
+IMSM volume and ``fs<token>-imsm`` for its container, since mdadm keeps an IMSM volume's name in 16 characters. A
+name mdadm would refuse as too long is refused here, before any command runs.
 """
 from __future__ import annotations
 
 from typing import Sequence
 
+from ..errors import ConfigError
 from ..system.commands import Runner
 from ..system.devices import Device, System
 from .plan import Step
+
+MD_NAME_MAX = 32  # mdadm --create refuses a longer name under /dev/md ("Name ... is too long", mdadm.c)
+IMSM_NAME_MAX = 16  # and a longer IMSM volume name ("imsm volume name must be 16 characters or less")
 
 # what it is, the program it needs and its Debian package, the kernel's marker, what its absence means
 NEEDS = {
@@ -40,20 +48,33 @@ def _members(devices: Sequence[Device]) -> list[dict]:
     return [{"path": d.path, "id": d.id} for d in devices]
 
 
-def md_raid0(devices: Sequence[Device], name: str, chunk_bytes: int) -> tuple[list[Step], str]:
-    """Native-metadata RAID-0: the steps, and the array's path."""
+def _md_path(name: str, limit: int, what: str) -> str:
+    """``/dev/md/<name>``; ConfigError naming ``name`` when it is longer than mdadm takes for a ``what`` (``limit``)."""
+    if len(name) > limit:
+        raise ConfigError(f"{what} name {name!r} is {len(name)} characters; mdadm takes at most {limit}")
+    return f"/dev/md/{name}"
+
+
+def md_raid0(devices: Sequence[Device], token: str, chunk_bytes: int) -> tuple[list[Step], str]:
+    """Native-metadata RAID-0 ``flashscale-<token>``: the steps, and the array's path."""
     paths = tuple(d.path for d in devices)
-    array = f"/dev/md/{name}"
+    array = _md_path(f"flashscale-{token}", MD_NAME_MAX, "md array")
     create = Step(("mdadm", "--create", array, "--run", "--metadata=1.2", "--level=0",
                    f"--chunk={chunk_bytes // 1024}K", f"--raid-devices={len(paths)}", *paths),
                   writes=paths, creates="md", details={"path": array, "members": _members(devices)})
     return [create], array
 
 
-def md_imsm_raid0(devices: Sequence[Device], name: str, chunk_bytes: int) -> tuple[list[Step], str]:
-    """An IMSM (Intel RSTe) container over the devices, then a RAID-0 volume in it: the steps and the volume."""
+def md_imsm_raid0(devices: Sequence[Device], token: str, chunk_bytes: int) -> tuple[list[Step], str]:
+    """An IMSM (Intel RSTe) container ``fs<token>-imsm`` over the devices, then a RAID-0 volume ``fs<token>`` in it:
+    the steps and the volume's path.
+
+    Each is recorded before it is made, the container first: a volume that fails to be made leaves the container
+    recorded, and teardown (last first) stops the volume, then the container, then clears the members.
+    """
     paths = tuple(d.path for d in devices)
-    container, volume = f"/dev/md/{name}-imsm", f"/dev/md/{name}"
+    container = _md_path(f"fs{token}-imsm", MD_NAME_MAX, "IMSM container")
+    volume = _md_path(f"fs{token}", IMSM_NAME_MAX, "IMSM volume")
     steps = [
         Step(("mdadm", "--create", container, "--run", "--metadata=imsm", f"--raid-devices={len(paths)}", *paths),
              writes=paths, creates="md", details={"path": container, "members": _members(devices)}),
@@ -64,10 +85,11 @@ def md_imsm_raid0(devices: Sequence[Device], name: str, chunk_bytes: int) -> tup
     return steps, volume
 
 
-def lvm_striped(devices: Sequence[Device], name: str, chunk_bytes: int) -> tuple[list[Step], str]:
-    """One logical volume striped over every device (stripe size = chunk): the steps and the volume's path."""
+def lvm_striped(devices: Sequence[Device], token: str, chunk_bytes: int) -> tuple[list[Step], str]:
+    """One logical volume ``data`` striped over every device (stripe size = chunk) in the volume group
+    ``flashscale-<token>``: the steps and the volume's path."""
     paths = tuple(d.path for d in devices)
-    vg, lv = name, "data"
+    vg, lv = f"flashscale-{token}", "data"
     steps = [
         Step(("pvcreate", *paths), writes=paths, creates="lvm-pv", details={"members": _members(devices)}),
         Step(("vgcreate", vg, *paths), writes=paths, creates="lvm-vg", details={"vg": vg}),

@@ -11,7 +11,8 @@ check read through ``System``: the mount table, the loop devices' backing files,
     file           a file we made, only inside a ``flashscale-*`` directory and never through a symlink
     loop           losetup --detach, if the loop device still has the recorded backing file
     cgroup         an empty cgroup we made (refused while it holds processes)
-    btrfs-devices  btrfs device scan --forget, on the members that still carry their recorded identity
+    btrfs-devices  btrfs device scan --forget, on each member that still carries its recorded identity; nothing to
+                   do without /dev/btrfs-control or for a member the kernel does not know; verified unmounted
     md             mdadm --stop, then --zero-superblock on the members still ours
     lvm-lv, lvm-vg, lvm-pv   lvremove, vgremove, pvremove
     process        SIGTERM, then SIGKILL, to its process group, only while the pid still has the recorded start time;
@@ -34,11 +35,12 @@ from typing import Callable
 from . import processes
 from .commands import Runner
 from .devices import System
-from ..errors import ConfigError, FlashscaleError, UnsupportedError
+from ..errors import CommandError, ConfigError, FlashscaleError, UnsupportedError
 
 log = logging.getLogger("flashscale.undo")
 
 OWN_FILE_PREFIX = "flashscale-"  # files fio makes in our directories are named after our job sections
+BTRFS_UNKNOWN = "No such file or directory"  # btrfs --forget of a device the kernel has no record of (ENOENT)
 
 
 def _gone(what: str, kind: str) -> None:
@@ -108,9 +110,23 @@ def _undo_cgroup(d: dict, runner: Runner, system: System) -> None:
 
 
 def _undo_btrfs(d: dict, runner: Runner, system: System) -> None:
-    paths = _members_still_ours(d, system)
-    if paths:
-        runner.run(["btrfs", "device", "scan", "--forget", *paths])
+    """Forget the members still ours, one at a time (given several paths, btrfs's exit status tells of the last only).
+
+    Without ``/dev/btrfs-control`` (no udev made it) nothing can be forgotten, and nothing needs to be: the kernel
+    holds an unmounted member open no longer, and the next scan or mount of it replaces its record. A member the
+    kernel has no record of is already forgotten. Whether one is still mounted is then ``present``'s to say.
+    """
+    control = system.dev / "btrfs-control"
+    if not control.exists():
+        log.info("%s is missing: no btrfs device can be, or needs to be, forgotten", control)
+        return
+    for path in _members_still_ours(d, system):
+        try:
+            runner.run(["btrfs", "device", "scan", "--forget", path])
+        except CommandError as exc:
+            if BTRFS_UNKNOWN not in exc.stderr:
+                raise
+            log.info("the kernel has no record of btrfs device %s: nothing to forget", path)
 
 
 def _undo_md(d: dict, runner: Runner, system: System) -> None:
@@ -214,6 +230,14 @@ def _md_listed(d: dict, system: System) -> bool | None:
     return any(line.split(":")[0].strip() == name for line in mdstat.splitlines())
 
 
+def _btrfs_mounted(d: dict, system: System) -> bool | None:
+    """True while a member still ours is in a mounted btrfs (``/sys/fs/btrfs``); otherwise None: whether the kernel
+    still keeps a record of an unmounted member, it shows nowhere."""
+    mounted = {name for members in system.btrfs_members().values() for name in members}
+    ours = {system.name_of(path) for path in _members_still_ours(d, system)}
+    return True if mounted & ours else None
+
+
 def _path_exists(d: dict, system: System) -> bool:
     return system.exists(d["path"])
 
@@ -244,6 +268,7 @@ PRESENT: dict[str, Callable[[dict, System], bool | None]] = {
     "file": _path_exists,
     "loop": lambda d, s: s.loop_backing(d["path"]) == d["backing_file"],
     "cgroup": _path_exists,
+    "btrfs-devices": _btrfs_mounted,
     "md": _md_listed,
     "lvm-lv": _path_exists,
     "process": lambda d, s: processes.still_ours(d["process"], d.get("start"), s),
@@ -260,7 +285,8 @@ def undo(kind: str, details: dict, runner: Runner, system: System) -> None:
         raise ConfigError(f"manifest kind {kind!r} is unknown; known: {', '.join(UNDO)}")
     UNDO[kind](details, runner, system)
     if present(kind, details, system):
-        _gone(details.get("path", details), kind)
+        members = ", ".join(m["path"] for m in details.get("members", []))
+        _gone(details.get("path") or members or details, kind)
 
 
 def present(kind: str, details: dict, system: System) -> bool | None:
