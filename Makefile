@@ -8,7 +8,7 @@ CAMPAIGN ?= runners/quickstart.yaml
 LAB_PORT ?= 8888
 REPORT ?= reports/quickstart/quickstart.html
 
-.PHONY: app-deps applications demo test test-fast bench study long-quickstart reference deps system-deps browser-deps lab screenshot \
+.PHONY: app-deps applications demo demo-vm deps-vm test test-fast bench study long-quickstart reference deps system-deps browser-deps lab screenshot \
 	clean-reports help
 
 help:
@@ -19,6 +19,7 @@ help:
 	@echo "make study  - every study notebook in order on the emulated array, one report folder with index.html"
 	@echo "make reference - the seed studies' published numbers rerun with flashscale's analysis"
 	@echo "make demo-cluster - 1 and 2 emulated hosts, local and over their capped links (nbd), its report"
+	@echo "make demo-vm - seed 000's layouts (md RAID-0 native and IMSM, LVM, btrfs) on 4 NVMe devices in a VM"
 	@echo "make long-quickstart - the quickstart with 3 repetitions of 10 s runs (about 25 minutes)"
 	@echo "make lab    - JupyterLab on localhost with the notebooks and the flashscale kernel (prints its URL)"
 	@echo "make screenshot - docs/quickstart-report.png from $(REPORT) (after make demo), in headless Chromium"
@@ -32,7 +33,7 @@ demo: deps
 # parameters and check the numbers they record; nbval executes the other notebooks at their own (tiny) defaults.
 NBVAL_NOTEBOOKS := notebooks/09_applications.ipynb notebooks/10_cluster.ipynb notebooks/11_job_file.ipynb
 
-test: deps browser-deps app-deps
+test: deps browser-deps app-deps deps-vm
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest --nbval-lax $(NBVAL_NOTEBOOKS) tests -p no:cacheprovider
 
@@ -66,6 +67,25 @@ applications: deps app-deps
 	$(BIN)/flashscale run runners/applications.yaml
 	@echo "Report: $(CURDIR)/reports/applications/09_applications.html"
 
+# The VM lab (EMULATION vm): QEMU, Debian's kernel package (booted by virtme-ng over this machine's files), and the
+# programs the guest runs from here: mdadm, lvm2, nvme-cli; virtme-ng needs a static busybox. The guest cannot
+# write into this checkout, so the venv's and flashscale's bytecode is compiled here first (a guest that compiles
+# pandas and scipy itself on every boot spends minutes on it under TCG).
+VM_TOOLS := qemu-system-x86_64:qemu-system-x86 mdadm:mdadm lvm:lvm2 nvme:nvme-cli busybox:busybox-static
+deps-vm: deps
+	@missing=(); \
+	for tool in $(VM_TOOLS); do \
+	  PATH=$$PATH:/usr/sbin:/sbin command -v $${tool%%:*} >/dev/null 2>&1 || missing+=($${tool##*:}); \
+	done; \
+	ls /boot/vmlinuz-* >/dev/null 2>&1 || missing+=(linux-image-amd64); \
+	bash scripts/apt-install.sh "the VM lab" $${missing[@]}
+	@$(BIN)/python -m compileall -q -j 0 $(VENV)/lib lib >/dev/null
+
+# Seed 000's comparison in the VM lab: runners/vm.yaml.
+demo-vm: deps-vm
+	$(BIN)/flashscale run runners/vm.yaml
+	@echo "Report: $(CURDIR)/reports/vm/03_layout_tax.html"
+
 # Headless Chromium for the report browser test and the screenshot (Debian's package; Playwright drives it).
 browser-deps:
 	@command -v chromium >/dev/null 2>&1 || bash scripts/apt-install.sh "the browser test and make screenshot" chromium
@@ -73,7 +93,7 @@ browser-deps:
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[test,lab]'
+	$(BIN)/python -m pip install -q -e '.[test,lab,vm]'
 	touch $(STAMP)
 
 bench: deps

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from flashscale.system import vm
+from flashscale.system.commands import Runner
 from flashscale.system.devices import System
 from flashscale.arrays.emulated import loop_support_problem
 from flashscale.system.throttle import detect
@@ -33,15 +35,17 @@ def _root_problem() -> str | None:
 
 
 ROOT_PROBLEM = _root_problem()
+VM_PROBLEM = vm.prerequisites_problem(System(), Runner())
 
 
 def pytest_collection_modifyitems(config, items):
-    if ROOT_PROBLEM is None:
-        return
-    skip = pytest.mark.skip(reason=f"needs root, loop devices and block throttling: {ROOT_PROBLEM}")
+    root = pytest.mark.skip(reason=f"needs root, loop devices and block throttling: {ROOT_PROBLEM}")
+    lab = pytest.mark.skip(reason=f"needs the VM lab (make deps-vm): {VM_PROBLEM}")
     for item in items:
-        if "root" in item.keywords:
-            item.add_marker(skip)
+        if "root" in item.keywords and ROOT_PROBLEM is not None:
+            item.add_marker(root)
+        elif "vm" in item.keywords and VM_PROBLEM is not None:
+            item.add_marker(lab)
 
 
 def interruptible() -> None:

@@ -11,6 +11,9 @@ Where it runs (``backend``):
 
     loop        the emulated array flashscale makes itself: loop devices capped by block throttling (the default)
     directory   plain directories on the local disk, when loop devices cannot be made (said so in ``notes``)
+    vm          NVMe devices of a virtual machine with a real kernel (``vmlab``): the campaign runs inside it as a
+                test bed of the VM's devices, capped by the guest's block throttling, so md, IMSM and LVM are built
+                by the same code as on real devices, through the same guard
     testbed     real devices named by identity in a test bed file (``TESTBED``), every destructive step through
                 the guard; after each erase every device is written in full ``PRECONDITION_PASSES`` times (2:
                 SNIA's workload-independent precondition, ``arrays.fill``). A test bed campaign is a dry run unless
@@ -31,10 +34,12 @@ file system the user made); flashscale only creates and removes its own director
 """
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
 import platform
+import secrets
 import signal
 import tempfile
 import threading
@@ -50,7 +55,7 @@ from .arrays import fill, layouts, support
 from .system.commands import Runner
 from .system.devices import System
 from .arrays.emulated import ArraySpec, EmulatedArray, choose_backing_root, loop_support_problem
-from . import parameters
+from . import parameters, vmlab
 from .errors import ConfigError, FlashscaleError, UnsupportedError
 from .arrays.guard import Guard, confirmation
 from .arrays.layouts import Options
@@ -59,10 +64,11 @@ from .measure.recorder import Recorder, check_on_failure
 from .measure.sweep import Sweep
 from .system import lock
 from .system.teardown import Teardown, manifest_dir
+from .system.throttle import Throttle
 from .arrays.testbed import TestBed
 
 DEFAULT_CAMPAIGN = "quickstart"
-EMULATION_MODES = ("auto", "loop", "directory")
+EMULATION_MODES = ("auto", "loop", "directory", "vm")
 MOUNTED = "mounted"
 
 
@@ -91,6 +97,7 @@ class CampaignSpec:
     resume: bool = False                # continue the interrupted campaign in its own folder
     force_resume: bool = False          # resume even when the campaign or the machine changed (said in notes)
     on_failure: str = "continue"        # after a failed fio run: continue the sweep, or stop it
+    vm_accel: str = "auto"              # EMULATION vm: kvm, tcg, or auto (KVM when a short probe boots)
 
     def __post_init__(self) -> None:
         parameters.check_campaign_name(self.name)
@@ -128,6 +135,13 @@ class CampaignSpec:
             object.__setattr__(self, "wipe", tuple(w.strip() for w in wipe if w.strip()))
 
     @classmethod
+    def from_dict(cls, d: dict) -> "CampaignSpec":
+        """The spec ``asdict`` gave (as JSON keeps it: lists for tuples), e.g. a VM guest's from its host's."""
+        sweep = {k: _tuples(v) for k, v in d["sweep"].items()}
+        return cls(**{**d, "array": ArraySpec(**d["array"]), "sweep": Sweep(**sweep),
+                      "options": layouts.Options(**d["options"])})
+
+    @classmethod
     def from_parameters(cls, **p) -> "CampaignSpec":
         """Build a spec from a notebook's UPPER_CASE parameters (``parameters.PARAMETERS`` says which field each sets; a
         parameter not given, or given as None or empty where that means "none", takes the field's default).
@@ -136,6 +150,11 @@ class CampaignSpec:
         parts = parameters.split(p, PARTS)
         return cls(name=p.get("CAMPAIGN", DEFAULT_CAMPAIGN), array=ArraySpec(**parts["array"]),
                    sweep=Sweep(**parts["sweep"]), options=layouts.Options(**parts["options"]), **parts["spec"])
+
+
+def _tuples(value):
+    """JSON's lists as the tuples a frozen spec holds (a sweep's ``extra`` is a tuple of pairs)."""
+    return tuple(_tuples(v) for v in value) if isinstance(value, list) else value
 
 
 # The dataclass of each part of the parameters (``parameters.PARTS``): where each parameter's default lives.
@@ -187,7 +206,7 @@ def _backend(spec: CampaignSpec) -> tuple[str, list[str]]:
 
 def _check_kernel(spec: CampaignSpec, backend: str, runner: Runner) -> None:
     """Refuse, before anything is made or erased, a layout this machine cannot build (md, LVM without dm)."""
-    if backend not in ("loop", "testbed"):
+    if backend not in ("loop", "testbed", "vm"):
         return
     system = System(runner=runner)
     problems = [f"{name}: {problem}" for name in spec.layouts if name != MOUNTED
@@ -257,23 +276,40 @@ def _sigterm_as_interrupt():
 
 
 def run(spec: CampaignSpec, runner: Runner | None = None, progress: bool = True,
-        workloads: Sequence = ()) -> CampaignResult:
+        workloads: Sequence = (), guest: dict | None = None) -> CampaignResult:
     """Run the campaign; return the tidy table (precondition and warm-up rows included, flagged) and what the
-    report must say. ``workloads`` run on every layout after the sweep's points (``measure.recorder``)."""
+    report must say. ``workloads`` run on every layout after the sweep's points (``measure.recorder``).
+    ``guest``: this is the VM half of an ``EMULATION="vm"`` campaign (``vmlab``): the VM's facts and the host's
+    spec, whose lock the host holds."""
     with _sigterm_as_interrupt():
-        return _run(spec, runner or Runner(), progress, workloads)
+        if spec.emulation == "vm" and guest is None:
+            return _run_in_vm(spec, runner or Runner(), progress, workloads)
+        return _run(spec, runner or Runner(), progress, workloads, guest)
 
 
-def _run(spec: CampaignSpec, runner: Runner, progress: bool, workloads: Sequence) -> CampaignResult:
-    backend, notes = _backend(spec)
+def _run_in_vm(spec: CampaignSpec, runner: Runner, progress: bool, workloads: Sequence) -> CampaignResult:
+    """The host half of a VM campaign: the lab boots and this module's ``run`` measures inside it."""
+    if workloads:
+        raise ConfigError("application workloads do not run in the VM lab; leave them out of an EMULATION vm run")
+    directory, notes = vmlab.run_campaign(spec.name, asdict(spec), results.data_root(spec.data_dir), vmlab.VmSpec(
+        devices=spec.array.devices, device_size=spec.array.device_size, accelerator=spec.vm_accel,
+        name=spec.name), runner, progress)
+    return CampaignResult(results.rebuild_table(directory), directory, "vm", notes)
+
+
+def _run(spec: CampaignSpec, runner: Runner, progress: bool, workloads: Sequence,
+         guest: dict | None = None) -> CampaignResult:
+    backend, notes = ("vm", list(guest["notes"])) if guest else _backend(spec)
     _check_kernel(spec, backend, runner)
+    if backend != "vm" and spec.emulation == "vm":
+        raise ConfigError("EMULATION='vm' runs inside the VM lab, which campaign.run starts itself")
     if backend == "testbed" and spec.dry_run:
         raise DryRun(f"Dry run of campaign {spec.name!r} (DRY_RUN is True): nothing was touched. To measure, set "
                      f"DRY_RUN=False and CONFIRM to the test bed's identities. It would run:\n{plan(spec, runner)}")
     if backend == "testbed" and spec.confirm is None:
         raise ConfigError(f"campaign {spec.name!r}: DRY_RUN is False but CONFIRM is empty; list the identities of "
                           f"the devices in {spec.testbed} (see flashscale devices)")
-    testbed = _testbed_devices(spec, runner) if backend == "testbed" else None
+    testbed = _testbed_devices(spec, runner) if backend in ("testbed", "vm") else None
     if testbed is not None:  # every device the layouts use is checked now, before the first is erased
         _, devices, confirm = testbed
         Guard(devices, confirm, spec.wipe, System(runner=runner)).check(devices)
@@ -281,15 +317,16 @@ def _run(spec: CampaignSpec, runner: Runner, progress: bool, workloads: Sequence
     if backend == "loop":
         _check_space(spec, system)
     folder = results.data_root(spec.data_dir) / spec.name
-    holder = lock.stale_holder(folder / lock.LOCK_FILE, system)  # refuses while another run holds the folder
+    holder = None if guest else lock.stale_holder(folder / lock.LOCK_FILE, system)  # refuses while another holds it
     if holder is not None:
         notes += lock.recover(holder, runner, system)
-    env = _environment(runner, backend)
+    env = {**_environment(runner, backend), **(guest["facts"] if guest else {})}
     if testbed is not None:
         env["devices"] = [d.id for d in testbed[1]]
-    directory, run_id, done, layouts_done = resume.open_campaign(folder, asdict(spec), env, notes, spec.resume
-                                                                 or spec.force_resume, spec.force_resume)
-    with lock.Lock.take(directory, system):
+    directory, run_id, done, layouts_done = resume.open_campaign(folder, guest["spec"] if guest else asdict(spec),
+                                                                 env, notes, spec.resume or spec.force_resume,
+                                                                 spec.force_resume)
+    with contextlib.nullcontext() if guest else lock.Lock.take(directory, system):
         todo = [name for name in spec.layouts if backend != "directory" or name in ("single", "jbod", MOUNTED)]
         skipped = [name for name in spec.layouts if name not in todo]
         if skipped:
@@ -303,8 +340,8 @@ def _run(spec: CampaignSpec, runner: Runner, progress: bool, workloads: Sequence
             try:
                 if todo and backend == "loop":
                     _run_on_loop(spec, todo, recorder, runner)
-                elif todo and backend == "testbed":
-                    _run_on_testbed(spec, testbed, todo, recorder, runner)
+                elif todo and backend in ("testbed", "vm"):
+                    _run_on_testbed(spec, testbed, todo, recorder, runner, capped=backend == "vm")
                 elif todo:
                     _run_on_directories(spec, todo, recorder, directory, runner)
             finally:
@@ -354,23 +391,42 @@ def _run_on_loop(spec: CampaignSpec, todo: list[str], recorder: Recorder, runner
 
 
 def _run_on_testbed(spec: CampaignSpec, testbed: tuple, todo: list[str], recorder: Recorder,
-                    runner: Runner) -> None:
+                    runner: Runner, capped: bool = False) -> None:
+    """Each layout on the test bed's devices; ``capped`` (the VM lab's): fio runs in a cgroup of ours that caps
+    every device at the array's read and write caps, so the truth is known as on the emulated array."""
     bed, devices, confirm = testbed
     erased: list[str] = []  # devices this campaign has erased: what they carry now is its own making
-    for name in todo:
-        teardown = Teardown(manifest_dir() / f"{bed.name}-{recorder.run_id}-{name}.json", runner,
-                            System(runner=runner))
-        try:
-            if name == MOUNTED:
-                layout = _mounted(spec, teardown)
-            else:
-                layout = layouts.build(name, devices, runner, teardown, confirm=confirm, wipe=spec.wipe,
-                                       options=spec.options, claimed=erased, fill_passes=spec.precondition_passes)
-                erased += [d.path for d in layouts.chosen(name, devices)]
-            recorder.sweep(layout, [])
-        finally:
-            teardown.close()
+    system = System(runner=runner)
+    with contextlib.ExitStack() as stack:
+        procs = _capped(spec, devices, runner, system, stack) if capped else []
+        for name in todo:
+            _layout_on_testbed(spec, bed, devices, confirm, name, erased, recorder, runner, procs)
 
+
+def _capped(spec: CampaignSpec, devices: list, runner: Runner, system: System, stack) -> list[Path]:
+    """A throttled cgroup capping every device at the array's caps, torn down when ``stack`` closes."""
+    teardown = Teardown(manifest_dir() / f"caps-{os.getpid()}-{secrets.token_hex(4)}.json", runner, system)
+    stack.callback(teardown.close)
+    throttle = Throttle.create(system, teardown)
+    for device in devices:
+        throttle.cap(system.majmin(device.path), spec.array.read_bps, spec.array.write_bps)
+    return [throttle.procs_file]
+
+
+def _layout_on_testbed(spec: CampaignSpec, bed: TestBed, devices: list, confirm, name: str, erased: list[str],
+                       recorder: Recorder, runner: Runner, procs: list[Path]) -> None:
+    """One layout of a test bed campaign: built through the guard, swept, torn down."""
+    teardown = Teardown(manifest_dir() / f"{bed.name}-{recorder.run_id}-{name}.json", runner, System(runner=runner))
+    try:
+        if name == MOUNTED:
+            recorder.sweep(_mounted(spec, teardown), [])
+            return
+        layout = layouts.build(name, devices, runner, teardown, confirm=confirm, wipe=spec.wipe, options=spec.options,
+                               claimed=erased, fill_passes=spec.precondition_passes)
+        erased += [d.path for d in layouts.chosen(name, devices)]
+        recorder.sweep(replace(layout, backend="vm") if procs else layout, procs)
+    finally:
+        teardown.close()
 
 def _run_on_directories(spec: CampaignSpec, todo: list[str], recorder: Recorder, directory: Path,
                          runner: Runner) -> None:

@@ -45,7 +45,7 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "MOUNT_DEVICES": ("spec", "mount_devices"), "USE_DEVICES": ("spec", "use_devices"),
     "PRECONDITION_PASSES": ("spec", "precondition_passes"), "RESUME": ("spec", "resume"),
     "FORCE_RESUME": ("spec", "force_resume"), "ON_FAILURE": ("spec", "on_failure"),
-    "ADAPTIVE": ("sweep", "adaptive"),
+    "ADAPTIVE": ("sweep", "adaptive"), "VM_ACCEL": ("spec", "vm_accel"),
     # a cluster campaign's own (fields of cluster.ClusterSpec, which a CampaignSpec does not have)
     "HOSTS": ("spec", "hosts"), "LINK_BPS": ("spec", "link_bps"), "SUBNET": ("spec", "subnet"),
     "STORAGE": ("spec", "storage"), "REMOTE_HOSTS": ("spec", "remote"),
@@ -107,7 +107,11 @@ SCHEMA: dict[str, tuple[object, str]] = {
     "ERASE_FALLBACK": (Optional[Literal[ERASE_METHODS]], "the erase to use where ERASE is not supported (None: refuse)"),
     "STRIPE_SINGLE": (bool, "give single and jbod file systems the stripe geometry too (su=chunk, sw=1)"),
     "LAYOUTS": (Names, "layouts to measure: single, jbod, btrfs-raid0, ... (arrays.layouts), mounted"),
-    "EMULATION": (Literal["auto", "loop", "directory"], "auto | loop | directory: where an emulated campaign runs"),
+    "EMULATION": (Literal["auto", "loop", "directory", "vm"],
+                  "auto | loop | directory | vm: where an emulated campaign runs (vm: NVMe devices in a VM with a "
+                  "real kernel, md and LVM included; make deps-vm)"),
+    "VM_ACCEL": (Literal["auto", "kvm", "tcg"], "auto | kvm | tcg: the VM's accelerator (auto: KVM when a short "
+                 "probe boots, else TCG)"),
     "HOST": (str, "the host fio runs on, as the rows name it"),
     "DATA_DIR": (str, "where measurements go; relative to the checkout"),
     "TESTBED": (Optional[str], "a test bed file naming real devices by identity (None: the emulated array)"),

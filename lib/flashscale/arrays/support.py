@@ -1,7 +1,7 @@
 """What this machine can build: per layout asked for, whether it can be built here and, if not, what it lacks, with
 the exact commands it would run on a machine that can. Nothing is touched: the machine is only read.
 
-    layout_support(names, backend)   per layout: supported, and what is missing
+    layout_support(names, backend)   per layout: supported, and what is missing (backend "vm": the VM lab's needs)
     backend_for(emulation, testbed)  the backend a campaign will choose here
     layouts_to_run(support, single)  the supported layouts, with ``single`` first when a baseline is needed
     plans(support, devices, options) the command plans of the layouts this machine cannot build
@@ -17,6 +17,7 @@ from . import layouts
 from .emulated import loop_support_problem
 from .plan import render
 from ..system.commands import Runner
+from ..system import vm
 from ..system.devices import Device, System
 
 MOUNTED = "mounted"  # the layout of an existing mount point (GPFS, BeeGFS, NFS...), measured inside, never built
@@ -26,6 +27,7 @@ def layout_support(names: Sequence[str], backend: str, runner: Runner | None = N
                    system: System | None = None, mount_dir: str | None = None) -> pd.DataFrame:
     """Per layout asked for: whether this machine can build it, and if not, what it lacks (nothing is touched)."""
     runner, system = runner or Runner(), system or System()
+    lab_problem = vm.prerequisites_problem(system, runner) if backend == "vm" else None
     rows = []
     for name in names:
         kind = layouts.DEVICE_LAYOUTS.get(name)
@@ -35,6 +37,8 @@ def layout_support(names: Sequence[str], backend: str, runner: Runner | None = N
             reason = f"unknown layout (choose from {', '.join([*layouts.DEVICE_LAYOUTS, MOUNTED])})"
         elif backend == "directory" and name not in ("single", "jbod"):
             reason = "needs block devices; this run measures plain directories"
+        elif backend == "vm":  # built inside the VM lab, whose kernel has md and device-mapper
+            reason = lab_problem
         else:
             reason = layouts.missing(name, system, runner)
         rows.append({"layout": name, "supported": reason is None, "missing": reason or ""})
@@ -45,6 +49,8 @@ def backend_for(emulation: str, testbed: str | None = None) -> str:
     """The backend ``campaign.run`` will choose for ``emulation`` (or a test bed) on this machine."""
     if testbed:
         return "testbed"
+    if emulation == "vm":
+        return "vm"
     return "loop" if emulation != "directory" and loop_support_problem() is None else "directory"
 
 

@@ -11,10 +11,10 @@ import sys
 from typing import Sequence
 
 from ..errors import FlashscaleError
-from . import analyze, devices, erase, jobfile, reap, run
+from . import analyze, devices, erase, jobfile, reap, run, vm_guest
 
 SUBCOMMANDS = {"run": run, "analyze": analyze, "devices": devices, "erase": erase, "reap": reap,
-               "jobfile": jobfile}
+               "jobfile": jobfile, "vm-guest": vm_guest}
 
 
 def parser() -> argparse.ArgumentParser:

@@ -172,7 +172,8 @@ class Recorder:
         return {"campaign": self.campaign, "host": self.host, "layout": layout.name, "devices": layout.devices,
                 "run_id": self.run_id, "backend": layout.backend,
                 "cap_bps": self.caps.get(rw, NAN) if cgroup_procs else NAN, "warmup": warmup, "phase": phase,
-                "round": round_number, **({"workload": workload} if workload is not None else {})}
+                "round": round_number, **({"workload": workload} if workload is not None else {}),
+                **({"accelerator": self.environment["accelerator"]} if "accelerator" in self.environment else {})}
 
     def truth_caps(self, cgroup_procs: Sequence[Path]) -> dict:
         """The caps of the known truth (``results.evidence``) of a run in ``cgroup_procs``: read and write, or none

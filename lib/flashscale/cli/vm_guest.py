@@ -1,0 +1,46 @@
+"""Inside the VM lab: measure the campaign the host asked for (started by the lab, not by hand).
+
+The host (``vmlab.run_campaign``) boots the VM with this command and a request: the campaign's spec, the test bed
+file of the lab's NVMe identities, the VM's facts. Here the guest's kernel is prepared (md and device-mapper
+loaded, the io controller enabled) and the campaign runs through ``campaign.run`` as a test bed of those devices,
+confirmed by the identities the host predicted, capped by the guest's block throttling. The answer (the campaign's
+folder and notes, or the error met, with its class) goes back to the host beside the request.
+"""
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+from pathlib import Path
+
+from .. import campaign, vmlab
+from ..errors import FlashscaleError
+from ..arrays.testbed import TestBed
+from ..system.commands import Runner
+from ..system.devices import System
+from ..system.vm import prepare_guest
+
+
+NO_FLASH = ("The VM's NVMe devices are files of the host's: there is no flash to precondition, so they were not "
+            "written in full after each erase (PRECONDITION_PASSES is for real devices).")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("request", type=Path, help="the request file the VM lab wrote")
+
+
+def main(args: argparse.Namespace) -> int:
+    request = vmlab.guest_request(args.request)
+    runner = Runner()
+    try:
+        prepared = prepare_guest(runner, System(runner=runner))
+        host_spec = campaign.CampaignSpec.from_dict(request["spec"])
+        spec = replace(host_spec, testbed=request["testbed"], confirm=TestBed.load(request["testbed"]).ids,
+                       dry_run=False, precondition_passes=0)
+        result = campaign.run(spec, runner, progress=True, guest={
+            "facts": request["facts"], "spec": request["spec"],
+            "notes": [*request["notes"], f"In the guest flashscale {'; '.join(prepared)}.", NO_FLASH]})
+    except FlashscaleError as exc:
+        vmlab.answer(request, error=str(exc), kind=type(exc).__name__)
+        raise
+    vmlab.answer(request, directory=str(result.directory), notes=result.notes)
+    return 0

@@ -1,0 +1,107 @@
+"""The host half of a campaign in the VM lab (``EMULATION="vm"``): boot the lab, let the campaign run inside it.
+
+    directory, notes = run_campaign(name, spec_dict, data_root, VmSpec(devices=4), runner, progress=True)
+
+The host holds the campaign folder's lock (``system.lock``) and the lab (``system.vm.Lab``: its backing files and
+QEMU process, in its manifest). It writes, in a folder of its own inside ``data_root`` (which the guest may write),
+a test bed file of the lab's NVMe identities and a request; the guest runs ``flashscale vm-guest REQUEST``
+(``cli.vm_guest``), which measures the campaign through ``campaign.run`` exactly as on a test bed of real devices,
+named by those identities and confirmed, every destructive step through the guard, each device capped by the
+guest's block throttling. Rows, raw files and ``campaign.json`` land in ``data_root/<name>`` as any campaign's do;
+the guest's answer (its folder, its notes, or the error it met) comes back in the request folder. The VM's console
+is kept as ``vm-console.log`` beside the rows.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import yaml
+
+from . import errors
+from .errors import FlashscaleError
+from .paths import project_root
+from .system import lock
+from .system.commands import Runner
+from .system.devices import System
+from .system.vm import IMSM_NOTE, Boot, Lab, VmError, VmSpec
+
+__all__ = ["VmSpec", "run_campaign", "guest_request", "answer"]
+
+REQUEST, ANSWER, TESTBED = "flashscale-request.json", "flashscale-answer.json", "flashscale-testbed.yaml"
+CONSOLE, GUEST_OUTPUT = "vm-console.log", "vm-output.log"  # kept beside the rows
+# The guest's environment: mdadm builds IMSM without Intel's RST platform only with this switch (its own, for
+# testing); Python writes no bytecode into the host's read-only checkout.
+GUEST_ENV = ("IMSM_NO_PLATFORM=1", "PYTHONDONTWRITEBYTECODE=1")
+
+
+def run_campaign(name: str, spec: dict, data_root: Path, vm: VmSpec, runner: Runner,
+                 progress: bool) -> tuple[Path, list[str]]:
+    """Run campaign ``name`` (``spec``: its ``asdict``) inside the lab; its folder and the report's notes.
+
+    The host's lock is in ``data_root/flashscale-vm-<name>`` (the guest takes none: the campaign folder is made
+    afresh, an earlier one renamed, by the guest), which also holds the request and the answer; a run that died
+    (``kill -9``) is found there by the next one, and what it left (the QEMU process, the backing files) undone."""
+    system = System(runner=runner)
+    share = data_root / f"flashscale-vm-{name}"
+    share.mkdir(parents=True, exist_ok=True)
+    notes: list[str] = []
+    holder = lock.stale_holder(share / lock.LOCK_FILE, system)
+    if holder is not None:
+        notes += lock.recover(holder, runner, system)
+    with lock.Lock.take(share, system), Lab(vm, runner, system) as lab:
+        lab.choose_accelerator()
+        request = _request(share, spec, lab, data_root)
+        boot = lab.boot(["env", *GUEST_ENV, sys.executable, "-m", "flashscale.cli", "vm-guest", str(request)],
+                        share, rwdirs=[data_root], cwd=project_root(), echo=sys.stderr if progress else None)
+        answer = _answer(share, boot)
+        directory = Path(answer["directory"])
+        shutil.copyfile(boot.console, directory / CONSOLE)
+        shutil.copyfile(boot.output, directory / GUEST_OUTPUT)
+        notes += [*answer["notes"], f"The VM booted and ran the campaign in {boot.seconds:.0f} s "
+                  f"({boot.accelerator}); its console is {directory / CONSOLE}."]
+    if not any(share.iterdir()):
+        share.rmdir()
+    (directory / "notes.json").write_text(json.dumps(notes, indent=1))
+    return directory, notes
+
+
+def _request(share: Path, spec: dict, lab: Lab, data_root: Path) -> Path:
+    """The test bed of the lab's identities, and what the guest is to run: the spec, the VM's facts."""
+    bed = share / TESTBED
+    lab.teardown.record("file", path=str(bed))
+    bed.write_text(yaml.safe_dump({"name": f"vm-{spec['name']}", "devices": lab.identities}))
+    request = share / REQUEST
+    for leaf in (request, share / ANSWER):
+        lab.teardown.record("file", path=str(leaf))
+    request.write_text(json.dumps({"spec": {**spec, "data_dir": str(data_root)}, "testbed": str(bed),
+                                   "answer": str(share / ANSWER), "facts": lab.facts, "notes": [*lab.notes, IMSM_NOTE]},
+                                  indent=1, default=str))
+    return request
+
+
+def _answer(share: Path, boot: Boot) -> dict:
+    """What the guest answered; its error raised again here, as the class it was, when it failed."""
+    path = share / ANSWER
+    if not path.exists():
+        tail = "\n".join(boot.output.read_text(errors="replace").splitlines()[-25:])
+        raise VmError(f"the VM ended (exit status {boot.returncode}) without an answer from flashscale in it; "
+                      f"the last lines it printed:\n{tail}")
+    answer = json.loads(path.read_text())
+    if answer.get("error"):
+        kind = getattr(errors, answer.get("kind", ""), FlashscaleError)
+        kind = kind if isinstance(kind, type) and issubclass(kind, FlashscaleError) else FlashscaleError
+        raise kind(f"in the VM: {answer['error']}")
+    return answer
+
+
+def guest_request(path: Path) -> dict:
+    """The request a guest was started with (``cli.vm_guest``)."""
+    return json.loads(Path(path).read_text())
+
+
+def answer(request: dict, **fields) -> None:
+    """The guest's answer to its host: its campaign folder and notes, or ``error`` and its ``kind``."""
+    Path(request["answer"]).write_text(json.dumps(fields, indent=1, default=str))
