@@ -172,9 +172,27 @@ def test_a_guest_that_does_not_boot_says_what_its_console_said(lab_with, tmp_pat
         lab.boot(["true"], _logs(tmp_path), rwdirs=[tmp_path])
 
 
+def test_a_kernel_that_panics_is_stopped_at_once_and_named(lab_with, tmp_path):
+    """An early panic (here: a command line over the kernel's 2 KiB) leaves QEMU waiting for ever: the lab reads the
+    console and stops it."""
+    lab = lab_with('echo "[ 0.04] kernel BUG at lib/string_helpers.c:1027!"; exec sleep 60', accelerator="tcg")
+    with pytest.raises(vm.VmError, match=r"kernel panicked \(\[ 0.04\] kernel BUG at lib/string_helpers.c:1027!\)"):
+        lab.boot(["true"], _logs(tmp_path), rwdirs=[tmp_path], timeout_s=30)
+
+
+def test_the_command_goes_in_a_script_not_on_the_kernel_command_line(lab_with, tmp_path):
+    lab = lab_with('printf "%s\\n" "$@" > "$(dirname "$0")/argv"; exit 0', accelerator="tcg")
+    long = ["echo", "x" * 5000]
+    with pytest.raises(vm.VmError, match="did not boot"):  # the stand-in runs no guest: no mark
+        lab.boot(long, _logs(tmp_path), rwdirs=[tmp_path])
+    argv = (tmp_path / "argv").read_text()
+    assert "x" * 5000 not in argv and len(argv) < 2048
+    assert (_logs(tmp_path) / vm.COMMAND_FILE).read_text() == f"#!/bin/sh\nexec echo {'x' * 5000}\n"
+
+
 def test_a_guest_that_runs_past_its_time_is_stopped(lab_with, tmp_path):
     lab = lab_with("exec sleep 60", accelerator="tcg")
-    with pytest.raises(vm.VmError, match="did not finish within 1 s"):
+    with pytest.raises(vm.VmError, match="did not finish within 1 s and was stopped"):
         lab.boot(["true"], _logs(tmp_path), rwdirs=[tmp_path], timeout_s=1)
     qemu = next(e.details for e in lab.teardown.entries if e.kind == "process")
     assert not processes.still_ours(qemu["process"], qemu["start"], lab.system)

@@ -28,7 +28,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence, TextIO
+from typing import Callable, Sequence, TextIO
 
 from . import processes
 from .commands import Runner
@@ -45,7 +45,9 @@ ACCELERATORS = ("auto", "kvm", "tcg")
 PROBE_S = 45.0            # a KVM boot takes seconds; one that has not finished by then is taken as hung
 BOOT_MARK = "flashscale-guest-up"  # printed by the guest before the command: the boot worked
 POLL_S = 0.5             # how often a waiting host looks at the VM and its console
-CONSOLE_LOG, OUTPUT_LOG = "flashscale-console.log", "flashscale-output.log"  # a boot's, in its log_dir
+CONSOLE_LOG, OUTPUT_LOG, COMMAND_FILE = "flashscale-console.log", "flashscale-output.log", "flashscale-command.sh"
+BOOT_S = 300.0            # a TCG boot takes 15-35 s on 2 cores; one that has not reached its command by then will not
+PANIC_MARKS = ("Kernel panic", "PANIC: early exception", "kernel BUG at")
 CONSOLE_TAIL = 25         # lines of the console an error quotes
 GUEST_MODULES = ("md_mod", "raid0", "dm_mod")  # what the layouts need, as modules of Debian's kernel
 IMSM_NOTE = ("In the VM, mdadm builds IMSM (Intel RST) metadata with IMSM_NO_PLATFORM=1, its own switch for "
@@ -235,19 +237,19 @@ class Lab(Built):
         if not Path(log_dir).name.startswith(OWN_PREFIX):
             raise ConfigError(f"log_dir {str(log_dir)!r} must be a folder named {OWN_PREFIX}*: the lab records its logs "
                               "there, and removes only files of ours from folders of ours")
-        console, output = Path(log_dir) / CONSOLE_LOG, Path(log_dir) / OUTPUT_LOG
-        for path in (console, output):
+        console, output, script = (Path(log_dir) / name for name in (CONSOLE_LOG, OUTPUT_LOG, COMMAND_FILE))
+        for path in (console, output, script):
             self.teardown.record("file", path=str(path))
             path.write_bytes(b"")
-        argv = self._argv(command, [Path(d) for d in rwdirs], cwd or Path.cwd(), self.accelerator == "kvm", order,
-                          output)
+        script.write_text(f"#!/bin/sh\nexec {shlex.join(command)}\n")  # the kernel's command line holds 2 KiB
+        argv = self._argv(["sh", str(script)], [Path(d) for d in rwdirs], cwd or Path.cwd(),
+                          self.accelerator == "kvm", order, output)
         started = time.monotonic()
         process = processes.start(argv, self.teardown, console)
-        returncode = _wait(process, timeout_s, output, echo)
+        returncode, why = _wait(process, timeout_s, output, echo, lambda: _not_booting(console, output, started))
         seconds = time.monotonic() - started
         if returncode is None:
-            raise VmError(f"the VM did not finish within {timeout_s:.0f} s and was stopped; its console's last "
-                          f"lines:\n{_tail(process.output())}")
+            raise VmError(f"the VM {why} and was stopped; its console's last lines:\n{_tail(process.output())}")
         if BOOT_MARK not in output.read_text(errors="replace"):
             raise VmError(f"the VM did not boot (exit status {returncode}); its console's last lines:\n"
                           f"{_tail(process.output())}")
@@ -263,9 +265,9 @@ def _backing_root(spec: VmSpec, system: System) -> Path:
 
 
 def _wait(process: processes.Process, timeout_s: float | None, output: Path | None = None,
-          echo: TextIO | None = None) -> int | None:
-    """The exit status of ``process``, its new output copied to ``echo`` as it comes; None when it ran past
-    ``timeout_s`` (it is then stopped, group and all)."""
+          echo: TextIO | None = None, trouble: Callable[[], str | None] = lambda: None) -> tuple[int | None, str]:
+    """The exit status of ``process``, its new output copied to ``echo`` as it comes; ``(None, why)`` when it ran
+    past ``timeout_s`` or ``trouble`` said why it will not end well (it is then stopped, group and all)."""
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
     shown = 0
     try:
@@ -276,13 +278,27 @@ def _wait(process: processes.Process, timeout_s: float | None, output: Path | No
                 returncode = None
             shown = _echo(output, shown, echo)
             if returncode is not None:
-                return returncode
-            if deadline is not None and time.monotonic() > deadline:
+                return returncode, ""
+            why = trouble() or (f"did not finish within {timeout_s:.0f} s"
+                                if deadline is not None and time.monotonic() > deadline else None)
+            if why:
                 process.stop()
-                return None
+                return None, why
     except BaseException:  # Ctrl-C: the VM goes with the run
         process.stop()
         raise
+
+
+def _not_booting(console: Path, output: Path, started: float) -> str | None:
+    """Why a guest will not get to its command: its kernel panicked (QEMU then waits for ever), or it has not
+    started the command ``BOOT_S`` seconds after QEMU did; None while it may still."""
+    text = console.read_text(errors="replace") if console.exists() else ""
+    panic = next((line for line in text.splitlines() if any(m in line for m in PANIC_MARKS)), None)
+    if panic:
+        return f"kernel panicked ({panic.strip()})"
+    if time.monotonic() - started > BOOT_S and BOOT_MARK not in output.read_text(errors="replace"):
+        return f"did not start its command within {BOOT_S:.0f} s of booting"
+    return None
 
 
 def _echo(log_file: Path | None, shown: int, echo: TextIO | None) -> int:
@@ -314,7 +330,7 @@ def probe_accelerator(lab: Lab) -> tuple[str, str]:
     lab.teardown.record("file", path=str(log_file))
     argv = lab._argv(["true"], [], Path("/"), True, None)
     process = processes.start(argv, lab.teardown, log_file)
-    returncode = _wait(process, PROBE_S)
+    returncode, _ = _wait(process, PROBE_S)
     if returncode == 0:
         return "kvm", "The VM ran with KVM (a probe boot with it succeeded)."
     why = (f"a probe boot with KVM did not finish within {PROBE_S:.0f} s and was stopped" if returncode is None
