@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -148,7 +149,7 @@ def test_a_failed_run_is_a_row_with_fios_message_and_the_sweep_goes_on_or_stops(
     base = campaign.CampaignSpec.from_parameters(CAMPAIGN="f", DATA_DIR=str(tmp_path), EMULATION="directory",
                                                  LAYOUTS=["single"], RW=["write"], NUMJOBS=[1, 2], REPETITIONS=1,
                                                  RUNTIME_S=1, RAMP_S=0, FILE_SIZE=2**20, PRECONDITION=False)
-    broken = lambda spec: campaign.replace(spec, sweep=campaign.replace(spec.sweep, ioengine="no-such-engine"))
+    broken = lambda spec: replace(spec, sweep=replace(spec.sweep, ioengine="no-such-engine"))
     result = campaign.run(broken(base), progress=False)
     table = result.table
     assert list(table["status"]) == ["failed", "failed"] and table["bw_bytes"].isna().all()
@@ -157,7 +158,7 @@ def test_a_failed_run_is_a_row_with_fios_message_and_the_sweep_goes_on_or_stops(
     with pytest.raises(FlashscaleError, match="no measured rows"):
         analysis.measured(table)
     with pytest.raises(FlashscaleError, match="ON_FAILURE is stop"):
-        campaign.run(broken(campaign.replace(base, on_failure="stop")), progress=False)
+        campaign.run(broken(replace(base, on_failure="stop")), progress=False)
     assert len(results.read_rows(tmp_path / "f")[0]) == 1
 
 

@@ -39,12 +39,11 @@ import importlib.util
 import json
 import os
 import platform
-import secrets
 import signal
 import tempfile
 import threading
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Sequence
 
@@ -55,7 +54,7 @@ from .arrays import fill, layouts, support
 from .system.commands import Runner
 from .system.devices import System
 from .arrays.emulated import ArraySpec, EmulatedArray, choose_backing_root, loop_support_problem
-from . import parameters, vmlab
+from . import parameters, testbeds, vmlab
 from .errors import ConfigError, FlashscaleError, UnsupportedError
 from .arrays.guard import Guard, confirmation
 from .arrays.layouts import Options
@@ -64,12 +63,10 @@ from .measure.recorder import Recorder, check_on_failure
 from .measure.sweep import Sweep
 from .system import lock
 from .system.teardown import Teardown, manifest_dir
-from .system.throttle import Throttle
-from .arrays.testbed import TestBed
 
 DEFAULT_CAMPAIGN = "quickstart"
 EMULATION_MODES = ("auto", "loop", "directory", "vm")
-MOUNTED = "mounted"
+MOUNTED = testbeds.MOUNTED
 
 
 class DryRun(FlashscaleError):
@@ -216,39 +213,7 @@ def _check_kernel(spec: CampaignSpec, backend: str, runner: Runner) -> None:
                                "layouts out of LAYOUTS on this machine.")
 
 
-def _testbed_devices(spec: CampaignSpec, runner: Runner) -> tuple[TestBed, list, tuple[str, ...] | None]:
-    """The test bed, the devices this campaign uses (its first ``use_devices``), and the confirmation of those."""
-    bed = TestBed.load(spec.testbed)
-    devices = bed.resolve(System(runner=runner))
-    if spec.use_devices is not None:
-        if spec.use_devices > len(devices):
-            raise ConfigError(f"USE_DEVICES={spec.use_devices} but the test bed {spec.testbed} names only "
-                              f"{len(devices)} devices")
-        devices = devices[:spec.use_devices]
-    ids = {d.id for d in devices}
-    # the user confirmed the whole test bed; a campaign on part of it needs only that part's confirmation
-    confirm = spec.confirm if spec.confirm is None or spec.use_devices is None else tuple(
-        i for i in spec.confirm if i in ids or i not in bed.ids)
-    return bed, devices, confirm
-
-
-def plan(spec: CampaignSpec, runner: Runner | None = None) -> str:
-    """The exact commands a test bed campaign would execute, layout by layout; with ``confirm``, the guard checks
-    the devices now (reading only) and refuses as the real run would."""
-    if spec.testbed is None:
-        raise ConfigError("plan() is for a test bed campaign (TESTBED); the emulated array is flashscale's own")
-    runner = runner or Runner()
-    _, devices, confirm = _testbed_devices(spec, runner)
-    listing = [f"# {d.path} is {d.id}" for d in devices]
-    blocks = []
-    for name in spec.layouts:
-        if name == MOUNTED:
-            blocks.append(f"# layout mounted: mkdir {spec.mount_dir}/flashscale-XXXXXXXX (ours, removed after)")
-            continue
-        text = layouts.dry_run(name, devices, spec.options, confirm=confirm, wipe=spec.wipe, runner=runner,
-                               fill_passes=spec.precondition_passes)
-        blocks.append(f"# layout {name}\n{text}")
-    return "\n".join([*listing, *blocks])
+plan = testbeds.plan  # the dry run of a test bed campaign
 
 
 def _caps(spec: CampaignSpec) -> dict:
@@ -309,7 +274,7 @@ def _run(spec: CampaignSpec, runner: Runner, progress: bool, workloads: Sequence
     if backend == "testbed" and spec.confirm is None:
         raise ConfigError(f"campaign {spec.name!r}: DRY_RUN is False but CONFIRM is empty; list the identities of "
                           f"the devices in {spec.testbed} (see flashscale devices)")
-    testbed = _testbed_devices(spec, runner) if backend in ("testbed", "vm") else None
+    testbed = testbeds.testbed_devices(spec, runner) if backend in ("testbed", "vm") else None
     if testbed is not None:  # every device the layouts use is checked now, before the first is erased
         _, devices, confirm = testbed
         Guard(devices, confirm, spec.wipe, System(runner=runner)).check(devices)
@@ -341,7 +306,7 @@ def _run(spec: CampaignSpec, runner: Runner, progress: bool, workloads: Sequence
                 if todo and backend == "loop":
                     _run_on_loop(spec, todo, recorder, runner)
                 elif todo and backend in ("testbed", "vm"):
-                    _run_on_testbed(spec, testbed, todo, recorder, runner, capped=backend == "vm")
+                    testbeds.run_on_testbed(spec, testbed, todo, recorder, runner, capped=backend == "vm")
                 elif todo:
                     _run_on_directories(spec, todo, recorder, directory, runner)
             finally:
@@ -371,62 +336,19 @@ def _failures(table: pd.DataFrame | None) -> list[str]:
     return [f"Failed run: {r.layout} {r.point} rep{r.rep} ({r.raw_dir}): {r.error}" for r in failed.itertuples()]
 
 
-def _mounted(spec: CampaignSpec, teardown: Teardown) -> layouts.Layout:
-    layout = layouts.use_directory(spec.mount_dir, teardown, count=1)
-    return replace(layout, devices=spec.mount_devices)
-
-
 def _run_on_loop(spec: CampaignSpec, todo: list[str], recorder: Recorder, runner: Runner) -> None:
     system = System(runner=runner)
     with EmulatedArray(spec.array, runner, system) as array:
         for name in todo:
             teardown = Teardown(manifest_dir() / f"{array.workdir.name}-{name}.json", runner, system)
             try:
-                layout = _mounted(spec, teardown) if name == MOUNTED else layouts.build(
+                layout = testbeds.mounted(spec, teardown) if name == MOUNTED else layouts.build(
                     name, array.devices, runner, teardown, confirm=[d.id for d in array.devices],
                     claimed=[d.path for d in array.devices], options=spec.options)
                 recorder.sweep(layout, array.cgroup_procs if name != MOUNTED else [])
             finally:
                 teardown.close()
 
-
-def _run_on_testbed(spec: CampaignSpec, testbed: tuple, todo: list[str], recorder: Recorder,
-                    runner: Runner, capped: bool = False) -> None:
-    """Each layout on the test bed's devices; ``capped`` (the VM lab's): fio runs in a cgroup of ours that caps
-    every device at the array's read and write caps, so the truth is known as on the emulated array."""
-    bed, devices, confirm = testbed
-    erased: list[str] = []  # devices this campaign has erased: what they carry now is its own making
-    system = System(runner=runner)
-    with contextlib.ExitStack() as stack:
-        procs = _capped(spec, devices, runner, system, stack) if capped else []
-        for name in todo:
-            _layout_on_testbed(spec, bed, devices, confirm, name, erased, recorder, runner, procs)
-
-
-def _capped(spec: CampaignSpec, devices: list, runner: Runner, system: System, stack) -> list[Path]:
-    """A throttled cgroup capping every device at the array's caps, torn down when ``stack`` closes."""
-    teardown = Teardown(manifest_dir() / f"caps-{os.getpid()}-{secrets.token_hex(4)}.json", runner, system)
-    stack.callback(teardown.close)
-    throttle = Throttle.create(system, teardown)
-    for device in devices:
-        throttle.cap(system.majmin(device.path), spec.array.read_bps, spec.array.write_bps)
-    return [throttle.procs_file]
-
-
-def _layout_on_testbed(spec: CampaignSpec, bed: TestBed, devices: list, confirm, name: str, erased: list[str],
-                       recorder: Recorder, runner: Runner, procs: list[Path]) -> None:
-    """One layout of a test bed campaign: built through the guard, swept, torn down."""
-    teardown = Teardown(manifest_dir() / f"{bed.name}-{recorder.run_id}-{name}.json", runner, System(runner=runner))
-    try:
-        if name == MOUNTED:
-            recorder.sweep(_mounted(spec, teardown), [])
-            return
-        layout = layouts.build(name, devices, runner, teardown, confirm=confirm, wipe=spec.wipe, options=spec.options,
-                               claimed=erased, fill_passes=spec.precondition_passes)
-        erased += [d.path for d in layouts.chosen(name, devices)]
-        recorder.sweep(replace(layout, backend="vm") if procs else layout, procs)
-    finally:
-        teardown.close()
 
 def _run_on_directories(spec: CampaignSpec, todo: list[str], recorder: Recorder, directory: Path,
                          runner: Runner) -> None:
@@ -435,7 +357,7 @@ def _run_on_directories(spec: CampaignSpec, todo: list[str], recorder: Recorder,
     teardown.record("dir", path=str(scratch))
     try:
         for name in todo:
-            layout = _mounted(spec, teardown) if name == MOUNTED else layouts.build_directories(
+            layout = testbeds.mounted(spec, teardown) if name == MOUNTED else layouts.build_directories(
                 name, spec.array.devices, scratch, teardown)
             recorder.sweep(layout, [])
     finally:
