@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 import os
 import stat
-import sys
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ from flashscale.arrays.emulated import ArraySpec
 from flashscale.errors import ConfigError, FlashscaleError, RefusedError, UnsupportedError
 from flashscale.measure.sweep import Sweep
 from flashscale.system import processes, vm
-from flashscale.system.commands import RecordingRunner, Runner
+from flashscale.system.commands import RecordingRunner
 from flashscale.system.devices import System
 
 # The wwid Linux 6.1 showed for a QEMU 7.2 NVMe namespace with serial "fs0001" (seen in the VM; README of the issue)
@@ -218,3 +217,12 @@ def test_the_guests_error_comes_back_as_its_own_class(tmp_path):
     vmlab.answer(request, error="odd", kind="SystemExit")  # not one of ours: the base class, never another
     with pytest.raises(FlashscaleError, match="in the VM: odd"):
         vmlab._answer(tmp_path, boot)
+
+
+def test_a_vm_campaign_this_machine_cannot_run_is_refused_before_anything_is_made(tmp_path, monkeypatch):
+    monkeypatch.setattr(vmlab, "prerequisites_problem",
+                        lambda system, runner: "the VM lab needs qemu-system-x86_64: apt-get install qemu-system-x86")
+    spec = CampaignSpec(name="no-qemu", emulation="vm", data_dir=str(tmp_path))
+    with pytest.raises(UnsupportedError, match="'no-qemu' with EMULATION vm: .*apt-get install qemu-system-x86"):
+        vmlab.run_campaign(spec.name, asdict(spec), tmp_path, vm.VmSpec(), RecordingRunner(), False)
+    assert list(tmp_path.iterdir()) == []

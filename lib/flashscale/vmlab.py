@@ -21,12 +21,12 @@ from pathlib import Path
 import yaml
 
 from . import errors
-from .errors import FlashscaleError
+from .errors import FlashscaleError, UnsupportedError
 from .paths import project_root
 from .system import lock
 from .system.commands import Runner
 from .system.devices import System
-from .system.vm import IMSM_NOTE, Boot, Lab, VmError, VmSpec
+from .system.vm import IMSM_NOTE, Boot, Lab, VmError, VmSpec, prerequisites_problem
 
 __all__ = ["VmSpec", "run_campaign", "guest_request", "answer"]
 
@@ -45,8 +45,20 @@ def run_campaign(name: str, spec: dict, data_root: Path, vm: VmSpec, runner: Run
     afresh, an earlier one renamed, by the guest), which also holds the request and the answer; a run that died
     (``kill -9``) is found there by the next one, and what it left (the QEMU process, the backing files) undone."""
     system = System(runner=runner)
+    problem = prerequisites_problem(system, runner)
+    if problem:  # before anything is made, even the request folder
+        raise UnsupportedError(f"campaign {name!r} with EMULATION vm: {problem}")
     share = data_root / f"flashscale-vm-{name}"
     share.mkdir(parents=True, exist_ok=True)
+    try:
+        return _run_in_lab(name, spec, data_root, share, vm, runner, system, progress)
+    finally:
+        if share.is_dir() and not any(share.iterdir()):
+            share.rmdir()
+
+
+def _run_in_lab(name: str, spec: dict, data_root: Path, share: Path, vm: VmSpec, runner: Runner, system: System,
+                progress: bool) -> tuple[Path, list[str]]:
     notes: list[str] = []
     holder = lock.stale_holder(share / lock.LOCK_FILE, system)
     if holder is not None:
@@ -62,8 +74,6 @@ def run_campaign(name: str, spec: dict, data_root: Path, vm: VmSpec, runner: Run
         shutil.copyfile(boot.output, directory / GUEST_OUTPUT)
         notes += [*answer["notes"], f"The VM booted and ran the campaign in {boot.seconds:.0f} s "
                   f"({boot.accelerator}); its console is {directory / CONSOLE}."]
-    if not any(share.iterdir()):
-        share.rmdir()
     (directory / "notes.json").write_text(json.dumps(notes, indent=1))
     return directory, notes
 
