@@ -181,6 +181,30 @@ def test_identity_prefers_wwn_then_nguid_then_eui_then_serial(machine):
     assert machine.model("sda") == "ATA SSD 860"
 
 
+def test_a_null_blk_device_made_through_configfs_is_known_by_its_configfs_name(machine):
+    """null_blk's disks have its major and their index as minor; the configfs directory powered on with that index
+    names the device (Linux 6.1 names the disk after it too; older kernels called it nullb<index>)."""
+    (machine.proc / "devices").write_text("Character devices:\n  1 mem\n\nBlock devices:\n  7 loop\n252 nullb\n")
+    config = machine.sys / "kernel" / "config" / "nullb"
+    for name, index, power in (("fs0123abcd0", 0, 1), ("mine", 3, 1), ("off", 4, 0)):
+        (config / name).mkdir(parents=True)
+        (config / name / "index").write_text(f"{index}\n")
+        (config / name / "power").write_text(f"{power}\n")
+    machine.disk("fs0123abcd0", dev="252:0")
+    machine.disk("nullb3", dev="252:3")   # an older kernel's name for configfs's "mine"
+    machine.disk("nullb4", dev="252:4")   # its directory is powered off: whatever this is, it is not "off"
+    machine.disk("nullb1", dev="252:1")   # made by the module's nr_devices: in no configfs directory
+    machine.disk("vdc", dev="254:3")      # another driver's minor 3
+    assert machine.identity_of("fs0123abcd0") == "nullb:fs0123abcd0"
+    assert machine.identity_of("nullb3") == "nullb:mine"
+    assert [machine.identity_of(n) for n in ("nullb4", "nullb1", "vdc")] == [None, None, None]
+    assert machine.find("nullb:mine").path == str(machine.dev / "nullb3")
+    with pytest.raises(RefusedError, match="no stable identity found .*null_blk configfs name"):
+        machine.identify("/dev/nullb1")
+    (machine.proc / "devices").write_text("Block devices:\n  7 loop\n")  # null_blk gone: no disk is one of its
+    assert machine.identity_of("fs0123abcd0") is None
+
+
 def test_a_partition_is_known_by_its_disk_and_number(machine):
     machine.disk("nvme0n1", nguid="0025385b71b01234e4d25c4a00000001")
     machine.partition("nvme0n1", 2)

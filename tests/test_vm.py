@@ -98,12 +98,12 @@ def test_the_guard_refuses_on_a_real_kernel_and_identities_follow_the_devices(tm
                   "sys.exit(subprocess.run([sys.executable, '-m', 'pytest', 'tests/vm_guest/guest_guard.py', "
                   "'-p', 'no:cacheprovider', '-q', '-rs']).returncode)")
         command = ["env", f"FLASHSCALE_VM_DEVICES={json.dumps(ids)}", *_guest_python(script)]
-        first = lab.boot(command, share, rwdirs=[tmp_path], cwd=ROOT)
+        first = lab.boot(command, share, rwdirs=[tmp_path], cwd=ROOT, timeout_s=900)
         output = first.output.read_text()
         assert first.returncode == 0, output[-4000:]
         assert "10 passed" in output, output[-4000:]
         second = lab.boot(_guest_python(LIST_IDENTITIES) + [str(share / "second.json")], share, rwdirs=[tmp_path],
-                          cwd=ROOT, order=[1, 0])
+                          cwd=ROOT, order=[1, 0], timeout_s=300)
         assert second.returncode == 0, second.output.read_text()[-2000:]
     before, after = (json.loads((share / f).read_text()) for f in ("first.json", "second.json"))
     assert sorted(before) == sorted(after) == sorted(ids), "the identities the guest read are the lab's own"

@@ -7,6 +7,8 @@ change across boots; identities do not. Before every destructive step the identi
 Identity, strongest first::
 
     loop:<backing file>                  a loop device
+    nullb:<configfs name>                a null_blk device made through configfs (``flashscale.system.nullblk``):
+                                         the name of its configfs directory, powered on, whose index is its minor
     wwn:<device/wwid>                    SCSI / SATA World Wide Name
     nguid:<32 hex digits>                NVMe namespace globally unique identifier
     eui:<16 hex digits>                  NVMe EUI-64
@@ -137,6 +139,9 @@ class System(Machine):
         backing = self._backing_of(name)
         if backing:
             return f"loop:{backing}"
+        nullb = self.nullb_name(name)
+        if nullb:
+            return f"nullb:{nullb}"
         for attr, prefix, clean in (("device/wwid", "wwn", str), ("nguid", "nguid", _hex_id), ("eui", "eui", _hex_id),
                                     ("wwid", "wwid", str)):
             value = _read(node / attr)
@@ -149,12 +154,34 @@ class System(Machine):
             return ":".join(["serial", self.model(name) or "unknown-model", serial] + ([f"ns{nsid}"] if nsid else []))
         return None
 
+    def block_major(self, driver: str) -> int | None:
+        """The major number the kernel gave the block driver ``driver`` (``/proc/devices``), None if it has none."""
+        text = (self.proc / "devices").read_text() if (self.proc / "devices").exists() else ""
+        _, _, block = text.partition("Block devices:")
+        numbers = [line.split()[0] for line in block.splitlines() if line.split()[1:] == [driver]]
+        return int(numbers[0]) if numbers else None
+
+    def nullb_name(self, name: str) -> str | None:
+        """The configfs name of the null_blk device ``name``: the directory under ``<configfs>/nullb`` that is powered
+        on and whose ``index`` is the device's minor number (null_blk numbers its disks by index, on its own major).
+        None for any other device, and for a null_blk device made by the module's parameters (not in configfs)."""
+        majmin = _read(self.node(name) / "dev")
+        major = self.block_major("nullb")
+        if not majmin or major is None or majmin.split(":")[0] != str(major):
+            return None
+        root = self.sys / "kernel" / "config" / "nullb"
+        for folder in sorted(root.iterdir()) if root.is_dir() else []:
+            if _read(folder / "power") == "1" and _read(folder / "index") == majmin.split(":")[1]:
+                return folder.name
+        return None
+
     def identify(self, path: str) -> Device:
         """The device at ``path`` with its identity; RefusedError if it is not a block device or has none."""
         self.majmin(path)
         ident = self.identity_of(self.name_of(path))
         if ident is None:
-            raise RefusedError(f"{path}: no stable identity found (no backing file, WWN, NGUID, EUI-64 or serial)")
+            raise RefusedError(f"{path}: no stable identity found (no backing file, null_blk configfs name, WWN, "
+                               "NGUID, EUI-64 or serial)")
         return Device(path, ident)
 
     def find(self, ident: str) -> Device:

@@ -22,10 +22,13 @@ check read through ``System``: the mount table, the loop devices' backing files,
     netns          ip netns del of a network namespace we named (``flashscale-`` and a random token)
     scratch        a directory an application workload made (``flashscale-<name>-*`` holding our marker file, not a
                    symlink): removed with everything in it (bonnie++'s files, a PostgreSQL cluster's data directory)
+    nullb          a null_blk device we made through configfs (``<configfs>/nullb/fs<token><i>``): power=0, read back,
+                   then rmdir of its configfs directory, only while that directory still has the recorded name of ours
 """
 from __future__ import annotations
 
 import logging
+import re
 import secrets
 import shutil
 import time
@@ -41,6 +44,8 @@ log = logging.getLogger("flashscale.undo")
 
 OWN_FILE_PREFIX = "flashscale-"  # files fio makes in our directories are named after our job sections
 BTRFS_UNKNOWN = "No such file or directory"  # btrfs --forget of a device the kernel has no record of (ENOENT)
+NULLB_NAME = re.compile(r"fs[0-9a-f]{8}[0-9]+")  # a null_blk device of ours: fs, a token of 8 hex digits, its index
+NULLB_FOLDER = "nullb"  # null_blk's folder in configfs, the parent of every device's
 
 
 def _gone(what: str, kind: str) -> None:
@@ -214,6 +219,45 @@ def _undo_scratch(d: dict, runner: Runner, system: System) -> None:
     shutil.rmtree(folder)
 
 
+def write_attribute(path: Path, value: str) -> None:
+    """Write a configfs or sysfs attribute and read it back: UnsupportedError naming the file and the value when the
+    kernel refuses it or keeps something else."""
+    try:
+        with open(path, "w") as fh:
+            fh.write(value)
+        kept = path.read_text().strip()
+    except OSError as exc:
+        raise UnsupportedError(f"the kernel refused {value!r} in {path}: {exc.strerror or exc}") from None
+    if kept != value:
+        raise UnsupportedError(f"wrote {value!r} to {path} but the kernel kept {kept!r}")
+
+
+def remove_configfs_item(folder: Path) -> None:
+    """Remove a configfs item: rmdir, which takes its attribute files with it (the kernel's doing, not ours)."""
+    folder.rmdir()
+
+
+def _ours_by_name(d: dict) -> bool:
+    """Whether a recorded null_blk configfs directory is named as ours (``NULLB_NAME``, the recorded name) and sits in
+    null_blk's configfs folder."""
+    folder = Path(d["path"])
+    named = folder.name == d.get("name") and bool(NULLB_NAME.fullmatch(folder.name))
+    return named and folder.parent.name == NULLB_FOLDER
+
+
+def _undo_nullb(d: dict, runner: Runner, system: System) -> None:
+    """Power the device off (the kernel removes its disk), checked, then remove its configfs directory."""
+    folder = Path(d["path"])
+    if not _ours_by_name(d):
+        log.warning("%s is not a null_blk device of flashscale's (recorded name %r): leaving it", folder, d.get("name"))
+        return
+    if not folder.is_dir():
+        return
+    if (folder / "power").exists() and (folder / "power").read_text().strip() != "0":
+        write_attribute(folder / "power", "0")
+    remove_configfs_item(folder)
+
+
 def settle(runner: Runner) -> None:
     """Wait for udev to create or remove device nodes, where there is a udev."""
     if runner.which("udevadm"):
@@ -259,6 +303,7 @@ UNDO: dict[str, Callable[[dict, Runner, System], None]] = {
     "veth": _undo_veth,
     "netns": _undo_netns,
     "scratch": _undo_scratch,
+    "nullb": _undo_nullb,
 }
 
 PRESENT: dict[str, Callable[[dict, System], bool | None]] = {
@@ -276,6 +321,7 @@ PRESENT: dict[str, Callable[[dict, System], bool | None]] = {
     "veth": _our_link,
     "netns": lambda d, s: d["name"] in s.netns_names(),
     "scratch": lambda d, s: Path(d["path"]).is_dir() and (Path(d["path"]) / SCRATCH_MARKER).is_file(),
+    "nullb": lambda d, s: Path(d["path"]).is_dir() if _ours_by_name(d) else None,  # not ours: never looked at
 }
 
 
