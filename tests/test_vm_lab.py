@@ -45,7 +45,7 @@ def test_bad_vm_specs_are_refused_naming_the_value(change, word):
 
 def _lab(tmp_path: Path, **spec) -> vm.Lab:
     lab = vm.Lab(vm.VmSpec(**spec), RecordingRunner())
-    lab.workdir = tmp_path
+    lab.workdir = lab.tool_tmp = tmp_path
     return lab
 
 
@@ -204,6 +204,8 @@ def test_the_lab_leaves_nothing_behind(lab_with, tmp_path):
     assert all(p.stat().st_blocks == 0 for p in backing)  # sparse
     manifest = lab.teardown.manifest
     assert manifest.exists()
+    assert lab.tool_tmp.parent == lab.workdir
+    (lab.tool_tmp / "virtme_retabc123").write_text("")  # what vng leaves in its TMPDIR when it is killed
     lab.close()
     assert not lab.workdir.exists() and not manifest.exists()
 

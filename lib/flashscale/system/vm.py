@@ -34,7 +34,7 @@ from . import processes
 from .commands import Runner
 from .devices import System
 from .teardown import Built, Teardown, manifest_dir
-from .undo import OWN_FILE_PREFIX as OWN_PREFIX
+from .undo import OWN_FILE_PREFIX as OWN_PREFIX, make_scratch
 from ..errors import ConfigError, FlashscaleError, UnsupportedError
 
 QEMU = "qemu-system-x86_64"
@@ -152,6 +152,7 @@ class Lab(Built):
     system: System | None = None
     manifests: Path | None = None
     workdir: Path | None = field(default=None, init=False)
+    tool_tmp: Path | None = field(default=None, init=False)  # vng's TMPDIR: what it leaves when killed goes too
     teardown: Teardown | None = field(default=None, init=False)
     accelerator: str | None = field(default=None, init=False)
     notes: list[str] = field(default_factory=list, init=False)
@@ -180,6 +181,7 @@ class Lab(Built):
             self.teardown.record("file", path=str(backing))
             with open(backing, "xb") as fh:
                 fh.truncate(self.spec.device_size)
+        self.tool_tmp = make_scratch(self.workdir, "vng-tmp", self.teardown)
 
     def choose_accelerator(self) -> str:
         """KVM or TCG, probed once per lab (``probe_accelerator``); why, in ``notes``."""
@@ -220,7 +222,7 @@ class Lab(Built):
         script = f"echo {BOOT_MARK}{to}; {shlex.join(command)}{to}"
         vng = vng_path(self.runner) or VNG  # vng starts virtme-run from its own folder: that folder goes on PATH
         path = os.pathsep.join([str(Path(vng).parent), os.environ.get("PATH", os.defpath)])
-        return ["env", f"TMPDIR={self.workdir}", f"PATH={path}", vng, "--run", str(kernel_image()), "--verbose",
+        return ["env", f"TMPDIR={self.tool_tmp}", f"PATH={path}", vng, "--run", str(kernel_image()), "--verbose",
                 *([] if kvm else ["--disable-kvm"]), "--memory", self.spec.memory, "--cpus", str(self.spec.cpus),
                 *[f"--rwdir={d}" for d in rwdirs], f"--cwd={cwd}",
                 *[f"--qemu-opts={o}" for o in self.qemu_options(order)], "--exec", script]
