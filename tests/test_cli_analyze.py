@@ -116,6 +116,24 @@ def test_the_layout_ideal_and_the_tax_test_are_columns(tmp_path, capsys):
     assert mirror["tax_verdict"] == "tax" and 0 < mirror["tax_p"] < 0.05 and mirror["best_reps"] == 2
     assert got.loc[("raid0", "read"), "tax_verdict"] == "unknown"  # one run of raid0's best point
     assert got.loc[("jbod", "read"), "tax_verdict"] == "reference"
+    assert mirror["tax_margin"] == 0.02
+
+
+def test_the_margin_decides_what_is_called_a_tax(tmp_path, capsys):
+    """A 1% tax the test can tell (jbod 400/404, the layout 396/400): within the default 2% margin it is
+    equivalent; with --margin 0 it is the plain test's verdict; a margin that is not a fraction is refused."""
+    rows = [*ROWS, ("jbod", 4, "write", MiB, 8, 1, 1, False, 400.0), ("jbod", 4, "write", MiB, 8, 1, 2, False, 400.4),
+            ("lvm", 4, "write", MiB, 8, 1, 1, False, 396.0), ("lvm", 4, "write", MiB, 8, 1, 2, False, 396.4)]
+    file = table(tmp_path, rows=rows)
+    verdicts = {}
+    for margin in ("0.02", "0"):
+        status, out, _ = analyze(capsys, file, "--reference", "jbod", "--margin", margin, "--format", "csv")
+        assert status == 0
+        verdicts[margin] = pd.read_csv(io.StringIO(out)).set_index(["layout", "rw"]).loc[("lvm", "write"),
+                                                                                          "tax_verdict"]
+    assert verdicts == {"0.02": "equivalent", "0": "tax"}
+    status, _, err = analyze(capsys, file, "--reference", "jbod", "--margin", "5")
+    assert status != 0 and "tax margin 5.0" in err and "--margin" in err
 
 
 def test_runs_too_short_and_above_the_truth_are_named_on_stderr(tmp_path, capsys):

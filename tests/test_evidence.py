@@ -27,7 +27,8 @@ def table() -> pd.DataFrame:
     rows += _rows("btrfs-raid10", 4, "read", [700, 701, 699])  # reads of a mirror: the full 4 x 200
     rows += _rows("md-raid10", 4, "write", [160, 161, 159])  # 40%: of the 60% shortfall 50 design, 10 overhead
     rows += _rows("btrfs-raid0", 4, "write", [368, 370, 369])  # tax 1 - 369 / 400 = 7.75%, tight: real
-    rows += _rows("md-raid0", 4, "write", [380, 420, 400])  # tax 0, spread 5%: noise
+    rows += _rows("md-raid0", 4, "write", [380, 420, 400])  # tax 0, spread 5%: inconclusive against a 2% margin
+    rows += _rows("lvm-striped", 4, "write", [398.0, 398.1, 397.9])  # a 0.5% tax the test can tell: equivalent
     rows += _rows("lvm", 4, "write", [390])  # one run: no interval
     return pd.DataFrame(rows)
 
@@ -72,16 +73,22 @@ def test_conclusions_split_a_mirror_shortfall_into_design_and_overhead(table):
 
 def test_tax_sentences_follow_the_verdict(table):
     summary = stats.summary_intervals(table, reference="jbod").set_index(["layout", "rw"])
-    raid0 = summary.loc[("btrfs-raid0", "write")]
-    assert raid0["tax_verdict"] == "tax" and summary.loc[("md-raid0", "write"), "tax_verdict"] == "noise"
+    raid0, md, lvm = (summary.loc[(layout, "write")] for layout in ("btrfs-raid0", "md-raid0", "lvm-striped"))
+    assert (raid0["tax_verdict"], md["tax_verdict"], lvm["tax_verdict"]) == ("tax", "inconclusive", "equivalent")
+    assert 0 < lvm["tax_lo"] < lvm["tax_hi"] < 0.02 and lvm["tax_p"] < 0.05  # significant, and no tax worth the name
     said = findings.conclusions(summary.reset_index())
     assert _said(said, "btrfs-raid0 costs") == (
         f"btrfs-raid0 costs a 7.8% tax against jbod for write at 4 devices "
-        f"(95% interval {raid0['tax_lo']:.1%} to {raid0['tax_hi']:.1%})")
+        f"(95% interval {raid0['tax_lo']:+.1%} to {raid0['tax_hi']:+.1%}, n = 3; beyond the 2% margin)")
     assert raid0["tax_lo"] < 0.0775 < raid0["tax_hi"]
-    noise = _said(said, "md-raid0 shows")
-    assert noise.startswith("md-raid0 shows no tax distinguishable from the noise against jbod for write")
-    assert noise.endswith(", n = 3)") and "costs" not in noise
+    assert _said(said, "lvm-striped performs as jbod") == (
+        f"lvm-striped performs as jbod for write at 4 devices: the difference, {-lvm['tax']:+.1%}, is within the 2% "
+        f"margin (95% interval {lvm['tax_lo']:+.1%} to {lvm['tax_hi']:+.1%}, n = 3)")
+    undecided = _said(said, "md-raid0 against jbod")
+    assert undecided.startswith("md-raid0 against jbod for write at 4 devices is undecided: 0.0% tax, but its "
+                                "interval reaches across the 2% margin")
+    assert undecided.endswith(f"; about {int(md['tax_reps_needed'])} runs a side would decide it")
+    assert "costs" not in undecided and md["tax_reps_needed"] > 3
     assert _said(said, "lvm costs").endswith("(1 run(s) of lvm, 3 of jbod: no interval)")
 
 
@@ -99,7 +106,7 @@ def test_a_real_gain_is_faster_with_its_interval():
     assert raid0["tax_verdict"] == "gain" and raid0["tax_lo"] < -0.10 < raid0["tax_hi"] < 0
     assert _said(findings.conclusions(summary), "raid0 is 10.0% faster than jbod") == (
         f"raid0 is 10.0% faster than jbod for read at 2 devices "
-        f"(95% interval {-raid0['tax_hi']:.1%} to {-raid0['tax_lo']:.1%} faster)")
+        f"(95% interval {-raid0['tax_hi']:.1%} to {-raid0['tax_lo']:.1%} faster, n = 3; beyond the 2% margin)")
 
 
 def test_precondition_rows_are_never_analysed(table):
@@ -133,7 +140,7 @@ def test_a_metadata_run_too_short_names_its_files():
 
 
 def test_every_run_too_short_is_refused_by_name(table):
-    with pytest.raises(AnalysisError, match=r"every one of the 28 measured row\(s\) is flagged too_short"):
+    with pytest.raises(AnalysisError, match=r"every one of the 31 measured row\(s\) is flagged too_short"):
         core.point_means(table.assign(too_short=True))
 
 
@@ -189,17 +196,17 @@ def test_tax_by_threads_tests_each_thread_count_and_the_sentence_counts_them():
     from flashscale.analysis import layout_tax
 
     rows = _rows("jbod", 4, "write", [400, 401, 399], numjobs=1) + _rows("jbod", 4, "write", [800, 801, 799], numjobs=4)
-    rows += _rows("raid0", 4, "write", [380, 420, 400], numjobs=1)  # tax 0 in 5% noise
+    rows += _rows("raid0", 4, "write", [380, 420, 400], numjobs=1)  # tax 0 in 5% noise: inconclusive
     rows += _rows("raid0", 4, "write", [720, 721, 719], numjobs=4)  # a tight 10% tax
     rows += _rows("lvm", 4, "write", [390], numjobs=1) + _rows("lvm", 4, "write", [700], numjobs=4)
     taxes = layout_tax.tax_by_threads(pd.DataFrame(rows), "jbod").set_index(["layout", "numjobs"])
-    assert taxes.loc[("raid0", 1), "tax_verdict"] == "noise" and taxes.loc[("raid0", 4), "tax_verdict"] == "tax"
+    assert taxes.loc[("raid0", 1), "tax_verdict"] == "inconclusive" and taxes.loc[("raid0", 4), "tax_verdict"] == "tax"
     assert taxes.loc[("jbod", 4), "tax_verdict"] == "reference" and taxes.loc[("lvm", 4), "tax_verdict"] == "unknown"
     checks = layout_tax.consistency(taxes.reset_index()).set_index("layout")
     assert (checks.loc["raid0", "taxes_real"], checks.loc["raid0", "taxes_tested"]) == (1, 2)
     won = layout_tax.winners(pd.DataFrame([dict(rw="write", devices=4, layout="jbod", best_bw_bytes=800 * MB)]))
     said = findings.winner_sentences(won, checks.reset_index())
-    assert _said(said, "raid0 write:").endswith("(steady); distinguishable from the noise at 1 of the 2 tested.")
+    assert _said(said, "raid0 write:").endswith("(steady); beyond the margin at 1 of the 2 tested.")
     assert _said(said, "lvm write:").endswith("; too few runs to test any against the noise.")
 
 

@@ -136,6 +136,23 @@ def test_tax_vs_threads_bars_are_the_tax_tests_interval():
     assert (raid0["tax_lo"] < raid0["tax"]).all() and (raid0["tax"] < raid0["tax_hi"]).all()
 
 
+@pytest.mark.parametrize("margin", [0.02, 0.05])
+def test_the_tax_figures_show_the_margin_as_a_band_and_never_stretch_noise_to_fill_them(table, margin):
+    """A 0.3% tax (tight) drawn on an axis that reaches at least twice the margin each way, the band +/- margin."""
+    tiny = pd.DataFrame(_rows("raid0", 4, 8, [897.3, 897.3], iodepth=8))
+    summary = stats.summary_intervals(pd.concat([table, tiny], ignore_index=True), "jbod", margin=margin)
+    for axis in (plots.tax(summary, "jbod").axes[0],
+                 plots.tax_vs_threads(summary.assign(numjobs=summary["best_numjobs"], reps=summary["best_reps"]),
+                                      "jbod").axes[0]):
+        spans = [p for p in axis.patches if p.get_label().startswith("within")]
+        assert len(spans) == 1, axis.patches
+        ys = spans[0].get_transform().transform(spans[0].get_path().vertices)[:, 1]
+        low, high = axis.transData.inverted().transform([[0, ys.min()], [0, ys.max()]])[:, 1]
+        assert (low, high) == (pytest.approx(-100 * margin), pytest.approx(100 * margin))
+        assert axis.get_ylim()[0] <= -200 * margin and axis.get_ylim()[1] >= 200 * margin
+        assert spans[0].get_label() == f"within ±{100 * margin:g}%: equivalent"
+
+
 def test_latency_vs_iops_bars_span_the_repetitions_both_ways():
     from flashscale.analysis import latency
 

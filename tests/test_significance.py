@@ -7,12 +7,15 @@ interval-overlap rule or a test at the wrong level fails them every time).
 """
 from __future__ import annotations
 
+import re
 import numpy as np
 import pytest
 import scipy.stats
 
-from flashscale.analysis.significance import TaxTest, log_t_test, tax_test
-from flashscale.errors import AnalysisError
+from flashscale.analysis.significance import TaxTest, log_t_test, practical, reps_to_decide, tax_test
+from flashscale.errors import AnalysisError, ConfigError
+
+NAN = float("nan")
 
 DRAWS = 400
 NOISE = 0.02
@@ -64,8 +67,7 @@ def test_tax_test_by_hand():
     assert same.tax == 0.0 and same.verdict == "noise" and same.p_value == pytest.approx(1.0)
 
 
-@pytest.mark.parametrize("layout, reference", [([100.0], [100.0, 101.0]), ([99.0, 101.0], [100.0]),
-                                               ([100.0, 100.0], [90.0, 90.0])])
+@pytest.mark.parametrize("layout, reference", [([100.0], [100.0, 101.0]), ([99.0, 101.0], [100.0])])
 def test_too_little_to_test_is_not_applicable(layout, reference):
     result = tax_test(layout, reference)
     assert result.verdict == "n/a"
@@ -117,6 +119,47 @@ def test_pooled_with_pools_the_variance_of_every_sample():
     assert found.df == 6 and found.p_value == pytest.approx(scipy.stats.t.sf(t, 6), rel=1e-9)
     alone = scipy.stats.ttest_ind(logs[0], logs[1], alternative="greater").pvalue
     assert found.p_value > 10 * alone  # c's 10% noise drowns a step that a and b alone show
+
+
+def test_repetitions_without_spread_give_the_exact_interval():
+    """A throttle that precise repeats to the byte: the ratio is what every run measured (lo = hi = tax)."""
+    exact = tax_test([100.0, 100.0], [90.0, 90.0])
+    assert exact.lo == exact.hi == pytest.approx(1 - 100 / 90) and exact.verdict == "real" and exact.p_value == 0.0
+    assert practical(exact, 0.02) == "gain" and practical(exact, 0.2) == "equivalent"
+    assert reps_to_decide(exact) is None  # no spread to go by
+    same = tax_test([100.0, 100.0], [100.0, 100.0])
+    assert same.lo == same.hi == 0.0 and same.verdict == "noise" and practical(same, 0.0) == "inconclusive"
+
+
+@pytest.mark.parametrize("lo, hi, verdict", [
+    (0.021, 0.09, "tax"), (-0.09, -0.021, "gain"), (-0.019, 0.019, "equivalent"), (0.01, 0.03, "inconclusive"),
+    (-0.03, -0.01, "inconclusive"), (-0.05, 0.05, "inconclusive"), (0.02, 0.05, "inconclusive"),
+])
+def test_the_practical_verdict_reads_the_interval_against_the_margin(lo, hi, verdict):
+    """Beyond the margin: the whole interval past its edge; within: the whole interval inside; else undecided."""
+    test = TaxTest((lo + hi) / 2, lo, hi, 0.01, "real", 3, 3, 0.01, 4.0)
+    assert practical(test, 0.02) == verdict
+    assert practical(TaxTest(0.05, NAN, NAN, NAN, "n/a", 1, 3), 0.02) == "unknown"
+
+
+def test_the_runs_that_would_decide_move_the_interval_off_the_margins_edge():
+    """A 3% tax measured at 2% spread in three runs a side reaches across the 2% edge (this draw: 2.5%, 0.6% to
+    4.4%); at the n returned (same estimate, same spread) the interval clears the edge and at n - 1 it does not."""
+    rng = np.random.default_rng(0)
+    layout, reference = 97.0 * (1 + 0.02 * rng.standard_normal(3)), 100.0 * (1 + 0.02 * rng.standard_normal(3))
+    test = tax_test(layout, reference)
+    assert practical(test) == "inconclusive"
+    n = reps_to_decide(test)
+    edge = abs(np.log(1 - test.tax) - np.log(0.98))
+    half = [scipy.stats.t.ppf(0.975, 2 * k - 2) * test.log_sd * np.sqrt(2 / k) for k in (n - 1, n)]
+    assert half[1] < edge <= half[0]
+    assert reps_to_decide(TaxTest(0.02, 0.0, 0.04, 0.1, "noise", 3, 3, 0.02, 4.0)) is None  # on the edge
+
+
+@pytest.mark.parametrize("bad", [2, -0.01, 1.0, "2%", True, None])
+def test_a_margin_that_is_not_a_fraction_is_refused_naming_it(bad):
+    with pytest.raises(ConfigError, match=re.escape(repr(bad))):
+        practical(tax_test([1.0, 1.1], [1.0, 1.1]), bad)
 
 
 def test_no_degree_of_freedom_or_no_spread():

@@ -56,41 +56,60 @@ def _efficiency_sentence(row: pd.Series, at_bs: str) -> str:
     )
 
 
-def _evidence(row: pd.Series) -> str:
-    """The evidence behind a tax: its interval when tested, the repetitions when not."""
+def _untested(row: pd.Series) -> str:
+    """Why a tax has no verdict: the repetitions there were."""
     if "tax_verdict" not in row.index:
         return " (not tested against the noise: no repetitions given)"
     n, m = int(row["best_reps"]), int(row["reference_reps"])
-    if row["tax_verdict"] in ("tax", "gain"):
-        level = f"{row['tax_confidence']:.0%}"
-        if row["tax_verdict"] == "gain":
-            return f" ({level} interval {-row['tax_hi']:.1%} to {-row['tax_lo']:.1%} faster)"
-        return f" ({level} interval {row['tax_lo']:.1%} to {row['tax_hi']:.1%})"
     if n < 2 and m < 2:
         return " (one run each: no interval)"
-    if n < 2 or m < 2:
-        return f" ({n} run(s) of {row['layout']}, {m} of {row['reference']}: no interval)"
-    return f" (no spread in {n} and {m} runs: no interval)"
+    return f" ({n} run(s) of {row['layout']}, {m} of {row['reference']}: no interval)"
+
+
+def _interval(row: pd.Series, faster: bool = False) -> str:
+    """The tax's interval in words (as how much faster, for a gain), its level and the repetitions behind it."""
+    n, m = int(row["best_reps"]), int(row["reference_reps"])
+    runs = f"n = {n}" if n == m else f"n = {n} and {m}"
+    level = f"{row['tax_confidence']:.0%} interval" if "tax_confidence" in row.index else "interval"
+    if row["tax_lo"] == row["tax_hi"]:
+        return f"the same in every run, {runs}"
+    if faster:
+        return f"{level} {-row['tax_hi']:.1%} to {-row['tax_lo']:.1%} faster, {runs}"
+    return f"{level} {row['tax_lo']:+.1%} to {row['tax_hi']:+.1%}, {runs}"
 
 
 def _tax_sentence(row: pd.Series, at_bs: str) -> str:
-    """The tax in words, as strong as its verdict: a tax or a gain only when the test finds one."""
+    """The tax in words, as strong as its verdict (``significance.practical``): a tax or a gain only when the
+    interval lies beyond the margin, equivalent when it lies within, undecided (with the repetitions that would
+    decide it) when it reaches across the margin's edge."""
     where = f"for {row['rw']}{at_bs} at {int(row['devices'])} devices"
-    if row.get("tax_verdict") == "noise":
-        n, m = int(row["best_reps"]), int(row["reference_reps"])
-        runs = f"n = {n}" if n == m else f"n = {n} and {m}"
-        return (f"{row['layout']} shows no tax distinguishable from the noise against {row['reference']} {where} "
-                f"({row['tax_lo']:+.0%} to {row['tax_hi']:+.0%}, {runs})")
+    said, other = row.get("tax_verdict"), row["reference"]
+    margin = f"{row['tax_margin']:.1%}".replace(".0%", "%") if "tax_margin" in row.index else ""
+    if said == "tax":
+        return (f"{row['layout']} costs a {row['tax']:.1%} tax against {other} {where} ({_interval(row)}; beyond "
+                f"the {margin} margin)")
+    if said == "gain":
+        return (f"{row['layout']} is {-row['tax']:.1%} faster than {other} {where} ({_interval(row, True)}; "
+                f"beyond the {margin} margin)")
+    if said == "equivalent":
+        return (f"{row['layout']} performs as {other} {where}: the difference, {-row['tax']:+.1%}, is within the "
+                f"{margin} margin ({_interval(row)})")
+    if said == "inconclusive":
+        needed = row.get("tax_reps_needed")
+        decide = (f"about {int(needed)} runs a side would decide it" if needed == needed and needed is not None
+                  else "more runs at this spread would not decide it: the estimate sits on the margin's edge")
+        return (f"{row['layout']} against {other} {where} is undecided: {row['tax']:.1%} tax, but its interval "
+                f"reaches across the {margin} margin ({_interval(row)}); {decide}")
     if row["tax"] < 0:
-        return f"{row['layout']} is {-row['tax']:.1%} faster than {row['reference']} {where}{_evidence(row)}"
-    return f"{row['layout']} costs a {row['tax']:.1%} tax against {row['reference']} {where}{_evidence(row)}"
+        return f"{row['layout']} is {-row['tax']:.1%} faster than {other} {where}{_untested(row)}"
+    return f"{row['layout']} costs a {row['tax']:.1%} tax against {other} {where}{_untested(row)}"
 
 
 def conclusions(summary: pd.DataFrame) -> list[str]:
     """Sentences computed from a ``core.summarize`` table: efficiency of every multi-device row (for a mirror, what
     of the shortfall is its design and what overhead), tax of every non-reference row that has a reference to
     compare with (rows with a NaN tax are left out). A ``stats.summary_intervals`` table gives each tax its
-    verdict: stated with its interval when real, as noise when not, with its repetitions when untestable."""
+    verdict against the margin (``_tax_sentence``), with its repetitions when untestable."""
     needed = ["layout", "devices", "rw", "best_bw_bytes", "baseline_bw_bytes", "efficiency", "tax", "reference"]
     missing = [c for c in needed if c not in summary.columns]
     if missing:
@@ -156,13 +175,13 @@ def knee_sentences(fits: pd.DataFrame) -> list[str]:
 
 
 def _tested(r) -> str:
-    """How many of a layout's per-thread-count taxes the test tells from the noise (``layout_tax.consistency``)."""
+    """At how many of a layout's thread counts its tax lies beyond the margin (``layout_tax.consistency``)."""
     tested = getattr(r, "taxes_tested", None)
     if tested is None:
         return "; not tested against the noise"
     if tested == 0:
         return "; too few runs to test any against the noise"
-    return f"; distinguishable from the noise at {r.taxes_real} of the {tested} tested"
+    return f"; beyond the margin at {r.taxes_real} of the {tested} tested"
 
 
 def winner_sentences(won: pd.DataFrame, checks: pd.DataFrame) -> list[str]:

@@ -64,13 +64,13 @@ def points(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def summarize(frame: pd.DataFrame, reference: str = "jbod", baseline_layout: str = "single",
-              confidence: float = 0.95) -> pd.DataFrame:
+              confidence: float = 0.95, margin: float = stats.DEFAULT_MARGIN) -> pd.DataFrame:
     """Per (layout, devices, group, rw): ``best_bw_bytes`` and the point it was measured at (``best_bs``,
     ``best_numjobs``, ``best_iodepth``, ``reps``); ``baseline_bw_bytes`` (the ``baseline_layout``'s best of the
     group) and ``efficiency`` = best / (devices x baseline), NaN without one; ``reference_bw_bytes`` and ``tax``
     against ``reference`` at the same devices and group (NaN where it has no such row); ``tax_lo``, ``tax_hi``,
-    ``tax_p`` and ``tax_verdict`` (tax, gain, noise, unknown; 'reference', with bounds 0 and 0, on its own rows), as
-    every table with a tax gives them (``stats.tax_tests``)."""
+    ``tax_p`` and ``tax_verdict`` (against ``margin``: tax, gain, equivalent, inconclusive, unknown; 'reference',
+    with bounds 0 and 0, on its own rows), as every table with a tax gives them (``stats.tax_tests``)."""
     pts = points(frame)
     if reference not in set(pts["layout"]):
         raise AnalysisError(f"reference layout {reference!r} ran no job file; layouts that did: "
@@ -82,8 +82,8 @@ def summarize(frame: pd.DataFrame, reference: str = "jbod", baseline_layout: str
                      validate="many_to_one")
     out["efficiency"] = out["best_bw_bytes"] / (out["devices"] * out["baseline_bw_bytes"])
     out = core.with_tax(out, reference, TAX_KEYS)
-    tests = stats.tax_tests(out, runs(frame), reference, TAX_KEYS, confidence=confidence)
+    tests = stats.tax_tests(out, runs(frame), reference, TAX_KEYS, confidence=confidence, margin=margin)
     columns = [*GROUP, "best_bw_bytes", "best_bs", "best_numjobs", "best_iodepth", "reps", "baseline_bw_bytes",
                "efficiency", "reference_bw_bytes", "tax"]
-    tested = tests[["tax_lo", "tax_hi", "tax_p", "tax_verdict"]]
+    tested = tests[["tax_lo", "tax_hi", "tax_p", "tax_verdict", "tax_reps_needed", "tax_margin"]]
     return pd.concat([out[columns], tested], axis=1).assign(reference=reference)

@@ -16,35 +16,38 @@ import pandas as pd
 from .core import with_tax
 from ..errors import AnalysisError
 from .scaling import scaling_curve, scaling_repetitions
+from .significance import DEFAULT_MARGIN
 from .stats import tax_tests
 
 
-def tax_by_threads(frame: pd.DataFrame, reference: str) -> pd.DataFrame:
+def tax_by_threads(frame: pd.DataFrame, reference: str, margin: float = DEFAULT_MARGIN) -> pd.DataFrame:
     """Per (layout, devices, rw, numjobs): the best bandwidth over bs and iodepth, the reference's at the same
     devices, rw and numjobs (``reference_bw_bytes``) and ``tax`` (NaN where the reference was not measured);
     ``tax_verdict``, ``tax_lo`` and ``tax_hi`` from ``stats.tax_tests`` of the row's repetitions against the
-    reference's at the same numjobs ('reference', 0, 0 on the reference's rows; 'unknown', NaN, NaN without a
-    reference row) and ``reps``, the row's repetitions."""
+    reference's at the same numjobs, read against ``margin`` ('reference', 0, 0 on the reference's rows;
+    'unknown', NaN, NaN without a reference row) and ``reps``, the row's repetitions."""
     best = scaling_curve(frame, "numjobs")
     if reference not in set(best["layout"]):
         raise AnalysisError(f"reference layout {reference!r} is not in the results")
     keys = ["devices", "rw", "numjobs"]
     out = with_tax(best, reference, keys, bw="bw_bytes")
-    tests = tax_tests(out, scaling_repetitions(frame, "numjobs"), reference, keys, point={})  # numjobs: a key
-    tested = tests[["tax_verdict", "tax_lo", "tax_hi", "best_reps"]].rename(columns={"best_reps": "reps"})
+    tests = tax_tests(out, scaling_repetitions(frame, "numjobs"), reference, keys, point={},  # numjobs: a key
+                      margin=margin)
+    tested = tests[["tax_verdict", "tax_lo", "tax_hi", "tax_margin", "best_reps"]].rename(columns={"best_reps": "reps"})
     return pd.concat([out, tested], axis=1)
 
 
 def consistency(taxes: pd.DataFrame) -> pd.DataFrame:
     """Per (layout, devices, rw): tax at its lowest and highest over thread counts, their spread, the
     coefficient of variation of bandwidth across thread counts, and (from ``tax_verdict``) at how many thread
-    counts the tax was tested (``taxes_tested``) and found distinguishable from the noise (``taxes_real``)."""
+    counts the tax was tested (``taxes_tested``) and found beyond the margin (``taxes_real``: a tax or a gain)."""
     grouped = taxes.groupby(["layout", "devices", "rw"], sort=True, observed=True)
     values = dict(tax_min=("tax", "min"), tax_max=("tax", "max"), thread_counts=("numjobs", "nunique"),
                   bw_mean=("bw_bytes", "mean"), bw_std=("bw_bytes", "std"))
     if "tax_verdict" in taxes.columns:
         values["taxes_real"] = ("tax_verdict", lambda v: int(v.isin(["tax", "gain"]).sum()))
-        values["taxes_tested"] = ("tax_verdict", lambda v: int(v.isin(["tax", "gain", "noise"]).sum()))
+        values["taxes_tested"] = ("tax_verdict",
+                                  lambda v: int(v.isin(["tax", "gain", "equivalent", "inconclusive"]).sum()))
     out = grouped.agg(**values).reset_index()
     out["tax_spread"] = out["tax_max"] - out["tax_min"]
     out["bw_cv_over_threads"] = out["bw_std"] / out["bw_mean"]

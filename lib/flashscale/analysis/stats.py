@@ -20,7 +20,9 @@ Where both sides are the same measurement (the baseline point's own efficiency) 
 
 The tax (``core.tax``) is tested, not bounded by overlap: ``significance.tax_test`` compares the repetitions of a
 layout's best point with those of the reference's (a t test on their logarithms), which finds a real 8% tax at
-3 repetitions and 2% noise in about 95% of draws where the overlap of two intervals found it in half.
+3 repetitions and 2% noise in about 95% of draws where the overlap of two intervals found it in half; the verdict
+reads that interval against a margin of practical equivalence (``significance.practical``: a tax, a gain,
+equivalent or inconclusive), so that a 0.3% difference the test can tell is not called a tax.
 ``tax_tests`` is the one loop that runs it, row by row, for every table with a tax: this summary's,
 ``layout_tax.tax_by_threads`` and ``jobfile.summarize``.
 
@@ -36,7 +38,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from .core import BASELINE_BS, POINT, baseline, rates, summarize, with_reference
-from .significance import TaxTest, tax_test
+from .significance import DEFAULT_MARGIN, check_margin, practical, reps_to_decide, tax_test
 from ..errors import ConfigError
 
 NAN = float("nan")
@@ -171,25 +173,21 @@ def _efficiency_bounds(row, reps: dict[tuple, np.ndarray], base_reps: dict[tuple
     return ratio_interval(reps[best], row.devices * base_reps[base], confidence)
 
 
-def verdict(test: TaxTest) -> str:
-    """``significance``'s verdict in the words of a summary: 'tax' or 'gain' when real (by its sign), 'noise'
-    when not, 'unknown' when there was nothing to test."""
-    if test.verdict == "real":
-        return "tax" if test.tax > 0 else "gain"
-    return "noise" if test.verdict == "noise" else "unknown"
-
-
 def tax_tests(rows: pd.DataFrame, repetitions: pd.DataFrame, reference: str, group: list[str],
-              point: Mapping[str, str] = BEST_POINT, confidence: float = 0.95, method: str = "student") -> pd.DataFrame:
+              point: Mapping[str, str] = BEST_POINT, confidence: float = 0.95, method: str = "student",
+              margin: float = DEFAULT_MARGIN) -> pd.DataFrame:
     """The one loop of tax tests. Per row of ``rows`` (one per layout and ``group``, e.g. devices and rw): the
     ``significance.tax_test`` of the repetitions of its point against those of the reference's row of the same
     ``group``. The repetitions (``repetitions``: one row per measured repetition, ``bw_bytes``) of a row are those
     of its layout, its ``group`` and its point: ``point`` maps the columns of ``rows`` that name the point (its
     best bs, numjobs and iodepth by default; none where the group is the point) to those of ``repetitions``.
 
-    Columns, on ``rows``' index: ``tax_lo``, ``tax_hi``, ``tax_p``, ``tax_verdict`` (``verdict``), ``best_reps`` and
-    ``reference_reps`` (the repetitions on each side). The reference's own rows: 0, 0, NaN, 'reference', n, n; rows
-    with no reference row (or no reference repetitions) in their group: NaN, NaN, NaN, 'unknown', n, 0."""
+    Columns, on ``rows``' index: ``tax_lo``, ``tax_hi``, ``tax_p``, ``tax_verdict`` (``significance.practical``
+    against ``margin``: tax, gain, equivalent, inconclusive, unknown), ``tax_reps_needed`` (for an inconclusive
+    verdict, ``significance.reps_to_decide``; else NaN), ``best_reps`` and ``reference_reps`` (the repetitions on
+    each side) and ``tax_margin``. The reference's own rows: 0, 0, NaN, 'reference', NaN, n, n; rows with no
+    reference row (or no reference repetitions) in their group: NaN, NaN, NaN, 'unknown', NaN, n, 0."""
+    margin = check_margin(margin)
     keyed = {**{c: c for c in group}, **{v: k for k, v in point.items()}}  # column of repetitions -> of rows
     own = [c for c in point if c not in group]
     refs = with_reference(rows[["layout", *group, *own]], reference, group,
@@ -202,28 +200,33 @@ def tax_tests(rows: pd.DataFrame, repetitions: pd.DataFrame, reference: str, gro
         theirs = (reference, *(r[c if c in group else f"reference_{c}"] for c in keyed.values()))
         other = None if pd.isna(r["reference_layout"]) else reps.get(theirs)
         if r["layout"] == reference:
-            found.append((0.0, 0.0, NAN, "reference", mine.size, mine.size))
+            found.append((0.0, 0.0, NAN, "reference", NAN, mine.size, mine.size))
         elif other is None:
-            found.append((NAN, NAN, NAN, "unknown", mine.size, 0))
+            found.append((NAN, NAN, NAN, "unknown", NAN, mine.size, 0))
         else:
             test = tax_test(mine, other, confidence, method)
-            found.append((test.lo, test.hi, test.p_value, verdict(test), test.n_layout, test.n_reference))
-    columns = ["tax_lo", "tax_hi", "tax_p", "tax_verdict", "best_reps", "reference_reps"]
+            said = practical(test, margin)
+            needed = reps_to_decide(test, margin, confidence) if said == "inconclusive" else None
+            found.append((test.lo, test.hi, test.p_value, said, NAN if needed is None else float(needed),
+                          test.n_layout, test.n_reference))
+    columns = ["tax_lo", "tax_hi", "tax_p", "tax_verdict", "tax_reps_needed", "best_reps", "reference_reps"]
     return pd.DataFrame(found, columns=columns, index=rows.index).astype(
-        {"tax_lo": "float64", "tax_hi": "float64", "tax_p": "float64", "best_reps": "int64", "reference_reps": "int64"})
+        {"tax_lo": "float64", "tax_hi": "float64", "tax_p": "float64", "tax_reps_needed": "float64",
+         "best_reps": "int64", "reference_reps": "int64"}).assign(tax_margin=margin)
 
 
 def summary_intervals(
     frame: pd.DataFrame, reference: str, baseline_bs=BASELINE_BS, by: Iterable[str] | str = (),
     confidence: float = 0.95, method: str = "t", n_boot: int = 2000, seed: int = 0, tax_method: str = "student",
-    base_frame: pd.DataFrame | None = None,
+    base_frame: pd.DataFrame | None = None, margin: float = DEFAULT_MARGIN,
 ) -> pd.DataFrame:
     """``analysis.summarize`` plus ``best_bw_bytes_lo/hi``, ``baseline_bw_bytes_lo/hi`` (``method`` intervals),
     ``efficiency_lo/hi`` and ``layout_efficiency_lo/hi`` (``ratio_interval``) and the tax test of ``tax_tests`` on
     the repetitions of each row's best point against the reference's best point at the same devices, rw (and
-    ``by``): ``tax_lo/hi``, ``tax_p``, ``tax_verdict`` ('tax', 'gain', 'noise', 'unknown' with fewer than 2
-    repetitions a side or no reference row, 'reference'), ``best_reps``, ``reference_reps`` and ``tax_confidence``
-    (the level of the interval).
+    ``by``): ``tax_lo/hi``, ``tax_p``, ``tax_verdict`` (against ``margin``: 'tax' or 'gain' beyond it,
+    'equivalent' within it, 'inconclusive' across its edge with ``tax_reps_needed``, 'unknown' with fewer than 2
+    repetitions a side or no reference row, 'reference'), ``best_reps``, ``reference_reps``, ``tax_margin`` and
+    ``tax_confidence`` (the level of the interval).
     ``base_frame``: the results whose single-device rows give the baseline (another stage's, ``01_baseline``);
     by default ``frame``'s own."""
     _check(confidence, method)
@@ -246,6 +249,6 @@ def summary_intervals(
     out["layout_efficiency_lo"] = out["efficiency_lo"] / share
     out["layout_efficiency_hi"] = out["efficiency_hi"] / share
     tests = tax_tests(out, rates(frame), reference, ["devices", "rw", *by_cols], confidence=confidence,
-                      method=tax_method)
+                      method=tax_method, margin=margin)
     out = pd.concat([out, tests.assign(tax_confidence=confidence)], axis=1)
     return out.drop(columns=["baseline_layout", "baseline_numjobs", "baseline_iodepth"])

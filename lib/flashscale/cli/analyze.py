@@ -4,8 +4,9 @@ One row per (layout, devices, rw), and per bs with --by bs: best_bw_bytes, best_
 baseline_bw_bytes, efficiency = best / (devices x baseline), tax = 1 - best / best of the reference layout with
 the same devices and rw, each with a confidence interval (*_lo, *_hi) over the repetitions; the layout's own
 ideal: ideal_bw_bytes = devices x baseline x its design share (a mirror writes every block twice: half),
-layout_efficiency = best / ideal_bw_bytes and design_tax = 1 - share; the tax tested against the noise: tax_lo,
-tax_hi, tax_p and tax_verdict (tax, gain, noise, unknown, reference), best_reps and reference_reps. Rows whose
+layout_efficiency = best / ideal_bw_bytes and design_tax = 1 - share; the tax tested against the noise and read
+against --margin: tax_lo, tax_hi, tax_p and tax_verdict (tax or gain beyond the margin, equivalent within it,
+inconclusive across its edge with tax_reps_needed, unknown, reference), best_reps and reference_reps. Rows whose
 ``warmup`` column is true, or whose ``phase`` is not measure, are ignored; runs flagged too_short are no rate, and
 they and runs above the emulated array's known cap (above_truth) are named on stderr. --fit adds the knee and
 the Universal Scalability Law fitted against numjobs;
@@ -21,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from ..analysis import core as analysis, ceilings, evidence, scaling, stats
+from ..analysis import core as analysis, ceilings, evidence, scaling, significance, stats
 from ..measure import results
 from ..errors import AnalysisError, ConfigError, FlashscaleError
 
@@ -43,6 +44,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="YAML file of ceiling parameters: adds the expected ceiling, the binding limit and "
                              "the fraction of it reached")
     parser.add_argument("--confidence", type=float, default=0.95, help="confidence of the _lo/_hi intervals")
+    parser.add_argument("--margin", type=float, default=significance.DEFAULT_MARGIN,
+                        help="margin of practical equivalence of the tax, a fraction (default %(default)s: a tax "
+                             "within it is 'equivalent', beyond it 'tax' or 'gain')")
 
 
 def _ceilings_file(path: str) -> dict:
@@ -95,7 +99,7 @@ def main(args: argparse.Namespace) -> int:
     frame = _load(args.results)
     by = tuple(args.by)
     summary = stats.summary_intervals(frame, reference=args.reference, baseline_bs=baseline_bs(args.baseline_bs),
-                                      by=by, confidence=args.confidence)
+                                      by=by, confidence=args.confidence, margin=args.margin)
     if args.fit:
         keys = ["layout", "devices", "rw", *by]
         fits = scaling.fit_table(frame, by=by, confidence=args.confidence)

@@ -282,7 +282,9 @@ def efficiency_vs_threads(points: pd.DataFrame, table: pd.DataFrame | None = Non
 
 def tax(summary: pd.DataFrame, reference: str) -> plt.Figure:
     """Tax against the reference layout, in percent, per layout and rw (the reference itself is left out). Error
-    bars: ``tax_lo`` to ``tax_hi`` when ``summary`` has them (``stats.summary_intervals``)."""
+    bars: ``tax_lo`` to ``tax_hi`` when ``summary`` has them (``stats.summary_intervals``); the band: the margin of
+    practical equivalence (``tax_margin``), and the axis never narrower than twice it, so that noise does not fill
+    the height."""
     fig, axis = plt.subplots(figsize=(6, 3.5))
     data = summary[(summary["layout"] != reference) & summary["tax"].notna()]
     if data.empty:
@@ -290,9 +292,21 @@ def tax(summary: pd.DataFrame, reference: str) -> plt.Figure:
     else:
         _bars(axis, _labelled(data), "label", "tax", 100)
     axis.axhline(0, color="black", linewidth=0.8)
+    _margin_band(axis, summary)
     axis.set(xlabel="layout (devices)", ylabel="tax, %", title=f"Tax against {reference} (same devices)")
     plt.close(fig)
     return described(fig)
+
+
+def _margin_band(axis: plt.Axes, table: pd.DataFrame) -> None:
+    """The margin of practical equivalence (``tax_margin``, when the table has it) as a grey band around 0, in
+    percent, and the y axis at least twice as tall as the band on each side."""
+    if "tax_margin" not in table.columns or table["tax_margin"].dropna().empty:
+        return
+    margin = 100 * float(table["tax_margin"].dropna().iloc[0])
+    axis.axhspan(-margin, margin, color="0.88", zorder=0, label=f"within ±{margin:g}%: equivalent")
+    low, high = axis.get_ylim()
+    axis.set_ylim(min(low, -2 * margin), max(high, 2 * margin))
 
 
 def tax_vs_threads(taxes: pd.DataFrame, reference: str) -> plt.Figure:
@@ -310,6 +324,7 @@ def tax_vs_threads(taxes: pd.DataFrame, reference: str) -> plt.Figure:
             n = f" ({_n_text(line['reps'])})" if "reps" in line.columns else ""
             axis.errorbar(line["numjobs"], line["tax"] * 100, yerr=spread, marker="o", capsize=3, label=f"{layout}{n}")
         axis.axhline(0, color="black", linewidth=0.8)
+        _margin_band(axis, taxes)
         axis.set(xscale="log", title=rw, xlabel="numjobs", ylabel=f"tax against {reference}, %")
         if axis.has_data():
             axis.legend(title="layout (reps)" if "reps" in data.columns else "layout", fontsize="small")

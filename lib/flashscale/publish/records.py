@@ -52,7 +52,7 @@ def _unsupported(support: pd.DataFrame) -> dict[str, str]:
 # What a summary row adds to its record beside best, efficiency and tax, when the summary has it: the layout's own
 # ideal (``core.with_ideal``) and the tax test (``stats.summary_intervals``).
 EVIDENCE = ("ideal_bw_bytes", "layout_efficiency", "design_tax", "efficiency_lo", "efficiency_hi", "tax_lo", "tax_hi",
-            "tax_p", "tax_verdict", "best_reps")
+            "tax_p", "tax_verdict", "tax_reps_needed", "tax_margin", "best_reps")
 
 
 def _evidence(row) -> dict:
