@@ -151,6 +151,8 @@ def test_the_tax_figures_show_the_margin_as_a_band_and_never_stretch_noise_to_fi
         assert (low, high) == (pytest.approx(-100 * margin), pytest.approx(100 * margin))
         assert axis.get_ylim()[0] <= -200 * margin and axis.get_ylim()[1] >= 200 * margin
         assert spans[0].get_label() == f"within ±{100 * margin:g}%: equivalent"
+        assert spans[0].get_label() in axis.get_title() or spans[0].get_label() in [
+            t.get_text() for t in axis.get_legend().get_texts()]  # the reader is told what the band is
 
 
 def test_latency_vs_iops_bars_span_the_repetitions_both_ways():

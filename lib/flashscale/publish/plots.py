@@ -292,21 +292,24 @@ def tax(summary: pd.DataFrame, reference: str) -> plt.Figure:
     else:
         _bars(axis, _labelled(data), "label", "tax", 100)
     axis.axhline(0, color="black", linewidth=0.8)
-    _margin_band(axis, summary)
-    axis.set(xlabel="layout (devices)", ylabel="tax, %", title=f"Tax against {reference} (same devices)")
+    band = _margin_band(axis, summary)
+    axis.set(xlabel="layout (devices)", ylabel="tax, %",
+             title=f"Tax against {reference} (same devices)" + (f"; grey: {band}" if band else ""))
     plt.close(fig)
     return described(fig)
 
 
-def _margin_band(axis: plt.Axes, table: pd.DataFrame) -> None:
+def _margin_band(axis: plt.Axes, table: pd.DataFrame) -> str | None:
     """The margin of practical equivalence (``tax_margin``, when the table has it) as a grey band around 0, in
-    percent, and the y axis at least twice as tall as the band on each side."""
+    percent, and the y axis at least twice as tall as the band on each side; the band's label, None without one."""
     if "tax_margin" not in table.columns or table["tax_margin"].dropna().empty:
-        return
+        return None
     margin = 100 * float(table["tax_margin"].dropna().iloc[0])
-    axis.axhspan(-margin, margin, color="0.88", zorder=0, label=f"within ±{margin:g}%: equivalent")
+    label = f"within ±{margin:g}%: equivalent"
+    axis.axhspan(-margin, margin, color="0.88", zorder=0, label=label)
     low, high = axis.get_ylim()
     axis.set_ylim(min(low, -2 * margin), max(high, 2 * margin))
+    return label
 
 
 def tax_vs_threads(taxes: pd.DataFrame, reference: str) -> plt.Figure:
