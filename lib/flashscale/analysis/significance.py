@@ -30,10 +30,10 @@ interval below minus the margin), ``equivalent`` (the whole interval inside it: 
 the margin's edge); ``reps_to_decide`` says how many repetitions a side would, at the spread measured, move the
 interval off that edge. Margin 0 gives back the plain significance test (``tax``, ``gain`` or ``inconclusive``).
 
-Why 2% by default: the seeds treat smaller differences as none (seed 004 calls a 3% difference between two CPU
-settings none, and 5% between queue depths; seed 001 repeats each test three times and reads run-to-run changes
-of that size as variation), the tax seed 000 reports is 9.1% (IMSM, read), and the emulated array repeats within
-0.5%, so 2% is well clear of its noise. A study of finer differences sets ``TAX_MARGIN`` lower and pays in
+Why 2% by default: the seeds treat differences of a few per cent as none (seed 004 shows only Turbo Boost off,
+the two differing by less than 3%, and calls deeper queues no change within 5%; seed 001 runs every test three
+times and records the standard deviation, as run-to-run variation on real servers is visible), the tax seed 000
+reports is 9.1% (IMSM, read), and the emulated array repeats within 0.5%, so 2% is well clear of its noise. A study of finer differences sets ``TAX_MARGIN`` lower and pays in
 repetitions; ``reps_to_decide`` says how many.
 
 ``log_t_test`` is the t test on the logs itself, for any two samples of positive values: the tax test's, and
