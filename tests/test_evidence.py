@@ -229,3 +229,11 @@ def test_the_precondition_says_what_it_wrote_and_how_long_it_took(table):
         "jbod: the precondition wrote 2,147 MB in 2 rounds in 2.8 s before the first point: every byte the points "
         "may read."]
     assert evidence.precondition_sentences(table) == ["No precondition ran before the points."]
+
+
+def test_an_undecided_tax_no_number_of_runs_would_decide_says_so(table):
+    """An estimate on the margin's edge: reps_to_decide finds no n (NaN), and the sentence says why."""
+    summary = stats.summary_intervals(table, reference="jbod")
+    summary.loc[summary["layout"] == "md-raid0", "tax_reps_needed"] = float("nan")
+    said = _said(findings.conclusions(summary), "md-raid0 against jbod")
+    assert said.endswith("; more runs at this spread would not decide it: the estimate sits on the margin's edge")

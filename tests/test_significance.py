@@ -137,7 +137,7 @@ def test_repetitions_without_spread_give_the_exact_interval():
 ])
 def test_the_practical_verdict_reads_the_interval_against_the_margin(lo, hi, verdict):
     """Beyond the margin: the whole interval past its edge; within: the whole interval inside; else undecided."""
-    test = TaxTest((lo + hi) / 2, lo, hi, 0.01, "real", 3, 3, 0.01, 4.0)
+    test = TaxTest((lo + hi) / 2, lo, hi, 0.01, "real", 3, 3, 0.01)
     assert practical(test, 0.02) == verdict
     assert practical(TaxTest(0.05, NAN, NAN, NAN, "n/a", 1, 3), 0.02) == "unknown"
 
@@ -153,7 +153,7 @@ def test_the_runs_that_would_decide_move_the_interval_off_the_margins_edge():
     edge = abs(np.log(1 - test.tax) - np.log(0.98))
     half = [scipy.stats.t.ppf(0.975, 2 * k - 2) * test.log_sd * np.sqrt(2 / k) for k in (n - 1, n)]
     assert half[1] < edge <= half[0]
-    assert reps_to_decide(TaxTest(0.02, 0.0, 0.04, 0.1, "noise", 3, 3, 0.02, 4.0)) is None  # on the edge
+    assert reps_to_decide(TaxTest(0.02, 0.0, 0.04, 0.1, "noise", 3, 3, 0.02)) is None  # on the edge
 
 
 @pytest.mark.parametrize("bad", [2, -0.01, 1.0, "2%", True, None])

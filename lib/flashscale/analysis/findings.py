@@ -84,7 +84,7 @@ def _tax_sentence(row: pd.Series, at_bs: str) -> str:
     decide it) when it reaches across the margin's edge."""
     where = f"for {row['rw']}{at_bs} at {int(row['devices'])} devices"
     said, other = row.get("tax_verdict"), row["reference"]
-    margin = f"{row['tax_margin']:.1%}".replace(".0%", "%") if "tax_margin" in row.index else ""
+    margin = f"{100 * row['tax_margin']:g}%" if "tax_margin" in row.index else ""
     if said == "tax":
         return (f"{row['layout']} costs a {row['tax']:.1%} tax against {other} {where} ({_interval(row)}; beyond "
                 f"the {margin} margin)")
@@ -96,7 +96,7 @@ def _tax_sentence(row: pd.Series, at_bs: str) -> str:
                 f"{margin} margin ({_interval(row)})")
     if said == "inconclusive":
         needed = row.get("tax_reps_needed")
-        decide = (f"about {int(needed)} runs a side would decide it" if needed == needed and needed is not None
+        decide = (f"about {int(needed)} runs a side would decide it" if pd.notna(needed)
                   else "more runs at this spread would not decide it: the estimate sits on the margin's edge")
         return (f"{row['layout']} against {other} {where} is undecided: {row['tax']:.1%} tax, but its interval "
                 f"reaches across the {margin} margin ({_interval(row)}); {decide}")

@@ -52,7 +52,6 @@ from ..errors import AnalysisError, ConfigError
 NAN = float("nan")
 METHODS = ("student", "welch")
 VERDICTS = ("real", "noise", "n/a")
-PRACTICAL = ("tax", "gain", "equivalent", "inconclusive", "unknown")
 DEFAULT_MARGIN = 0.02  # a tax below 2% is within one rerun of the same layout on real NVMe devices (module doc)
 MAX_REPS = 1000  # reps_to_decide looks no further
 ALTERNATIVES = ("two-sided", "greater")
@@ -71,7 +70,6 @@ class TaxTest:
     n_layout: int
     n_reference: int
     log_sd: float = NAN  # the spread of one repetition's log (pooled with ``student``): what more repetitions shrink
-    df: float = NAN
 
 
 def _repetitions(values, side: str) -> np.ndarray:
@@ -153,7 +151,7 @@ def tax_test(layout_reps, reference_reps, confidence: float = 0.95, method: str 
     n = (int(layout.size), int(reference.size))
     if t.se == 0:  # no spread on either side: the ratio is what was measured, every time
         exact = 1.0 - float(np.exp(t.diff))
-        return TaxTest(tax, exact, exact, t.p_value, "real" if t.diff != 0 else "noise", *n, 0.0, t.df)
+        return TaxTest(tax, exact, exact, t.p_value, "real" if t.diff != 0 else "noise", *n, 0.0)
     if not t.se > 0:
         return TaxTest(tax, NAN, NAN, NAN, "n/a", *n)
     half = float(sps.t.ppf((1 + confidence) / 2, t.df)) * t.se
@@ -161,7 +159,7 @@ def tax_test(layout_reps, reference_reps, confidence: float = 0.95, method: str 
     log_sd = t.se / float(np.sqrt(1 / n[0] + 1 / n[1]))
     # log(layout / reference) in [diff - half, diff + half]  ->  tax = 1 - ratio in [1 - e^(diff+half), ...]
     return TaxTest(tax, 1.0 - float(np.exp(t.diff + half)), 1.0 - float(np.exp(t.diff - half)), t.p_value, verdict,
-                   *n, log_sd, t.df)
+                   *n, log_sd)
 
 
 def check_margin(margin) -> float:
