@@ -110,3 +110,18 @@ def test_no_tqdm_auto_without_ipywidgets(monkeypatch):
     assert "tqdm.autonotebook" not in sys.modules
     assert type(bar).__module__ == "tqdm.std"
 
+
+
+def test_the_record_stays_in_the_notebook_and_leaves_the_report(tmp_path):
+    numbers = {"baseline_bw_bytes": {"read": 201192500.0}, "headline": {"baseline read": "201 MB/s"}}
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_markdown_cell("## Key numbers"), nbformat.v4.new_code_cell(
+        "report.record(numbers)", outputs=[nbformat.v4.new_output("display_data", data={
+            report.RECORD_MIME: numbers, "text/plain": "2 key numbers recorded"})])]
+    executed = tmp_path / "recorded.ipynb"
+    nbformat.write(notebook, executed)
+    html = report.export_html(executed, tmp_path / "recorded.html").read_text()
+    shown = BeautifulSoup(html, "html.parser").get_text()
+    assert "Key numbers" in shown
+    assert "201192500" not in shown and "baseline_bw_bytes" not in shown and "key numbers recorded" not in shown
+    assert report.read_record(executed) == numbers  # the machine's copy is untouched

@@ -2,7 +2,7 @@
 
 ``record(numbers)`` displays a notebook's key numbers (``records`` builds them) under a MIME type of flashscale's
 own, so the executed notebook carries them; ``read_record`` reads them back (tests, ``08_compare``, the index).
-``export_html`` turns an executed notebook into a report with the code hidden and without the progress lines
+The record is for machines: ``export_html`` leaves it out of the report, with the code and the progress lines
 ``flashscale run`` asked the kernel to print (``measure.progress``); ``write_index`` links a campaign's
 reports with their headline numbers.
 """
@@ -41,7 +41,7 @@ def export_html(executed: Path, html: Path) -> Path:
     exporter = HTMLExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True,
                             template_file="flashscale.html.j2",
                             extra_loaders=[DictLoader({"flashscale.html.j2": ALT_TEMPLATE})])
-    body, _ = exporter.from_notebook_node(without_progress(nbformat.read(executed, as_version=4)))
+    body, _ = exporter.from_notebook_node(without_record(without_progress(nbformat.read(executed, as_version=4))))
     html.write_text(body)
     return html
 
@@ -66,13 +66,22 @@ def without_progress(notebook):
 RECORD_MIME = "application/vnd.flashscale.record+json"
 
 
-def record(numbers: dict) -> None:
-    """Display ``numbers`` in the notebook so the executed notebook carries them (read back by read_record)."""
-    import json
+def without_record(notebook):
+    """The notebook without the outputs that carry its record: a report's reader sees the numbers in its tables
+    and sentences, never the JSON behind them (the executed notebook keeps it for ``read_record``)."""
+    for cell in notebook.cells:
+        if "outputs" in cell:
+            cell["outputs"] = [o for o in cell["outputs"] if RECORD_MIME not in o.get("data", {})]
+    return notebook
 
+
+def record(numbers: dict) -> None:
+    """Display ``numbers`` in the notebook so the executed notebook carries them (read back by read_record); in
+    JupyterLab a line says so, the numbers themselves are under ``RECORD_MIME``."""
     from IPython.display import display
 
-    display({RECORD_MIME: numbers, "text/plain": json.dumps(numbers, indent=1)}, raw=True)
+    said = f"{len(numbers)} key numbers recorded for the tests, 08_compare and the index ({RECORD_MIME})"
+    display({RECORD_MIME: numbers, "text/plain": said}, raw=True)
 
 
 def read_record(executed: str | Path) -> dict:

@@ -1,0 +1,264 @@
+"""Tables for people: every table a report publishes goes through ``show``, the one place that formats them.
+
+The analysis keeps bytes/s, bytes, nanoseconds and fractions (units in the column names); ``show`` turns a frame
+into a table a storage engineer reads at a glance:
+
+- bandwidth in MB/s (GB/s from 10 GB/s on), sizes in KiB/MiB/GiB, times in µs/ms/s, fractions in %, counts with
+  thousands separators, about three significant digits and never an e-notation;
+- a value with its interval when the frame has ``<column>_lo`` and ``<column>_hi``: "802 MB/s (798–806)";
+- words for headers (``HEADERS``; otherwise the name without its unit, underscores as spaces);
+- no index column (a pivot's index becomes columns);
+- the reference row marked: "jbod (reference)", in bold.
+
+A column's kind comes from its name (``kind_of``: ``*_bw_bytes`` is a bandwidth, ``bs`` a size, ``tax`` a
+fraction shown in %, ...); ``kinds`` names it where the name does not say (a pivot's columns), ``values`` for every
+column the name does not place, ``row_kind`` a column that names each row's quantity. ``cell`` formats one
+number, for a sentence that must read as the table does.
+"""
+from __future__ import annotations
+
+import math
+from typing import Iterable, Mapping
+
+import pandas as pd
+
+KINDS = ("bandwidth", "size", "percent", "ns", "us", "ms", "s", "count", "iops", "rate", "ratio", "number", "text")
+
+# Column name -> header, where the name is not already the word (a unit suffix is dropped by ``header``).
+HEADERS = {
+    "rw": "I/O", "bs": "block size", "numjobs": "jobs", "iodepth": "queue depth", "best_bw_bytes": "best",
+    "baseline_bw_bytes": "baseline", "bw_bytes": "bandwidth", "best_numjobs": "jobs at best",
+    "best_iodepth": "queue depth at best", "best_bs": "block size at best", "best_reps": "runs",
+    "tax_verdict": "verdict", "tax_reps_needed": "runs a side to decide", "iops": "IOPS",
+    "in_flight": "I/Os in flight", "littles_ratio": "Little's law ratio", "clat_mean_ns": "mean latency",
+    "clat_p99_ns": "p99 latency", "p99_us": "p99 latency", "latency_us": "mean latency",
+    "latency_rate": "rate from latency", "runtime_ms": "runtime", "knee_numjobs": "knee (jobs)",
+    "plateau_bw_bytes": "plateau", "usl_sigma": "USL σ (contention)", "usl_kappa": "USL κ (coherency)",
+    "n_to_n_bw_bytes": "N files (N-to-N)", "n_to_1_bw_bytes": "one shared file (N-to-1)",
+    "expected_bytes": "expected size", "bytes_ok": "size as expected", "within_caps": "within the caps",
+    "steady_round": "steady from round", "numa_node": "NUMA node", "jobs_per_host": "jobs per host",
+    "slope_efficiency": "efficiency per added device", "device_counts": "device counts", "fit_note": "note",
+    "fraction": "of the truth", "value_bytes": "application", "fio_bytes": "fio", "baseline_bs": "block size",
+    "baseline_numjobs": "jobs", "baseline_iodepth": "queue depth", "baseline_layout": "layout",
+}
+SUFFIXES = {"_bw_bytes": "bandwidth", "_bps": "bandwidth", "_bytes": "size", "_ns": "ns", "_us": "us", "_ms": "ms",
+            "_s": "s", "_iops": "iops", "_reps": "count", "_per_s": "rate"}
+PERCENT = {"efficiency", "tax", "cv", "fraction", "difference", "design_tax", "spread"}
+COUNTS = {"devices", "numjobs", "iodepth", "hosts", "files", "round", "reps", "n", "scale", "in_flight",
+          "knee_numjobs", "best_numjobs", "best_iodepth", "tax_reps_needed", "steady_round", "jobs_per_host",
+          "numa_node", "saturating_numjobs", "saturating_iodepth", "baseline_numjobs", "baseline_iodepth"}
+SIZES = {"bs", "best_bs", "baseline_bs", "size", "file_size"}
+DASH = "–"  # an en dash between the bounds of an interval
+MISSING = "—"
+
+
+def kind_of(name: str) -> str:
+    """What the column ``name`` holds, from the name alone ('number' when it does not say)."""
+    name = str(name)
+    if name == "bw_bytes":
+        return "bandwidth"
+    if name in SIZES:
+        return "size"
+    if name in COUNTS:
+        return "count"
+    if name == "iops" or name.endswith("_iops"):
+        return "iops"
+    if (name in PERCENT or name.startswith(("fraction", "efficiency", "tax_lo", "tax_hi"))
+            or name.endswith(("_efficiency", "_fraction", "_tax", "_share", "_cv"))):
+        return "percent"
+    if name.endswith("_ratio") or name == "ratio":
+        return "ratio"
+    for suffix, kind in SUFFIXES.items():
+        if name.endswith(suffix):
+            return kind
+    return "number"
+
+
+def header(name) -> str:
+    """Words for the column ``name``: ``HEADERS``, or the name without its unit, underscores as spaces."""
+    if isinstance(name, tuple):
+        return " ".join(header(part) for part in name if str(part))
+    name = str(name)
+    if name in HEADERS:
+        return HEADERS[name]
+    for suffix in SUFFIXES:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)].replace("_", " ") + (" bandwidth" if SUFFIXES[suffix] == "bandwidth" else "")
+    return name.replace("_", " ")
+
+
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA or value is pd.NaT
+
+
+def _decimals(value: float, digits: int = 3) -> int:
+    """Decimals that give ``value`` about ``digits`` significant digits (none for 10**digits and more)."""
+    if value == 0 or not math.isfinite(value):
+        return 0
+    return max(0, digits - 1 - math.floor(math.log10(abs(value))))
+
+
+def _fixed(value: float, decimals: int) -> str:
+    text = f"{value:,.{decimals}f}"
+    return "0" if text.strip("-0.,") == "" and decimals == 0 else text
+
+
+def number(value: float, digits: int = 3) -> str:
+    """``value`` with about ``digits`` significant digits, thousands separated, never in e-notation."""
+    value = float(value)
+    if not math.isfinite(value):
+        return MISSING if math.isnan(value) else ("∞" if value > 0 else "-∞")
+    if value != 0 and abs(value) < 10 ** -(digits + 2):
+        return f"<{10 ** -(digits + 2):.{digits + 2}f}" if value > 0 else f">-{10 ** -(digits + 2):.{digits + 2}f}"
+    if value == round(value) and abs(value) < 1e15:
+        return f"{value:,.0f}"
+    return _fixed(value, _decimals(value, digits))
+
+
+def _size(value: float) -> str:
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if abs(value) >= scale:
+            exact = value % scale == 0
+            return f"{value / scale:,.0f} {unit}" if exact else f"{number(value / scale)} {unit}"
+    return f"{number(value)} B"
+
+
+def _time(value: float, unit: str) -> str:
+    seconds = value * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[unit]
+    for name, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if abs(seconds) >= scale:
+            return f"{number(seconds / scale)} {name}"
+    return f"{number(seconds / 1e-9)} ns"
+
+
+def _bandwidth_scale(values: Iterable[float]) -> tuple[str, float]:
+    finite = [abs(v) for v in values if isinstance(v, (int, float)) and not _missing(v) and math.isfinite(v)]
+    return ("GB/s", 1e9) if finite and max(finite) >= 1e10 else ("MB/s", 1e6)
+
+
+def cell(value, kind: str, scale: tuple[str, float] = ("MB/s", 1e6)) -> str:
+    """One value of ``kind`` as ``show`` writes it (a bandwidth in ``scale``'s unit)."""
+    if _missing(value):
+        return MISSING
+    if isinstance(value, (bool,)) or (kind != "text" and hasattr(value, "dtype") and value.dtype == bool):
+        return "yes" if value else "no"
+    if kind == "text" or isinstance(value, str) or not isinstance(value, (int, float)) and not hasattr(value, "real"):
+        return str(value)
+    value = float(value)
+    if not math.isfinite(value):
+        return number(value)
+    if kind == "bandwidth":
+        return f"{number(value / scale[1])} {scale[0]}"
+    if kind == "size":
+        return _size(value)
+    if kind == "percent":
+        return "0%" if value == 0 else f"{100 * value:,.1f}%"
+    if kind in ("ns", "us", "ms", "s"):
+        return _time(value, kind)
+    if kind == "count":
+        return f"{value:,.0f}" if value == round(value) else number(value)
+    if kind == "iops":
+        return f"{value:,.0f}" if abs(value) >= 100 else number(value)
+    if kind == "rate":
+        return f"{number(value)}/s"
+    if kind == "ratio":
+        return number(value)
+    return number(value)
+
+
+def _bare(text: str, unit: str) -> str:
+    """``text`` without its trailing unit (the bounds of an interval share the value's unit)."""
+    return text[: -len(unit)].rstrip() if unit and text.endswith(unit) else text
+
+
+def _interval(value, lo, hi, kind: str, scale) -> str:
+    shown = cell(value, kind, scale)
+    if _missing(value) or _missing(lo) or _missing(hi) or float(lo) == float(hi) == float(value):
+        return shown
+    unit = {"bandwidth": scale[0], "percent": "%"}.get(kind, "")
+    low, high = _bare(cell(lo, kind, scale), unit), _bare(cell(hi, kind, scale), unit)
+    between = DASH if float(lo) >= 0 and float(hi) >= 0 else " to "
+    return f"{shown} ({low}{between}{high}{unit if unit == '%' else ''})"
+
+
+def _flat(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with its named index as columns (a pivot's, a group's; an unnamed one is row numbers, dropped)
+    and one level of column names."""
+    named = any(name is not None for name in frame.index.names)
+    frame = frame.reset_index() if named else frame.reset_index(drop=True)
+    if isinstance(frame.columns, pd.MultiIndex):
+        frame.columns = [" ".join(str(part) for part in col if str(part)) for col in frame.columns]
+    return frame
+
+
+def _pivot_kinds(frame: pd.DataFrame) -> dict[str, str]:
+    """A pivot's columns (``("ratio", "read")`` becomes "ratio read") keep the kind of their first level's name."""
+    if not isinstance(frame.columns, pd.MultiIndex):
+        return {}
+    return {" ".join(str(part) for part in col if str(part)): kind_of(col[0]) for col in frame.columns
+            if kind_of(col[0]) != "number"}
+
+
+def formatted(frame: pd.DataFrame, columns: Iterable[str] | None = None, *, reference: str | None = None,
+              key: str = "layout", kinds: Mapping[str, str] | None = None, values: str | None = None,
+              row_kind: str | None = None) -> pd.DataFrame:
+    """The frame as text, column by column as ``show`` publishes it (headers in words, intervals merged).
+    ``row_kind``: a column naming each row's quantity (``bw_bytes``, ``iops``, ...), the kind of that row's
+    values in every column the column's own name does not place."""
+    if isinstance(frame, pd.Series):
+        frame = frame.to_frame()
+    kinds = {**_pivot_kinds(frame), **(kinds or {})}
+    frame = _flat(frame)
+    for name in kinds.values():
+        if name not in KINDS:
+            raise ValueError(f"kind {name!r} is not one of {KINDS}")
+    names = [str(c) for c in (columns if columns is not None else frame.columns)]
+    missing = [c for c in names if c not in map(str, frame.columns)]
+    if missing:
+        raise KeyError(f"no column {missing} in the table (it has {[str(c) for c in frame.columns]})")
+    frame.columns = [str(c) for c in frame.columns]
+    if columns is None:  # bounds shown with their value are not columns of their own
+        names = [c for c in names if not (c.endswith(("_lo", "_hi")) and c[:-3] in names)]
+    shown = {}
+    for name in names:
+        kind = kinds.get(name) or (kind_of(name) if kind_of(name) != "number" or values is None else values)
+        column = frame[name]
+        if not pd.api.types.is_numeric_dtype(column) and column.map(lambda v: isinstance(v, str) or _missing(v)).all():
+            kind = "text"
+        scale = _bandwidth_scale(column) if kind == "bandwidth" else ("MB/s", 1e6)
+        lo, hi = f"{name}_lo", f"{name}_hi"
+        if lo in frame.columns and hi in frame.columns and kind != "text":
+            scale = _bandwidth_scale(list(column) + list(frame[lo]) + list(frame[hi])) if kind == "bandwidth" else scale
+            text = [_interval(v, l, h, kind, scale) for v, l, h in zip(column, frame[lo], frame[hi])]
+        elif row_kind is not None and kind == "number" and name != row_kind:
+            text = [cell(v, kind_of(str(what)), _bandwidth_scale(column)) for v, what in zip(column, frame[row_kind])]
+        else:
+            text = [cell(v, kind, scale) for v in column]
+        if name == key and reference is not None:
+            text = [f"{t} (reference)" if t == str(reference) else t for t in text]
+        shown[header(name)] = text
+    return pd.DataFrame(shown, index=range(len(frame)))
+
+
+def show(frame: pd.DataFrame, columns: Iterable[str] | None = None, *, reference: str | None = None,
+         key: str = "layout", kinds: Mapping[str, str] | None = None, values: str | None = None,
+         row_kind: str | None = None, caption: str | None = None):
+    """The table a report publishes: ``formatted`` as a pandas Styler without its index, numbers right-aligned,
+    the ``reference`` row (``key`` equal to it) in bold. ``columns``: which to show, in order (each one's
+    ``_lo``/``_hi`` come with it)."""
+    text = formatted(frame, columns, reference=reference, key=key, kinds=kinds, values=values, row_kind=row_kind)
+    marked = f"{reference} (reference)"
+    styler = text.style.hide(axis="index")
+    styler = styler.set_table_styles([
+        {"selector": "th", "props": "text-align: left; padding: 0.2em 0.8em; font-weight: 600"},
+        {"selector": "td", "props": "padding: 0.2em 0.8em"},
+    ])
+    numeric = [c for c in text.columns if text[c].str.match(r"^[-<>]?[\d,.]+").mean() > 0.5]
+    # a report's stylesheet right-aligns every cell: each column (its header too) is set by what it holds
+    styler = styler.set_table_styles(
+        {c: [{"selector": "", "props": "text-align: right; white-space: nowrap" if c in numeric
+              else "text-align: left"}] for c in text.columns}, overwrite=False)
+    if reference is not None and header(key) in text.columns:
+        styler = styler.apply(lambda row: ["font-weight: bold" if row[header(key)] == marked else ""] * len(row),
+                              axis=1)
+    return styler.set_caption(caption) if caption else styler
