@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 import yaml
 
+import reader
 from flashscale import cli, execute, studies
 from flashscale.analysis import compare, core, findings, layout_tax, timeseries
 from flashscale.measure import fio, raw
@@ -234,3 +235,14 @@ def test_a_variant_that_is_not_a_plain_folder_name_is_refused_before_any_run(tmp
     with pytest.raises(ConfigError, match=message):
         studies.run_variants("s", {"DATA_DIR": str(tmp_path)}, variants)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.root
+@pytest.mark.notebook
+def test_every_report_of_the_study_reads_well_in_a_browser(study):
+    """No JSON blob, no e-notation, no legend over data, no stderr, every figure with its alt text (``reader``)."""
+    out, _ = study
+    with reader.chromium() as browser:
+        problems, images = reader.read_campaign(browser, out / "index.html")
+    assert problems == {}
+    assert images >= 10

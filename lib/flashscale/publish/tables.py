@@ -11,9 +11,10 @@ into a table a storage engineer reads at a glance:
 - the reference row marked: "jbod (reference)", in bold.
 
 A column's kind comes from its name (``kind_of``: ``*_bw_bytes`` is a bandwidth, ``bs`` a size, ``tax`` a
-fraction shown in %, ...); ``kinds`` names it where the name does not say (a pivot's columns), ``values`` for every
-column the name does not place, ``row_kind`` a column that names each row's quantity. ``cell`` formats one
-number, for a sentence that must read as the table does.
+fraction shown in %, ...); ``kinds`` names it where the name does not say; ``values`` for every column of a pivot
+or a group that is not one of its keys (each under its own name; in a plain table, each the name does not place);
+``row_kind`` a column that names each row's quantity. ``cell`` formats one number, for a sentence that must read
+as the table does.
 """
 from __future__ import annotations
 
@@ -40,6 +41,8 @@ HEADERS = {
     "slope_efficiency": "efficiency per added device", "device_counts": "device counts", "fit_note": "note",
     "fraction": "of the truth", "value_bytes": "application", "fio_bytes": "fio", "baseline_bs": "block size",
     "baseline_numjobs": "jobs", "baseline_iodepth": "queue depth", "baseline_layout": "layout",
+    "bw_bytes_median": "median", "bw_bytes_std": "deviation", "bw_bytes_cv": "coefficient of variation",
+    "cv": "coefficient of variation", "std": "deviation",
 }
 SUFFIXES = {"_bw_bytes": "bandwidth", "_bps": "bandwidth", "_bytes": "size", "_ns": "ns", "_us": "us", "_ms": "ms",
             "_s": "s", "_iops": "iops", "_reps": "count", "_per_s": "rate"}
@@ -48,6 +51,7 @@ COUNTS = {"devices", "numjobs", "iodepth", "hosts", "files", "round", "reps", "n
           "knee_numjobs", "best_numjobs", "best_iodepth", "tax_reps_needed", "steady_round", "jobs_per_host",
           "numa_node", "saturating_numjobs", "saturating_iodepth", "baseline_numjobs", "baseline_iodepth"}
 SIZES = {"bs", "best_bs", "baseline_bs", "size", "file_size"}
+STATISTICS = ("_lo", "_hi", "_min", "_max", "_mean", "_median", "_std", "_spread")
 DASH = "–"  # an en dash between the bounds of an interval
 MISSING = "—"
 
@@ -55,8 +59,12 @@ MISSING = "—"
 def kind_of(name: str) -> str:
     """What the column ``name`` holds, from the name alone ('number' when it does not say)."""
     name = str(name)
-    if name == "bw_bytes":
+    if name.endswith("_cv") or name.startswith("cv_") or "_cv_" in name:
+        return "percent"
+    if name == "bw_bytes" or (name.startswith("bw_bytes_") and not name.endswith("_n")):
         return "bandwidth"
+    if name.startswith(("tax_", "efficiency_")) and name.endswith(STATISTICS):
+        return "percent"
     if name in SIZES:
         return "size"
     if name in COUNTS:
@@ -207,8 +215,12 @@ def formatted(frame: pd.DataFrame, columns: Iterable[str] | None = None, *, refe
     values in every column the column's own name does not place."""
     if isinstance(frame, pd.Series):
         frame = frame.to_frame()
+    keys = {str(name) for name in frame.index.names if name is not None}
     kinds = {**_pivot_kinds(frame), **(kinds or {})}
     frame = _flat(frame)
+    if values is not None:  # the values of a pivot or a group: every column that is not one of its keys
+        kinds.update({str(c): values for c in frame.columns if str(c) not in keys and str(c) not in kinds
+                      and pd.api.types.is_numeric_dtype(frame[c]) and (keys or kind_of(c) == "number")})
     for name in kinds.values():
         if name not in KINDS:
             raise ValueError(f"kind {name!r} is not one of {KINDS}")
@@ -221,7 +233,7 @@ def formatted(frame: pd.DataFrame, columns: Iterable[str] | None = None, *, refe
         names = [c for c in names if not (c.endswith(("_lo", "_hi")) and c[:-3] in names)]
     shown = {}
     for name in names:
-        kind = kinds.get(name) or (kind_of(name) if kind_of(name) != "number" or values is None else values)
+        kind = kinds.get(name) or kind_of(name)
         column = frame[name]
         if not pd.api.types.is_numeric_dtype(column) and column.map(lambda v: isinstance(v, str) or _missing(v)).all():
             kind = "text"
@@ -236,7 +248,7 @@ def formatted(frame: pd.DataFrame, columns: Iterable[str] | None = None, *, refe
             text = [cell(v, kind, scale) for v in column]
         if name == key and reference is not None:
             text = [f"{t} (reference)" if t == str(reference) else t for t in text]
-        shown[header(name)] = text
+        shown[name if values is not None and name not in keys and kinds.get(name) == values else header(name)] = text
     return pd.DataFrame(shown, index=range(len(frame)))
 
 
