@@ -7,6 +7,7 @@ latency in microseconds, block sizes in KiB and MiB (``bs_text``).
     efficiency_sentences(best)               ``core.best_by_devices``: efficiency per device count
     device_sentences(scaling_rows)           ``scaling.device_scaling``: what each added device brings
     knee_sentences(fits)                     ``scaling.fit_table``: the knee (or the rise still going), the USL fit
+    saturation_sentences(saturated)          ``saturation.saturation``: the fewest jobs to saturate, one job's share
     winner_sentences(won, checks)            ``layout_tax.winners`` and ``layout_tax.consistency``
     latency_sentences(points)                ``latency.by_point``: peak IOPS and its tail latency
     metadata_sentences(points)               ``metadata.by_files``: rates against the number of files
@@ -172,6 +173,46 @@ def knee_sentences(fits: pd.DataFrame) -> list[str]:
     beyond the largest numjobs measured is named an extrapolation)."""
     return [f"{r.layout} on {r.devices} device(s), {r.rw}: {_knee_clause(r)}; {_usl_clause(r)}."
             for r in fits.itertuples()]
+
+
+def _one_job_clause(r, of: str, delivers: str = "one job delivers ") -> str:
+    """What one job delivers, with its interval and runs, and its share ``of`` the best."""
+    if not np.isfinite(r.one_job_bw_bytes):
+        return "no point was measured at one job"
+    runs = f"n = {r.one_job_reps}"
+    if not np.isfinite(r.one_job_bw_bytes_lo):
+        spread = f"{runs}: no interval"
+    elif r.one_job_bw_bytes_lo == r.one_job_bw_bytes_hi:
+        spread = f"the same in every run, {runs}"
+    else:
+        lo, hi = r.one_job_bw_bytes_lo / MB, r.one_job_bw_bytes_hi / MB
+        digits = 0 if f"{lo:,.0f}" != f"{hi:,.0f}" else 1  # a tight interval keeps a decimal: never "200-200"
+        spread = f"95% interval {lo:,.{digits}f}-{hi:,.{digits}f}, {runs}"
+    return f"{delivers}{r.one_job_bw_bytes / MB:,.0f} MB/s ({spread}), {r.one_job_fraction:.0%} of {of}"
+
+
+def _saturation_sentence(r, at_bs: str) -> str:
+    """One row of ``saturation.saturation`` in words: the fewest jobs, or not reached; one job."""
+    where = f"{r.layout} on {r.devices} device{'s' if r.devices > 1 else ''}, {r.rw}{at_bs}"
+    share, best = f"{r.saturation_fraction:.0%}", f"{r.best_bw_bytes / MB:,.0f} MB/s"
+    if not r.reached:
+        return f"{where}: {share} of its best {r.note}; {_one_job_clause(r, f'the best measured ({best})')}."
+    why = f" ({r.note})" if r.note else ""
+    depth = f" at queue depth {r.saturating_iodepth:.0f}" if r.saturating_iodepth != 1 else ""
+    if r.saturating_numjobs == 1:
+        return f"{where}: one job{depth} is enough, {_one_job_clause(r, f'its best ({best})', '')}{why}."
+    jobs = f"{r.saturating_numjobs:.0f} jobs{depth}"
+    each = ", one per device" if r.saturating_numjobs == r.devices and r.devices > 1 else ""
+    return f"{where}: {share} of its best ({best}) at {jobs}{each}{why}; {_one_job_clause(r, 'it')}."
+
+
+def saturation_sentences(saturated: pd.DataFrame) -> list[str]:
+    """Per row of ``saturation.saturation``: the fewest jobs (and the queue depth, where not 1) whose repetitions
+    show 95% of the layout's best, or that it was not reached within the measured range; and what one job
+    delivers, with its interval, as a share of the best. Block sizes named when there are several."""
+    several = saturated["bs"].nunique() > 1
+    return [_saturation_sentence(r, f" with {bs_text(int(r.bs))} blocks" if several else "")
+            for r in saturated.itertuples()]
 
 
 def _tested(r) -> str:

@@ -5,7 +5,7 @@ and the index read the record back (``report.read_record``, ``report.headline``)
 ``headline``: the few numbers the index shows (the quickstart's index shows its baselines instead). Bandwidth in
 bytes/s, latency in ns; the headline's text in MB/s (1 MB = 1e6 bytes).
 
-    quickstart         baseline, efficiency and tax per layout
+    quickstart         baseline, efficiency and tax per layout; the fewest jobs that saturate each
     baseline           01: baseline per rw, best bandwidth and IOPS per block size
     scaling            02: efficiency per device count, slope per device, knee
     layout_tax         03: efficiency and tax per layout, the winner per rw, what the machine cannot build
@@ -70,18 +70,35 @@ def _runs(table: pd.DataFrame) -> dict:
                              for r in done.itertuples()}}
 
 
-def quickstart(summary: pd.DataFrame, baseline: pd.DataFrame, result) -> dict:
+# What a saturation row records (``saturation.saturation``), keyed as the summary's rows.
+SATURATION = ("bs", "saturation_fraction", "best_bw_bytes", "reached", "saturating_numjobs", "saturating_iodepth",
+              "saturating_bw_bytes", "knee_numjobs", "max_numjobs", "one_job_bw_bytes", "one_job_bw_bytes_lo",
+              "one_job_bw_bytes_hi", "one_job_reps", "one_job_fraction", "note")
+
+
+def _saturation(summary: pd.DataFrame, saturated: pd.DataFrame) -> dict:
+    """Per ``layout/devices/rw`` of the summary: the saturation row at the block size of its best point."""
+    at_best = summary[["layout", "devices", "rw", "best_bs"]].rename(columns={"best_bs": "bs"})
+    rows = saturated.merge(at_best, on=["layout", "devices", "rw", "bs"], how="inner", validate="one_to_one")
+    return {f"{r['layout']}/{r['devices']}/{r['rw']}": {name: plain(r[name]) for name in SATURATION}
+            for r in rows.to_dict("records")}
+
+
+def quickstart(summary: pd.DataFrame, baseline: pd.DataFrame, result, saturated: pd.DataFrame | None = None) -> dict:
     """The numbers a report stands on: baseline per rw, efficiency and tax per layout and rw (with the layout's own
     ideal, and the tax's test when the summary has them), jbod's efficiency per device count and rw, and of the runs
-    (``result.table``): the truth check, the runs too short, the precondition."""
+    (``result.table``): the truth check, the runs too short, the precondition. With ``saturated``
+    (``saturation.saturation``), ``saturation``: per layout/devices/rw, at its best point's block size, the fewest
+    jobs (and queue depth) shown to reach 95% of the best, or ``reached`` false, and what one job delivers."""
     rows = {f"{r.layout}/{r.devices}/{r.rw}": {"best_bw_bytes": float(r.best_bw_bytes),
                                                 "efficiency": float(r.efficiency),
                                                 "tax": None if r.tax != r.tax else float(r.tax), **_evidence(r)}
             for r in summary.itertuples()}
     base = {r.rw: float(r.baseline_bw_bytes) for r in baseline.itertuples()}
     jbod = {f"{r.devices}/{r.rw}": plain(r.efficiency) for r in summary.itertuples() if r.layout == "jbod"}
+    found = {} if saturated is None else {"saturation": _saturation(summary, saturated)}
     return {**_stage(result), "baseline_bw_bytes": base, "layouts": rows, "jbod_efficiency": jbod,
-            **_runs(result.table)}
+            **_runs(result.table), **found}
 
 
 def baseline(result, table: pd.DataFrame, base: pd.DataFrame, by_bs: pd.DataFrame) -> dict:
