@@ -22,7 +22,7 @@ help:
 	@echo "make demo-vm - seed 000's layouts (md RAID-0 native and IMSM, LVM, btrfs) on 4 NVMe devices in a VM"
 	@echo "make long-quickstart - the quickstart with 3 repetitions of 10 s runs (about 25 minutes)"
 	@echo "make lab    - JupyterLab on localhost with the notebooks and the flashscale kernel (prints its URL)"
-	@echo "make screenshot - docs/quickstart-report.png from $(REPORT) (after make demo), in headless Chromium"
+	@echo "make screenshot - docs/quickstart-report.png and -conclusions.png from $(REPORT) (after make demo), in headless Chromium"
 
 demo: deps
 	$(BIN)/flashscale run $(CAMPAIGN)
@@ -129,6 +129,7 @@ lab: deps
 
 screenshot: deps browser-deps
 	$(BIN)/python scripts/screenshot.py $(REPORT) docs/quickstart-report.png
+	$(BIN)/python scripts/screenshot.py $(REPORT) docs/quickstart-conclusions.png --from "Efficiency and tax" --height 2000
 
 clean-reports:
 	@echo "Reports are in reports/ and measurements in data/campaigns/; remove them yourself if you mean to."

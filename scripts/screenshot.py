@@ -24,8 +24,9 @@ def chromium() -> str:
     return found
 
 
-def screenshot(report: Path, out: Path, height: int) -> int:
-    """``report``'s first ``height`` pixels at WIDTH px as a palette PNG at ``out``; its size in bytes."""
+def screenshot(report: Path, out: Path, height: int, start: str | None = None) -> int:
+    """``height`` pixels of ``report`` at WIDTH px as a palette PNG at ``out`` (from the top, or from the heading
+    that holds the text ``start``); its size in bytes."""
     from PIL import Image
     from playwright.sync_api import sync_playwright
 
@@ -33,7 +34,15 @@ def screenshot(report: Path, out: Path, height: int) -> int:
         browser = playwright.chromium.launch(executable_path=chromium())
         page = browser.new_page(viewport={"width": WIDTH, "height": height})
         page.goto(report.resolve().as_uri(), wait_until="load")
-        png = page.screenshot(full_page=False)
+        top = 0
+        if start:
+            heading = page.locator("h1, h2, h3", has_text=start).first
+            if heading.count() == 0:
+                sys.exit(f"{report} has no heading with {start!r}")
+            top = heading.bounding_box()["y"]
+        full = page.evaluate("document.documentElement.scrollHeight")
+        png = page.screenshot(full_page=True, clip={"x": 0, "y": top, "width": WIDTH,
+                                                     "height": min(height, full - top)})
         browser.close()
     image = Image.open(io.BytesIO(png)).convert("RGB").quantize(colors=64)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -46,10 +55,11 @@ def main() -> None:
     parser.add_argument("report", type=Path)
     parser.add_argument("out", type=Path)
     parser.add_argument("--height", type=int, default=1400)
+    parser.add_argument("--from", dest="start", help="start at the heading holding this text (default: the top)")
     args = parser.parse_args()
     if not args.report.is_file():
         sys.exit(f"{args.report} does not exist: make demo publishes it first")
-    print(f"{args.out}: {screenshot(args.report, args.out, args.height) / 1024:.0f} KiB")
+    print(f"{args.out}: {screenshot(args.report, args.out, args.height, args.start) / 1024:.0f} KiB")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@
     significance  the tax test: is a tax real or within the noise of the repetitions
     scaling    scaling curves, Amdahl and USL fits
     plateau    the knee, and whether a curve flattened within the measured range at all
+    saturation the fewest jobs (then queue depth) whose runs show 95% of a layout's best, and what one job delivers
     ceilings   expected ceilings (datasheet, PCIe, network, memory) and which one binds
     compare    campaigns side by side
     latency, metadata, shared_file, timeseries   the tables of the latency, metadata, N-to-1 and over-time studies

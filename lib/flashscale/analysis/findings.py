@@ -187,7 +187,8 @@ def _one_job_clause(r, of: str, delivers: str = "one job delivers ") -> str:
     else:
         lo, hi = r.one_job_bw_bytes_lo / MB, r.one_job_bw_bytes_hi / MB
         digits = 0 if f"{lo:,.0f}" != f"{hi:,.0f}" else 1  # a tight interval keeps a decimal: never "200-200"
-        spread = f"95% interval {lo:,.{digits}f}-{hi:,.{digits}f}, {runs}"
+        between = "-" if lo >= 0 else " to "  # a negative bound: "-4,074 to 7,106", never "-4,074-7,106"
+        spread = f"95% interval {lo:,.{digits}f}{between}{hi:,.{digits}f}, {runs}"
     return f"{delivers}{r.one_job_bw_bytes / MB:,.0f} MB/s ({spread}), {r.one_job_fraction:.0%} of {of}"
 
 
