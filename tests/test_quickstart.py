@@ -53,7 +53,15 @@ def test_quickstart_on_the_emulated_array_finds_the_known_answer(tmp_path):
         assert raid0["tax_verdict"] in ("equivalent", "inconclusive")
         if raid0["tax_verdict"] == "inconclusive":
             assert raid0["tax_lo"] < 0.02 and raid0["tax_hi"] > -0.02 and raid0["tax_reps_needed"] > 2
+        # seed 000's question, answered for each layout: one device needs one job; jbod's one job reaches one device
+        # of four, and 1 -> 4 jobs is a step still rising, so no saturation is claimed within 1 and 4 jobs
+        jbod_saturation, single_saturation = (numbers["saturation"][f"{key}/{rw}"] for key in ("jbod/4", "single/1"))
+        assert not jbod_saturation["reached"] and jbod_saturation["saturating_numjobs"] is None
+        assert jbod_saturation["one_job_fraction"] == pytest.approx(0.25, abs=0.03)
+        assert single_saturation["saturating_numjobs"] == 1 and single_saturation["one_job_fraction"] > 0.95
     text = html.read_text()
+    assert "jbod on 4 devices, read: 95% of its best not reached within the measured range (still rising at 4 " \
+           "jobs" in text and "single on 1 device, read: one job is enough" in text
     assert "btrfs-raid0 costs" not in text and "btrfs-raid0 is" not in text
     assert any(f"btrfs-raid0 {said} jbod for read" in text for said in ("performs as", "against"))
     assert text.count("<img") >= 3 and "Conclusions" in text
