@@ -8,7 +8,7 @@ import pytest
 
 from flashscale import campaign
 from flashscale.measure import monitoring
-from flashscale.measure.workloads.bonnie import Bonnie, TOO_FAST
+from flashscale.measure.workloads.bonnie import CACHED, STAT_CACHED, TOO_FAST, Bonnie
 
 CAP = 200_000_000
 
@@ -27,15 +27,25 @@ def rows(table, metric=None):
 
 
 @pytest.mark.root
-def test_block_write_of_one_process_on_one_capped_device_is_the_cap(tmp_path, fast_backing):
+def test_block_write_of_one_process_on_one_capped_device_is_the_cap_and_its_files_are_timed(
+        tmp_path, fast_backing):
     # 1 GiB at 200 MB/s: over five seconds, long enough for bonnie++ to time (it prints +++++ under that)
     result = campaign.run(spec(tmp_path, fast_backing, ["single"], 2 * 2**30), progress=False,
-                          workloads=[Bonnie(processes=(1,), file_mib=1024, files_k=1)])
+                          workloads=[Bonnie(processes=(1,), file_mib=1024)])
     write = rows(result.table, "block_write").iloc[0]
     assert write["value"] == pytest.approx(CAP, rel=0.10) and write["unit"] == "bytes/s"
     assert write["bw_bytes"] == write["value"] and write["numjobs"] == 1 and write["phase"] == "workload"
     for _, row in rows(result.table).iterrows():  # a missing value always says why; a number never does
-        assert math.isnan(row["value"]) == (str(row["missing_reason"]) == TOO_FAST)
+        assert math.isnan(row["value"]) == (str(row["missing_reason"]) in (TOO_FAST, CACHED, STAT_CACHED))
+    # every rate of bytes carries its truth, and on one capped device none is above it
+    held = rows(result.table)[rows(result.table)["unit"] == "bytes/s"]
+    assert set(held["metric"]) == {"block_write", "block_rewrite", "block_read"}
+    assert (held["truth_bw_bytes"] == CAP).all() and not held["above_truth"].any()
+    assert write["runtime_s"] == pytest.approx(2**30 / write["value"])  # the time of its own test, not the run's
+    # the default number of files (65,536) lets bonnie++ time its creates and deletes: numbers, not +++++
+    for metric in ("seq_create", "seq_delete", "random_create", "random_delete"):
+        timed = rows(result.table, metric).iloc[0]
+        assert timed["value"] > 0 and timed["runtime_s"] >= 0.5, metric
     raw = result.directory / write["raw_dir"]
     assert "bonnie++ -d" in (raw / "commands.txt").read_text() and (raw / "bonnie0.log").is_file()
     series = monitoring.load(result.directory)
@@ -50,5 +60,7 @@ def test_bonnie_runs_on_every_layout_with_processes_as_an_axis(tmp_path, fast_ba
     assert sorted(zip(writes["layout"], writes["numjobs"])) == sorted(
         (layout, n) for layout in ("single", "jbod", "btrfs-raid0") for n in (1, 2))
     assert (writes["value"].isna() | (writes["value"] > 0)).all()
+    held = rows(result.table)[rows(result.table)["unit"] == "bytes/s"]
+    assert (held["truth_bw_bytes"] == held["devices"] * CAP).all()
     assert set(rows(result.table)["metric"]) >= {"block_write", "block_rewrite", "block_read", "seeks",
                                                  "seq_create", "random_delete"}

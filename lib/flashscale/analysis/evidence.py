@@ -1,5 +1,6 @@
 """What a results table says of its own runs, in words: the precondition before them, the runs above the emulated
-array's known truth, the runs too fast to measure, the steady state of the precondition rounds. ``findings`` names
+array's known truth (the applications' rates of bytes too: ``measure.workloads``), the runs too fast to measure, the
+steady state of the precondition rounds. ``findings`` names
 them too; ``measurement_sentences`` is what every measuring notebook states before its numbers.
 
 Pure functions, a results table in (precondition and warm-up rows included), a list of sentences out.
@@ -9,11 +10,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .core import MB, POINT, flag, runs, truth_check
+from .core import MB, POINT, failed, flag, runs, truth_check
 from .metadata import ENGINES
 from ..measure.steady import steady_state
 
 PRECONDITION_PHASE = "precondition"
+WORKLOAD_PHASE = "workload"
 
 
 def bs_text(bs: int) -> str:
@@ -25,10 +27,30 @@ def bs_text(bs: int) -> str:
 
 
 def _point_words(r) -> str:
-    """A point named as an engineer would: the metadata op and its files, or the layout, rw, block size, jobs."""
+    """A point named as an engineer would: the metadata op and its files, an application's metric and its point,
+    or the layout, rw, block size, jobs."""
     if r.rw in ENGINES.values() and np.isfinite(getattr(r, "nrfiles", np.nan)):
         return f"{r.rw} of {int(r.nrfiles * r.numjobs):,} files"
+    if getattr(r, "phase", None) == WORKLOAD_PHASE:
+        return f"{r.layout} ({r.devices} device(s)) {r.metric} of {r.point}"
     return f"{r.layout} ({r.devices} device(s)) {r.rw} {bs_text(int(r.bs))} with {r.numjobs} job(s)"
+
+
+def applications_above_truth(frame: pd.DataFrame) -> pd.DataFrame:
+    """The applications' rows (phase ``workload``) flagged ``above_truth``, with ``truth_ratio`` as
+    ``core.truth_check`` gives it; no rows when the table has none or no ``above_truth`` column."""
+    rows = _applications(frame)
+    flagged = rows[flag(rows, "above_truth")] if "above_truth" in rows.columns else rows.iloc[0:0]
+    truth = flagged["truth_bw_bytes"] if "truth_bw_bytes" in flagged.columns else np.nan
+    return flagged.assign(truth_ratio=flagged["bw_bytes"] / truth).reset_index(drop=True)
+
+
+def _applications(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the applications that ran (phase ``workload``, not failed)."""
+    if "phase" not in frame.columns:
+        return frame.iloc[0:0]
+    rows = frame[frame["phase"].astype("string").str.strip().eq(WORKLOAD_PHASE).fillna(False).astype(bool)]
+    return rows[~failed(rows)]
 
 
 def too_short_sentences(frame: pd.DataFrame) -> list[str]:
@@ -50,17 +72,18 @@ def too_short_sentences(frame: pd.DataFrame) -> list[str]:
 
 
 def truth_sentences(frame: pd.DataFrame) -> list[str]:
-    """The truth check in words: the runs above the emulated array's known cap (``core.truth_check``), named with
-    bw / cap (a measurement error to investigate, not a result), or that every run with a known cap was within it.
-    No sentence for a table without ``above_truth``, or whose runs had no known cap (uncapped)."""
-    above = truth_check(frame)
-    if above.empty:
-        rows = runs(frame)
-        if "above_truth" not in rows.columns or "truth_bw_bytes" not in rows.columns:
-            return []
-        known = int(pd.to_numeric(rows["truth_bw_bytes"], errors="coerce").notna().sum())
+    """The truth check in words: the runs above the emulated array's known cap (``core.truth_check``) and the
+    applications' rates above it (``applications_above_truth``), named with bw / cap (a measurement error to
+    investigate, not a result), or that every run with a known cap was within it. No sentence for a table without
+    ``above_truth``, or whose runs had no known cap (uncapped)."""
+    found = [f for f in (truth_check(frame), applications_above_truth(frame)) if not f.empty]
+    if not found:
+        held = [rows for rows in (runs(frame), _applications(frame))
+                if {"above_truth", "truth_bw_bytes"} <= set(rows.columns)]
+        known = sum(int(pd.to_numeric(rows["truth_bw_bytes"], errors="coerce").notna().sum()) for rows in held)
         return [f"Every run within its known cap: all {known} run(s) with a known truth (devices x cap) came out at "
                 f"or below it, within the throttle's tolerance."] if known else []
+    above = pd.concat(found, ignore_index=True)
     named = "; ".join(f"{_point_words(r)} rep {getattr(r, 'rep', '?')}: {r.bw_bytes / MB:,.0f} MB/s against "
                       f"{r.truth_bw_bytes / MB:,.0f} MB/s ({r.truth_ratio:.0%})" for r in above.itertuples())
     return [f"{len(above)} run(s) came out above the emulated array's known cap: {named} — a measurement error to "

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 import shlex
 import time
 from contextlib import contextmanager
@@ -14,7 +15,7 @@ from ...errors import CommandError
 from ...system import processes, undo
 from ...system.devices import System
 from ...system.teardown import Teardown, manifest_dir
-from .. import monitoring
+from .. import monitoring, results
 
 PHASE = "workload"  # not a point of the sweep: ``analysis.core`` never reads these rows
 NAN = float("nan")
@@ -80,25 +81,53 @@ def run_together(commands: Sequence[Sequence[str]], down: Teardown, folder: Path
     return [proc.output() for proc in running], time.monotonic() - started
 
 
+def truth(recorder, layout: Layout, cgroup_procs: Sequence[Path], directions: Sequence[str]) -> float:
+    """The known truth of a rate of bytes that moves each byte in every one of ``directions`` (read, write): the
+    layout's devices x the smallest of their caps (reads and writes are capped apart and can overlap, so a copy or
+    a rewrite is held by its slower direction, never by their sum); NaN when the run was not capped."""
+    caps = recorder.truth_caps(cgroup_procs)
+    return layout.devices * min(caps[d] for d in directions) if directions and all(
+        caps.get(d, 0) > 0 for d in directions) else NAN
+
+
+def evidence(truth_bw_bytes: float, value: float, seconds: float) -> dict:
+    """A rate of bytes held to its truth as fio's rows are (``results.evidence``): ``above_truth`` when above it by
+    more than ``tolerance`` for a run of ``seconds``; ``too_short`` under ``results.MIN_RUNTIME_S``."""
+    limit = 1 + tolerance(seconds)
+    return {"truth_bw_bytes": truth_bw_bytes, "above_truth": bool(value > truth_bw_bytes * limit),
+            "too_short": bool(seconds < results.MIN_RUNTIME_S)}
+
+
+def tolerance(seconds: float) -> float:
+    """How far (a fraction) an application's rate over ``seconds`` may be above its truth: fio's tolerance
+    (``results.truth_tolerance``, the throttle's slice) and one slice more. fio's runs are timed after a ramp; an
+    application is timed from an idle throttle, which lets a slice's budget through at once (a transfer's first second
+    wrote 220 MB/s on a device capped at 200, its next ones 200)."""
+    return results.truth_tolerance(seconds) + results.THROTTLE_SLICE_S / seconds if seconds > 0 else math.inf
+
+
 def metric_row(recorder, layout: Layout, cgroup_procs: Sequence[Path], *, workload: str, metric: str, value: float,
                unit: str, raw: Path, point: str, rep: int, numjobs: int, bs: int, runtime_s: float, started: str,
-               missing_reason: str | None = None, **extra) -> dict:
+               missing_reason: str | None = None, directions: Sequence[str] = (), **extra) -> dict:
     """One metric of an application as a row of the campaign's table: the columns of every row on the layout
     (``recorder.header``; no ``cap_bps``: a metric is no rw of fio's), ``value`` in ``unit`` (also ``bw_bytes``
-    when a bandwidth, ``iops`` when a rate of operations); ``rw`` is the metric's name."""
+    when a bandwidth, ``iops`` when a rate of operations); ``rw`` is the metric's name. A rate of bytes names the
+    ``directions`` it moves each byte in and carries its truth (``truth``, ``evidence``) over ``runtime_s``, the
+    time it was measured over."""
     rate = unit in ("ops/s", "files/s", "tps")
+    held = evidence(truth(recorder, layout, cgroup_procs, directions), value, runtime_s) \
+        if unit == "bytes/s" and directions else {}
     return {**recorder.header(layout, phase=PHASE, workload=workload),
             "rw": metric, "bs": int(bs), "numjobs": int(numjobs), "iodepth": 1, "rep": rep,
             "bw_bytes": value if unit == "bytes/s" else NAN, "iops": value if rate else NAN,
             "runtime_s": runtime_s, "point": f"{workload}-{point}", "raw_dir": str(raw), "started_at": started,
             "status": "ok", "metric": metric, "value": value, "unit": unit, "missing_reason": missing_reason,
-            **extra}
+            **held, **extra}
 
 
 def environment(folder: Path, **facts) -> None:
     """What the application was (versions, settings) beside its raw output; the row's env.json is the recorder's."""
     (folder / "workload.json").write_text(json.dumps(facts, indent=1, default=str))
-
 
 
 def scratch(parent: Path, name: str, down: Teardown) -> Path:
