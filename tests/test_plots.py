@@ -86,13 +86,18 @@ def test_efficiency_and_tax_bars_carry_the_interval_of_the_summary(table, figure
     heights = shown[value] * scale
     assert lows == pytest.approx(list(np.minimum(shown[f"{value}_lo"] * scale, heights)), nan_ok=True)
     assert highs == pytest.approx(list(np.maximum(shown[f"{value}_hi"] * scale, heights)), nan_ok=True)
-    assert "(n=" in axis.get_legend().get_texts()[0].get_text()
-    assert "bars: interval" in axis.get_legend().get_title().get_text()
+    assert "(n=" in _legend(fig).get_texts()[0].get_text()
+    assert "bars: interval" in _legend(fig).get_title().get_text()
+
+
+def _legend(fig):
+    """A figure's one legend: below its panels, never one per panel (``drawing.done``)."""
+    assert [axis.get_legend() for axis in fig.axes] == [None] * len(fig.axes) and len(fig.legends) == 1
+    return fig.legends[0]
 
 
 def test_a_summary_without_intervals_says_so(table):
-    axis = plots.efficiency(core.summarize(table, "jbod")).axes[0]
-    assert "no interval given" in axis.get_legend().get_title().get_text()
+    assert "no interval given" in _legend(plots.efficiency(core.summarize(table, "jbod"))).get_title().get_text()
 
 
 def _errorbar_lines(axis) -> dict[str, ErrorbarContainer]:
@@ -141,9 +146,10 @@ def test_the_tax_figures_show_the_margin_as_a_band_and_never_stretch_noise_to_fi
     """A 0.3% tax (tight) drawn on an axis that reaches at least twice the margin each way, the band +/- margin."""
     tiny = pd.DataFrame(_rows("raid0", 4, 8, [897.3, 897.3], iodepth=8))
     summary = stats.summary_intervals(pd.concat([table, tiny], ignore_index=True), "jbod", margin=margin)
-    for axis in (plots.tax(summary, "jbod").axes[0],
-                 plots.tax_vs_threads(summary.assign(numjobs=summary["best_numjobs"], reps=summary["best_reps"]),
-                                      "jbod").axes[0]):
+    for fig in (plots.tax(summary, "jbod"),
+                plots.tax_vs_threads(summary.assign(numjobs=summary["best_numjobs"], reps=summary["best_reps"]),
+                                     "jbod")):
+        axis = fig.axes[0]
         spans = [p for p in axis.patches if p.get_label().startswith("within")]
         assert len(spans) == 1, axis.patches
         ys = spans[0].get_transform().transform(spans[0].get_path().vertices)[:, 1]
@@ -151,8 +157,8 @@ def test_the_tax_figures_show_the_margin_as_a_band_and_never_stretch_noise_to_fi
         assert (low, high) == (pytest.approx(-100 * margin), pytest.approx(100 * margin))
         assert axis.get_ylim()[0] <= -200 * margin and axis.get_ylim()[1] >= 200 * margin
         assert spans[0].get_label() == f"within ±{100 * margin:g}%: equivalent"
-        assert spans[0].get_label() in axis.get_title() or spans[0].get_label() in [
-            t.get_text() for t in axis.get_legend().get_texts()]  # the reader is told what the band is
+        assert spans[0].get_label() in [t.get_text() for t in _legend(fig).get_texts()]  # the reader is told
+        assert axis.get_ylabel().endswith("%")
 
 
 def test_latency_vs_iops_bars_span_the_repetitions_both_ways():

@@ -5,8 +5,11 @@ that IPython calls when the notebook shows the figure, and which adds ``{"image/
 the output's metadata (IPython's own PNG formatter still draws the image). ``report.export_html`` writes that
 metadata as the ``<img>``'s ``alt``. The description is read off the figure when it is shown: its title, each
 panel's title, what is plotted against what (with the scales and the range of the values) and the legend's entries.
+Checks run on the figure when it is shown put their findings beside ``alt`` (``drawing`` adds its legend check).
 """
 from __future__ import annotations
+
+from typing import Callable
 
 from matplotlib.figure import Figure
 
@@ -55,16 +58,20 @@ def describe(fig: Figure) -> str:
 
 
 class _AltText:
-    """A figure's ``_repr_mimebundle_``: no data of its own, only the PNG's alt text in the output's metadata."""
+    """A figure's ``_repr_mimebundle_``: no data of its own, only the PNG's alt text in the output's metadata, and
+    what each check found (name -> its result on the figure)."""
 
-    def __init__(self, fig: Figure, text: str | None):
-        self.fig, self.text = fig, text
+    def __init__(self, fig: Figure, text: str | None, checks: dict[str, Callable[[Figure], object]]):
+        self.fig, self.text, self.checks = fig, text, checks
 
     def __call__(self, include=None, exclude=None) -> tuple[dict, dict]:
-        return {}, {"image/png": {"alt": self.text or describe(self.fig)}}
+        found = {name: check(self.fig) for name, check in self.checks.items()}
+        return {}, {"image/png": {"alt": self.text or describe(self.fig), **found}}
 
 
-def described(fig: Figure, text: str | None = None) -> Figure:
-    """``fig``, shown with ``text`` (default: ``describe(fig)`` when it is shown) as its alternative text."""
-    fig._repr_mimebundle_ = _AltText(fig, text)
+def described(fig: Figure, text: str | None = None, checks: dict[str, Callable[[Figure], object]] | None = None
+              ) -> Figure:
+    """``fig``, shown with ``text`` (default: ``describe(fig)`` when it is shown) as its alternative text, and the
+    result of each of ``checks`` on it (``drawing.legend_overlaps``) under its name beside it."""
+    fig._repr_mimebundle_ = _AltText(fig, text, checks or {})
     return fig

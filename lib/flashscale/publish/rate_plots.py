@@ -1,6 +1,7 @@
 """Figures of rates beside bandwidth against threads: latency against IOPS, metadata rates, campaigns side by side,
 one shared file against a file per job. Each draws the spread of its repetitions (smallest to largest) as bars and
-n in its legend; ``plots`` names them too. Bandwidth in MB/s (1 MB = 10^6 bytes), latency in microseconds.
+n in its legend; ``plots`` names them too. Bandwidth in MB/s (1 MB = 10^6 bytes), latency in microseconds. Drawn as
+every figure is (``drawing``): one style, a layout's colour, rates from zero, the legend below the panels.
 """
 from __future__ import annotations
 
@@ -10,47 +11,58 @@ import numpy as np
 import pandas as pd
 
 from ..analysis.core import MB
-from .drawing import bounds, done, n_text
+from .drawing import (bounds, done, from_zero, layout_colours, n_text, panels, rw_colour, series_colours,
+                      styled)
 
 
 def _has(data: pd.DataFrame, *columns: str) -> bool:
     return set(columns) <= set(data.columns)
 
 
+@styled
 def latency_vs_iops(points: pd.DataFrame) -> plt.Figure:
     """Mean and 99th percentile completion latency against IOPS, one line per (rw, block size), along iodepth
     (``latency.by_point``); bars from the smallest to the largest repetition both ways, n in the legend."""
     data = points.assign(curve=points["rw"] + " " + points["bs"].astype(str) + " B").sort_values("iops")
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.5))
-    for axis, column, label in ((left, "clat_mean_ns", "mean"), (right, "clat_p99_ns", "99th percentile")):
+    fig, axes = panels(2)
+    sizes = {rw: sorted(group["bs"].unique()) for rw, group in data.groupby("rw")}
+    for axis, column, label in ((axes[0][0], "clat_mean_ns", "mean"), (axes[0][1], "clat_p99_ns", "99th percentile")):
         for curve, line in data.groupby("curve", sort=True):
+            rw, bs = line["rw"].iloc[0], line["bs"].iloc[0]
             y = line[column] / 1e3
             yerr = bounds(y, line[f"{column}_min"] / 1e3, line[f"{column}_max"] / 1e3) \
                 if _has(line, f"{column}_min", f"{column}_max") else None
             xerr = bounds(line["iops"], line["iops_min"], line["iops_max"]) if _has(line, "iops_min") else None
             n = f" ({n_text(line['reps'])})" if "reps" in line.columns else ""
-            axis.errorbar(line["iops"], y, xerr=xerr, yerr=yerr, marker="o", capsize=3, label=f"{curve}{n}")
+            axis.errorbar(line["iops"], y, xerr=xerr, yerr=yerr, marker="o", capsize=3, label=f"{curve}{n}",
+                          color=rw_colour(rw, sizes[rw].index(bs), len(sizes[rw])))
         axis.set(xlabel="IOPS", ylabel=f"completion latency {label}, us", yscale="log")
-        axis.legend(fontsize="small")
-    return done(fig, "Latency against IOPS (queue depth rising along each line; bars: min-max over repetitions)")
+        axis.set_xlim(left=0)  # IOPS from zero; latency on its log scale
+    return done(fig, "Latency against IOPS (queue depth rising along each line; bars: min-max over repetitions)",
+                "rw, block size (reps)")
 
 
+@styled
 def metadata_rates(points: pd.DataFrame) -> plt.Figure:
     """Files created, statted and removed per second against the number of files (seed 004, Figures 9-11): one
     panel per op, one line per (layout, numjobs) (``metadata.by_files`` rows); bars from the smallest to the largest
     repetition (``rate_min``, ``rate_max``), n in the legend."""
     ops = [op for op in ("create", "stat", "remove") if op in set(points["op"])]
     data = points.assign(curve=points["layout"] + " nj" + points["numjobs"].astype(str))
-    fig, axes = plt.subplots(1, max(1, len(ops)), figsize=(4.5 * max(1, len(ops)), 3.5), squeeze=False)
+    fig, axes = panels(len(ops), width=4.5)
+    colours = layout_colours(points[["layout", "numjobs"]].itertuples(index=False, name=None))
     for axis, op in zip(axes.flat, ops):
         for curve, line in data[data["op"] == op].groupby("curve", sort=True):
             line = line.sort_values("files")
             yerr = bounds(line["rate"], line["rate_min"], line["rate_max"]) if _has(line, "rate_min") else None
             n = f" ({n_text(line['reps'])})" if "reps" in line.columns else ""
-            axis.errorbar(line["files"], line["rate"], yerr=yerr, marker="o", capsize=3, label=f"{curve}{n}")
-        axis.set(xscale="log", title=f"{op}s", xlabel="files", ylabel=f"{op}s per second", ylim=(0, None))
-        axis.legend(fontsize="small")
-    return done(fig, "Metadata rates against the number of files (bars: min-max over repetitions)")
+            colour = colours[(line["layout"].iloc[0], line["numjobs"].iloc[0])]
+            axis.errorbar(line["files"], line["rate"], yerr=yerr, marker="o", capsize=3, label=f"{curve}{n}",
+                          color=colour)
+        axis.set(xscale="log", title=f"{op}s", xlabel="files", ylabel=f"{op}s per second")
+    from_zero(axes)
+    return done(fig, "Metadata rates against the number of files (bars: min-max over repetitions)",
+                "layout, numjobs (reps)")
 
 
 def _grouped_bars(axis, means: pd.DataFrame, low: pd.DataFrame | None, high: pd.DataFrame | None,
@@ -59,19 +71,23 @@ def _grouped_bars(axis, means: pd.DataFrame, low: pd.DataFrame | None, high: pd.
     legend."""
     width = 0.8 / max(1, means.shape[1])
     where = np.arange(len(means))
+    colours = series_colours(means.shape[1])
     for i, column in enumerate(means.columns):
         height = means[column]
         spread = bounds(height, low[column], high[column]) if low is not None else None
         label = f"{column} ({n_text(n[column])})" if n is not None else str(column)
-        axis.bar(where - 0.4 + width * (i + 0.5), height, width, yerr=spread, capsize=3, label=label)
+        axis.bar(where - 0.4 + width * (i + 0.5), height, width, yerr=spread, capsize=3, label=label,
+                 color=colours[i])
     axis.set_xticks(where, labels=list(means.index), rotation=30 if len(means) > 3 else 0, ha="right")
 
 
+@styled
 def comparison(wide: pd.DataFrame, spread: pd.DataFrame | None = None) -> plt.Figure:
     """``compare.side_by_side`` as grouped bars: one group per (layout, devices, rw), one bar per source. With
     ``spread`` (``compare.best_spread`` of the same frame), bars from the smallest to the largest repetition of each
     best point and n in the legend."""
-    fig, axis = plt.subplots(figsize=(max(6, 0.6 * len(wide) * max(1, wide.shape[1])), 3.5))
+    fig, axes = panels(width=min(14, max(6, 0.6 * len(wide) * max(1, wide.shape[1]))))
+    axis = axes[0][0]
     if wide.empty:
         axis.text(0.5, 0.5, "no campaigns to compare", ha="center", transform=axis.transAxes)
         return done(fig, "Campaigns side by side")
@@ -86,10 +102,11 @@ def comparison(wide: pd.DataFrame, spread: pd.DataFrame | None = None) -> plt.Fi
         parts = {c: (v / (MB if c != "n" else 1)).set_axis(names) for c, v in pivot.items()}
     _grouped_bars(axis, shown, *(parts[c] if parts else None for c in ("low", "high", "n")))
     axis.set(ylabel="best bandwidth, MB/s", xlabel="")
-    axis.legend(title="source" + (" (reps); bars: min-max" if parts else ""), fontsize="small")
-    return done(fig, "Campaigns side by side")
+    from_zero(axis)
+    return done(fig, "Campaigns side by side", "source" + (" (reps); bars: min-max" if parts else ""))
 
 
+@styled
 def shared_vs_own(points: pd.DataFrame) -> plt.Figure:
     """Bandwidth of each mode (N-to-N, N-to-1) per point (layout, rw, and numjobs, bs, iodepth where they vary) as
     bars from the smallest to the largest repetition (``bw_min``, ``bw_max``), n in the legend; black ticks: the
@@ -103,7 +120,8 @@ def shared_vs_own(points: pd.DataFrame) -> plt.Figure:
              for c in ("mb_s", "cap_mb_s", "low", "high", "reps")}
     modes = sorted(table["mb_s"].columns, key=lambda mode: (mode != "n-to-n", mode))  # a file per job first
     table = {c: v.reindex(index=table["mb_s"].index, columns=modes) for c, v in table.items()}
-    fig, axis = plt.subplots(figsize=(min(14, max(6, 1.2 * len(table["mb_s"]))), 3.5))
+    fig, axes = panels(width=min(14, max(6, 1.2 * len(table["mb_s"]))))
+    axis = axes[0][0]
     _grouped_bars(axis, table["mb_s"], table["low"], table["high"], table["reps"])
     bars = [c for c in axis.containers if isinstance(c, BarContainer)]
     for container, mode in zip(bars, modes):
@@ -111,6 +129,6 @@ def shared_vs_own(points: pd.DataFrame) -> plt.Figure:
             if pd.notna(cap):
                 axis.hlines(cap, patch.get_x(), patch.get_x() + patch.get_width(), color="black", linewidth=2)
     axis.set(xlabel="", ylabel="bandwidth, MB/s")
-    axis.legend(title="files (reps; bars: min-max)\n(black: cap sum of\nthe devices reached)", loc="upper left",
-                bbox_to_anchor=(1, 1))
-    return done(fig, "One shared file against a file per job")
+    from_zero(axis)
+    return done(fig, "One shared file against a file per job",
+                "files (reps; bars: min-max; black: the cap sum of the devices reached)")
