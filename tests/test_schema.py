@@ -6,6 +6,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from flashscale import campaign, cluster, execute, parameters
 from flashscale.analysis import core as analysis
@@ -187,3 +188,128 @@ def test_a_full_results_disk_is_named_and_keeps_every_row_written(tmp_path):
         assert torn is None and [r["row"] for r in rows] == list(range(written)) and written > 10
     finally:
         runner.run(["umount", str(small)])
+
+
+# Rules: what one parameter needs of another for a notebook's report, refused when the campaign loads (issue 23).
+RUNNER_FILES = sorted((ROOT / "runners").glob("*.yaml"))
+BROKEN = [  # notebook, parameters that break one rule, what the refusal names
+    ("quickstart", {"LAYOUTS": ["single"]}, ["REFERENCE='jbod'", "LAYOUTS=['single']"]),
+    ("03_layout_tax", {"REFERENCE": "ext4"}, ["REFERENCE='ext4'", "LAYOUTS=['jbod', 'btrfs-raid0'"]),
+    ("quickstart", {"BS": [4096]}, ["BASELINE_BS=1048576", "BS=[4096]"]),
+    ("01_baseline", {"BASELINE_BS": 65536}, ["BASELINE_BS=65536", "BS=[4096, 1048576]"]),
+    ("02_scaling", {"BS": [131072]}, ["BASELINE_BS=1048576", "BS=[131072]"]),
+    ("03_layout_tax", {"DEVICES": 1, "LAYOUTS": ["jbod", "md-raid0"]}, ["LAYOUTS=['jbod', 'md-raid0']", "DEVICES=1"]),
+    ("06_shared_file", {"DEVICES": 1, "LAYOUTS": ["btrfs-raid10"]}, ["LAYOUTS=['btrfs-raid10']", "DEVICES=1"]),
+    ("03_layout_tax", {"TESTBED": "testbed.yaml", "USE_DEVICES": 1, "LAYOUTS": ["jbod", "md-imsm-raid0"]},
+     ["md-imsm-raid0 needs at least 2", "USE_DEVICES=1"]),
+    ("04_latency_iops", {"LAYOUT": "md-raid0", "DEVICES": 1}, ["LAYOUT='md-raid0'", "DEVICES=1"]),
+    ("quickstart", {"DEVICES": 1, "LAYOUTS": ["single", "jbod"]}, ["REFERENCE='jbod'", "DEVICES=1"]),
+    ("quickstart", {"REFERENCE": "single"}, ["REFERENCE='single'", "DEVICES=4"]),
+    ("11_job_file", {"LAYOUTS": ["single", "btrfs-raid0"]}, ["LAYOUTS=['single', 'btrfs-raid0']", "JOB_FILE="]),
+    ("11_job_file", {"TAX_MARGIN": 2}, ["TAX_MARGIN=2"]),
+    ("10_cluster", {"HOSTS": [1, 3], "REMOTE_HOSTS": [{"name": "a", "address": "10.0.0.1", "mount_dir": "/m"}]},
+     ["HOSTS=[1, 3]", "REMOTE_HOSTS names 1"]),
+]
+
+
+def campaign_of(notebook: str, **given) -> dict:
+    """A loaded campaign (as ``execute.load_campaign`` returns it) of one notebook given ``given``."""
+    return {"campaign": "rules", "description": "", "notebooks": [notebook], "parameters": given,
+            "notebook_parameters": {}}
+
+
+def notebook_cell(notebook: str) -> dict:
+    from test_parameters import parameters_cell
+    return parameters_cell(ROOT / "notebooks" / f"{notebook}.ipynb")
+
+
+@pytest.mark.parametrize("notebook, given, named", BROKEN, ids=[f"{nb}:{','.join(g)}" for nb, g, _ in BROKEN])
+def test_a_campaign_its_notebook_could_not_report_is_refused_when_it_loads_naming_each_parameter(notebook, given,
+                                                                                                 named):
+    """With the values the notebook's parameters cell gives for what the campaign does not set; and the same rule,
+    the same words, when the notebook builds its spec run by hand (all its UPPER_CASE globals)."""
+    with pytest.raises(ConfigError) as loading:
+        execute.notebook_parameters(campaign_of(notebook, **given), ROOT)
+    assert str(loading.value).startswith(f"{notebook}.ipynb: ") and all(n in str(loading.value) for n in named)
+    spec_class = cluster.ClusterSpec if notebook == "10_cluster" else campaign.CampaignSpec
+    with pytest.raises(ConfigError) as running:  # a TESTBED need not exist: the rules refuse before it is read
+        spec_class.from_parameters(**{**notebook_cell(notebook), **given})
+    assert str(running.value).removeprefix("parameters: ") == str(loading.value).removeprefix(f"{notebook}.ipynb: ")
+
+
+def test_every_broken_rule_is_named_at_once():
+    with pytest.raises(ConfigError) as caught:
+        campaign.CampaignSpec.from_parameters(REFERENCE="jbod", LAYOUTS=["single", "md-raid0"], DEVICES=1,
+                                              BASELINE_BS=4096, BS=[65536], TAX_MARGIN=-0.1)
+    said = str(caught.value)
+    assert all(f"{name}=" in said for name in ("REFERENCE", "LAYOUTS", "DEVICES", "BASELINE_BS", "BS", "TAX_MARGIN"))
+    assert said.count("; ") >= 4 and "md-raid0 needs at least 2" in said
+
+
+def test_a_rule_holds_only_a_notebook_that_declares_every_parameter_it_reads():
+    campaign.CampaignSpec.from_parameters(LAYOUTS=["single"])  # no REFERENCE: a notebook without a tax
+    campaign.CampaignSpec.from_parameters(BASELINE_BS=4096)    # no BS given: the sweep's default is not the notebook's
+    campaign_names = parameters.model(campaign.PARTS).model_fields  # HOSTS is a cluster's: not checked as a campaign's
+    assert parameters.rule_problems({"HOSTS": [9], "REMOTE_HOSTS": [{}]}, campaign_names) == []
+    assert parameters.rule_problems({"LAYOUTS": ["md-raid0"], "DEVICES": 1, "TESTBED": "bed.yaml"}, ["LAYOUTS",
+                                    "DEVICES", "TESTBED"]) == []  # a test bed's count is known when it is read
+    execute.notebook_parameters(campaign_of("05_metadata", LAYOUT="lvm-striped", DEVICES=1), ROOT)  # one will do
+
+
+@pytest.mark.parametrize("path", RUNNER_FILES, ids=lambda p: p.name)
+def test_every_shipped_campaign_file_still_loads(path):
+    loaded = execute.load_campaign(path)
+    checked = execute.notebook_parameters(loaded, ROOT)
+    assert [nb.stem for nb in checked] == list(dict.fromkeys(loaded["notebooks"]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(layouts=st.lists(st.sampled_from(["single", "jbod", "btrfs-raid0", "btrfs-raid10", "md-raid0",
+                                         "md-imsm-raid0", "lvm-striped"]), min_size=1, unique=True),
+       devices=st.integers(1, 8), bs=st.lists(st.sampled_from([4096, 65536, 1048576]), min_size=1, unique=True),
+       data=st.data())
+def test_a_campaign_that_keeps_the_rules_loads_and_one_that_breaks_one_is_refused_by_name(layouts, devices, bs,
+                                                                                          data):
+    arrays = [name for name in layouts if name != "single"]
+    needs = max((parameters.MIN_DEVICES.get(name, (1,))[0] for name in layouts), default=1)
+    valid = bool(arrays) and devices >= max(needs, 2)
+    reference = data.draw(st.sampled_from(arrays)) if arrays else "jbod"
+    given = {"LAYOUTS": layouts, "DEVICES": devices, "BS": bs, "BASELINE_BS": data.draw(st.sampled_from(bs)),
+             "REFERENCE": reference}
+    if valid:
+        execute.notebook_parameters(campaign_of("quickstart", **given), ROOT)
+        elsewhere = data.draw(st.sampled_from([b for b in (512, 4096, 65536, 1048576) if b not in bs]))
+        with pytest.raises(ConfigError, match=rf"BASELINE_BS={elsewhere} is not among BS="):
+            execute.notebook_parameters(campaign_of("quickstart", **{**given, "BASELINE_BS": elsewhere}), ROOT)
+    else:
+        with pytest.raises(ConfigError, match="REFERENCE=|DEVICES="):
+            execute.notebook_parameters(campaign_of("quickstart", **given), ROOT)
+
+
+def test_the_quickstart_without_its_reference_is_refused_in_seconds_before_any_notebook_runs(tmp_path, capsys,
+                                                                                             monkeypatch):
+    import time
+
+    import papermill
+    from flashscale import cli
+
+    def ran(*args, **kwargs):
+        raise AssertionError("a notebook ran: the campaign measured before it was refused")
+    monkeypatch.setattr(papermill, "execute_notebook", ran)
+    started = time.monotonic()
+    status = cli.main(["run", str(ROOT / "runners" / "quickstart.yaml"), "-p", "LAYOUTS=[single]",
+                       "--reports", str(tmp_path / "reports")])
+    assert status == 1 and time.monotonic() - started < 10
+    assert ("flashscale run: error: quickstart.ipynb: REFERENCE='jbod' is not among LAYOUTS=['single']: the tax is "
+            "measured against the reference layout; add it to LAYOUTS or pick one of them") in capsys.readouterr().err
+    assert not (tmp_path / "reports").exists()
+
+
+def test_a_study_s_plans_of_unbuildable_layouts_are_not_held_to_its_reference():
+    """03_layout_tax prints the plans of what this machine cannot build from a spec of one layout, never run."""
+    import pandas as pd
+    from flashscale import studies
+
+    cell = notebook_cell("03_layout_tax")
+    unbuildable = pd.DataFrame({"layout": cell["LAYOUTS"], "supported": False})
+    assert "mdadm --create" in studies.unsupported_plans(unbuildable, cell)

@@ -17,11 +17,13 @@ before anything runs; ``CAMPAIGN`` (the campaign's name) goes to each notebook t
 the values as a cell tagged ``injected-parameters`` and records them in the executed notebook's metadata.
 
 The whole file is checked before the first notebook runs: its keys (an unknown one named with the closest known
-key), each campaign parameter's type and range (``parameters.check``), each notebook's declared parameters. One
-``flashscale run`` of a campaign at a time: ``reports/<campaign>/flashscale.lock`` names the run that holds it.
-``progress.json`` there records each notebook as it finishes; with ``resume`` the notebooks that finished are not
-executed again, and the others get ``RESUME`` (and ``FORCE_RESUME``), so each continues its own interrupted
-campaign; every measuring notebook declares them and ``ON_FAILURE`` (one that measures nothing has nothing to resume).
+key), each notebook's declared parameters, each campaign parameter's type and range, and the rules each notebook's
+report needs of its parameters, with the values its parameters cell gives for the others (``parameters.check``: a
+``REFERENCE`` among the ``LAYOUTS``...). One ``flashscale run`` of a campaign at a time:
+``reports/<campaign>/flashscale.lock`` names the run that holds it. ``progress.json`` there records each notebook
+as it finishes; with ``resume`` the notebooks that finished are not executed again, and the others get ``RESUME``
+(and ``FORCE_RESUME``), so each continues its own interrupted campaign; every measuring notebook declares them and
+``ON_FAILURE`` (one that measures nothing has nothing to resume).
 
 While a notebook runs, each fio run's start and end (``measure.progress``) reach the terminal (stderr) as it
 happens: the kernel is started with ``FLASHSCALE_PROGRESS=lines``, papermill hands its stdout to ``TerminalEcho``,
@@ -29,6 +31,7 @@ which writes the progress lines and nothing else; the report is exported without
 """
 from __future__ import annotations
 
+import ast
 import difflib
 import json
 import os
@@ -134,6 +137,26 @@ def check_parameters(notebook: Path, parameters: dict, declared: dict | None = N
                           f"{f' (nor {unknown[1:]})' if unknown[1:] else ''}; it declares {sorted(declared)}")
 
 
+def declared_values(declared: dict) -> dict:
+    """The values of a notebook's parameters cell (``papermill.inspect_notebook``'s ``default``, its source text)
+    that are literals or arithmetic on numbers (``2 * 2**30``): what the notebook runs with where a campaign does
+    not set them, so that the schema's rules see them. Any other expression is left out."""
+    values = {}
+    for name, info in declared.items():
+        try:
+            tree = ast.parse(str(info.get("default", "")), mode="eval")
+        except SyntaxError:
+            continue
+        if all(isinstance(node, _LITERAL_NODES) for node in ast.walk(tree)):
+            values[name] = eval(compile(tree, name, "eval"), {"__builtins__": {}})  # constants and operators only
+    return values
+
+
+# What a parameter's value may be made of to be read without running the notebook: constants, containers, operators.
+_LITERAL_NODES = (ast.Expression, ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.Set, ast.UnaryOp, ast.BinOp,
+                  ast.operator, ast.unaryop, ast.Load)
+
+
 def parts_of(declared: dict) -> dict:
     """The parts of the parameters a notebook's cell declares: a cluster's (it has ``HOSTS``) or a campaign's."""
     return clusters.PARTS if "HOSTS" in declared else campaigns.PARTS
@@ -148,19 +171,9 @@ def run_campaign(campaign_file: str | Path, reports_dir: str | Path | None = Non
 
     spec = load_campaign(campaign_file)
     root = project_root(Path(campaign_file).resolve().parent)
-    notebooks = [notebook_path(name, root) for name in spec["notebooks"]]
     run_values = {"RESUME": True, "FORCE_RESUME": force_resume} if resume or force_resume else {}
-    parameters = {}
-    for name, notebook in zip(spec["notebooks"], notebooks):  # all checked before the first one runs
-        declared = papermill.inspect_notebook(str(notebook))
-        given = {**spec["parameters"], **spec["notebook_parameters"].get(name, {}), **(overrides or {})}
-        schema.check(given, parts_of(declared), where=f"{notebook.name}")
-        named = {"CAMPAIGN": spec["campaign"]} if "CAMPAIGN" in declared else {}
-        parameters[notebook] = {**given, **named, **{k: v for k, v in run_values.items() if k in declared}}
-        if run_values and "RESUME" not in declared:
-            log.warning("%s declares no RESUME parameter: it has no campaign of its own to resume and runs afresh",
-                        notebook.name)
-        check_parameters(notebook, given, declared)
+    parameters = notebook_parameters(spec, root, overrides, run_values)
+    notebooks = [notebook_path(name, root) for name in spec["notebooks"]]
     out = (Path(reports_dir) if reports_dir else root / "reports") / spec["campaign"]
     out.mkdir(parents=True, exist_ok=True)
     with lock.Lock.take(out, System()), _progress_lines():
@@ -184,6 +197,30 @@ def run_campaign(campaign_file: str | Path, reports_dir: str | Path | None = Non
                         campaign_runs(spec["campaign"], parameters, progress["started"]),
                         datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
     return published
+
+
+def notebook_parameters(spec: dict, root: Path, overrides: dict | None = None,
+                        run_values: dict | None = None) -> dict[Path, dict]:
+    """Each notebook of the campaign ``spec`` (``load_campaign``'s) mapped to the parameters papermill gives it, all
+    checked before the first one runs: each declared by the notebook, of the right type and range, and together
+    with the values its parameters cell gives, keeping the rules its report needs (``parameters.check``).
+    ``run_values`` (``RESUME``, ``FORCE_RESUME``) go to the notebooks that declare them."""
+    import papermill
+
+    run_values = run_values or {}
+    parameters = {}
+    for name in spec["notebooks"]:
+        notebook = notebook_path(name, root)
+        declared = papermill.inspect_notebook(str(notebook))
+        given = {**spec["parameters"], **spec["notebook_parameters"].get(name, {}), **(overrides or {})}
+        schema.check({**declared_values(declared), **given}, parts_of(declared), where=f"{notebook.name}")
+        named = {"CAMPAIGN": spec["campaign"]} if "CAMPAIGN" in declared else {}
+        parameters[notebook] = {**given, **named, **{k: v for k, v in run_values.items() if k in declared}}
+        if run_values and "RESUME" not in declared:
+            log.warning("%s declares no RESUME parameter: it has no campaign of its own to resume and runs afresh",
+                        notebook.name)
+        check_parameters(notebook, given, declared)
+    return parameters
 
 
 class TerminalEcho:

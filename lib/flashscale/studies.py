@@ -162,8 +162,10 @@ def baseline_or_own(parameters: dict, table: pd.DataFrame, baseline_bs: int) -> 
 
 def unsupported_plans(support_table: pd.DataFrame, parameters: dict) -> str:
     """``support.plans`` of the layouts this machine cannot build, on as many example devices as the notebook's
-    parameters ask for and with their layout options."""
-    spec = stage_spec("plans", parameters, LAYOUTS=["single"])
+    parameters ask for and with their layout options. The spec is never run: it takes the campaign's parameters
+    only, so the notebook's own (its ``REFERENCE``...) are not held against its one layout."""
+    campaign_only = {k: v for k, v in parameters.items() if k in schema.PARAMETERS or k == "CAMPAIGN"}
+    spec = stage_spec("plans", campaign_only, LAYOUTS=["single"])
     return support.plans(support_table, spec.use_devices or spec.array.devices, spec.options)
 
 
