@@ -82,7 +82,7 @@ def test_tax_sentences_follow_the_verdict(table):
         f"(95% interval {raid0['tax_lo']:+.1%} to {raid0['tax_hi']:+.1%}, n = 3; beyond the 2% margin)")
     assert raid0["tax_lo"] < 0.0775 < raid0["tax_hi"]
     assert _said(said, "lvm-striped performs as jbod") == (
-        f"lvm-striped performs as jbod for write at 4 devices: the difference, {-lvm['tax']:+.1%}, is within the 2% "
+        f"lvm-striped performs as jbod for write at 4 devices: its tax, {lvm['tax']:+.1%}, is within the 2% "
         f"margin (95% interval {lvm['tax_lo']:+.1%} to {lvm['tax_hi']:+.1%}, n = 3)")
     undecided = _said(said, "md-raid0 against jbod")
     assert undecided.startswith("md-raid0 against jbod for write at 4 devices is undecided: 0.0% tax, but its "

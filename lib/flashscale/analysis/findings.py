@@ -93,8 +93,8 @@ def _tax_sentence(row: pd.Series, at_bs: str) -> str:
         return (f"{row['layout']} is {-row['tax']:.1%} faster than {other} {where} ({_interval(row, True)}; "
                 f"beyond the {margin} margin)")
     if said == "equivalent":
-        return (f"{row['layout']} performs as {other} {where}: the difference, {-row['tax']:+.1%}, is within the "
-                f"{margin} margin ({_interval(row)})")
+        return (f"{row['layout']} performs as {other} {where}: its tax, {row['tax']:+.1%}, is within the "
+                f"{margin} margin ({_interval(row)})")  # the tax and its interval, signed alike, as the table
     if said == "inconclusive":
         needed = row.get("tax_reps_needed")
         decide = (f"about {int(needed)} runs a side would decide it" if pd.notna(needed)
