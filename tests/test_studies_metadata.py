@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 import yaml
 
+import reader
 from flashscale import cli
 from flashscale.publish import report
 
@@ -125,6 +126,18 @@ def test_compare_reads_the_metadata_and_shared_file_stages(study):
     assert {"tiny/05_metadata", "tiny/06_shared_file/n-to-n", "tiny/06_shared_file/n-to-1"} <= set(eight["sources"])
     index = (out / "index.html").read_text()
     assert 'href="05_metadata.html"' in index and "creates/s" in index and "N-to-1 jbod read" in index
+
+
+@pytest.mark.root
+@pytest.mark.notebook
+def test_the_metadata_and_shared_file_reports_read_well_in_a_browser(study):
+    """The study's other reports (test_studies reads 01-04, 07, 08): no JSON blob, no e-notation, no legend over
+    data, no stderr, every figure with its alt text (``reader``)."""
+    _, out, _ = study
+    with reader.chromium() as browser:
+        problems, images = reader.read_campaign(browser, out / "index.html")
+    assert problems == {}
+    assert images >= 2
 
 
 @pytest.mark.notebook

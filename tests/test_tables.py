@@ -86,3 +86,10 @@ def test_any_frame_of_numbers_is_published_without_e_notation(values):
     html = tables.show(frame).to_html()
     cells = [td.text for td in BeautifulSoup(html, "html.parser").find_all("td")]
     assert not [c for c in cells if E_NOTATION.search(c)]
+
+
+def test_an_empty_table_keeps_its_headers():
+    empty = SUMMARY.iloc[:0]
+    soup = BeautifulSoup(tables.show(empty, ["layout", "best_bw_bytes"]).to_html(), "html.parser")
+    assert [th.text for th in soup.find("thead").find_all("th")] == ["layout", "best"]
+    assert soup.find("tbody").find_all("td") == []

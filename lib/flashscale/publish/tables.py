@@ -237,7 +237,7 @@ def formatted(frame: pd.DataFrame, columns: Iterable[str] | None = None, *, refe
     for name in names:
         kind = kinds.get(name) or kind_of(name)
         column = frame[name]
-        if not pd.api.types.is_numeric_dtype(column) and column.map(lambda v: isinstance(v, str) or _missing(v)).all():
+        if not pd.api.types.is_numeric_dtype(column) and all(isinstance(v, str) or _missing(v) for v in column):
             kind = "text"
         scale = _bandwidth_scale(column) if kind == "bandwidth" else ("MB/s", 1e6)
         lo, hi = f"{name}_lo", f"{name}_hi"
@@ -267,7 +267,7 @@ def show(frame: pd.DataFrame, columns: Iterable[str] | None = None, *, reference
         {"selector": "th", "props": "text-align: left; padding: 0.2em 0.8em; font-weight: 600"},
         {"selector": "td", "props": "padding: 0.2em 0.8em"},
     ])
-    numeric = [c for c in text.columns if text[c].str.match(r"^[-<>]?[\d,.]+").mean() > 0.5]
+    numeric = [c for c in text.columns if len(text) and text[c].astype(str).str.match(r"^[-<>]?[\d,.]+").mean() > 0.5]
     # a report's stylesheet right-aligns every cell: each column (its header too) is set by what it holds
     styler = styler.set_table_styles(
         {c: [{"selector": "", "props": "text-align: right; white-space: nowrap" if c in numeric
