@@ -13,11 +13,12 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from flashscale.publish.drawing import LEGEND_KEY  # a figure's PNG metadata: the legends over its data ([]: none)
+
 WIDTH = 1280
 NO_ALT = "No description has been provided for this image"  # nbconvert's stand-in for a missing alt
 JSON_BLOB = re.compile(r'[{\[]\s*"[^"\n]{1,80}"\s*:')  # an object opened with a quoted key, as json.dumps writes
 E_NOTATION = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?[eE][-+]?\d+(?![\w.])")
-LEGEND_KEY = "legend_overlaps"  # a figure's PNG metadata: the legends that lie over plotted data (empty: none)
 
 
 @contextmanager

@@ -291,9 +291,3 @@ def test_a_shown_figure_says_in_its_png_metadata_whether_its_legend_is_clear():
     fig.axes[0].legend(*fig.axes[0].get_legend_handles_labels(), loc="center")
     _, metadata = formatter.format(fig)
     assert metadata["image/png"][drawing.LEGEND_KEY] and "Rectangle" in metadata["image/png"][drawing.LEGEND_KEY][0]
-
-
-def test_the_key_is_the_one_the_reports_reader_reads():
-    import reader
-
-    assert reader.LEGEND_KEY == drawing.LEGEND_KEY

@@ -218,13 +218,11 @@ def split(given: Mapping[str, object], parts: Mapping[str, type]) -> dict[str, d
 
 # A notebook's own parameters that rules read: they set no field of a spec (each notebook's cell gives its default).
 NOTEBOOK_PARAMETERS: dict[str, str] = {
-    "REFERENCE": "the layout the tax is measured against (quickstart, 03_layout_tax)",
+    "REFERENCE": "the layout the tax is measured against (quickstart, 03_layout_tax, 11_job_file)",
     "BASELINE_BS": "the block size of the baseline, bytes (quickstart, 01_baseline, 02_scaling, 03_layout_tax)",
     "TAX_MARGIN": "a tax within +/- this fraction is equivalent (quickstart, 03_layout_tax, 11_job_file)",
     "LAYOUT": "the one layout the notebook measures (04_latency_iops, 05_metadata, 07_consistency)",
-    "JOB_FILE": "the user's fio job file, whose tax 11_job_file measures against jbod",
 }
-JOB_FILE_REFERENCE = "jbod"  # 11_job_file's reference layout (fixed in the notebook)
 # Devices a layout needs, and why: mdadm refuses a RAID-0 (native or IMSM) of one device without --force; mkfs.btrfs
 # refuses a raid10 of one ("2 devices are required", btrfs-progs 6.2). Every other layout takes one.
 MIN_DEVICES: dict[str, tuple[int, str]] = {
@@ -255,13 +253,6 @@ def _baseline_measured(p: Mapping[str, Any]) -> Optional[str]:
         return None
     return (f"BASELINE_BS={p['BASELINE_BS']!r} is not among BS={list(p['BS'])!r}: the baseline is one device's best "
             "at that block size, measured with the others; add it to BS or pick one of them")
-
-
-def _job_file_reference(p: Mapping[str, Any]) -> Optional[str]:
-    if JOB_FILE_REFERENCE in p["LAYOUTS"]:
-        return None
-    return (f"LAYOUTS={list(p['LAYOUTS'])!r} has no {JOB_FILE_REFERENCE!r}: the tax of JOB_FILE={p['JOB_FILE']!r} is "
-            f"measured against {JOB_FILE_REFERENCE}; add it to LAYOUTS")
 
 
 def _device_count(p: Mapping[str, Any]) -> tuple[str, Optional[int]]:
@@ -317,12 +308,11 @@ def _margin(p: Mapping[str, Any]) -> Optional[str]:
 
 # Each notebook's needs, found by reading its analysis (the notebooks that declare the parameters in brackets).
 RULES: tuple[Rule, ...] = (
-    Rule(("REFERENCE", "LAYOUTS"), _reference_measured),         # quickstart, 03_layout_tax: the tax
+    Rule(("REFERENCE", "LAYOUTS"), _reference_measured),         # quickstart, 03_layout_tax, 11: the tax
     Rule(("REFERENCE", "DEVICES"), _array_to_tax),               # the same: its reference an array (03: 2 or more)
     Rule(("BASELINE_BS", "BS"), _baseline_measured),             # quickstart, 01, 02, 03: the baseline
     Rule(("LAYOUTS", "DEVICES"), _enough_devices("LAYOUTS")),    # every layout built on the campaign's devices
     Rule(("LAYOUT", "DEVICES"), _enough_devices("LAYOUT")),      # 04, 05, 07: the one layout
-    Rule(("JOB_FILE", "LAYOUTS"), _job_file_reference),          # 11_job_file: its tax against jbod
     Rule(("TAX_MARGIN",), _margin),                              # quickstart, 03, 11: the margin of equivalence
     Rule(("HOSTS", "REMOTE_HOSTS"), _remote_hosts_enough),       # 10_cluster on real hosts
 )

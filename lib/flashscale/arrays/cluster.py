@@ -74,9 +74,8 @@ class EmulatedCluster(Built):
             raise ConfigError(f"hosts={hosts!r} must be a whole number >= 1")
         if storage not in STORAGE:
             raise ConfigError(f"storage={storage!r} must be one of {', '.join(STORAGE)}")
+        super().__init__(runner, system)
         self.count, self.spec, self.link_bps, self.subnet, self.storage = hosts, array, link_bps, subnet, storage
-        self.runner = runner or Runner()
-        self.system = system or System(runner=self.runner)
         self.log_dir, self.options = Path(log_dir), options
         self.hosts: list[EmulatedHost] = []
         self._processes: list[processes.Process] = []

@@ -14,7 +14,7 @@ from pathlib import Path
 from ..system.commands import Runner
 from ..system.devices import Device, System
 from ..errors import ConfigError, UnsupportedError
-from ..system.teardown import Built, Teardown, manifest_dir
+from ..system.teardown import Built
 from ..system.throttle import Throttle
 
 SHM = "shm"  # tmpfs under the machine's /dev: the backing store that is never the bottleneck, when it has room
@@ -63,14 +63,11 @@ class EmulatedArray(Built):
 
     def __init__(self, spec: ArraySpec, runner: Runner | None = None, system: System | None = None,
                  manifests: Path | None = None):
+        super().__init__(runner, system, manifests)
         self.spec = spec
-        self.runner = runner or Runner()
-        self.system = system or System(runner=self.runner)
-        self.manifests = manifests
         self.devices: list[Device] = []
         self.throttle: Throttle | None = None
         self.workdir: Path | None = None
-        self.teardown: Teardown | None = None
 
     def _build(self) -> None:
         problem = self.system.loop_support_problem()
@@ -78,9 +75,7 @@ class EmulatedArray(Built):
             raise UnsupportedError(f"cannot build the emulated array: {problem}")
         root = choose_backing_root(self.spec, self.system)
         self.workdir = Path(tempfile.mkdtemp(prefix="flashscale-array-", dir=root))
-        manifest = (self.manifests or manifest_dir()) / f"{self.workdir.name}.json"
-        self.teardown = Teardown(manifest, self.runner, self.system)
-        self.teardown.record("dir", path=str(self.workdir))
+        self.start_teardown(self.workdir.name).record("dir", path=str(self.workdir))
         self.throttle = Throttle.create(self.system, self.teardown)
         for index in range(self.spec.devices):
             backing = self.workdir / f"device{index}.img"
@@ -98,8 +93,3 @@ class EmulatedArray(Built):
     @property
     def cgroup_procs(self) -> list[Path]:
         return [self.throttle.procs_file] if self.throttle else []
-
-    def close(self) -> None:
-        if self.teardown is not None:
-            self.teardown.close()
-            self.teardown = None

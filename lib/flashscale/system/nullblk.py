@@ -26,7 +26,7 @@ from . import undo
 from .commands import Runner
 from .devices import Device, System
 from .machine import read
-from .teardown import Built, Teardown, manifest_dir
+from .teardown import Built, Teardown
 from ..errors import CommandError, ConfigError, RefusedError, UnsupportedError
 
 MODULE = "null_blk"
@@ -158,14 +158,11 @@ class NullBlk(Built):
 
     def __init__(self, spec: NullBlkSpec, runner: Runner | None = None, system: System | None = None,
                  manifests: Path | None = None):
+        super().__init__(runner, system, manifests)
         self.spec = spec
-        self.runner = runner or Runner()
-        self.system = system or System(runner=self.runner)
-        self.manifests = manifests
         self.token = secrets.token_hex(4)
         self.devices: list[Device] = []
         self.notes: list[str] = []
-        self.teardown: Teardown | None = None
 
     @property
     def names(self) -> list[str]:
@@ -179,9 +176,7 @@ class NullBlk(Built):
     def _build(self) -> None:
         if self.system.euid() != 0:
             raise UnsupportedError("null_blk devices are made through configfs, which needs root")
-        manifest = (self.manifests or manifest_dir()) / f"flashscale-nullb-{self.token}.json"
-        self.teardown = Teardown(manifest, self.runner, self.system)
-        self.notes += load(self.runner, self.system, self.teardown)
+        self.notes += load(self.runner, self.system, self.start_teardown(f"flashscale-nullb-{self.token}"))
         for folder in self.folders:
             self.devices.append(self._make(folder))
 
@@ -206,8 +201,3 @@ class NullBlk(Built):
         return [{"name": folder.name, "path": device.path, "id": device.id, "index": read(folder / "index"),
                  **{attr: read(folder / attr) for attr, _ in self.spec.attributes()}}
                 for folder, device in zip(self.folders, self.devices)]
-
-    def close(self) -> None:
-        if self.teardown is not None:
-            self.teardown.close()
-            self.teardown = None

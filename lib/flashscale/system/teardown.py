@@ -114,13 +114,32 @@ class Teardown:
 
 class Built:
     """A context manager of things made in ``_build`` and undone in ``close``: when building fails or is
-    interrupted, whatever was made is undone before the error goes on; leaving the ``with`` block undoes it all."""
+    interrupted, whatever was made is undone before the error goes on; leaving the ``with`` block undoes it all.
+
+    ``runner`` and ``system`` are how it acts on and reads the machine; ``_build`` records what it makes in the
+    teardown ``start_teardown`` opens (its manifest in ``manifests``, default ``manifest_dir()``), and the default
+    ``close`` undoes it."""
+
+    teardown: Teardown | None = None
+
+    def __init__(self, runner: Runner | None = None, system: System | None = None, manifests: Path | None = None):
+        self.runner = runner or Runner()
+        self.system = system or System(runner=self.runner)
+        self.manifests = manifests
+        self.teardown = None
+
+    def start_teardown(self, name: str) -> Teardown:
+        """The teardown of what ``_build`` makes, its manifest ``<name>.json``, recorded before anything exists."""
+        self.teardown = Teardown((self.manifests or manifest_dir()) / f"{name}.json", self.runner, self.system)
+        return self.teardown
 
     def _build(self) -> None:
         raise NotImplementedError
 
     def close(self) -> None:
-        raise NotImplementedError
+        if self.teardown is not None:
+            self.teardown.close()
+            self.teardown = None
 
     def __enter__(self):
         try:

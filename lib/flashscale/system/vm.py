@@ -33,7 +33,7 @@ from typing import Callable, Sequence, TextIO
 from . import processes
 from .commands import Runner
 from .devices import System
-from .teardown import Built, Teardown, manifest_dir
+from .teardown import Built, Teardown
 from .undo import OWN_FILE_PREFIX as OWN_PREFIX, make_scratch
 from ..errors import ConfigError, FlashscaleError, UnsupportedError
 
@@ -173,9 +173,7 @@ class Lab(Built):
         if problem:
             raise UnsupportedError(problem)
         self.workdir = Path(tempfile.mkdtemp(prefix="flashscale-vm-", dir=_backing_root(self.spec, self.system)))
-        self.teardown = Teardown((self.manifests or manifest_dir()) / f"{self.workdir.name}.json", self.runner,
-                                 self.system)
-        self.teardown.record("dir", path=str(self.workdir))
+        self.start_teardown(self.workdir.name).record("dir", path=str(self.workdir))
         for index in range(self.spec.devices):
             backing = self.workdir / f"flashscale-nvme{index}.img"
             self.teardown.record("file", path=str(backing))
@@ -189,11 +187,6 @@ class Lab(Built):
             self.accelerator, note = probe_accelerator(self)
             self.notes.append(note)
         return self.accelerator
-
-    def close(self) -> None:
-        if self.teardown is not None:
-            self.teardown.close()
-            self.teardown = None
 
     @property
     def facts(self) -> dict:
