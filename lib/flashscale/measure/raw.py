@@ -73,14 +73,29 @@ def campaign_environment(campaign_dir: str | Path) -> dict:
 
 def campaign_facts(campaign_json: str | Path) -> dict:
     """When, where and on what a campaign ran, from its campaign.json: ``run_id`` (UTC), host, kernel, fio,
-    backend (loop, directory, testbed), devices, the caps in bytes/s (0: none) and the test bed file."""
+    backend (loop, directory, testbed, vm), devices, the caps in bytes/s (0: none) and each device's factor of them
+    (``cap_scale``, empty: every device at the cap), the test bed file, QEMU's
+    version where a VM ran (else None), and the ``software`` that measured (``system.provenance.software``; empty
+    for a campaign recorded before it was kept)."""
     info = json.loads(Path(campaign_json).read_text())
     env, spec = info.get("environment", {}), info.get("spec", {})
     array = spec.get("array", {})
     return {"run_id": info.get("run_id", ""), "hostname": env.get("hostname", ""), "kernel": env.get("kernel", ""),
             "fio": env.get("fio", ""), "backend": env.get("backend", ""), "testbed": spec.get("testbed"),
             "devices": spec.get("use_devices") or array.get("devices"),
-            "read_bps": array.get("read_bps", 0), "write_bps": array.get("write_bps", 0)}
+            "read_bps": array.get("read_bps", 0), "write_bps": array.get("write_bps", 0),
+            "cap_scale": list(array.get("cap_scale") or []),
+            "qemu": env.get("qemu"), "software": env.get("software") or {}}
+
+
+def campaign_jsons(path: str | Path) -> list[Path]:
+    """The campaign.json of every campaign in ``path`` (a campaign, a stage of several, a study; a results table's
+    own), at any depth, but not in a dated earlier run (``results.tables_under``'s rule); none when it is absent."""
+    path = Path(path)
+    if path.is_file():
+        path = path.parent
+    found = sorted(path.glob(f"**/{CAMPAIGN_JSON}")) if path.is_dir() else []
+    return [p for p in found if all("." not in part for part in p.relative_to(path).parts[:-1])]
 
 
 def _label(source: Path, table: Path) -> str:

@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..system import provenance
 
 from . import results
 from .raw import CAMPAIGN_JSON
@@ -23,8 +24,10 @@ SET_ASIDE = "rows.set-aside.jsonl"  # rows of failed runs and of workloads measu
 PROGRESS_JSON = "progress.json"
 # What may change between an interrupted run and its resume without changing what the numbers mean.
 NOT_COMPARED = {"resume", "force_resume", "on_failure"}
-# The machine's facts that must not change under a resumed campaign.
+# The machine's facts that must not change under a resumed campaign. Its software (``environment.software``) may:
+# a resume after a package upgrade is allowed, said in the notes and kept in campaign.json's ``resumed`` entry.
 COMPARED_ENVIRONMENT = ("hostname", "kernel", "fio", "backend", "devices")
+EMPTY = ([], {}, None)  # a spec field's value that means "none": the same as not recorded at all
 
 
 def state(folder: Path) -> dict | None:
@@ -49,13 +52,23 @@ def _flat(value, prefix: str = "") -> dict:
 
 def differences(before: dict, spec: dict, environment: dict) -> list[str]:
     """What differs between the interrupted run (its campaign.json) and this one: spec fields (``NOT_COMPARED``
-    aside) and the machine's facts (``COMPARED_ENVIRONMENT``), each named with both values."""
+    aside) and the machine's facts (``COMPARED_ENVIRONMENT``), each named with both values. A field the interrupted
+    run did not record (a campaign.json written before it existed) differs only when it is not empty now: an empty
+    one (``CAP_SCALE`` []: every device at the cap) is what that run did."""
     old, new = _flat(before.get("spec", {})), _flat(plain(spec))
-    keys = sorted(k for k in set(old) | set(new) if k.split(".")[0] not in NOT_COMPARED)
+    keys = sorted(k for k in set(old) | set(new) if k.split(".")[0] not in NOT_COMPARED
+                  and not (k not in old and new.get(k) in EMPTY))
     found = [f"{k}: {old.get(k)!r} then, {new.get(k)!r} now" for k in keys if old.get(k) != new.get(k)]
     was, now = before.get("environment", {}), plain(environment)
     found += [f"{k}: {was.get(k)!r} then, {now.get(k)!r} now" for k in COMPARED_ENVIRONMENT if was.get(k) != now.get(k)]
     return found
+
+
+def _software_changed(before: dict, environment: dict) -> str | None:
+    """A sentence naming the software that changed since the interrupted run (``provenance.differences``), if any."""
+    then, now = before.get("environment", {}).get("software"), plain(environment).get("software")
+    changed = provenance.differences(then, now) if then and now else []
+    return f"Resumed with other software than measured before: {'; '.join(changed)}." if changed else None
 
 
 def finished(folder: Path) -> tuple[frozenset, frozenset]:
@@ -172,7 +185,7 @@ def open_campaign(folder: Path, spec: dict, env: dict, notes: list[str], resumin
     failed = set_aside_failed(folder)
     done, layouts_done = finished(folder)
     aside = set_aside_workloads(folder, layouts_done)
-    notes += [line for line in (torn, failed, aside) if line]
+    notes += [line for line in (torn, failed, aside, _software_changed(before, env)) if line]
     notes.append(f"Resumed the interrupted campaign in {folder}: {len(done)} finished run(s) kept and not run "
                  f"again" + (f"; run again: {', '.join(cut)}" if cut else "") + ".")
     (folder / "notes.json").unlink(missing_ok=True)
