@@ -223,3 +223,47 @@ def test_an_empty_csv_a_string_rate_in_parquet_and_by_twice_are_clear_errors(tmp
     assert status == 1 and "'fast' at row 4" in err
     status, _, err = analyze(capsys, table(tmp_path), "--reference", "jbod", "--by", "bs", "--by", "bs")
     assert status == 1 and "'bs' given more than once" in err
+
+
+# ROWS as the emulated array writes them: jbod's 610 (numjobs 8, rep 2) above its 560 cap, and an application's
+# row (phase workload) the sweep's analysis skips but the truth check reads.
+TRUTH_COLUMNS = [*COLUMNS, "phase", "runtime_s", "truth_bw_bytes", "above_truth"]
+TRUTH_ROWS = [(*r, "measure", 30.0, 560.0 if i == 5 else 640.0, i == 5) for i, r in enumerate(ROWS)]
+TRUTH_ROWS.append(("jbod", 4, "write", MiB, 1, 1, 1, False, 300.0, "workload", 30.0, 640.0, False))
+
+
+def _text_rates(tmp_path, dtype: str, suffix: str, bad: dict[int, str] | None = None) -> Path:
+    """TRUTH_ROWS with bw_bytes written as text of ``dtype`` (object: pandas 2's text; string and str: pandas 3's),
+    the rows of ``bad`` holding its text instead."""
+    frame = pd.DataFrame(TRUTH_ROWS, columns=TRUTH_COLUMNS)
+    bad = bad or {}
+    frame["bw_bytes"] = pd.Series([bad.get(i, repr(v)) for i, v in enumerate(frame["bw_bytes"])], dtype=object)
+    frame["bw_bytes"] = frame["bw_bytes"].astype(dtype)
+    path = tmp_path / f"text{suffix}"
+    frame.to_parquet(path) if suffix == ".parquet" else frame.to_csv(path, index=False)
+    read = pd.read_parquet(path) if suffix == ".parquet" else pd.read_csv(path)
+    assert not pd.api.types.is_numeric_dtype(read["bw_bytes"])  # the table really holds text
+    return path
+
+
+TEXT_PARQUET = [("object", ".parquet"), ("string", ".parquet"), ("str", ".parquet")]
+
+
+@pytest.mark.parametrize("dtype, suffix", [*TEXT_PARQUET, ("object", ".csv")])
+@pytest.mark.parametrize("row", [4, 8])  # raid0's measured point; the application's row, never analysed
+def test_a_rate_written_with_its_unit_is_named_whatever_dtype_holds_the_text(tmp_path, capsys, dtype, suffix, row):
+    """pandas 3 reads text as its str dtype, pandas 2 as object; either way the error names the column, the value
+    and its row, not a TypeError from deep in the truth check ('truediv' not supported for dtype 'str')."""
+    status, out, err = analyze(capsys, _text_rates(tmp_path, dtype, suffix, {row: "1.2GB"}), "--reference", "jbod")
+    assert status == 1 and out == "", err
+    assert f"column bw_bytes holds 1 value(s) that are not numbers ('1.2GB' at row {row})" in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("dtype, suffix", TEXT_PARQUET)  # a CSV's numbers read back as numbers
+def test_rates_written_as_text_of_numbers_are_the_numbers(tmp_path, capsys, dtype, suffix):
+    status, out, err = analyze(capsys, _text_rates(tmp_path, dtype, suffix), "--reference", "jbod", "--format", "csv")
+    assert status == 0, err
+    got = pd.read_csv(io.StringIO(out)).set_index("layout")
+    assert got.loc["jbod", "best_bw_bytes"] == 600 and got.loc["raid0", "tax"] == pytest.approx(0.1)
+    assert "jbod (4 device(s)) read 1 MiB with 8 job(s) rep 2: 0 MB/s against 0 MB/s (109%)" in err

@@ -130,6 +130,9 @@ PHASES = ("precondition", "measure", "workload")
 DEFAULTS = {"status": "ok", "workload": "fio", "phase": "measure", "truth_bw_bytes": float("nan"), "above_truth": False,
             "too_short": False}
 
+# The dtypes of ``ALL_COLUMNS`` that hold numbers (``with_numbers`` reads them from text).
+NUMBER_DTYPES = ("float64", "int64", "Int64")
+
 ROWS_FILE = "rows.jsonl"
 TABLE_FILE = "results.parquet"
 
@@ -288,10 +291,31 @@ def load(path: Path | str) -> pd.DataFrame:
     if not path.exists():
         raise AnalysisError(f"results file {str(path)!r} does not exist")
     if path.suffix == ".parquet":
-        return with_defaults(pd.read_parquet(path))
+        return with_defaults(with_numbers(pd.read_parquet(path), str(path)))
     if path.suffix in {".csv", ".txt"}:
-        return with_defaults(pd.read_csv(path))
+        return with_defaults(with_numbers(pd.read_csv(path), str(path)))
     raise AnalysisError(f"results file {str(path)!r}: expected a .parquet or .csv file")
+
+
+def with_numbers(frame: pd.DataFrame, source: str) -> pd.DataFrame:
+    """``frame`` with every documented number column (float64, int64 or Int64 in ``ALL_COLUMNS``) that was read as
+    text (object, or pandas 3's str) turned into numbers: 1e9 written as "1e9" is still 1e9. A cell holding text
+    that is not a number ("1.2GB") is refused, naming ``source``, the column, the value and its row: it would
+    otherwise fail deep inside the analysis, or be read as missing. Blank cells and "nan" stay missing."""
+    out = frame
+    for name, (dtype, _) in ALL_COLUMNS.items():
+        if dtype not in NUMBER_DTYPES or name not in frame.columns or pd.api.types.is_numeric_dtype(frame[name]):
+            continue
+        text = frame[name].astype("string").str.strip()
+        numbers = pd.to_numeric(frame[name].astype(object), errors="coerce")
+        bad = (numbers.isna() & ~text.fillna("").str.lower().isin(["", "nan"])).astype(bool)
+        if bad.any():
+            label = bad[bad].index[0]
+            raise AnalysisError(f"results file {source!r}: column {name} holds {int(bad.sum())} value(s) that are "
+                                f"not numbers ({text[label]!r} at row {label}); {name} is {dtype}: write a plain "
+                                f"number such as 1200000000, not a unit")
+        out = out.assign(**{name: numbers.astype("float64") if dtype == "float64" else numbers})
+    return out
 
 
 def schema_markdown() -> str:
