@@ -6,15 +6,29 @@
 
 ``raw.gather`` reads the tables (each row with its ``source``); these are pure functions of them. The findings in
 words are ``findings.comparison_sentences``.
+
+Does a campaign reproduce? (``flashscale reproduce``: ``reproduce.check`` reads the two campaigns and calls these)
+
+    key_numbers(frame, "jbod")          its key numbers, long: baseline, best, efficiency and tax with their intervals
+    agreement(original, again, 0.02)    each key number: reproduced, differs beyond the noise by X, not comparable (why)
+    verdict(agreed)                     the one sentence; agreement_record(agreed) the numbers a report records
+
+A number is *reproduced* when its two 95% intervals overlap or the two values differ by no more than the campaign's
+margin (``TAX_MARGIN``: relative for a bandwidth or an efficiency, in percentage points for a tax); it *differs
+beyond the noise* when the intervals are disjoint and the difference exceeds the margin; it is *not comparable* when
+one side lacks it, the units differ, or a side has no interval (one run) and the difference exceeds the margin.
 """
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 import pandas as pd
 
 from ..measure import fio
-from .core import POINT, best_points, flag, point_means, rates
+from .core import BASELINE_BS, POINT, best_points, flag, point_means, rates
+from .significance import DEFAULT_MARGIN, check_margin
+from .stats import summary_intervals
 
 
 def _rates(frame: pd.DataFrame) -> pd.DataFrame:
@@ -56,3 +70,137 @@ def relative_to(wide: pd.DataFrame, first: str | None = None) -> pd.DataFrame:
         return wide
     first = first or wide.columns[0]
     return wide.div(wide[first], axis=0)
+
+
+KEY = ["layout", "devices", "rw", "number"]
+KEY_NUMBERS = ("baseline", "best", "efficiency", "tax")  # in the order a table shows them
+UNITS = {"baseline": "bytes/s", "best": "bytes/s", "efficiency": "fraction", "tax": "fraction"}
+SUMMARY_COLUMNS = {"best": "best_bw_bytes", "efficiency": "efficiency", "tax": "tax"}
+REPRODUCED, DIFFERS, NOT_COMPARABLE = "reproduced", "differs", "not comparable"
+
+
+def key_numbers(frame: pd.DataFrame, reference: str, baseline_bs=BASELINE_BS,
+                margin: float = DEFAULT_MARGIN) -> pd.DataFrame:
+    """The key numbers of one campaign's results, long, from ``stats.summary_intervals``: the baseline per rw
+    (layout blank, 1 device), then per (layout, devices, rw) its best, efficiency and tax (not the reference's own,
+    0 by definition; no tax when ``reference`` was not measured). Columns ``KEY`` (``number``: one of
+    ``KEY_NUMBERS``), ``value``, ``lo``, ``hi`` (the 95% interval; NaN with one run), ``unit`` (bytes/s or
+    fraction). A number the analysis could not give (no baseline: no efficiency) is left out."""
+    frame = _rates(frame)
+    columns = [*KEY, "value", "lo", "hi", "unit"]
+    if frame.empty:
+        return pd.DataFrame(columns=columns)
+    has_reference = reference in set(frame["layout"].astype(str))
+    summary = summary_intervals(frame, reference if has_reference else str(frame["layout"].iloc[0]),
+                                baseline_bs=baseline_bs, margin=margin)
+    rows = [{"layout": "", "devices": 1, "rw": r.rw, "number": "baseline", "value": r.baseline_bw_bytes,
+             "lo": r.baseline_bw_bytes_lo, "hi": r.baseline_bw_bytes_hi}
+            for r in summary.drop_duplicates("rw").itertuples()]
+    for r in summary.to_dict("records"):
+        for number, column in SUMMARY_COLUMNS.items():
+            if number == "tax" and (not has_reference or r["layout"] == reference):
+                continue
+            rows.append({"layout": r["layout"], "devices": r["devices"], "rw": r["rw"], "number": number,
+                         "value": r[column], "lo": r[f"{column}_lo"], "hi": r[f"{column}_hi"]})
+    out = pd.DataFrame(rows, columns=columns[:-1]).assign(unit=lambda t: t["number"].map(UNITS))
+    out = out[out["value"].notna()].astype({"value": "float64", "lo": "float64", "hi": "float64"})
+    return out.sort_values(["number", "rw", "layout", "devices"], key=_in_order, kind="mergesort",
+                           ignore_index=True)[columns]
+
+
+def _in_order(column: pd.Series) -> pd.Series:
+    return column.map(KEY_NUMBERS.index) if column.name == "number" else column
+
+
+def label(row) -> str:
+    """A key number in words: "read baseline", "jbod read best", "jbod on 2 devices read tax" where the layout
+    was measured on several device counts (``row``: a mapping with ``KEY`` and ``several``)."""
+    if row["number"] == "baseline":
+        return f"{row['rw']} baseline"
+    where = f"{row['layout']} on {row['devices']} devices" if row.get("several") else row["layout"]
+    return f"{where} {row['rw']} {row['number']}"
+
+
+def agreement(original: pd.DataFrame, reproduction: pd.DataFrame, margin: float = DEFAULT_MARGIN) -> pd.DataFrame:
+    """Each key number of either side (``key_numbers``), once: ``KEY``, ``label``, ``unit``, ``original`` and
+    ``reproduction`` with their ``_lo``/``_hi``, ``difference`` (the reproduction's relative to the original's
+    for a bandwidth or an efficiency, its difference in points for a tax), ``agrees`` (``REPRODUCED``,
+    ``DIFFERS``, ``NOT_COMPARABLE``) and ``agreement``, that in words: "reproduced", "differs beyond the noise by
+    -48.0%", "not comparable (why)". ``margin``: the original's ``TAX_MARGIN`` (module doc)."""
+    margin = check_margin(margin)
+    values = ["value", "lo", "hi", "unit"]
+    both = original[[*KEY, *values]].merge(reproduction[[*KEY, *values]], on=KEY, how="outer",
+                                           suffixes=("_original", "_reproduction"), indicator=True)
+    both = both.sort_values("number", key=_in_order, kind="mergesort", ignore_index=True)
+    counts = both[both["number"] != "baseline"].groupby("layout")["devices"].nunique()
+    both["several"] = both["layout"].map(counts).fillna(1) > 1
+    said = [_agrees(row, margin) for row in both.to_dict("records")]
+    renamed = {f"{v}_{side}": (side if v == "value" else f"{side}_{v}") for side in ("original", "reproduction")
+               for v in ("value", "lo", "hi")}
+    out = both.rename(columns=renamed).assign(
+        label=[label(row) for row in both.to_dict("records")],
+        unit=both["unit_original"].fillna(both["unit_reproduction"]),
+        difference=[d for d, _, _ in said], agrees=[a for _, a, _ in said], agreement=[w for _, _, w in said])
+    return out[[*KEY, "label", "unit", "original", "original_lo", "original_hi", "reproduction", "reproduction_lo",
+                "reproduction_hi", "difference", "agrees", "agreement"]]
+
+
+def _agrees(row: dict, margin: float) -> tuple[float, str, str]:
+    """(difference, agrees, agreement in words) of one merged key number (module doc)."""
+    if row["_merge"] != "both":
+        missing = "the reproduction" if row["_merge"] == "left_only" else "the original"
+        return math.nan, NOT_COMPARABLE, f"not comparable (not measured in {missing})"
+    if row["unit_original"] != row["unit_reproduction"]:
+        return math.nan, NOT_COMPARABLE, (f"not comparable (in {row['unit_original']} in the original, "
+                                          f"{row['unit_reproduction']} in the reproduction)")
+    was, now = row["value_original"], row["value_reproduction"]
+    points = row["number"] == "tax"
+    difference = now - was if points else (now / was - 1 if was else math.inf)
+    by = f"{100 * difference:+.1f} percentage points" if points else f"{difference:+.1%}"
+    if abs(difference) <= margin:
+        return difference, REPRODUCED, REPRODUCED
+    bounds = (row["lo_original"], row["hi_original"], row["lo_reproduction"], row["hi_reproduction"])
+    if any(pd.isna(b) for b in bounds):
+        return difference, NOT_COMPARABLE, (f"not comparable (one run on a side: no interval to tell a difference "
+                                            f"of {by} from noise)")
+    lo, hi, lo_again, hi_again = bounds
+    if lo <= hi_again and lo_again <= hi:
+        return difference, REPRODUCED, REPRODUCED
+    return difference, DIFFERS, f"differs beyond the noise by {by}"
+
+
+def verdict(agreed: pd.DataFrame) -> str:
+    """The one sentence of an ``agreement``: "Reproduced: all 14 key numbers agree." or "Not reproduced: 3 of
+    14 key numbers differ beyond the noise: jbod read best -48.0%, ...", with the numbers not comparable named."""
+    total, differ = len(agreed), agreed[agreed["agrees"] == DIFFERS]
+    apart = agreed[agreed["agrees"] == NOT_COMPARABLE]
+    if total == 0:
+        return "Nothing to compare: neither campaign recorded a baseline, a best, an efficiency or a tax."
+    unmatched = (f" {len(apart)} of {total} {'is' if len(apart) == 1 else 'are'} not comparable: "
+                 + "; ".join(f"{r.label} ({r.agreement.removeprefix('not comparable (')}" for r in
+                             apart.itertuples()) + ".") if len(apart) else ""
+    if len(differ):
+        named = ", ".join(f"{r.label} {r.agreement.removeprefix('differs beyond the noise by ')}"
+                          for r in differ.itertuples())
+        return f"Not reproduced: {len(differ)} of {total} key numbers differ beyond the noise: {named}.{unmatched}"
+    if len(apart) == total:
+        return f"Not comparable:{unmatched}"
+    if len(apart):
+        return f"Reproduced where comparable: {total - len(apart)} of {total} key numbers agree.{unmatched}"
+    return f"Reproduced: all {total} key numbers agree."
+
+
+def agreement_record(agreed: pd.DataFrame) -> dict:
+    """What a report records of an ``agreement`` (plain JSON): the verdict, the counts, and per key number (by its
+    label) both values, the difference and the words; the headline is the verdict."""
+    def plain(value):
+        return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
+
+    numbers = {r.label: {"original": plain(r.original), "reproduction": plain(r.reproduction),
+                         "difference": plain(r.difference), "agrees": r.agrees, "agreement": r.agreement}
+               for r in agreed.itertuples()}
+    counts = agreed["agrees"].value_counts()
+    said = verdict(agreed)
+    return {"verdict": said, "key_numbers": len(agreed), "reproduced": int(counts.get(REPRODUCED, 0)),
+            "differ": int(counts.get(DIFFERS, 0)), "not_comparable": int(counts.get(NOT_COMPARABLE, 0)),
+            "numbers": numbers, "headline": {"reproduction": said}}
