@@ -49,7 +49,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from .measure import monitoring, results, resume
+from .measure import monitoring, reanalysis, results, resume
 from .arrays import fill, layouts, support
 from .system.commands import Runner
 from .system.devices import System
@@ -61,7 +61,7 @@ from .arrays.layouts import Options
 from .measure.progress import Progress
 from .measure.recorder import Recorder, check_on_failure
 from .measure.sweep import Sweep
-from .system import lock
+from .system import lock, provenance
 from .system.teardown import Teardown, manifest_dir
 
 DEFAULT_CAMPAIGN = "quickstart"
@@ -179,9 +179,11 @@ def _progress_bar(total: int, desc: str, shown: bool):
 
 
 def _environment(runner: Runner, backend: str) -> dict:
+    """The machine and the software that measure: host, kernel, fio, the backend, and ``provenance.software()``
+    (flashscale's version and commit, the lock, the packages); a VM's guest adds QEMU's version (``vm.Lab.facts``)."""
     fio_version = runner.run(["fio", "--version"]).stdout.strip()
     return {"hostname": platform.node(), "kernel": platform.release(), "python": platform.python_version(),
-            "fio": fio_version, "cpus": os.cpu_count(), "backend": backend}
+            "fio": fio_version, "cpus": os.cpu_count(), "backend": backend, "software": provenance.software()}
 
 
 def _backend(spec: CampaignSpec) -> tuple[str, list[str]]:
@@ -248,6 +250,8 @@ def run(spec: CampaignSpec, runner: Runner | None = None, progress: bool = True,
     report must say. ``workloads`` run on every layout after the sweep's points (``measure.recorder``).
     ``guest``: this is the VM half of an ``EMULATION="vm"`` campaign (``vmlab``): the VM's facts and the host's
     spec, whose lock the host holds."""
+    if reanalysis.active() and guest is None:  # flashscale run --reanalyze: the stored campaign, nothing measured
+        return CampaignResult(*reanalysis.stored(results.data_root(spec.data_dir) / spec.name, asdict(spec)))
     with _sigterm_as_interrupt():
         if spec.emulation == "vm" and guest is None:
             return _run_in_vm(spec, runner or Runner(), progress, workloads)

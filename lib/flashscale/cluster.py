@@ -36,13 +36,13 @@ from .analysis import cluster as cluster_analysis
 from .arrays.emulated import ArraySpec
 from . import parameters
 from .errors import ConfigError, RefusedError, UnsupportedError
-from .measure import cluster as fio_cluster, fio, precondition, results
+from .measure import cluster as fio_cluster, fio, precondition, reanalysis, results
 from .measure.cluster import Endpoint
 from .measure.progress import Progress
 from .measure.sweep import Sweep
 from .system.commands import Runner
 from .system.devices import System
-from .system import netns
+from .system import netns, provenance
 from .system.netns import SUBNET
 
 ALL = cluster_analysis.ALL
@@ -161,13 +161,15 @@ class Target:
 
 def run(spec: ClusterSpec, runner: Runner | None = None) -> ClusterResult:
     """Run the cluster campaign; every host's rows and the cluster's, failed points included with their reason."""
+    if reanalysis.active():  # flashscale run --reanalyze: the stored campaign, nothing measured
+        return ClusterResult(*reanalysis.stored(results.data_root(spec.data_dir) / spec.name, asdict(spec)))
     runner = runner or Runner()
     directory = results.fresh_directory(results.data_root(spec.data_dir) / spec.name)
     version = runner.run(["fio", "--version"]).stdout.strip()
     backend = "remote" if spec.remote else "loop"
     run_id = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     env = {"hostname": platform.node(), "kernel": platform.release(), "fio": version, "cpus": os.cpu_count(),
-           "backend": backend}
+           "backend": backend, "software": provenance.software()}
     (directory / "campaign.json").write_text(json.dumps({"run_id": run_id, "spec": asdict(spec), "environment": env},
                                                         indent=1, default=str))
     layouts = (2 if spec.remote[0].local_dir else 1) if spec.remote else len(spec.storage)

@@ -46,7 +46,7 @@ import yaml
 
 from . import campaign as campaigns, cluster as clusters, parameters as schema
 from .errors import ConfigError, FlashscaleError
-from .measure import progress as live, raw, results
+from .measure import progress as live, raw, reanalysis, results
 from .paths import project_root
 from .publish.report import export_html, write_index
 from .system import lock
@@ -163,12 +163,16 @@ def parts_of(declared: dict) -> dict:
 
 
 def run_campaign(campaign_file: str | Path, reports_dir: str | Path | None = None,
-                 overrides: dict | None = None, resume: bool = False, force_resume: bool = False) -> list[Path]:
+                 overrides: dict | None = None, resume: bool = False, force_resume: bool = False,
+                 reanalyze: bool = False) -> list[Path]:
     """Execute each notebook of the campaign with papermill; return the HTML reports written. With ``resume`` (or
     ``force_resume``), notebooks that finished in the interrupted run are not executed again (their reports stay)
-    and the others continue their own campaigns."""
+    and the others continue their own campaigns. With ``reanalyze``, every notebook is executed again on the
+    campaign's stored runs (``measure.reanalysis``: nothing is measured) and its report published anew."""
     import papermill
 
+    if reanalyze and (resume or force_resume):
+        raise ConfigError("--reanalyze measures nothing and --resume measures what is missing: give one of them")
     spec = load_campaign(campaign_file)
     root = project_root(Path(campaign_file).resolve().parent)
     run_values = {"RESUME": True, "FORCE_RESUME": force_resume} if resume or force_resume else {}
@@ -176,8 +180,12 @@ def run_campaign(campaign_file: str | Path, reports_dir: str | Path | None = Non
     notebooks = [notebook_path(name, root) for name in spec["notebooks"]]
     out = (Path(reports_dir) if reports_dir else root / "reports") / spec["campaign"]
     out.mkdir(parents=True, exist_ok=True)
-    with lock.Lock.take(out, System()), _progress_lines():
-        progress = _progress(out, resume or force_resume)
+    with lock.Lock.take(out, System()), _progress_lines(), _reanalysis(reanalyze):
+        if reanalyze:  # the measuring run's progress stays as it was: the index names the runs that measured
+            progress = {"started": _progress(out, True)["started"] if (out / PROGRESS_FILE).exists() else "",
+                        "done": []}
+        else:
+            progress = _progress(out, resume or force_resume)
         published = [out / nb.with_suffix(".html").name for nb in notebooks if nb.name in progress["done"]]
         for notebook in notebooks:
             if notebook.name in progress["done"]:
@@ -188,14 +196,17 @@ def run_campaign(campaign_file: str | Path, reports_dir: str | Path | None = Non
                                            cwd=str(root), kernel_name="python3", progress_bar=True,
                                            stdout_file=TerminalEcho())
             except papermill.PapermillExecutionError as exc:
+                again = "--reanalyze again" if reanalyze else "--resume continues from there"
                 raise FlashscaleError(f"{notebook.name} stopped with {exc.ename}: {exc.evalue} (the executed "
-                                      f"notebook is {executed}); after a fix, --resume continues from there") from None
+                                      f"notebook is {executed}); after a fix, {again}") from None
             published.append(export_html(executed, executed.with_suffix(".html")))
             progress["done"].append(notebook.name)
-            _write_progress(out, progress)
+            if not reanalyze:
+                _write_progress(out, progress)
+            now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
             write_index(out, spec["campaign"], spec["description"],
                         campaign_runs(spec["campaign"], parameters, progress["started"]),
-                        datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
+                        f"{now}, re-analysed from the stored runs (nothing was measured again)" if reanalyze else now)
     return published
 
 
@@ -254,6 +265,19 @@ def _progress_lines():
             os.environ.pop(live.ENVIRONMENT, None)
         else:
             os.environ[live.ENVIRONMENT] = before
+
+
+@contextmanager
+def _reanalysis(on: bool):
+    """Kernels started meanwhile read each campaign back instead of measuring it (``measure.reanalysis``)."""
+    if not on:
+        yield
+        return
+    os.environ[reanalysis.ENVIRONMENT] = "1"
+    try:
+        yield
+    finally:
+        os.environ.pop(reanalysis.ENVIRONMENT, None)
 
 
 def _progress(out: Path, resume: bool) -> dict:

@@ -27,7 +27,7 @@ import pandas as pd
 from .analysis import core as analysis
 from . import campaign, parameters as schema
 from .arrays import support
-from .measure import results
+from .measure import reanalysis, results
 from .system.devices import System
 from .errors import ConfigError
 
@@ -51,6 +51,8 @@ def stage_spec(stage: str, parameters: dict, extra: Sequence[tuple[str, str]] = 
 
 
 def _note_stage(parameters: dict, stage: str, spec: campaign.CampaignSpec) -> None:
+    if reanalysis.active():  # re-analysed: the study's folder is read, never written
+        return
     path = study_dir(parameters) / "study.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     known = json.loads(path.read_text()) if path.exists() else {}
@@ -77,7 +79,8 @@ def _run_each(stage: str, parameters: dict, runs: Mapping[str, dict], progress: 
     ``columns`` added to its rows. Returns the tables concatenated, the stage's folder, the backend and the notes
     of every run."""
     folder = study_dir(parameters) / stage
-    if not (parameters.get("RESUME") or parameters.get("FORCE_RESUME")) or not folder.is_dir():
+    resumed = parameters.get("RESUME") or parameters.get("FORCE_RESUME")
+    if not reanalysis.active() and (not resumed or not folder.is_dir()):  # re-analysed: read as it is
         folder = results.fresh_directory(folder)  # resumed: each run continues its own campaign in the folder
     tables, notes, backend = [], [], "loop"
     for name, run in runs.items():

@@ -2,8 +2,10 @@
 
 The executed notebooks and their HTML go to reports/<campaign>/; the measurements to data/campaigns/<campaign>/.
 An interrupted run (Ctrl-C, kill -9, a machine that went down) is continued with --resume: notebooks that finished
-are not executed again, the one that was cut short continues its campaign where it stopped. Each fio run's start
-and end are shown on stderr as they happen (``measure.progress``); the list of reports written goes to stdout.
+are not executed again, the one that was cut short continues its campaign where it stopped. --reanalyze executes
+every notebook again on the runs its campaign stored, measuring nothing (``measure.reanalysis``), and republishes
+its reports. Each fio run's start and end are shown on stderr as they happen (``measure.progress``); the list of
+reports written goes to stdout.
 """
 from __future__ import annotations
 
@@ -21,12 +23,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="continue the interrupted run of this campaign: finished runs and notebooks are kept")
     parser.add_argument("--force-resume", action="store_true",
                         help="resume even when the campaign file or the machine changed (the report says so)")
+    parser.add_argument("--reanalyze", action="store_true",
+                        help="execute the notebooks again on the campaign's stored runs and publish their reports "
+                             "anew: no device touched, no fio run (after a change of analysis or of the lock)")
 
 
 def main(args: argparse.Namespace) -> int:
     overrides = execute.parse_overrides(args.parameter)
     published = execute.run_campaign(args.campaign, reports_dir=args.reports, overrides=overrides,
-                                     resume=args.resume, force_resume=args.force_resume)
+                                     resume=args.resume, force_resume=args.force_resume,
+                                     reanalyze=args.reanalyze)
     for path in published:
         print(path)
     return 0
