@@ -5,13 +5,21 @@ device takes part in differ, named)."""
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
+from bs4 import BeautifulSoup
 
-from flashscale import cli
+from flashscale import cli, reproduce
 from flashscale.analysis import compare
 from flashscale.errors import ConfigError
+from flashscale.publish import report
+
+sys.path.insert(0, str(Path(__file__).parent))
+import reader  # noqa: E402  (tests/reader.py: what a report's reader must never see)
 
 MB = 1e6
 
@@ -109,3 +117,101 @@ def test_the_record_holds_the_verdict_and_every_number():
     assert numbers["differ"] == 3 and numbers["reproduced"] == 5 and numbers["key_numbers"] == 8
     assert numbers["numbers"]["jbod read best"]["difference"] == pytest.approx(-0.5)
     assert numbers["headline"] == {"reproduction": numbers["verdict"]}
+
+
+def published(tmp_path: Path, given: dict, backend: str, notebook: str = "quickstart") -> Path:
+    """A campaign's report folder as flashscale run leaves it, written by hand: one executed notebook with the
+    parameters papermill gave it, and the campaign.json of what it measured, on ``backend``."""
+    folder = tmp_path / "reports" / "qs"
+    folder.mkdir(parents=True)
+    executed = {"cells": [], "metadata": {"papermill": {"parameters": {"CAMPAIGN": "qs", **given}}},
+                "nbformat": 4, "nbformat_minor": 5}
+    (folder / f"{notebook}.ipynb").write_text(json.dumps(executed))
+    data = tmp_path / "data" / "qs"
+    data.mkdir(parents=True)
+    (data / "campaign.json").write_text(json.dumps({"run_id": "20260101T000000Z", "spec": {"name": "qs"},
+                                                    "environment": {"backend": backend}}))
+    return folder
+
+
+def refused(capsys, *argv: str) -> str:
+    assert cli.main(["reproduce", *argv]) == 1
+    return capsys.readouterr().err
+
+
+def test_a_path_that_is_not_a_published_campaign_is_refused(tmp_path, capsys):
+    assert f"{str(tmp_path / 'nope')!r} does not exist" in refused(capsys, str(tmp_path / "nope"))
+    assert "holds no executed notebook" in refused(capsys, str(tmp_path))
+
+
+@pytest.mark.parametrize("given,backend,named", [
+    ({"EMULATION": "directory"}, "loop", "quickstart: the original measured on loop, here it would measure on "
+                                         "directory"),
+    ({"TESTBED": "/nonexistent/bed.yaml"}, "testbed", "the test bed /nonexistent/bed.yaml, which is not a file here"),
+])
+def test_a_campaign_this_machine_cannot_run_is_refused_naming_the_difference(tmp_path, capsys, given, backend, named):
+    folder = published(tmp_path, {"DATA_DIR": str(tmp_path / "data"), **given}, backend)
+    said = refused(capsys, str(folder / "quickstart.ipynb"))  # a report of the campaign names its folder
+    assert "cannot reproduce qs on this machine: " in said and named in said and "Nothing was run." in said
+    assert sorted(p.name for p in (tmp_path / "reports").iterdir()) == ["qs"]  # no reproduction folder
+    assert sorted(p.name for p in (tmp_path / "data").iterdir()) == ["qs"]  # nothing measured
+
+
+def test_a_notebook_missing_from_this_checkout_is_refused(tmp_path, capsys):
+    folder = published(tmp_path, {"DATA_DIR": str(tmp_path / "data")}, "directory", notebook="99_nosuch")
+    assert "notebook 99_nosuch is not in this checkout" in refused(capsys, str(folder))
+
+
+@pytest.mark.parametrize("override,named", [
+    ("DEVICE=2", "no notebook of qs (quickstart) has a parameter 'DEVICE' (did you mean 'DEVICES'?)"),
+    ("CAP_READ_BPS=0", "CAP_READ_BPS"),
+])
+def test_a_bad_override_is_refused_before_anything_runs(tmp_path, capsys, override, named):
+    folder = published(tmp_path, {"DATA_DIR": str(tmp_path / "data"), "EMULATION": "directory"}, "directory")
+    assert named in refused(capsys, str(folder), "-p", override)
+    assert sorted(p.name for p in (tmp_path / "reports").iterdir()) == ["qs"]
+    assert sorted(p.name for p in (tmp_path / "data").iterdir()) == ["qs"]
+
+
+# The smallest quickstart that still has a baseline, an array of 2 devices to cap one of and a tax: read only, 2 jobs
+# (one a device on jbod), 2 runs a point (the least that gives an interval), 2 s runs.
+TINY = dict(DEVICES=2, RW=["read"], NUMJOBS=[2], REPETITIONS=2, RUNTIME_S=2, RAMP_S=1, FILE_SIZE=32 * 2**20,
+            DEVICE_SIZE=2**30, CAP_READ_BPS=100_000_000, CAP_WRITE_BPS=100_000_000, PROGRESS=False)
+# What device 2 takes part in: jbod and btrfs-raid0 (single is device 1); the reference jbod has no tax of its own.
+ON_DEVICE_2 = {"jbod read best", "jbod read efficiency", "btrfs-raid0 read best", "btrfs-raid0 read efficiency",
+               "btrfs-raid0 read tax"}
+
+
+@pytest.mark.root
+@pytest.mark.notebook
+def test_a_quickstart_reproduces_and_a_halved_cap_is_caught(tmp_path, capsys):
+    campaign = tmp_path / "qs.yaml"
+    campaign.write_text(yaml.safe_dump({"campaign": "qs", "notebooks": ["quickstart"],
+                                        "parameters": {**TINY, "DATA_DIR": str(tmp_path / "data")}}))
+    assert cli.main(["run", str(campaign), "--reports", str(tmp_path / "reports")]) == 0
+    assert cli.main(["reproduce", str(tmp_path / "reports" / "qs")]) == 0
+    again = tmp_path / "reports" / "qs-reproduced"
+    numbers = report.read_record(again / "reproduction.ipynb")
+    assert numbers["key_numbers"] == 8 and numbers["reproduced"] == 8, numbers["numbers"]
+    assert numbers["verdict"] == "Reproduced: all 8 key numbers agree."
+    assert capsys.readouterr().out.splitlines()[-1] == numbers["verdict"]
+    assert yaml.safe_load((again / "qs-reproduced.yaml").read_text())["notebook_parameters"]["quickstart"] == \
+        {**TINY, "DATA_DIR": str(tmp_path / "data")}  # the same notebook, the same parameters
+    text = BeautifulSoup((again / "reproduction.html").read_text(), "html.parser").get_text()
+    assert numbers["verdict"] in text and reader.text_problems(text) == []
+    assert 'href="reproduction.html"' in (again / "index.html").read_text()
+
+    assert cli.main(["reproduce", str(tmp_path / "reports" / "qs"), "--reports", str(tmp_path / "halved"),
+                     "-p", "CAP_SCALE=[1, 0.5]"]) == 0
+    halved = report.read_record(tmp_path / "halved" / "qs-reproduced" / "reproduction.ipynb")
+    said = {label: number["agreement"] for label, number in halved["numbers"].items()}
+    assert {label for label, number in halved["numbers"].items() if number["agrees"] == "differs"} == ON_DEVICE_2
+    assert {said[label] for label in set(said) - ON_DEVICE_2} == {"reproduced"}  # the baseline and single
+    # jbod: one device at the cap, one at half, 3/4 of the bandwidth; btrfs-raid0 stripes at its slowest member's
+    assert halved["numbers"]["jbod read best"]["difference"] == pytest.approx(-0.25, abs=0.03)
+    assert halved["numbers"]["btrfs-raid0 read best"]["difference"] == pytest.approx(-0.5, abs=0.05)
+    assert halved["verdict"].startswith("Not reproduced: 5 of 8 key numbers differ beyond the noise: ")
+    assert all(label in halved["verdict"] for label in ON_DEVICE_2)
+    text = BeautifulSoup((tmp_path / "halved" / "qs-reproduced" / "reproduction.html").read_text(),
+                         "html.parser").get_text()
+    assert "The reproduction ran differently: array.cap_scale" in text and reader.text_problems(text) == []

@@ -72,7 +72,7 @@ def relative_to(wide: pd.DataFrame, first: str | None = None) -> pd.DataFrame:
     return wide.div(wide[first], axis=0)
 
 
-KEY = ["layout", "devices", "rw", "number"]
+KEY = ["source", "layout", "devices", "rw", "number"]
 KEY_NUMBERS = ("baseline", "best", "efficiency", "tax")  # in the order a table shows them
 UNITS = {"baseline": "bytes/s", "best": "bytes/s", "efficiency": "fraction", "tax": "fraction"}
 SUMMARY_COLUMNS = {"best": "best_bw_bytes", "efficiency": "efficiency", "tax": "tax"}
@@ -83,11 +83,12 @@ def key_numbers(frame: pd.DataFrame, reference: str, baseline_bs=BASELINE_BS,
                 margin: float = DEFAULT_MARGIN) -> pd.DataFrame:
     """The key numbers of one campaign's results, long, from ``stats.summary_intervals``: the baseline per rw
     (layout blank, 1 device), then per (layout, devices, rw) its best, efficiency and tax (not the reference's own,
-    0 by definition; no tax when ``reference`` was not measured). Columns ``KEY`` (``number``: one of
-    ``KEY_NUMBERS``), ``value``, ``lo``, ``hi`` (the 95% interval; NaN with one run), ``unit`` (bytes/s or
-    fraction). A number the analysis could not give (no baseline: no efficiency) is left out."""
-    frame = _rates(frame)
+    0 by definition; no tax when ``reference`` was not measured). Columns ``KEY`` (``source`` blank: the caller
+    names the table where a campaign has several; ``number``: one of ``KEY_NUMBERS``), ``value``, ``lo``, ``hi``
+    (the 95% interval; NaN with one run), ``unit`` (bytes/s or fraction). A number the analysis could not give (no
+    baseline: no efficiency) is left out."""
     columns = [*KEY, "value", "lo", "hi", "unit"]
+    frame = _rates(frame) if not frame.empty else frame
     if frame.empty:
         return pd.DataFrame(columns=columns)
     has_reference = reference in set(frame["layout"].astype(str))
@@ -102,7 +103,7 @@ def key_numbers(frame: pd.DataFrame, reference: str, baseline_bs=BASELINE_BS,
                 continue
             rows.append({"layout": r["layout"], "devices": r["devices"], "rw": r["rw"], "number": number,
                          "value": r[column], "lo": r[f"{column}_lo"], "hi": r[f"{column}_hi"]})
-    out = pd.DataFrame(rows, columns=columns[:-1]).assign(unit=lambda t: t["number"].map(UNITS))
+    out = pd.DataFrame(rows, columns=columns[1:-1]).assign(source="", unit=lambda t: t["number"].map(UNITS))
     out = out[out["value"].notna()].astype({"value": "float64", "lo": "float64", "hi": "float64"})
     return out.sort_values(["number", "rw", "layout", "devices"], key=_in_order, kind="mergesort",
                            ignore_index=True)[columns]
@@ -114,11 +115,13 @@ def _in_order(column: pd.Series) -> pd.Series:
 
 def label(row) -> str:
     """A key number in words: "read baseline", "jbod read best", "jbod on 2 devices read tax" where the layout
-    was measured on several device counts (``row``: a mapping with ``KEY`` and ``several``)."""
+    was measured on several device counts, after its source where it has one ("02_scaling: jbod read best";
+    ``row``: a mapping with ``KEY`` and ``several``)."""
+    source = f"{row['source']}: " if row.get("source") else ""
     if row["number"] == "baseline":
-        return f"{row['rw']} baseline"
+        return f"{source}{row['rw']} baseline"
     where = f"{row['layout']} on {row['devices']} devices" if row.get("several") else row["layout"]
-    return f"{where} {row['rw']} {row['number']}"
+    return f"{source}{where} {row['rw']} {row['number']}"
 
 
 def agreement(original: pd.DataFrame, reproduction: pd.DataFrame, margin: float = DEFAULT_MARGIN) -> pd.DataFrame:
@@ -132,8 +135,8 @@ def agreement(original: pd.DataFrame, reproduction: pd.DataFrame, margin: float 
     both = original[[*KEY, *values]].merge(reproduction[[*KEY, *values]], on=KEY, how="outer",
                                            suffixes=("_original", "_reproduction"), indicator=True)
     both = both.sort_values("number", key=_in_order, kind="mergesort", ignore_index=True)
-    counts = both[both["number"] != "baseline"].groupby("layout")["devices"].nunique()
-    both["several"] = both["layout"].map(counts).fillna(1) > 1
+    counts = both[both["number"] != "baseline"].groupby(["source", "layout"])["devices"].nunique()
+    both["several"] = [counts.get((s, layout), 1) > 1 for s, layout in zip(both["source"], both["layout"])]
     said = [_agrees(row, margin) for row in both.to_dict("records")]
     renamed = {f"{v}_{side}": (side if v == "value" else f"{side}_{v}") for side in ("original", "reproduction")
                for v in ("value", "lo", "hi")}
