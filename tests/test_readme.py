@@ -16,6 +16,7 @@ without its reason fails, naming its line. Blocks of other languages (``text``: 
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -31,7 +32,7 @@ from flashscale.analysis import ceilings
 from flashscale.arrays.testbed import TestBed
 from flashscale.measure import results
 
-from conftest import loop_backing_file, sha256
+from conftest import loop_backing_file
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -41,6 +42,8 @@ FENCE = re.compile(r"^ {0,3}(```+|~~~+)\s*([^\s`]*)")
 MARK = re.compile(r"<!-- readme: (.*?) -->")
 TEST_NAMED = re.compile(r"tests/[\w/]+\.py(?:::\w+)?")
 TIMEOUT_S = 120
+MiB = 2**20
+STAND_IN_BYTES = 256 * MiB  # btrfs-raid0 wants more than 109 MiB a device
 
 
 @dataclass(frozen=True)
@@ -199,11 +202,18 @@ def stand_ins(tmp_path):
 
     loops = Loops(tmp_path)
     try:
-        named = {ident: loops.make(size=256 * 2**20) for ident in _testbed_ids()}
+        named = {ident: loops.make(size=STAND_IN_BYTES) for ident in _testbed_ids()}
         shortened = {f"{ident.split(':')[0]}:...{ident[-2:]}": device for ident, device in named.items()}
         yield {"devices": list(named.values()), "ids": {i: d.id for i, d in {**named, **shortened}.items()}}
     finally:
         loops.close()
+
+
+def written(device) -> list[bytes]:
+    """The three MiB of random data ``Loops`` wrote on a stand-in (its start, middle and end), as they read now:
+    where a file system, an array's superblock or an erase writes first (reading it all takes seconds)."""
+    with open(device.path, "rb") as fh:
+        return [(fh.seek(offset), fh.read(MiB))[1] for offset in (0, STAND_IN_BYTES // 2, STAND_IN_BYTES - MiB)]
 
 
 def run_as_root(block: Block, code: str, stand_ins: dict, folder: Path) -> subprocess.CompletedProcess:
@@ -265,16 +275,32 @@ def test_the_layouts_example_plans_touching_nothing_then_builds_and_undoes_what_
     """As printed, a dry run: the guard reads the devices and nothing is written. With DRY_RUN = False on a layout
     this kernel has (md is not in every kernel), it erases, builds, mounts and undoes it all."""
     block, folder, devices = _layouts_example(), reader_folder(tmp_path), stand_ins["devices"]
-    before = [sha256(d.path) for d in devices]
+    before = [written(d) for d in devices]
     planned = run_as_root(block, block.text, stand_ins, folder).stdout
-    assert [sha256(d.path) for d in devices] == before
+    assert [written(d) for d in devices] == before
     assert all(f"blkdiscard {d.path}" in planned for d in devices)
     built = run_as_root(block, with_parameters(block.text, LAYOUT="btrfs-raid0", DRY_RUN=False), stand_ins,
                         folder).stdout
     assert "mkfs.btrfs" in built and all(f"blkdiscard {d.path}" in built for d in devices)
     (mounted,) = [line.split()[1:] for line in built.splitlines() if line.startswith("mounted:")]
     assert mounted and not any(Path(target).exists() for target in mounted)  # unmounted and removed
-    assert [sha256(d.path) for d in devices] != before
+    assert [written(d) for d in devices] != before
+
+
+@pytest.mark.root
+def test_the_erase_example_dry_runs_then_erases_the_named_devices_and_records_them(stand_ins, tmp_path):
+    """Its first line, a dry run, writes nothing; the whole block erases both devices and records each."""
+    (block,) = [b for b in BLOCKS if b.kind == "shell" and b.text.startswith("flashscale erase ")]
+    folder, devices = reader_folder(tmp_path), stand_ins["devices"]
+    before = [written(d) for d in devices]
+    dry = block.text.splitlines()[0]
+    assert dry.endswith(" --dry-run")
+    run_as_root(block, dry, stand_ins, folder)
+    assert [written(d) for d in devices] == before
+    run_as_root(block, block.text, stand_ins, folder)
+    records = [json.loads(line) for line in (folder / "erase-log.jsonl").read_text().splitlines()]
+    assert [r["id"] for r in records] == [d.id for d in devices]
+    assert all(region == bytes(MiB) for d in devices for region in written(d))  # discarded: zeros
 
 
 def test_a_block_without_a_mark_or_a_reason_fails_naming_its_line():
