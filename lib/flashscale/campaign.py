@@ -220,11 +220,12 @@ def _check_kernel(spec: CampaignSpec, backend: str, runner: Runner) -> None:
 plan = testbeds.plan  # the dry run of a test bed campaign
 
 
-def _caps(spec: CampaignSpec) -> dict:
+def _caps(spec: CampaignSpec, layout: str | None = None) -> dict:
     """The emulated array's cap per rw (its "read" and "write" are also the caps of the truth check of a mixed rw);
-    a row carries it only when fio ran inside the throttled cgroup."""
-    a = spec.array
-    return {"read": a.read_bps, "randread": a.read_bps, "write": a.write_bps, "randwrite": a.write_bps}
+    a row carries it only when fio ran inside the throttled cgroup. With ``layout``: the cap per device of which
+    that layout's truth is its devices x, from the devices it uses at their own caps (``ArraySpec.layout_caps``)."""
+    read, write = spec.array.layout_caps(layout) if layout else (spec.array.read_bps, spec.array.write_bps)
+    return {"read": read, "randread": read, "write": write, "randwrite": write}
 
 
 @contextmanager
@@ -262,6 +263,7 @@ def _run_in_vm(spec: CampaignSpec, runner: Runner, progress: bool, workloads: Se
     """The host half of a VM campaign: the lab boots and this module's ``run`` measures inside it."""
     if workloads:
         raise ConfigError("application workloads do not run in the VM lab; leave them out of an EMULATION vm run")
+    spec.array.check_backend("vm")
     directory, notes = vmlab.run_campaign(spec.name, asdict(spec), results.data_root(spec.data_dir), vmlab.VmSpec(
         devices=spec.array.devices, device_size=spec.array.device_size, accelerator=spec.vm_accel,
         name=spec.name), runner, progress)
@@ -271,6 +273,7 @@ def _run_in_vm(spec: CampaignSpec, runner: Runner, progress: bool, workloads: Se
 def _run(spec: CampaignSpec, runner: Runner, progress: bool, workloads: Sequence,
          guest: dict | None = None) -> CampaignResult:
     backend, notes = ("vm", list(guest["notes"])) if guest else _backend(spec)
+    spec.array.check_backend(backend)  # CAP_SCALE: the loop devices only
     _check_kernel(spec, backend, runner)
     if backend != "vm" and spec.emulation == "vm":
         raise ConfigError("EMULATION='vm' runs inside the VM lab, which campaign.run starts itself")
@@ -306,6 +309,7 @@ def _run(spec: CampaignSpec, runner: Runner, progress: bool, workloads: Sequence
         with _progress_bar(spec.sweep.runs() * len(todo), spec.name, progress) as bar:
             recorder = Recorder(spec.name, spec.host, spec.sweep, directory, runner, run_id, _caps(spec), bar, env,
                                 workloads, on_failure=spec.on_failure, done=done,
+                                layout_caps={name: _caps(spec, name) for name in todo if name != MOUNTED},
                                 progress=Progress(spec.sweep, len(todo), directory, bar,
                                                   workload_runs=sum(w.runs() for w in workloads)))
             try:

@@ -29,6 +29,7 @@ from typing import Annotated, Any, Callable, Iterable, Literal, Mapping, Optiona
 from pydantic import AfterValidator, ConfigDict, Field, ValidationError, create_model
 
 from .arrays.cluster import STORAGE as CLUSTER_STORAGE
+from .arrays.emulated import SCALED_BACKENDS, cap_scale_problem
 from .arrays.erase import METHODS as ERASE_METHODS
 from .arrays.guard import confirmation
 from .analysis.significance import check_margin
@@ -40,7 +41,8 @@ from .errors import ConfigError
 # tests/test_parameters.py checks the notebooks' parameters cells against them.
 PARAMETERS: dict[str, tuple[str, str]] = {
     "DEVICES": ("array", "devices"), "DEVICE_SIZE": ("array", "device_size"), "CAP_READ_BPS": ("array", "read_bps"),
-    "CAP_WRITE_BPS": ("array", "write_bps"), "BACKING_DIR": ("array", "backing_root"),
+    "CAP_WRITE_BPS": ("array", "write_bps"), "CAP_SCALE": ("array", "cap_scale"),
+    "BACKING_DIR": ("array", "backing_root"),
     "RW": ("sweep", "rw"), "BS": ("sweep", "bs"), "NUMJOBS": ("sweep", "numjobs"), "IODEPTH": ("sweep", "iodepth"),
     "REPETITIONS": ("sweep", "repetitions"), "WARMUP": ("sweep", "warmup"), "RUNTIME_S": ("sweep", "runtime_s"),
     "RAMP_S": ("sweep", "ramp_s"), "FILE_SIZE": ("sweep", "size"), "PRECONDITION": ("sweep", "precondition"),
@@ -78,6 +80,14 @@ def check_campaign_name(name: object, what: str = "campaign name") -> str:
     return name
 
 
+def _cap_scale(value: object) -> object:
+    """CAP_SCALE's type: a list of per-device factors in (0, 1] (their count is a rule: one per device, or none)."""
+    problem = cap_scale_problem(value)
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
 Positive = Annotated[int, Field(gt=0)]
 AtLeastZero = Annotated[int, Field(ge=0)]
 Positives = Union[list[Positive], tuple[Positive, ...]]
@@ -93,6 +103,9 @@ SCHEMA: dict[str, tuple[object, str]] = {
                                                            "than the backing directory's free space)"),
     "CAP_READ_BPS": (Positive, "read cap per emulated device, bytes/s"),
     "CAP_WRITE_BPS": (Positive, "write cap per emulated device, bytes/s"),
+    "CAP_SCALE": (Annotated[Any, AfterValidator(_cap_scale)],
+                  "per-device factors of the caps, each in (0, 1], one per device (e.g. [1, 1, 1, 0.5]: the 4th at "
+                  "half the cap); empty: every device at the full cap. The emulated array's loop devices only"),
     "BACKING_DIR": (Optional[str], "where the emulated devices' backing files go (None: /dev/shm when it has room)"),
     "RW": (Union[str, Names], "fio rw modes: read, write, randread, randwrite, rw, randrw; or filecreate, filestat, "
                               "filedelete"),
@@ -298,6 +311,26 @@ def _remote_hosts_enough(p: Mapping[str, Any]) -> Optional[str]:
             "or lower HOSTS")
 
 
+def _cap_scale_per_device(p: Mapping[str, Any]) -> Optional[str]:
+    problem = cap_scale_problem(p["CAP_SCALE"], p["DEVICES"])
+    return f"CAP_SCALE={p['CAP_SCALE']!r}: {problem}" if problem else None
+
+
+def _cap_scale_backend(p: Mapping[str, Any]) -> Optional[str]:
+    """CAP_SCALE caps the emulated array's loop devices one by one: a VM's, a test bed's, a cluster's devices and
+    plain directories refuse it (``arrays.emulated.SCALED_BACKENDS``; the campaign checks the backend it chose too)."""
+    if not p["CAP_SCALE"]:
+        return None
+    backend = ("testbed" if p.get("TESTBED") else "cluster" if "HOSTS" in p
+               else p.get("EMULATION") if p.get("EMULATION") in ("vm", "directory") else "loop")
+    if backend in SCALED_BACKENDS:
+        return None
+    why = {"testbed": f"TESTBED={p.get('TESTBED')!r}", "cluster": f"HOSTS={p.get('HOSTS')!r}"}.get(
+        backend, f"EMULATION={p.get('EMULATION')!r}")
+    return (f"CAP_SCALE={list(p['CAP_SCALE'])!r} with {why}: the {backend} backend cannot cap its devices one by one "
+            "(only the emulated array's loop devices); leave CAP_SCALE empty")
+
+
 def _margin(p: Mapping[str, Any]) -> Optional[str]:
     try:
         check_margin(p["TAX_MARGIN"])
@@ -315,6 +348,8 @@ RULES: tuple[Rule, ...] = (
     Rule(("LAYOUT", "DEVICES"), _enough_devices("LAYOUT")),      # 04, 05, 07: the one layout
     Rule(("TAX_MARGIN",), _margin),                              # quickstart, 03, 11: the margin of equivalence
     Rule(("HOSTS", "REMOTE_HOSTS"), _remote_hosts_enough),       # 10_cluster on real hosts
+    Rule(("CAP_SCALE", "DEVICES"), _cap_scale_per_device),       # a factor per emulated device, or none
+    Rule(("CAP_SCALE",), _cap_scale_backend),                    # the loop devices only (not vm, cluster, testbed)
 )
 
 

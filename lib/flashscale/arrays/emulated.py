@@ -1,7 +1,9 @@
 """The emulated array: N loop devices on sparse files of our own, each capped at a known bandwidth.
 
 Because every device is capped by the kernel's block throttling, the true answer is known: N devices can deliver
-N x the cap and no more. Everything made here is recorded in a ``Teardown`` and removed on exit, on error and on
+N x the cap and no more. ``cap_scale`` (``CAP_SCALE``) caps device i at its own fraction of the cap instead (a slow
+device among fast ones); the truth of a layout then comes from the devices it uses, each at its own cap
+(``ArraySpec.layout_caps``). Everything made here is recorded in a ``Teardown`` and removed on exit, on error and on
 Ctrl-C; nothing that flashscale did not make is touched (loop devices are found with ``losetup --find`` and
 detached one by one, by the path ``losetup`` gave us, never with ``-D``).
 """
@@ -11,6 +13,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import layouts
 from ..system.commands import Runner
 from ..system.devices import Device, System
 from ..errors import ConfigError, UnsupportedError
@@ -18,17 +21,50 @@ from ..system.teardown import Built
 from ..system.throttle import Throttle
 
 SHM = "shm"  # tmpfs under the machine's /dev: the backing store that is never the bottleneck, when it has room
+# Layouts that put an equal share of every byte on each member (their stripe unit in turn): as fast as their slowest
+# member x members, and no faster. Every other layout (single, jbod, btrfs-raid10, whose reads pick one copy) is held
+# to the sum of its members' caps, the bound no layout of them can pass.
+STRIPES = ("btrfs-raid0", "md-raid0", "md-imsm-raid0", "lvm-striped")
+# Where CAP_SCALE can apply: the loop devices flashscale caps one by one. A VM's, a test bed's and a cluster's devices
+# are capped alike or not at all, and plain directories have no caps.
+SCALED_BACKENDS = ("loop",)
+
+
+def cap_scale_problem(value: object, devices: int | None = None) -> str | None:
+    """What is wrong with ``value`` as ``CAP_SCALE`` (a list or tuple, empty or, with ``devices``, one factor per
+    device, each a number in (0, 1]), or None."""
+    if not isinstance(value, (list, tuple)):
+        return "must be a list of per-device factors in (0, 1], or empty"
+    bad = [f for f in value if isinstance(f, bool) or not isinstance(f, (int, float)) or not 0 < f <= 1]
+    if bad:
+        return (f"{', '.join(map(repr, bad))} is not a number in (0, 1]: each device's cap is a fraction of "
+                "CAP_READ_BPS and CAP_WRITE_BPS, more than 0 and at most 1")
+    if value and devices is not None and len(value) != devices:
+        return (f"{len(value)} factor(s) for DEVICES={devices!r}: give one per device, or none (every device at the "
+                "full cap)")
+    return None
+
+
+def cap_scale_factors(value: object, devices: int | None = None) -> tuple[float, ...]:
+    """``value`` (``CAP_SCALE``) as the factors ``ArraySpec.cap_scale`` holds, or a ConfigError naming CAP_SCALE and
+    its value (``cap_scale_problem``)."""
+    problem = cap_scale_problem(value, devices)
+    if problem:
+        raise ConfigError(f"CAP_SCALE={list(value) if isinstance(value, tuple) else value!r}: {problem}")
+    return tuple(float(f) for f in value)
 
 
 @dataclass(frozen=True)
 class ArraySpec:
-    """N devices of ``device_size`` bytes, capped at ``read_bps`` / ``write_bps`` bytes/s each."""
+    """N devices of ``device_size`` bytes, capped at ``read_bps`` / ``write_bps`` bytes/s each, or device i at
+    ``cap_scale[i]`` x those (``CAP_SCALE``; empty: every device at the full cap)."""
 
     devices: int = 4
     device_size: int = 2 * 2**30
     read_bps: int = 200_000_000
     write_bps: int = 200_000_000
     backing_root: str | None = None
+    cap_scale: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         for attr in ("devices", "device_size", "read_bps", "write_bps"):
@@ -37,6 +73,26 @@ class ArraySpec:
                 raise ConfigError(f"{attr}={value!r} must be a positive whole number")
         if self.device_size < 512 * 2**20:
             raise ConfigError(f"device_size={self.device_size} is below 512 MiB, too small for xfs and btrfs")
+        object.__setattr__(self, "cap_scale", cap_scale_factors(self.cap_scale, self.devices))
+
+    def device_caps(self, index: int) -> tuple[int, int]:
+        """Device ``index``'s read and write caps, bytes/s: the array's, times its ``cap_scale`` factor."""
+        factor = self.cap_scale[index] if self.cap_scale else 1.0
+        return round(self.read_bps * factor), round(self.write_bps * factor)
+
+    def layout_caps(self, layout: str) -> tuple[float, float]:
+        """The read and write cap per device of which ``layout``'s known truth is its devices x: from the devices it
+        uses (``layouts.chosen``), each at its own cap (``device_caps``): their slowest on a stripe (``STRIPES``),
+        their mean elsewhere (devices x the mean is the sum of their caps). Every device at the cap: the cap."""
+        used = [self.device_caps(i) for i in layouts.chosen(layout, range(self.devices))]
+        pick = min if layout in STRIPES else (lambda caps: sum(caps) / len(caps))
+        return tuple(float(pick([caps[d] for caps in used])) for d in (0, 1))
+
+    def check_backend(self, backend: str) -> None:
+        """A ConfigError when ``cap_scale`` is given for a backend it cannot apply to (``SCALED_BACKENDS``)."""
+        if self.cap_scale and backend not in SCALED_BACKENDS:
+            raise ConfigError(f"CAP_SCALE={list(self.cap_scale)!r} cannot apply to the {backend} backend: only the "
+                              "emulated array's loop devices are capped one by one; leave CAP_SCALE empty there")
 
 
 def loop_support_problem(system: System | None = None) -> str | None:
@@ -87,7 +143,7 @@ class EmulatedArray(Built):
             device = self.system.identify(path)
             if device.id != f"loop:{backing}":
                 raise UnsupportedError(f"{path} reports backing file {device.id!r}, expected {backing}")
-            self.throttle.cap(self.system.majmin(path), self.spec.read_bps, self.spec.write_bps)
+            self.throttle.cap(self.system.majmin(path), *self.spec.device_caps(index))
             self.devices.append(device)
 
     @property

@@ -46,7 +46,9 @@ class Recorder:
     """Runs one layout's sweep and appends each run's row to the campaign directory as soon as it finishes.
 
     ``caps`` is the emulated array's per-device cap per rw (``read``, ``write``, ...): a row carries it, and its
-    agreement with the known truth, only when fio ran inside the throttled cgroup. ``progress`` is told each run's
+    agreement with the known truth, only when fio ran inside the throttled cgroup. ``layout_caps`` gives a layout
+    its own, by name, where its devices are not all at the array's cap (``CAP_SCALE``: ``ArraySpec.layout_caps``,
+    the cap per device of which its truth is its devices x). ``progress`` is told each run's
     start and end (``measure.progress``: the log, the lines, ``bar``, the tqdm bar workloads name their runs on)."""
 
     campaign: str
@@ -63,6 +65,7 @@ class Recorder:
     done_rows: dict = field(default_factory=dict)  # an adaptive sweep's resumed runs: their rows, to decide on
     done: frozenset = frozenset()  # (layout, point, rep) of runs a resumed campaign measured already
     progress: Progress | None = None  # None: one that only moves ``bar``
+    layout_caps: dict = field(default_factory=dict)  # layout name -> its caps per rw, where they are not ``caps``
 
     def __post_init__(self) -> None:
         if self.progress is None:
@@ -70,6 +73,7 @@ class Recorder:
 
     precondition_dir = precondition.PHASE  # raw/<layout>/<this>
     verdict = None  # the steady-state verdict of the layout being measured, when it ran in rounds
+    measuring: str | None = None  # the name of the layout being measured (its caps are ``caps_of`` it)
 
     def sweep(self, layout: Layout, cgroup_procs: list[Path]) -> None:
         """The layout's precondition (when the sweep asks for it; in rounds until steady when it asks for that),
@@ -77,7 +81,7 @@ class Recorder:
         first = precondition.job(self.sweep_spec, layout.targets) if self.sweep_spec.precondition else None
         # a resumed layout is preconditioned anew, beside the interrupted run's precondition
         self.precondition_dir = resume.fresh_name(self.directory / "raw" / layout.name, precondition.PHASE)
-        self.verdict = None
+        self.verdict, self.measuring = None, layout.name
         if first is not None and self.sweep_spec.steady_rounds:
             self.verdict = self._rounds(layout, first, cgroup_procs)
         elif first is not None:  # outside the throttled cgroup: it prepares the files, it measures nothing
@@ -171,14 +175,20 @@ class Recorder:
         (``cgroup_procs``), NaN otherwise (a failed run; an application's metric, which is no rw of fio's)."""
         return {"campaign": self.campaign, "host": self.host, "layout": layout.name, "devices": layout.devices,
                 "run_id": self.run_id, "backend": layout.backend,
-                "cap_bps": self.caps.get(rw, NAN) if cgroup_procs else NAN, "warmup": warmup, "phase": phase,
+                "cap_bps": self.caps_of(layout.name).get(rw, NAN) if cgroup_procs else NAN, "warmup": warmup,
+                "phase": phase,
                 "round": round_number, **({"workload": workload} if workload is not None else {}),
                 **({"accelerator": self.environment["accelerator"]} if "accelerator" in self.environment else {})}
 
-    def truth_caps(self, cgroup_procs: Sequence[Path]) -> dict:
-        """The caps of the known truth (``results.evidence``) of a run in ``cgroup_procs``: read and write, or none
-        when it ran outside the throttled cgroup."""
-        return {d: self.caps[d] for d in ("read", "write") if d in self.caps} if cgroup_procs else {}
+    def caps_of(self, layout: str | None) -> dict:
+        """The caps per rw of ``layout``'s runs: its own (``layout_caps``), else the array's."""
+        return self.layout_caps.get(layout, self.caps)
+
+    def truth_caps(self, cgroup_procs: Sequence[Path], layout: Layout | None = None) -> dict:
+        """The caps of the known truth (``results.evidence``) of a run on ``layout`` (default: the layout being
+        measured) in ``cgroup_procs``: read and write, or none when it ran outside the throttled cgroup."""
+        caps = self.caps_of(layout.name if layout else self.measuring)
+        return {d: caps[d] for d in ("read", "write") if d in caps} if cgroup_procs else {}
 
     @staticmethod
     def _axes(job: fio.FioJob) -> dict:
@@ -208,7 +218,7 @@ class Recorder:
                              round_number=round_number),
                **self._axes(job), "rep": rep, **fio.parse(data), "point": point or job.point,
                "raw_dir": str(raw_dir), "started_at": started, "adaptive": adaptive}
-        return {**row, **results.evidence(row, self.truth_caps(cgroup_procs))}
+        return {**row, **results.evidence(row, self.truth_caps(cgroup_procs, layout))}
 
     def keep(self, layout: Layout, row: dict, cgroup_procs: list[Path]) -> None:
         """Write the row beside its raw files (env.json) and append it to the campaign's rows."""
