@@ -1,0 +1,160 @@
+"""How many devices (and hosts) reach a target throughput, and which limit binds first, from one device's curve.
+
+The device: a results table or campaign folder whose single-device rows are its curve (each of N devices runs its
+best point at --bs), or published figures (--device-bps 2.8GB/s, or read=2.8GB/s,write=1.9GB/s). The ceilings:
+--pcie-bps (each device's link), --uplink-bps with --devices-per-uplink (a link shared by that many devices),
+--link-bps (each host's network link, for data that crosses the network), --memory-bps and --cores (each host's),
+--hosts (a fixed count) or --devices-per-host (hosts grow with the devices), or a --ceilings FILE the ceilings
+module reads (flags on top). Every rate carries its unit, bytes or bits said: 12.5GB/s, 100Gb/s, 3.2GiB/s,
+800MB/s. Prints, per rw, the predicted throughput for a few device counts with the term that binds, and the answer
+in words (--format csv: the answers, one row per rw).
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import re
+import sys
+
+import numpy as np
+import pandas as pd
+
+from ..analysis import core, predict, sizing
+from ..errors import ConfigError
+from ..publish import tables
+from .analyze import _ceilings_file, _load
+
+PREFIXES = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12, "p": 1e15,
+            "ki": 2 ** 10, "mi": 2 ** 20, "gi": 2 ** 30, "ti": 2 ** 40, "pi": 2 ** 50}
+RATE = re.compile(r"\s*(?P<number>\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|\.\d+)\s*(?P<prefix>[kKmMgGtTpP]i?)?"
+                  r"(?P<unit>B|b|bit|bits|byte|bytes)(?:/s|ps)?\s*")
+BITS = {"b", "bit", "bits"}
+
+
+def parse_rate(text: str, option: str) -> float:
+    """'12.5GB/s' -> 12.5e9 bytes/s, '100Gb/s' -> 12.5e9 (bits / 8), '3GiB/s' -> 3 x 2^30; a number without its
+    unit is refused, naming the option and the value: bytes (B) or bits (b) must be said."""
+    match = RATE.fullmatch(str(text))
+    if match is None:
+        raise ConfigError(f"{option} {text!r} is not a rate with its unit: write e.g. 12.5GB/s (bytes), 100Gb/s "
+                          f"(bits), 3.2GiB/s or 800MB/s")
+    prefix = (match["prefix"] or "").lower()
+    value = float(match["number"]) * PREFIXES[prefix] / (8 if match["unit"] in BITS else 1)
+    if not (np.isfinite(value) and value > 0):
+        raise ConfigError(f"{option} {text!r} must be a rate above 0")
+    return value
+
+
+def device_figures(text: str, rws: list[str]) -> dict[str, float]:
+    """``--device-bps``: 'RATE' (for each rw of --rw) or 'read=RATE,write=RATE'."""
+    if "=" not in text:
+        return dict.fromkeys(rws, parse_rate(text, "--device-bps"))
+    out: dict[str, float] = {}
+    for part in text.split(","):
+        rw, sep, rate = part.partition("=")
+        if not sep or not rw.strip() or rw.strip() in out:
+            raise ConfigError(f"--device-bps {text!r}: expected RATE or rw=RATE,... with each rw once; cannot read "
+                              f"{part!r}")
+        out[rw.strip()] = parse_rate(rate, f"--device-bps for {rw.strip()!r}:")
+    return out
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("results", nargs="?", default=None,
+                        help="results table (.parquet or .csv) or campaign folder whose single-device rows are the "
+                             "device's curve; or give --device-bps")
+    parser.add_argument("--target", required=True, metavar="RATE", help="the throughput to reach: 12.5GB/s, 100Gb/s")
+    parser.add_argument("--device-bps", metavar="RATE|RW=RATE,...", help="one device's published throughput")
+    parser.add_argument("--rw", default=None, metavar="RW[,RW...]",
+                        help="which rws to answer (default every rw of the curve; read for a bare --device-bps)")
+    parser.add_argument("--layout", default="jbod", help="the layout to predict (default jbod: one file system per "
+                        "device; a stripe or mirror spreads every job over all devices)")
+    parser.add_argument("--bs", type=int, default=core.BASELINE_BS, help="block size of the device's best point, "
+                        "bytes (default %(default)s; the nearest measured)")
+    for name, what in (("pcie-bps", "each device's PCIe link"), ("uplink-bps", "a link shared by "
+                       "--devices-per-uplink devices"), ("link-bps", "each host's network link"),
+                       ("memory-bps", "each host's memory bandwidth")):
+        parser.add_argument(f"--{name}", metavar="RATE", help=what)
+    parser.add_argument("--devices-per-uplink", type=int, default=None, help="devices sharing one --uplink-bps")
+    parser.add_argument("--hosts", type=int, default=None, help="a fixed count of hosts (default 1)")
+    parser.add_argument("--devices-per-host", type=int, default=None, help="devices a host holds: hosts grow with N")
+    parser.add_argument("--cores", type=float, default=None,
+                        help="cores each host gives the I/O (a cpu term where the curve measured CPU)")
+    parser.add_argument("--ceilings", metavar="FILE", default=None, help="YAML file of ceiling parameters "
+                        "(flashscale.analysis.ceilings.Ceilings); the flags above take precedence")
+    parser.add_argument("--max-devices", type=int, default=sizing.MAX_DEVICES, help="largest N tried")
+    parser.add_argument("--format", choices=["table", "csv"], default="table", help="output format")
+
+
+def _limits(args: argparse.Namespace) -> predict.Limits:
+    given = dict(pcie_bps=args.pcie_bps, uplink_bps=args.uplink_bps, link_bps=args.link_bps,
+                 memory_bps=args.memory_bps)
+    rates = {name: parse_rate(text, f"--{name.replace('_', '-')}") for name, text in given.items() if text}
+    counts = {name: value for name, value in (("devices_per_uplink", args.devices_per_uplink),
+                                              ("hosts", args.hosts), ("cores", args.cores)) if value is not None}
+    if args.ceilings:
+        return predict.Limits.from_ceilings(_ceilings_file(args.ceilings), **rates, **counts)
+    return predict.Limits(**rates, **counts)
+
+
+def _curve(args: argparse.Namespace) -> pd.DataFrame:
+    rws = args.rw.split(",") if args.rw else None
+    if (args.results is None) == (args.device_bps is None):
+        raise ConfigError("give the device's curve: a results table or campaign folder, or --device-bps; not both")
+    if args.device_bps is not None:
+        return predict.figures(device_figures(args.device_bps, rws or ["read"]), bs=args.bs)
+    base = predict.curve(_load(args.results))
+    if rws:
+        unknown = sorted(set(rws) - set(base["rw"]))
+        if unknown:
+            raise ConfigError(f"--rw {args.rw!r}: the single device has no {', '.join(map(repr, unknown))} rows; "
+                              f"it has {', '.join(map(repr, sorted(set(base['rw']))))}")
+        base = base[base["rw"].isin(rws)]
+    return base
+
+
+def _rate(value: float) -> str:
+    return tables.cell(value, "bandwidth", ("GB/s", 1e9) if value >= 10e9 else ("MB/s", 1e6))
+
+
+def answer_sentence(answer, layout: str) -> str:
+    """One rw's answer in words."""
+    target = _rate(answer.target_bw_bytes)
+    if not np.isfinite(answer.devices):
+        return (f"{answer.rw}: no count up to {answer.max_devices} devices reaches {target}: the {answer.ceiling_limit} "
+                f"holds {layout} at {_rate(answer.ceiling_bw_bytes)}.")
+    hosts = f" on {int(answer.hosts)} host{'s' if answer.hosts > 1 else ''}"
+    text = (f"{answer.rw}: {int(answer.devices)} devices{hosts} reach {target} ({_rate(answer.predicted_bw_bytes)} "
+            f"predicted for {layout}, the {answer.predicted_limit} binding)")
+    if np.isfinite(answer.devices_lo) and answer.devices_lo != answer.devices:
+        text += f"; {int(answer.devices_lo)} reach it at the low side of the interval"
+    if answer.other_limit:
+        text += (f"; the {answer.other_limit} binds first, from {int(answer.other_limit_devices)} "
+                 f"device{'s' if answer.other_limit_devices > 1 else ''}")
+    else:
+        text += f"; no limit but the devices binds up to {answer.max_devices} devices"
+    return text + "."
+
+
+def people(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows shown: devices, hosts, the prediction with its interval, each term present, the limit that binds."""
+    terms = [f"{t}_limit_bw_bytes" for t in predict.TERMS if table[f"{t}_limit_bw_bytes"].notna().any()]
+    shown = table[["rw", "devices", "hosts", "predicted_bw_bytes", "predicted_limit", *terms]]
+    if (table["predicted_lo"] != table["predicted_hi"]).any():  # an interval only where the curve had a spread
+        shown = shown.assign(predicted_bw_bytes_lo=table["predicted_lo"], predicted_bw_bytes_hi=table["predicted_hi"])
+    return tables.formatted(shown)
+
+
+def main(args: argparse.Namespace) -> int:
+    target = parse_rate(args.target, "--target")
+    table, answers = sizing.sizing(_curve(args), target, _limits(args), layout=args.layout,
+                                   devices_per_host=args.devices_per_host, max_devices=args.max_devices,
+                                   baseline_bs=args.bs)
+    if args.format == "csv":
+        answers.to_csv(sys.stdout, index=False)
+        return 0
+    print(people(sizing.shown(table, answers)).to_string(index=False))
+    print()
+    for answer in answers.itertuples(index=False):
+        print(answer_sentence(answer, args.layout))
+    return 0
