@@ -114,7 +114,8 @@ def _when(run_id: str) -> str:
 
 
 def _on_what(run: dict) -> str:
-    """What one campaign measured: its backend, devices and caps (``raw.campaign_facts``)."""
+    """What one campaign measured: its backend, devices and caps, naming each device below the cap (CAP_SCALE:
+    "device 4 at 50% of the cap") (``raw.campaign_facts``)."""
     devices = run.get("devices") or 0
     if run.get("backend") == "testbed":
         return f"{devices} real device(s) of the test bed {run.get('testbed')}, no caps"
@@ -122,7 +123,10 @@ def _on_what(run: dict) -> str:
         return "plain directories on the local disk (no devices, no caps)"
     caps = ", ".join(f"{run[key] / 1e6:,.0f} MB/s {rw}" for key, rw in (("read_bps", "read"), ("write_bps", "write"))
                      if run.get(key))
-    return f"{devices} emulated device(s) (capped loop devices){', ' + caps + ' each' if caps else ', no caps'}"
+    scaled = [f"device {index} at {factor * 100:g}%" for index, factor in enumerate(run.get("cap_scale") or [], 1)
+              if factor != 1]
+    caps = f"{caps} each" + (f"; {', '.join(scaled)} of the cap" if scaled else "") if caps else ""
+    return f"{devices} emulated device(s) (capped loop devices){', ' + caps if caps else ', no caps'}"
 
 
 def provenance(runs: list[dict], published: str = "") -> list[str]:
