@@ -67,7 +67,7 @@ EXTRA_COLUMNS: dict[str, tuple[str, str]] = {
     "backend": ("string", "loop (loop devices: the emulated array, or a test bed of loop devices), directory "
                           "(plain directories), device (real devices of a test bed), mounted (inside an existing "
                           "mount point)"),
-    "cap_bps": ("float64", "per-device bandwidth cap of the emulated array, bytes/s; NaN when uncapped"),
+    "cap_bps": ("float64", "per-device bandwidth cap of the layout's devices, bytes/s (devices x cap_bps is its truth; with CAP_SCALE the mean of jbod's, a stripe's slowest); NaN when uncapped"),
     "read_bw_bytes": ("float64", "read bandwidth, bytes/s"),
     "write_bw_bytes": ("float64", "write bandwidth, bytes/s"),
     "io_bytes": ("Int64", "bytes moved during the measured run; NA on a failed row"),
