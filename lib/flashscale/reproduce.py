@@ -72,7 +72,7 @@ def published(path: str | Path) -> Published:
     if not path.exists():
         raise ConfigError(f"{str(path)!r} does not exist: give a campaign's report folder (reports/<campaign>) or "
                           "one of its reports")
-    folder = path if path.is_dir() else path.parent
+    folder = (path if path.is_dir() else path.parent).resolve()  # 08_compare reads it from the checkout
     executed = _executed(folder)
     if not executed:
         raise ConfigError(f"{str(folder)!r} holds no executed notebook: give a campaign's report folder "
@@ -83,7 +83,7 @@ def published(path: str | Path) -> Published:
         if given is None:
             raise ConfigError(f"{notebook} holds no parameters of papermill's: it was not executed by flashscale run")
         notebooks[notebook.stem] = {k: v for k, v in given.items() if k not in RUN_ONLY}
-    campaign = folder.resolve().name
+    campaign = folder.name
     data = {results.data_root(given.get("DATA_DIR", "data/campaigns")) / campaign for given in notebooks.values()}
     return Published(campaign, folder, notebooks, tuple(sorted(data)))
 
