@@ -48,6 +48,7 @@ import pandas as pd
 
 from . import core, stats
 from .ceilings import FIO_READ_SHARE, MIXED, Ceilings, pcie_link_bw_bytes
+from .significance import DEFAULT_MARGIN, check_margin
 from ..errors import AnalysisError, ConfigError
 
 TERMS = ("devices", "pcie", "uplink", "network", "memory", "cpu")  # ties bind in this order
@@ -308,12 +309,14 @@ def predict_results(frame: pd.DataFrame, limits: Limits = Limits(), confidence: 
     return pd.concat(parts, ignore_index=True)
 
 
-def score(prediction: pd.DataFrame, frame: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
+def score(prediction: pd.DataFrame, frame: pd.DataFrame, confidence: float = 0.95,
+          margin: float = DEFAULT_MARGIN) -> pd.DataFrame:
     """``prediction`` with what was measured at each point (``measured_bw_bytes``, the mean of its repetitions
     with its t interval ``_lo``/``_hi``, ``measured_reps``); ``error`` = measured / predicted - 1; ``in_interval``:
     the measured mean lies in the predicted interval (NA where that is unknown). The predicted interval holds the
     single device's uncertainty, not the measured point's own: a layout whose runs spread more than the single
-    device's can land outside by its own noise (compare ``measured_bw_bytes_lo``/``_hi``); ``unexplained`` = 1 - measured / predicted, what the model did not explain;
+    device's can land outside by its own noise (compare ``measured_bw_bytes_lo``/``_hi``); ``beyond_margin``: it
+    lies outside the interval widened by ``margin`` (the tax's margin of practical equivalence, 2%) each way; ``unexplained`` = 1 - measured / predicted, what the model did not explain;
     ``devices_tax`` = 1 - measured / the devices term: the tax re-read against what these devices, at these jobs,
     deliver alone. Points not measured are left out."""
     missing = [c for c in (*KEYS, "predicted_bw_bytes", "predicted_lo", "predicted_hi", "devices_limit_bw_bytes")
@@ -331,6 +334,26 @@ def score(prediction: pd.DataFrame, frame: pd.DataFrame, confidence: float = 0.9
     out["error"] = value / out["predicted_bw_bytes"] - 1
     inside = (value >= out["predicted_lo"]) & (value <= out["predicted_hi"])
     out["in_interval"] = inside.astype("boolean").mask(out["predicted_lo"].isna())
+    check_margin(margin)
+    near = (value >= out["predicted_lo"] * (1 - margin)) & (value <= out["predicted_hi"] * (1 + margin))
+    out["beyond_margin"] = (~near).astype("boolean").mask(out["predicted_lo"].isna())
     out["unexplained"] = 1 - value / out["predicted_bw_bytes"]
     out["devices_tax"] = 1 - value / out["devices_limit_bw_bytes"]
+    return out
+
+
+def _mb(value: float) -> str:
+    return f"{value / 1e9:.3g} GB/s" if value >= 10e9 else f"{value / 1e6:,.0f} MB/s"
+
+
+def outside_sentences(scored: pd.DataFrame) -> list[str]:
+    """Each scored point whose measurement lies outside its predicted interval and beyond the margin, in words,
+    with the term that bound: "btrfs-raid0 write, 4 devices, bs 1048576, 1 jobs, iodepth 1: measured 453 MB/s,
+    predicted 800 MB/s (798 MB/s–802 MB/s), -43.4%; the devices bound"."""
+    out = []
+    for row in scored[scored["beyond_margin"].fillna(False).astype(bool)].itertuples(index=False):
+        out.append(f"{row.layout} {row.rw}, {row.devices} devices, bs {row.bs}, {row.numjobs} job{'s' if row.numjobs != 1 else ''}, iodepth "
+                   f"{row.iodepth}: measured {_mb(row.measured_bw_bytes)}, predicted {_mb(row.predicted_bw_bytes)} "
+                   f"({_mb(row.predicted_lo)}–{_mb(row.predicted_hi)}), {row.error:+.1%}; the {row.predicted_limit} "
+                   f"bound")
     return out

@@ -11,7 +11,9 @@ inconclusive across its edge with tax_reps_needed, unknown, reference), best_rep
 they and runs above the emulated array's known cap (above_truth) are named on stderr. --fit adds the knee and
 the Universal Scalability Law fitted against numjobs;
 --ceilings FILE (YAML, see flashscale.ceilings.Ceilings) adds the expected ceiling, the binding limit and the
-fraction of it reached.
+fraction of it reached. --predict prints instead each layout's points predicted from the single-device rows (and
+the --ceilings) against what was measured (``analysis.predict``): the error, the limit that binds, in or out of
+the predicted interval; --reference is then not needed.
 """
 from __future__ import annotations
 
@@ -22,14 +24,16 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from ..analysis import core as analysis, ceilings, evidence, scaling, significance, stats
+from ..analysis import core as analysis, ceilings, evidence, predict, scaling, significance, stats
 from ..measure import results
 from ..errors import AnalysisError, ConfigError, FlashscaleError
+from ..publish import tables
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("results", help="results table: .parquet or .csv (or a campaign directory)")
-    parser.add_argument("--reference", required=True, metavar="LAYOUT", help="layout the tax is measured against")
+    parser.add_argument("--reference", default=None, metavar="LAYOUT",
+                        help="layout the tax is measured against (required, but with --predict)")
     parser.add_argument("--baseline-bs", default=str(analysis.BASELINE_BS), metavar="BYTES|RW=BYTES,...",
                         help=f"block size of the single-device baseline, bytes (default {analysis.BASELINE_BS}): one "
                              "for every rw, or per rw as read=1048576,randread=4096 (an rw not named takes the block "
@@ -43,6 +47,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ceilings", metavar="FILE", default=None,
                         help="YAML file of ceiling parameters: adds the expected ceiling, the binding limit and "
                              "the fraction of it reached")
+    parser.add_argument("--predict", action="store_true",
+                        help="print each layout's points predicted from the single-device rows (and --ceilings) "
+                             "against the measured ones: error, binding limit, in or out of the interval")
     parser.add_argument("--confidence", type=float, default=0.95, help="confidence of the _lo/_hi intervals")
     parser.add_argument("--margin", type=float, default=significance.DEFAULT_MARGIN,
                         help="margin of practical equivalence of the tax, a fraction (default %(default)s: a tax "
@@ -95,8 +102,33 @@ def _load(path: str):
         raise AnalysisError(f"results file {path!r} cannot be read: {exc}") from None
 
 
+def _print_predicted(frame: pd.DataFrame, args: argparse.Namespace) -> int:
+    """``--predict``: predicted against measured, per layout and point, and the points outside their interval."""
+    limits = predict.Limits.from_ceilings(_ceilings_file(args.ceilings)) if args.ceilings else predict.Limits()
+    scored = predict.score(predict.predict_results(frame, limits, args.confidence), frame, args.confidence,
+                           args.margin)
+    if args.format == "csv":
+        scored.to_csv(sys.stdout, index=False)
+        return 0
+    shown = scored.drop(columns=["measured_bw_bytes_lo", "measured_bw_bytes_hi"]).rename(
+        columns={"predicted_lo": "predicted_bw_bytes_lo", "predicted_hi": "predicted_bw_bytes_hi"})
+    print(tables.formatted(shown, ["layout", "devices", "rw", "bs", "numjobs", "iodepth", "predicted_bw_bytes",
+                                   "measured_bw_bytes", "error", "predicted_limit", "in_interval"],
+                           kinds={"error": "percent"}).to_string(index=False))
+    within = int((scored["in_interval"].eq(False) & scored["beyond_margin"].eq(False)).sum())
+    if within:
+        print(f"{within} point(s) outside their predicted interval but within the {args.margin:.0%} margin")
+    for sentence in predict.outside_sentences(scored):
+        print(f"beyond the margin: {sentence}")
+    return 0
+
+
 def main(args: argparse.Namespace) -> int:
     frame = _load(args.results)
+    if args.predict:
+        return _print_predicted(frame, args)
+    if args.reference is None:
+        raise ConfigError("--reference LAYOUT is required: the layout the tax is measured against")
     by = tuple(args.by)
     summary = stats.summary_intervals(frame, reference=args.reference, baseline_bs=baseline_bs(args.baseline_bs),
                                       by=by, confidence=args.confidence, margin=args.margin)

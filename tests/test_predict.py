@@ -1,0 +1,213 @@
+"""The prediction model: known truths recovered (simulated curves, the emulated array's golden run) and the seed
+studies' published numbers predicted from their own per-device figures, with the error stated."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from flashscale.analysis import predict
+from flashscale.analysis.ceilings import pcie_link_bw_bytes
+from flashscale.errors import AnalysisError, ConfigError
+from flashscale.measure.fio import FioJob
+
+ROOT = Path(__file__).resolve().parents[1]
+REFERENCE = ROOT / "data" / "reference"
+GOLDEN = ROOT / "tests" / "golden" / "quickstart_results.csv"
+MiB = 1048576
+GB = 1e9
+
+
+def _parameters(name: str) -> dict:
+    return pd.read_csv(REFERENCE / name).set_index("parameter")["value"].to_dict()
+
+
+def _rows(layout, devices, rw, values_by_numjobs, bs=MiB, iodepth=1, **extra) -> list[dict]:
+    return [dict(layout=layout, devices=devices, rw=rw, bs=bs, numjobs=nj, iodepth=iodepth, rep=rep, bw_bytes=v,
+                 **{k: (e[nj][rep] if isinstance(e, dict) else e) for k, e in extra.items()})
+            for nj, values in values_by_numjobs.items() for rep, v in enumerate(values)]
+
+
+@pytest.mark.parametrize("numjobs, devices", [(1, 4), (3, 4), (4, 4), (6, 4), (13, 12), (132, 12)])
+def test_jbod_spreads_jobs_as_fio_spreads_them_over_targets(numjobs, devices):
+    job = FioJob(rw="read", bs=MiB, targets=tuple(f"/mnt/{i}" for i in range(devices)), numjobs=numjobs)
+    assert predict.jobs_per_device(numjobs, devices) == job.jobs_per_target()
+
+
+# A device that saturates at 2 jobs: 300 MB/s with one, 500 from two on.
+TRUTH = {1: 300e6, 2: 500e6, 4: 500e6, 8: 500e6}
+
+
+def _single(rng, noise=0.02, reps=3) -> pd.DataFrame:
+    draws = {nj: list(mean * np.exp(rng.normal(0, noise, reps))) for nj, mean in TRUTH.items()}
+    return pd.DataFrame(_rows("single", 1, "read", draws))
+
+
+def test_jbod_and_a_stripe_recover_the_known_curve():
+    base = pd.DataFrame([dict(rw="read", bs=MiB, iodepth=1, numjobs=nj, bw_bytes=v, bw_bytes_lo=v, bw_bytes_hi=v,
+                              reps=3, cpu_s_per_byte=np.nan) for nj, v in TRUTH.items()])
+    points = [dict(devices=4, rw="read", bs=MiB, numjobs=nj, iodepth=1) for nj in (1, 2, 4, 6, 8)]
+    jbod = predict.predict(base, "jbod", points).set_index("numjobs")
+    # jobs over 4 devices as fio spreads them: 1 -> [1,0,0,0], 6 -> [2,2,1,1], 8 -> [2,2,2,2]
+    assert jbod["predicted_bw_bytes"].to_dict() == pytest.approx(
+        {1: 300e6, 2: 600e6, 4: 1200e6, 6: 2 * 500e6 + 2 * 300e6, 8: 2000e6})
+    assert jbod["busy_devices"].to_dict() == {1: 1, 2: 2, 4: 4, 6: 4, 8: 4}
+    stripe = predict.predict(base, "md-raid0", points).set_index("numjobs")
+    # every device serves numjobs / 4 jobs, the curve held at its first point below 1 and linear from 1 to 2
+    assert stripe.loc[1, "predicted_bw_bytes"] == pytest.approx(4 * 300e6)
+    assert stripe.loc[6, "predicted_bw_bytes"] == pytest.approx(4 * (300e6 + 0.5 * 200e6))
+    assert stripe.loc[8, "predicted_bw_bytes"] == pytest.approx(4 * 500e6)
+    assert set(stripe["predicted_limit"]) == {"devices"}
+
+
+def test_the_interval_covers_the_true_layout_about_95_percent_of_the_time():
+    """Simulated: single-device runs with 2% noise, 3 runs a point; the jbod's truth is the sum of its devices'."""
+    rng = np.random.default_rng(1)
+    points = [dict(devices=4, rw="read", bs=MiB, numjobs=nj, iodepth=1) for nj in (4, 8)]
+    truth = np.array([4 * 300e6, 4 * 500e6])
+    covered = []
+    for _ in range(300):
+        got = predict.predict(predict.curve(_single(rng)), "jbod", points)
+        covered.append((got["predicted_lo"].to_numpy() <= truth) & (truth <= got["predicted_hi"].to_numpy()))
+    rate = np.mean(covered, axis=0)
+    assert ((rate > 0.91) & (rate < 0.99)).all(), rate  # 95% t intervals; at 300 draws +/-3 sd is 0.912-0.988
+
+
+def test_a_mirror_writes_each_byte_twice_and_reads_from_every_device():
+    base = predict.figures({"read": 1 * GB, "write": 1 * GB})
+    points = [dict(devices=4, rw=rw, bs=MiB, numjobs=4, iodepth=1) for rw in ("read", "write")]
+    got = predict.predict(base, "btrfs-raid10", points, predict.Limits(pcie_bps=1.5 * GB)).set_index("rw")
+    assert got.loc["write", "layout_share"] == 0.5 and got.loc["read", "layout_share"] == 1.0
+    assert got.loc["write", "predicted_bw_bytes"] == pytest.approx(2 * GB)
+    assert got.loc["write", "pcie_limit_bw_bytes"] == pytest.approx(4 * 1.5 * GB * 0.5)  # the copy crosses PCIe
+    assert got.loc["read", "predicted_bw_bytes"] == pytest.approx(4 * GB)
+
+
+@pytest.mark.parametrize("limits, bound, value", [
+    (predict.Limits(pcie_bps=0.5 * GB), "pcie", 8 * 0.5 * GB),
+    (predict.Limits(uplink_bps=3 * GB, devices_per_uplink=4), "uplink", 2 * 3 * GB),
+    (predict.Limits(link_bps=2.5 * GB, hosts=2), "network", 5 * GB),
+    (predict.Limits(link_bps=2.5 * GB, links=3), "network", 7.5 * GB),
+    (predict.Limits(memory_bps=4 * GB, hosts=1), "memory", 4 * GB),
+    (predict.Limits(pcie_bps=2 * GB, memory_bps=20 * GB), "devices", 8 * GB),
+])
+def test_the_smallest_term_binds_and_each_term_is_shown(limits, bound, value):
+    got = predict.predict(predict.figures({"read": 1 * GB}), "jbod",
+                          [dict(devices=8, rw="read", bs=MiB, numjobs=8, iodepth=1)], limits).iloc[0]
+    assert got["predicted_limit"] == bound
+    assert got["predicted_bw_bytes"] == pytest.approx(value)
+    assert got[f"{bound}_limit_bw_bytes"] == pytest.approx(value)
+    assert got["devices_limit_bw_bytes"] == pytest.approx(8 * GB)
+
+
+def test_the_cpu_term_comes_from_the_cpu_the_single_device_cost():
+    """One device at 1 GB/s keeps half a core busy (fio's usr + sys = 50% of one CPU): 2 GB/s a core."""
+    rows = pd.DataFrame(_rows("single", 1, "read", {1: [1e9, 1e9]}, usr_cpu=20.0, sys_cpu=30.0))
+    base = predict.curve(rows)
+    assert base["cpu_s_per_byte"].iloc[0] == pytest.approx(0.5 / 1e9)
+    point = [dict(devices=4, rw="read", bs=MiB, numjobs=4, iodepth=1)]
+    got = predict.predict(base, "jbod", point, predict.Limits(cores=1)).iloc[0]
+    assert got["predicted_limit"] == "cpu" and got["predicted_bw_bytes"] == pytest.approx(2e9)
+    assert predict.predict(base, "jbod", point, predict.Limits(cores=4)).iloc[0]["predicted_limit"] == "devices"
+    unmeasured = predict.predict(predict.figures({"read": 1e9}), "jbod", point, predict.Limits(cores=1)).iloc[0]
+    assert unmeasured["predicted_limit"] == "devices" and "CPU not measured" in unmeasured["predicted_note"]
+
+
+def test_busy_cores_from_the_monitor_samples():
+    monitor = pd.DataFrame([dict(layout="single", point="p", rep=0, t_s=t, cpu_user=u, cpu_system=0.05)
+                            for t, u in ((1, 0.10), (2, 0.20), (3, 0.15))])
+    assert predict.busy_cores(monitor, cpus=4)["cpu_busy_cores"].iloc[0] == pytest.approx((0.15 + 0.05) * 4)
+    with pytest.raises(ConfigError, match="cpus = 0"):
+        predict.busy_cores(monitor, cpus=0)
+
+
+def test_the_emulated_array_is_predicted_within_its_truth_and_btrfs_writes_are_not():
+    """The golden quickstart run: 4 loop devices capped at 200 MB/s. jbod's truth is 200 MB/s per busy device and
+    the model finds it within 2% at every point; btrfs-raid0 reads too; btrfs-raid0's writes (buffered by btrfs)
+    fall short of it, what the model does not explain."""
+    frame = pd.read_csv(GOLDEN)
+    scored = predict.score(predict.predict_results(frame), frame)
+    assert set(scored["predicted_limit"]) == {"devices"}
+    jbod = scored[scored["layout"] == "jbod"]
+    assert (jbod["predicted_bw_bytes"] / (jbod["busy_devices"] * 200e6)).between(0.99, 1.02).all()
+    reads = scored[scored["rw"] == "read"]
+    assert reads["error"].abs().max() < 0.02 and not reads["beyond_margin"].any()
+    assert (jbod["error"].abs() < 0.02).all()
+    writes = scored[(scored["layout"] == "btrfs-raid0") & (scored["rw"] == "write")].set_index("numjobs")
+    assert writes.loc[1, "unexplained"] > 0.3 and writes.loc[1, "beyond_margin"]
+    assert writes.loc[1, "devices_tax"] == pytest.approx(writes.loc[1, "unexplained"])  # the devices bound
+    assert predict.outside_sentences(scored)[0].startswith("btrfs-raid0 write, 4 devices, bs 1048576, 1 job,")
+
+
+# Seed 003: 132 P4600 (33 storage targets x 4) behind 11 EDR links. Published: 132 GB/s read, 121 GB/s write,
+# "the network is the limiting factor". The model is a ceiling: the published numbers must lie below it, and the
+# tolerance stated is the authors' own rounding (97% and 89% of the network).
+def _seed003() -> pd.DataFrame:
+    system = _parameters("seed003_system.csv")
+    drives = int(pd.read_csv(REFERENCE / "seed003_drives.csv").set_index("quantity")["value"]["drives"])
+    base = predict.figures({"read": system["device_read_bw_bytes"], "write": system["device_write_bw_bytes"]})
+    limits = predict.Limits.from_ceilings(system)
+    published = pd.read_csv(REFERENCE / "seed003_results.csv")
+    points = published.assign(bs=MiB, iodepth=1, devices=drives)
+    prediction = predict.predict(base, "beegfs", points, limits)
+    measured = points.assign(rep=0, bw_bytes=points["best_bw_bytes"])
+    return predict.score(prediction, measured).set_index("rw")
+
+
+def test_seed003_is_predicted_network_bound_at_136_4_gb_s():
+    got = _seed003()
+    assert got.loc["read", "devices_limit_bw_bytes"] == pytest.approx(422.4e9)  # the authors' "422 GB/s"
+    assert got.loc["write", "devices_limit_bw_bytes"] == pytest.approx(171.6e9)  # "172 GB/s"
+    assert set(got["predicted_limit"]) == {"network"}
+    assert got["predicted_bw_bytes"].tolist() == pytest.approx([136.4e9, 136.4e9])
+    assert round(got.loc["read", "error"] * 100, 1) == -3.2  # 132 / 136.4 - 1
+    assert round(got.loc["write", "error"] * 100, 1) == -11.3  # 121 / 136.4 - 1
+    assert (got["error"] < 0).all()  # never above a ceiling
+
+
+# Seed 000: 12 P3700 on an SGI UV 300, from the single card's 2.78 / 2.05 GB/s (IOR, 6 threads, 1 MB). One XFS per
+# card (Test 2) is predicted within 2%; md RAID-0 (Test 5a) reads 10.7% below the prediction: the model does not
+# explain md's read tax (the authors' 9.4% against jbod), nor the 4 MB transfers it was measured at (noted).
+def _seed000() -> pd.DataFrame:
+    table = pd.read_csv(REFERENCE / "seed000_results.csv")
+    base = predict.curve(table)
+    limits = predict.Limits.from_ceilings(_parameters("seed000_system.csv"))
+    parts = [predict.predict(base, layout, group[["devices", "rw", "bs", "numjobs", "iodepth"]], limits)
+             for layout, group in table[table["layout"].isin(["jbod", "md-raid0"])].groupby("layout")]
+    return predict.score(pd.concat(parts, ignore_index=True), table).set_index(["layout", "rw"])
+
+
+@pytest.mark.parametrize("layout, rw, predicted, error", [
+    ("jbod", "read", 12 * 2.78e9, -0.014), ("jbod", "write", 12 * 2.05e9, -0.020),
+    ("md-raid0", "read", 12 * 2.78e9, -0.107), ("md-raid0", "write", 12 * 2.05e9, -0.028),
+])
+def test_seed000_layouts_from_the_single_card(layout, rw, predicted, error):
+    got = _seed000().loc[(layout, rw)]
+    assert got["predicted_bw_bytes"] == pytest.approx(predicted)
+    assert got["predicted_limit"] == "devices"
+    assert got["pcie_limit_bw_bytes"] == pytest.approx(12 * pcie_link_bw_bytes(3, 4))  # 47.3 GB/s: not binding
+    assert got["error"] == pytest.approx(error, abs=0.0005)  # the published numbers' three digits
+    if layout == "md-raid0":
+        assert "single device measured at bs 1048576" in got["predicted_note"]
+
+
+def test_bad_input_is_refused_by_name():
+    with pytest.raises(ConfigError, match="pcie_bps = -1"):
+        predict.Limits(pcie_bps=-1)
+    with pytest.raises(ConfigError, match="hosts = 1.5"):
+        predict.Limits(hosts=1.5)
+    with pytest.raises(ConfigError, match="uplink_bps and devices_per_uplink"):
+        predict.Limits(uplink_bps=1e9)
+    base = predict.figures({"read": 1e9})
+    with pytest.raises(ConfigError, match="numjobs = 0"):
+        predict.predict(base, "jbod", [dict(devices=2, rw="read", bs=MiB, numjobs=0, iodepth=1)])
+    with pytest.raises(ConfigError, match="'iodepth'"):
+        predict.predict(base, "jbod", [dict(devices=2, rw="read", bs=MiB, numjobs=2)])
+    with pytest.raises(ConfigError, match="'write' = 0"):
+        predict.figures({"write": 0})
+    with pytest.raises(AnalysisError, match="no single-device"):
+        predict.curve(pd.DataFrame(_rows("jbod", 2, "read", {1: [1e9]})))
+    unknown = predict.predict(base, "jbod", [dict(devices=2, rw="write", bs=MiB, numjobs=2, iodepth=1)]).iloc[0]
+    assert np.isnan(unknown["predicted_bw_bytes"]) and unknown["predicted_note"] == "no single-device write rows"
