@@ -2,12 +2,14 @@
 studies' published numbers predicted from their own per-device figures, with the error stated."""
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from flashscale import cli
 from flashscale.analysis import predict
 from flashscale.analysis.ceilings import pcie_link_bw_bytes
 from flashscale.errors import AnalysisError, ConfigError
@@ -211,3 +213,16 @@ def test_bad_input_is_refused_by_name():
         predict.curve(pd.DataFrame(_rows("jbod", 2, "read", {1: [1e9]})))
     unknown = predict.predict(base, "jbod", [dict(devices=2, rw="write", bs=MiB, numjobs=2, iodepth=1)]).iloc[0]
     assert np.isnan(unknown["predicted_bw_bytes"]) and unknown["predicted_note"] == "no single-device write rows"
+
+
+def test_analyze_predict_prints_predicted_against_measured(capsys):
+    assert cli.main(["analyze", str(GOLDEN), "--predict"]) == 0
+    out = capsys.readouterr().out
+    assert "beyond the margin: btrfs-raid0 write, 4 devices, bs 1048576, 1 job, iodepth 1: measured 453 MB/s, " \
+           "predicted 800 MB/s" in out
+    assert "-43.4%" in out and "e+" not in out and "jbod write" not in out  # jbod's points stay within the margin
+    assert cli.main(["analyze", str(GOLDEN), "--predict", "--format", "csv"]) == 0
+    got = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    assert len(got) == 16 and {"predicted_bw_bytes", "error", "predicted_limit", "in_interval"} <= set(got.columns)
+    assert cli.main(["analyze", str(GOLDEN)]) == 1
+    assert "--reference LAYOUT is required" in capsys.readouterr().err

@@ -1,0 +1,111 @@
+"""`flashscale plan`: rates with their units, the fewest devices that reach a target, and seed 001's question
+(how many NVMe devices for 100 Gb/s) answered from a measured P3700 baseline."""
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from flashscale import cli
+from flashscale.analysis import predict, sizing
+from flashscale.cli.plan import parse_rate
+from flashscale.errors import ConfigError
+
+ROOT = Path(__file__).resolve().parents[1]
+REFERENCE = ROOT / "data" / "reference"
+SEED000 = REFERENCE / "seed000_results.csv"
+GOLDEN = ROOT / "tests" / "golden" / "quickstart_results.csv"
+
+
+def plan(capsys, *args) -> tuple[int, str, str]:
+    status = cli.main(["plan", *map(str, args)])
+    out = capsys.readouterr()
+    return status, out.out, out.err
+
+
+@pytest.mark.parametrize("text, value", [
+    ("12.5GB/s", 12.5e9), ("100Gb/s", 12.5e9), ("100Gbit/s", 12.5e9), ("3GiB/s", 3 * 2 ** 30),
+    ("800MB/s", 800e6), ("1.5e3MB/s", 1.5e9), ("400 MBps", 400e6), ("10 Gb/s", 1.25e9),
+])
+def test_rates_carry_their_unit(text, value):
+    assert parse_rate(text, "--target") == pytest.approx(value)
+
+
+@pytest.mark.parametrize("text", ["1.2", "12.5", "fast", "0GB/s", "12.5 GX/s", ""])
+def test_a_rate_without_bytes_or_bits_is_refused_by_name(text):
+    with pytest.raises(ConfigError, match=f"--target {text!r}"):
+        parse_rate(text, "--target")
+
+
+def test_seed001_how_many_p3700_for_100_gb_s(capsys):
+    """Seed 001: 'eight Intel DC P3700 ... /cluster should be sufficient to get close to 100Gbps', two servers of
+    four, an EDR (100 Gb/s) link each. From seed 000's measured P3700 (2.78 GB/s read, 2.05 write): reads need 5
+    devices, writes 7, on two servers; the authors' 8 is the write answer rounded up to two full servers."""
+    system = pd.read_csv(REFERENCE / "seed001_system.csv").set_index("parameter")["value"]
+    status, out, _ = plan(capsys, SEED000, "--target", "100Gb/s", "--link-bps", "100Gb/s",
+                          "--devices-per-host", int(system["devices_per_host"]), "--format", "csv")
+    assert status == 0
+    got = pd.read_csv(io.StringIO(out)).set_index("rw")
+    assert got.loc["read", "devices"] == 5 and got.loc["write", "devices"] == 7  # ceil(12.5 / 2.78), ceil(12.5 / 2.05)
+    assert got.loc["write", "hosts"] == system["hosts"]
+    assert got.loc["write", "predicted_bw_bytes"] == pytest.approx(7 * 2.05e9)
+    assert (got["predicted_limit"] == "devices").all() and got["target_bw_bytes"].eq(system["target_bw_bytes"]).all()
+    # the authors' count: one device more than the writes need (-12.5%), and what 8 would give
+    assert got["devices"].max() / system["devices"] - 1 == pytest.approx(-0.125)
+    assert 8 * 2.05e9 >= system["target_bw_bytes"] > 6 * 2.05e9
+
+
+def test_the_table_and_the_answer_in_words(capsys):
+    status, out, _ = plan(capsys, SEED000, "--target", "100Gb/s", "--link-bps", "100Gb/s", "--devices-per-host", 4)
+    assert status == 0
+    assert "write: 7 devices on 2 hosts reach 12.5 GB/s (14.3 GB/s predicted for jbod, the devices binding)" in out
+    assert "network limit" in out and "e+" not in out
+
+
+def test_one_host_link_binds_first_and_a_target_beyond_it_is_never_reached(capsys):
+    status, out, _ = plan(capsys, "--device-bps", "read=3.2GB/s,write=1.3GB/s", "--target", "13GB/s",
+                          "--link-bps", "100Gb/s", "--max-devices", 16)
+    assert status == 0
+    assert "read: no count up to 16 devices reaches 13 GB/s: the network holds jbod at 12.5 GB/s." in out
+    table, answers = sizing.sizing(predict.figures({"read": 3.2e9}), 12e9, predict.Limits(link_bps=12.5e9),
+                                   max_devices=16)
+    answer = answers.iloc[0]
+    assert answer["devices"] == 4 and answer["other_limit"] == "network" and answer["other_limit_devices"] == 4
+
+
+def test_seed003_shape_from_published_figures(capsys):
+    """33 storage targets x 4 P4600 behind 11 links of 12.4 GB/s: the network binds from 43 drives for reads."""
+    status, out, _ = plan(capsys, "--device-bps", "read=3.2GB/s,write=1.3GB/s", "--target", "132GB/s",
+                          "--link-bps", "12.4GB/s", "--hosts", 11, "--max-devices", 132, "--format", "csv")
+    assert status == 0
+    got = pd.read_csv(io.StringIO(out)).set_index("rw")
+    assert got.loc["read", "devices"] == 42 and got.loc["read", "other_limit_devices"] == 43  # 136.4 / 3.2 = 42.6
+    assert got.loc["write", "devices"] == 102 and got.loc["write", "other_limit"] == "network"  # 132 / 1.3 = 101.5
+    assert got.loc["read", "ceiling_bw_bytes"] == pytest.approx(136.4e9)
+
+
+def test_a_measured_curve_gives_an_interval(capsys):
+    """The golden quickstart's single device (200 MB/s cap, 3 runs a point): 5 devices predicted to reach 1 GB/s,
+    6 at the low side of its interval."""
+    status, out, _ = plan(capsys, GOLDEN, "--target", "1GB/s", "--rw", "read", "--max-devices", 8, "--format", "csv")
+    assert status == 0
+    got = pd.read_csv(io.StringIO(out)).iloc[0]
+    assert got["devices"] == 5 and got["devices_lo"] == 6
+    assert got["predicted_lo"] < 1e9 <= got["predicted_bw_bytes"] < got["predicted_hi"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--target", "1GB/s"], "give the device's curve"),
+    ([SEED000, "--device-bps", "1GB/s", "--target", "1GB/s"], "not both"),
+    (["--device-bps", "1GB/s", "--target", "1.2"], "--target '1.2'"),
+    (["--device-bps", "read=1GB/s,read=2GB/s", "--target", "1GB/s"], "each rw once"),
+    ([SEED000, "--rw", "randread", "--target", "1GB/s"], "no 'randread' rows"),
+    (["--device-bps", "1GB/s", "--target", "1GB/s", "--hosts", "2", "--devices-per-host", "4"], "not both"),
+    (["--device-bps", "1GB/s", "--target", "1GB/s", "--cores", "-1"], "cores = -1"),
+    (["--device-bps", "1GB/s", "--target", "1GB/s", "--max-devices", "0"], "max_devices = 0"),
+])
+def test_bad_input_exits_1_naming_the_value(capsys, args, message):
+    status, _, err = plan(capsys, *args)
+    assert status == 1 and message in err
