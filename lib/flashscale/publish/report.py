@@ -4,14 +4,19 @@
 own, so the executed notebook carries them; ``read_record`` reads them back (tests, ``08_compare``, the index).
 The record is for machines: ``export_html`` leaves it out of the report, with the code and the progress lines
 ``flashscale run`` asked the kernel to print (``measure.progress``); ``write_index`` links a campaign's
-reports with their headline numbers.
+reports with their headline numbers. ``how_made`` is the last section of every report: the software and machine
+that measured its campaigns (their campaign.json), the software that analysed them, and what changed between the two
+(``system.provenance``); the index says the measuring software too.
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..measure import raw
 from ..measure.progress import MARK
+from ..system.provenance import commit_words, differences, lock_words, software
 
 
 # nbconvert's lab template writes no alt on images (its classic one does); this one adds the output's
@@ -137,8 +142,114 @@ def provenance(runs: list[dict], published: str = "") -> list[str]:
     stamps = sorted(run["run_id"] for run in runs if run.get("run_id"))
     when = f"from {_when(stamps[0])} to {_when(stamps[-1])}" if len(set(stamps)) > 1 else f"at {_when(stamps[0])}"
     where = sorted({f"host {run['hostname']} (Linux {run['kernel']}, {run['fio']})" for run in runs})
-    lines.append(f"Measured {when} ({len(runs)} campaign run(s)) on {'; '.join(where)}.")
+    lines += [f"Measured {when} ({len(runs)} campaign run(s)) on {'; '.join(where)}.", _measured_software(runs)]
     return lines + [f"On {'; '.join(dict.fromkeys(_on_what(run) for run in runs))}."]
+
+
+def _software_words(facts: dict) -> str:
+    """``flashscale 0.1.0 (commit 96bb5720ab, lock requirements.lock a1b2c3d4e5), Python 3.11.2``."""
+    if not facts:
+        return "software not recorded (a campaign from before flashscale kept it)"
+    return (f"flashscale {facts.get('flashscale') or '(version unknown)'} ({commit_words(facts)}, "
+            f"{lock_words(facts)}), Python {facts.get('python') or '(version unknown)'}")
+
+
+def _in_vm(run: dict) -> str:
+    return f", in a VM of {run['qemu']}" if run.get("qemu") else ""
+
+
+def _measured_software(runs: list[dict]) -> str:
+    """The index's sentence on the software that measured ``runs``: once when they all share it, else each with
+    its number of campaign runs."""
+    said = {}
+    for run in runs:
+        words = _software_words(run.get("software") or {}) + _in_vm(run)
+        said[words] = said.get(words, 0) + 1
+    if len(said) == 1:
+        return f"Measured with {next(iter(said))}."
+    return "Measured " + "; ".join(f"{n} campaign run(s) with {words}" for words, n in said.items()) + "."
+
+
+def _campaigns(given) -> list[tuple[str, dict]]:
+    """(label, ``raw.campaign_facts``) of every campaign under ``given`` (paths, or one path): a campaign's folder
+    or campaign.json, or a stage or study holding several, each labelled with its folder below the path given."""
+    found = []
+    for path in [given] if isinstance(given, (str, Path)) else list(given or ()):
+        base = Path(path) if Path(path).is_dir() else Path(path).parent
+        for campaign_json in raw.campaign_jsons(path):
+            below = campaign_json.parent.relative_to(base)
+            label = base.name if below == Path(".") else f"{base.name}/{below}"
+            found.append((label, raw.campaign_facts(campaign_json)))
+    return found
+
+
+def _times(run_ids: list[str]) -> str:
+    """When campaigns ran, from their run ids: ``2026-11-23 15:38 UTC`` or ``from ... to ...``."""
+    try:
+        stamps = sorted({_when(run_id) for run_id in run_ids})
+    except ValueError:  # a run id that is no time stamp: said as it is
+        stamps = sorted(set(run_ids))
+    return stamps[0] if len(stamps) == 1 else f"from {stamps[0]} to {stamps[-1]}"
+
+
+def _grouped(found: list[tuple[str, dict]], words) -> dict[str, list[tuple[str, dict]]]:
+    """``found`` grouped by what ``words`` says of each campaign's facts, in the order first seen."""
+    groups: dict[str, list[tuple[str, dict]]] = {}
+    for label, facts in found:
+        groups.setdefault(words(facts), []).append((label, facts))
+    return groups
+
+
+def _names(group: list[tuple[str, dict]]) -> str:
+    return ", ".join(f"`{label}`" for label, _ in group)
+
+
+def _measured_words(facts: dict) -> str:
+    """The software and machine that measured one campaign (``raw.campaign_facts``), in words."""
+    return (f"{_software_words(facts.get('software') or {})}; {facts.get('fio') or 'fio'}, Linux "
+            f"{facts.get('kernel') or '(unknown)'} on host {facts.get('hostname') or '(unknown)'}, the "
+            f"{facts.get('backend') or '(unknown)'} backend{_in_vm(facts)}")
+
+
+def _compared(found: list[tuple[str, dict]], now: dict) -> list[str]:
+    """Whether the software that measured each campaign is ``now``'s, and each version that changed, in sentences;
+    campaigns measured with the same software share one (then named, when there are several)."""
+    groups = _grouped(found, lambda facts: json.dumps(facts.get("software") or {}, sort_keys=True))
+    lines = []
+    for group in groups.values():
+        then = group[0][1].get("software") or {}
+        named = f" {_names(group)}" if len(groups) > 1 else ""
+        changed = differences(then, now) if then else []
+        if not then:
+            lines.append(f"- The software that measured {_names(group)} was not recorded (a campaign from before "
+                         "flashscale kept it): whether it was analysed with the same cannot be said.")
+        elif changed:
+            lines.append(f"- Analysed with other software than measured{named}: {'; '.join(changed)}.")
+        else:
+            lines.append(f"- Analysed with the same software as measured{named}.")
+    return lines
+
+
+def how_made(campaigns=None, now: dict | None = None) -> str:
+    """The section "How this was made" that ends every report, in Markdown: what measured each campaign of
+    ``campaigns`` (a campaign's folder or its campaign.json, a stage or a study holding several, or a list of
+    them; None: the report measured nothing) from its campaign.json, campaigns measured alike in one line; the
+    software analysing it now (``now``, by default this process's ``provenance.software()``); and each version that
+    changed between the two (``provenance.differences``), or that none did."""
+    now = software() if now is None else now
+    found = _campaigns(campaigns)
+    lines = ["## How this was made", ""]
+    if campaigns is None:
+        lines.append("- **Measured**: nothing; this report reads numbers published earlier.")
+    elif not found:
+        lines.append("- **Measured**: no campaign record (campaign.json) was found for this report, so what measured "
+                     "it is unknown.")
+    for said, group in _grouped(found, _measured_words).items():
+        when = _times([facts.get("run_id", "") for _, facts in group])
+        lines.append(f"- **Measured**: {_names(group)} ({when}) with {said}.")
+    packages = ", ".join(f"{name} {version}" for name, version in (now.get("packages") or {}).items())
+    lines.append(f"- **Analysed** with {_software_words(now)}{'; ' + packages if packages else ''}.")
+    return "\n".join(lines + _compared(found, now)) + "\n"
 
 
 def write_index(out: Path, campaign: str, description: str = "", runs: list[dict] | None = None,

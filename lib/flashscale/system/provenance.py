@@ -17,11 +17,16 @@ an error. ``dirty`` is True when a tracked file differs from the commit (staged 
 added to git is not seen. git runs with ``--no-optional-locks``: reading the checkout never takes its index lock
 from someone committing in it, and works on a read-only checkout (the VM lab's).
 
+This process's own ``software()`` is read once, at its first ask: its code is loaded once, so a notebook that
+measures and then analyses says one software for both, whatever is committed in the checkout meanwhile.
+
 ``lock`` is the first of ``LOCK_FILES`` found at the top of the checkout, with its SHA-256; None when there is none.
 ``packages`` names only the installed ones of ``PACKAGES``.
 """
 from __future__ import annotations
 
+import copy
+import functools
 import hashlib
 import importlib.metadata
 import platform
@@ -86,9 +91,22 @@ def lock(root: Path | None) -> dict | None:
 
 def software(root: Path | None = None, runner: Runner | None = None) -> dict:
     """The software of this process: flashscale's version, the commit and lock of ``root`` (by default the checkout
-    holding the package), Python's version and those of ``PACKAGES`` that are installed."""
-    root = Path(root) if root is not None else checkout()
-    commit, dirty = _commit(root, runner or Runner())
+    holding the package), Python's version and those of ``PACKAGES`` that are installed. This process's own (no
+    ``root``, no ``runner``) is read once (``_this_process``)."""
+    if root is None and runner is None:
+        return copy.deepcopy(_this_process())
+    return _read(Path(root) if root is not None else checkout(), runner or Runner())
+
+
+@functools.cache
+def _this_process() -> dict:
+    """The software this process runs, read at its first ask: its code is loaded once, so a commit made in the
+    checkout while a notebook measures and then analyses does not change what either ran."""
+    return _read(checkout(), Runner())
+
+
+def _read(root: Path | None, runner: Runner) -> dict:
+    commit, dirty = _commit(root, runner)
     packages = {name: version for name in PACKAGES if (version := _version(name)) is not None}
     return {"flashscale": _version("flashscale"), "commit": commit, "dirty": dirty, "lock": lock(root),
             "python": platform.python_version(), "packages": packages}
