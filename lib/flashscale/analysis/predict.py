@@ -316,7 +316,8 @@ def score(prediction: pd.DataFrame, frame: pd.DataFrame, confidence: float = 0.9
     the measured mean lies in the predicted interval (NA where that is unknown). The predicted interval holds the
     single device's uncertainty, not the measured point's own: a layout whose runs spread more than the single
     device's can land outside by its own noise (compare ``measured_bw_bytes_lo``/``_hi``); ``beyond_margin``: it
-    lies outside the interval widened by ``margin`` (the tax's margin of practical equivalence, 2%) each way; ``unexplained`` = 1 - measured / predicted, what the model did not explain;
+    lies outside the interval widened by ``margin`` (the tax's margin of practical equivalence, 2%) each way;
+    ``unexplained`` = 1 - measured / predicted, what the model did not explain;
     ``devices_tax`` = 1 - measured / the devices term: the tax re-read against what these devices, at these jobs,
     deliver alone. Points not measured are left out."""
     missing = [c for c in (*KEYS, "predicted_bw_bytes", "predicted_lo", "predicted_hi", "devices_limit_bw_bytes")
@@ -348,12 +349,13 @@ def _mb(value: float) -> str:
 
 def outside_sentences(scored: pd.DataFrame) -> list[str]:
     """Each scored point whose measurement lies outside its predicted interval and beyond the margin, in words,
-    with the term that bound: "btrfs-raid0 write, 4 devices, bs 1048576, 1 jobs, iodepth 1: measured 453 MB/s,
+    with the term that bound: "btrfs-raid0 write, 4 devices, bs 1048576, 1 job, iodepth 1: measured 453 MB/s,
     predicted 800 MB/s (798 MB/s–802 MB/s), -43.4%; the devices bound"."""
     out = []
     for row in scored[scored["beyond_margin"].fillna(False).astype(bool)].itertuples(index=False):
-        out.append(f"{row.layout} {row.rw}, {row.devices} devices, bs {row.bs}, {row.numjobs} job{'s' if row.numjobs != 1 else ''}, iodepth "
-                   f"{row.iodepth}: measured {_mb(row.measured_bw_bytes)}, predicted {_mb(row.predicted_bw_bytes)} "
+        jobs = f"{row.numjobs} job{'s' if row.numjobs != 1 else ''}"
+        out.append(f"{row.layout} {row.rw}, {row.devices} devices, bs {row.bs}, {jobs}, iodepth {row.iodepth}: "
+                   f"measured {_mb(row.measured_bw_bytes)}, predicted {_mb(row.predicted_bw_bytes)} "
                    f"({_mb(row.predicted_lo)}–{_mb(row.predicted_hi)}), {row.error:+.1%}; the {row.predicted_limit} "
                    f"bound")
     return out

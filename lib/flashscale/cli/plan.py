@@ -121,8 +121,8 @@ def answer_sentence(answer, layout: str) -> str:
     """One rw's answer in words."""
     target = _rate(answer.target_bw_bytes)
     if not np.isfinite(answer.devices):
-        return (f"{answer.rw}: no count up to {answer.max_devices} devices reaches {target}: the {answer.ceiling_limit} "
-                f"holds {layout} at {_rate(answer.ceiling_bw_bytes)}.")
+        return (f"{answer.rw}: no count up to {answer.max_devices} devices reaches {target}: the "
+                f"{answer.ceiling_limit} holds {layout} at {_rate(answer.ceiling_bw_bytes)}.")
     hosts = f" on {int(answer.hosts)} host{'s' if answer.hosts > 1 else ''}"
     text = (f"{answer.rw}: {int(answer.devices)} devices{hosts} reach {target} ({_rate(answer.predicted_bw_bytes)} "
             f"predicted for {layout}, the {answer.predicted_limit} binding)")
