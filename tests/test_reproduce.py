@@ -66,6 +66,18 @@ def test_overlapping_intervals_are_reproduced_beyond_the_margin():
     assert jbod["original_hi"] > jbod["reproduction_lo"] and jbod["agreement"] == "reproduced"
 
 
+def test_an_interval_too_wide_to_tell_anything_is_not_comparable_not_reproduced():
+    """One slow run among three (the quickstart's btrfs writes once gave 284-1,013 MB/s): overlapping it proves
+    nothing, so a reproduction 40% lower is neither reproduced nor shown to differ."""
+    slow = {**STEADY, "jbod": [200.0, 200.0, 60.0]}
+    again = agreed(slow, {**STEADY, "jbod": [v * 0.8 for v in STEADY["jbod"]]})
+    jbod = again.loc["jbod read best"]
+    assert jbod["original_lo"] < jbod["reproduction"] < jbod["original_hi"]  # they overlap
+    assert jbod["agrees"] == compare.NOT_COMPARABLE
+    assert jbod["agreement"].startswith("not comparable (the original's interval, ")
+    assert "is too wide to tell a difference of" in jbod["agreement"]
+
+
 def test_disjoint_intervals_beyond_the_margin_differ_by_the_percentage():
     again = agreed(STEADY, {**STEADY, "jbod": [v / 2 for v in STEADY["jbod"]]})
     assert again.loc["jbod read best", "agreement"] == "differs beyond the noise by -50.0%"

@@ -16,7 +16,8 @@ Does a campaign reproduce? (``flashscale reproduce``: ``reproduce.check`` reads 
 A number is *reproduced* when its two 95% intervals overlap or the two values differ by no more than the campaign's
 margin (``TAX_MARGIN``: relative for a bandwidth or an efficiency, in percentage points for a tax); it *differs
 beyond the noise* when the intervals are disjoint and the difference exceeds the margin; it is *not comparable* when
-one side lacks it, the units differ, or a side has no interval (one run) and the difference exceeds the margin.
+one side lacks it, the units differ, or a side has no interval (one run) or one too wide to tell anything (half of
+it beyond ``TOO_WIDE``: a slow run among three) and the difference exceeds the margin.
 """
 from __future__ import annotations
 
@@ -74,6 +75,9 @@ def relative_to(wide: pd.DataFrame, first: str | None = None) -> pd.DataFrame:
 
 KEY = ["source", "layout", "devices", "rw", "number"]
 KEY_NUMBERS = ("baseline", "best", "efficiency", "tax")  # in the order a table shows them
+# An interval whose half-width is beyond this (relative; in points for a tax) cannot tell a difference from noise:
+# overlapping it says nothing, and the number is not comparable rather than reproduced.
+TOO_WIDE = 0.25
 UNITS = {"baseline": "bytes/s", "best": "bytes/s", "efficiency": "fraction", "tax": "fraction"}
 SUMMARY_COLUMNS = {"best": "best_bw_bytes", "efficiency": "efficiency", "tax": "tax"}
 REPRODUCED, DIFFERS, NOT_COMPARABLE = "reproduced", "differs", "not comparable"
@@ -167,9 +171,30 @@ def _agrees(row: dict, margin: float) -> tuple[float, str, str]:
         return difference, NOT_COMPARABLE, (f"not comparable (one run on a side: no interval to tell a difference "
                                             f"of {by} from noise)")
     lo, hi, lo_again, hi_again = bounds
-    if lo <= hi_again and lo_again <= hi:
-        return difference, REPRODUCED, REPRODUCED
-    return difference, DIFFERS, f"differs beyond the noise by {by}"
+    if not (lo <= hi_again and lo_again <= hi):
+        return difference, DIFFERS, f"differs beyond the noise by {by}"
+    wide = [(side, low, high) for side, value, low, high in (("original", was, lo, hi),
+                                                             ("reproduction", now, lo_again, hi_again))
+            if _half_width(value, low, high, points) > TOO_WIDE]
+    if wide:  # the intervals overlap only because one is too wide to tell anything from noise
+        side, low, high = wide[0]
+        return difference, NOT_COMPARABLE, (f"not comparable (the {side}'s interval, {_said(low, row, points)} "
+                                            f"to {_said(high, row, points)}, is too wide to tell a difference of "
+                                            f"{by} from noise)")
+    return difference, REPRODUCED, REPRODUCED
+
+
+def _half_width(value: float, low: float, high: float, points: bool) -> float:
+    """Half an interval's width: in points for a tax, relative to its value for a bandwidth or an efficiency."""
+    half = (high - low) / 2
+    return half if points else (half / abs(value) if value else math.inf)
+
+
+def _said(value: float, row: dict, points: bool) -> str:
+    """A bound for people: a tax or an efficiency in %, a bandwidth in MB/s."""
+    if points or row["unit_original"] == "fraction":
+        return f"{100 * value:.1f}%"
+    return f"{value / 1e6:,.0f} MB/s"
 
 
 def verdict(agreed: pd.DataFrame) -> str:
