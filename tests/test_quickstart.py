@@ -2,12 +2,14 @@
 emulated truth; and the campaign runner's refusals, before anything runs."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from flashscale import cli, execute
 from flashscale.publish import report
+from flashscale.system import provenance
 
 ROOT = Path(__file__).resolve().parents[1]
 # 4 devices as the quickstart, fewer points: 1 and 4 jobs, 2 repetitions (the least that gives a spread), 2 s runs
@@ -67,6 +69,26 @@ def test_quickstart_on_the_emulated_array_finds_the_known_answer(tmp_path):
     assert text.count("<img") >= 3 and "Conclusions" in text
     assert "Every run within its known cap: all 24 run(s)" in text and "the precondition wrote" in text
     assert "CampaignSpec" not in text  # code cells are hidden in the report
+    made_by(html, "loop")
+    # every run's env.json keeps the software that measured it, the campaign's
+    software = json.loads((tmp_path / "data" / "qs" / "campaign.json").read_text())["environment"]["software"]
+    envs = sorted((tmp_path / "data" / "qs" / "raw").glob("*/*/rep*/env.json"))
+    assert envs and all(json.loads(env.read_text())["software"] == software for env in envs)
+
+
+def made_by(html: Path, backend: str) -> None:
+    """The report ends with how it was made: the campaign's software and machine, and the installed flashscale and
+    pandas that analysed it, the same as measured it."""
+    from importlib.metadata import version
+
+    text = html.read_text()
+    assert text.count("How this was made") == 1
+    made = text[text.index("How this was made"):]
+    assert "<img" not in made and "<table" not in made  # the report's last section
+    assert "<code>qs</code>" in made and f"the {backend} backend" in made
+    assert f"flashscale {version('flashscale')} (" in made and f"pandas {version('pandas')}" in made
+    assert provenance.lock_words(provenance.software()) in made  # requirements.lock and its hash
+    assert "Analysed with the same software as measured." in made
 
 
 @pytest.mark.notebook
@@ -76,6 +98,7 @@ def test_quickstart_on_plain_directories_says_so(tmp_path):
     assert numbers["backend"] == "directory"
     assert any("plain directories" in note for note in numbers["notes"])
     assert "plain directories" in html.read_text()
+    made_by(html, "directory")
 
 
 @pytest.mark.notebook
