@@ -77,6 +77,13 @@ def test_a_campaign_reanalysed_measures_nothing_and_publishes_the_same_tables(tm
         execute.run_campaign(campaign, reports_dir=reports, overrides={"CAP_READ_BPS": 50_000_000}, reanalyze=True)
     assert not calls.exists()
 
+    # on another lock the report says which versions changed: the campaign claims it was measured with other ones
+    recorded = json.loads((data / "campaign.json").read_text())
+    recorded["environment"]["software"]["packages"]["pandas"] = "0.0.1"
+    (data / "campaign.json").write_text(json.dumps(recorded))
+    assert cli.main(["run", str(campaign), "--reports", str(reports), "--reanalyze"]) == 0
+    assert "pandas 0.0.1 then, " in html.read_text() and not calls.exists()
+
 
 def test_a_campaign_not_there_or_unfinished_is_refused(tmp_path):
     spec = {"name": "qs", "layouts": ["single"]}
