@@ -230,3 +230,34 @@ def test_a_target_names_a_device_one_way_in_measure():
     with pytest.raises(ConfigError, match="give absolute paths"):
         jobfile.JobFile.read(Path(__file__).parent / "jobfiles" / "basic_randread.fio").rewrite(
             ["nbd://10.0.0.2:10809/"], "/r")
+
+
+@pytest.mark.parametrize("grouped", [True, False], ids=["group_reporting", "per-job"])
+def test_fio_cpu_is_the_cpu_time_its_process_used_over_the_run(tmp_path, grouped):
+    """fio_usr_cpu + fio_sys_cpu (percent of one CPU, all jobs together) against the CPU time the kernel charged
+    the fio process (getrusage of its children): fio's group_reporting gives the mean of its jobs' percents, so a
+    parser that read usr_cpu as it stands would see half of what 2 busy jobs use."""
+    import resource
+    import subprocess
+    out = tmp_path / "fio.json"
+    argv = ["fio", "--name=cpu", "--ioengine=null", "--rw=read", "--bs=4k", "--size=1T", "--numjobs=2",
+            "--time_based", "--runtime=2", "--output-format=json", f"--output={out}"]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(argv + (["--group_reporting"] if grouped else []), check=True, capture_output=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    data = fio.load_output(out.read_text())
+    row = fio.parse(data)
+    charged = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    reported = (row["fio_usr_cpu"] + row["fio_sys_cpu"]) / 100 * row["runtime_s"]
+    assert len(data["jobs"]) == (1 if grouped else 2)
+    assert reported == pytest.approx(charged, rel=0.25)
+    entries = sum(j["usr_cpu"] + j["sys_cpu"] for j in data["jobs"])
+    assert (row["fio_usr_cpu"] + row["fio_sys_cpu"]) / entries == pytest.approx(2 if grouped else 1, rel=0.1)
+
+
+def test_fio_cpu_is_nan_where_fio_gave_none():
+    data = json.loads(golden("write_1target"))
+    for job in data["jobs"]:
+        del job["job_runtime"]
+    row = fio.parse(data)
+    assert row["fio_usr_cpu"] != row["fio_usr_cpu"] and row["fio_sys_cpu"] != row["fio_sys_cpu"]

@@ -86,3 +86,16 @@ def test_a_sentence_and_a_figure_per_layout():
     assert "others idled" in sentences[1]
     fig = plots.device_load(frame, caps={"write": 2e8})
     assert [axis.get_title() for axis in fig.axes] == ["jbod: fio", "single: fio"]
+
+
+def test_busy_cores_is_the_busy_share_of_all_cpus_times_their_count(tmp_path):
+    before = fake_proc(tmp_path, BEFORE, CPU_BEFORE).cpu_times()
+    after = fake_proc(tmp_path, AFTER, CPU_AFTER).cpu_times()
+    # 100 user + 50 system of 200 jiffies on 2 CPUs (iowait and idle are not busy)
+    assert monitor.busy_cores(before, after) == pytest.approx(1.5)
+    # irq, softirq and steal are busy too; iowait and idle are not: 4 CPUs, 100 busy jiffies of 200
+    cpus = "".join(f"cpu{i} 0 0 0 0 0 0 0 0 0 0\n" for i in range(4))
+    first = fake_proc(tmp_path, BEFORE, "cpu 0 0 0 0 0 0 0 0 0 0\n" + cpus).cpu_times()
+    second = fake_proc(tmp_path, BEFORE, "cpu 40 10 20 50 30 10 10 30 0 0\n" + cpus).cpu_times()
+    assert monitor.busy_cores(first, second) == pytest.approx(120 / 200 * 4)
+    assert monitor.busy_cores(first, first) != monitor.busy_cores(first, first)  # no time passed: NaN

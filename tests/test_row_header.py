@@ -25,12 +25,13 @@ HEADER = {"campaign", "host", "layout", "devices", "run_id", "backend", "cap_bps
 FIO_NUMBERS = {"bw_bytes", "iops", "runtime_s", "clat_mean_ns", "clat_p50_ns", "clat_p99_ns", "clat_p999_ns",
                "clat_p9999_ns", "clat_stddev_ns", "lat_mean_ns", "read_bw_bytes", "write_bw_bytes", "io_bytes"}
 EVIDENCE = {"truth_bw_bytes", "above_truth", "too_short"}
-MEASURED = HEADER | FIO_NUMBERS | EVIDENCE | {"rw", "bs", "numjobs", "iodepth", "rep", "fio_version", "ss_attained",
+FIO_CPU = {"fio_usr_cpu", "fio_sys_cpu"}  # fio's own CPU time; a sweep's run adds the machine's, cpu_busy_cores
+MEASURED = HEADER | FIO_NUMBERS | EVIDENCE | FIO_CPU | {"cpu_busy_cores", "rw", "bs", "numjobs", "iodepth", "rep", "fio_version", "ss_attained",
                                               "ss", "ss_criterion", "point", "raw_dir", "started_at", "adaptive",
                                               "status", "steady", "steady_round"}
 FAILED = HEADER | FIO_NUMBERS | EVIDENCE | {"rw", "bs", "numjobs", "iodepth", "rep", "point", "raw_dir",
                                             "started_at", "status", "error", "adaptive"}
-GROUP = HEADER | FIO_NUMBERS | EVIDENCE | {"workload", "group", "rw", "bs", "numjobs", "iodepth", "point",
+GROUP = HEADER | FIO_NUMBERS | EVIDENCE | FIO_CPU | {"workload", "group", "rw", "bs", "numjobs", "iodepth", "point",
                                            "fio_version", "ss_attained", "ss", "ss_criterion", "job_file",
                                            "job_file_sha256", "rep", "raw_dir", "started_at", "steady",
                                            "steady_round"}

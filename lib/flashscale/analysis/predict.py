@@ -27,9 +27,10 @@ The terms, each in bytes/s of the data fio moves, each its own column (``<term>_
               the jobs being spread evenly
     network   links (default: one per host) x the link, for data that crosses the network
     memory    hosts x each host's memory bandwidth
-    cpu       hosts x cores / (CPU-seconds per byte the single device cost at that point): fio's ``usr_cpu`` and
-              ``sys_cpu`` (percent of one CPU, the run's jobs together), or ``cpu_busy_cores``
-              (``busy_cores`` from the monitor's /proc/stat samples)
+    cpu       hosts x cores / (CPU-seconds per byte the single device cost at that point): the row's
+              ``cpu_busy_cores`` (the whole machine's, from /proc/stat around the run, or ``busy_cores`` from the
+              monitor's samples), else fio's ``fio_usr_cpu`` + ``fio_sys_cpu`` (``usr_cpu`` + ``sys_cpu``: percent of
+              one CPU, the run's jobs together)
 
 A term whose parameter is not given is no term. A mixed rw (fio's 50/50) reaches a per-direction link (PCIe,
 uplink, network) when either half does: twice the link. The interval: each point of the curve carries the t
@@ -117,12 +118,17 @@ def busy_cores(monitor: pd.DataFrame, cpus: int) -> pd.DataFrame:
 
 
 def _cpu_cores(rows: pd.DataFrame) -> pd.Series:
-    """CPU cores busy during each run: fio's usr_cpu + sys_cpu (percent of one CPU), or cpu_busy_cores; NaN."""
-    if {"usr_cpu", "sys_cpu"} <= set(rows.columns):
-        return (pd.to_numeric(rows["usr_cpu"], errors="coerce") + pd.to_numeric(rows["sys_cpu"], errors="coerce")) / 100
+    """CPU cores busy during each run, the first known of: ``cpu_busy_cores`` (the whole machine's, kernel threads
+    included: on loop devices the copying is the loop workers', not fio's), fio's ``fio_usr_cpu`` + ``fio_sys_cpu``
+    (percent of one CPU, all jobs together), or a table's own ``usr_cpu`` + ``sys_cpu`` (the same); NaN."""
+    found = pd.Series(np.nan, index=rows.index)
     if "cpu_busy_cores" in rows.columns:
-        return pd.to_numeric(rows["cpu_busy_cores"], errors="coerce")
-    return pd.Series(np.nan, index=rows.index)
+        found = pd.to_numeric(rows["cpu_busy_cores"], errors="coerce").astype("float64")
+    for usr, sys_ in (("fio_usr_cpu", "fio_sys_cpu"), ("usr_cpu", "sys_cpu")):
+        if {usr, sys_} <= set(rows.columns):
+            fio_cores = (pd.to_numeric(rows[usr], errors="coerce") + pd.to_numeric(rows[sys_], errors="coerce")) / 100
+            found = found.fillna(fio_cores.astype("float64"))
+    return found
 
 
 def curve(rows: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:

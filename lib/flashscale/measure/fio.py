@@ -362,6 +362,22 @@ def steady_state(data: dict) -> dict:
             "ss_criterion": judged[0].get("criterion")}
 
 
+def cpu_percent(data: dict, runtime_ms: float) -> dict:
+    """fio's own CPU time of a run, as percent of one CPU over the run, all its jobs together: ``fio_usr_cpu`` and
+    ``fio_sys_cpu``. fio gives each job entry ``usr_cpu``/``sys_cpu`` as percent of one CPU over that entry's
+    ``job_runtime``; with group_reporting the entry is the group, its ``job_runtime`` the sum of its jobs' (4 jobs of
+    2 s: 8000 ms) and its percent their mean, so each entry counts ``usr_cpu`` x ``job_runtime`` / the run's time.
+    NaN where fio gave no such numbers (its client/server output, an older fio without ``job_runtime``)."""
+    totals = {}
+    for name in ("usr_cpu", "sys_cpu"):
+        try:
+            total = sum(float(j[name]) * float(j["job_runtime"]) for j in data["jobs"]) / runtime_ms
+        except (KeyError, TypeError, ValueError, ZeroDivisionError):
+            total = float("nan")
+        totals[f"fio_{name}"] = total
+    return totals
+
+
 def parse(data: dict, source: str = "fio output") -> dict:
     """Aggregate a fio result into one tidy row of measurements (FioError naming ``source`` when it lacks a field
     or has one of the wrong type: ``check_shape``).
@@ -390,5 +406,6 @@ def parse(data: dict, source: str = "fio output") -> dict:
         "write_bw_bytes": write_bw,
         "io_bytes": io_bytes,
         "fio_version": data.get("fio version", ""),
+        **cpu_percent(data, runtime_ms),
         **steady_state(data),
     }

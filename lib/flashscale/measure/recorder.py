@@ -26,6 +26,7 @@ from pathlib import Path
 from ..arrays.layouts import Layout
 from ..errors import CommandError, ConfigError, FioError
 from ..system.commands import Runner
+from ..system import monitor
 from ..system.devices import System
 from . import adaptive, fio, monitoring, precondition, results, resume
 from .progress import Progress
@@ -66,6 +67,7 @@ class Recorder:
     done: frozenset = frozenset()  # (layout, point, rep) of runs a resumed campaign measured already
     progress: Progress | None = None  # None: one that only moves ``bar``
     layout_caps: dict = field(default_factory=dict)  # layout name -> its caps per rw, where they are not ``caps``
+    before_build: Callable[[str], None] | None = None  # told each layout's name before it is built (its prediction)
 
     def __post_init__(self) -> None:
         if self.progress is None:
@@ -74,6 +76,11 @@ class Recorder:
     precondition_dir = precondition.PHASE  # raw/<layout>/<this>
     verdict = None  # the steady-state verdict of the layout being measured, when it ran in rounds
     measuring: str | None = None  # the name of the layout being measured (its caps are ``caps_of`` it)
+
+    def building(self, name: str) -> None:
+        """Layout ``name`` is about to be built: ``before_build`` hears it (the campaign states its prediction)."""
+        if self.before_build is not None:
+            self.before_build(name)
 
     def sweep(self, layout: Layout, cgroup_procs: list[Path]) -> None:
         """The layout's precondition (when the sweep asks for it; in rounds until steady when it asks for that),
@@ -211,12 +218,15 @@ class Recorder:
         """Run ``job`` once; its row, with its agreement with the known truth."""
         self.progress.started(layout.name, point or job.point, f"round{round_number}" if round_number else f"rep{rep}")
         started = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        with monitoring.sampling(self.directory, raw_dir, layout.targets, system=System(runner=self.runner),
+        system = System(runner=self.runner)
+        with monitoring.sampling(self.directory, raw_dir, layout.targets, system=system,
                                  layout=layout.name, point=point or job.point, rep=rep):
+            before = system.cpu_times()  # the whole machine's CPUs: the loop workers copy the data, not fio
             data = fio.run(job, self.directory / raw_dir, self.runner, cgroup_procs=cgroup_procs)
+            busy = monitor.busy_cores(before, system.cpu_times())
         row = {**self.header(layout, rw=job.rw, cgroup_procs=cgroup_procs, warmup=warmup, phase=phase,
                              round_number=round_number),
-               **self._axes(job), "rep": rep, **fio.parse(data), "point": point or job.point,
+               **self._axes(job), "rep": rep, **fio.parse(data), "cpu_busy_cores": busy, "point": point or job.point,
                "raw_dir": str(raw_dir), "started_at": started, "adaptive": adaptive}
         return {**row, **results.evidence(row, self.truth_caps(cgroup_procs, layout))}
 

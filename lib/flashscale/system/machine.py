@@ -92,6 +92,24 @@ class Machine:
         found = [f"{a['local']}/{a['prefixlen']}" for link in addrs for a in link.get("addr_info", [])]
         return found + [r["dst"] for r in routes if r.get("dst") not in (None, "default")]
 
+    def pcie_link(self, name: str) -> tuple[float, int] | None:
+        """The PCIe link of block device ``name``: (GT/s, lanes) of the first device above it that has one
+        (``current_link_speed`` "8.0 GT/s PCIe", ``current_link_width``: an NVMe's own function, a SATA disk's HBA);
+        None for a device with none (a loop device, a virtual disk without PCIe)."""
+        folder = self.sys / "block" / name / "device"
+        if not folder.exists():
+            return None
+        folder = folder.resolve()
+        while folder != folder.parent and folder.name != "devices":
+            speed, width = read(folder / "current_link_speed"), read(folder / "current_link_width")
+            if speed and width:
+                try:
+                    return float(speed.split()[0]), int(width)
+                except ValueError:
+                    return None
+            folder = folder.parent
+        return None
+
     # ---- what every CPU is doing (``flashscale.system.monitor``) ----------------------------------------------
     def diskstats(self) -> dict[str, tuple[int, ...]]:
         """/proc/diskstats: each device's counters after its name (reads, reads merged, sectors read, ms reading,

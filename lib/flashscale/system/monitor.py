@@ -63,6 +63,20 @@ def cpu_shares(before: dict[str, tuple[int, ...]], after: dict[str, tuple[int, .
             "cpu_iowait": d[IOWAIT] / total, "cpu_idle": d[IDLE] / total, "cpu_busiest": busiest}
 
 
+def busy_cores(before: dict[str, tuple[int, ...]], after: dict[str, tuple[int, ...]]) -> float:
+    """How many CPUs were busy, on average, between two readings of /proc/stat (``System.cpu_times``): the busy
+    share of all CPUs' time (user + nice + system + irq + softirq + steal, over every field's delta) times the CPUs
+    counted (the ``cpuN`` lines of both). The whole machine's, kernel threads included: on loop devices the data is
+    copied by the kernel's loop workers, which fio's own ``usr_cpu``/``sys_cpu`` never see. NaN without a delta."""
+    d = [a - b for a, b in zip(after["cpu"], before["cpu"])]
+    cpus = sum(1 for name in after if name != "cpu" and name in before)
+    total = sum(d)
+    if total <= 0 or cpus == 0:
+        return float("nan")
+    busy = d[USER] + d[NICE] + d[SYSTEM] + d[IRQ] + d[SOFTIRQ] + (d[STEAL] if len(d) > STEAL else 0)
+    return busy / total * cpus
+
+
 class Sampler:
     """A thread sampling ``devices`` (kernel names) and the CPUs every ``interval_s`` while its block runs; the
     last interval ends when the block does, so a run shorter than one interval still has one row per device."""
