@@ -84,6 +84,11 @@ def test_directory_fallback_measures_and_says_so(tmp_path):
     pd.testing.assert_frame_equal(results.rebuild_table(result.directory), table)
     # the scratch directories and fio's files are gone
     assert [p.name for p in result.directory.iterdir() if p.name.startswith("scratch-")] == []
+    # jbod was predicted from single's rows before its first run; every run says how many CPUs were busy
+    stated = result.predictions
+    assert set(stated["layout"]) == {"jbod"} and stated["predicted_at"].max() <= table.loc[
+        table["layout"] == "jbod", "started_at"].min()
+    assert (table["cpu_busy_cores"] > 0).all() and (table["fio_usr_cpu"] + table["fio_sys_cpu"] > 0).all()
 
 
 def test_a_rerun_keeps_the_earlier_campaign(tmp_path):
@@ -98,7 +103,15 @@ def test_a_rerun_keeps_the_earlier_campaign(tmp_path):
 
 
 @pytest.mark.root
-def test_emulated_campaign_finds_the_known_answer_and_leaves_nothing(tmp_path, foreign_loop):
+def test_emulated_campaign_finds_the_known_answer_and_leaves_nothing(tmp_path, foreign_loop, monkeypatch):
+    rows_when_stated = {}
+    append = results.append_predictions
+
+    def stating(directory, prediction):  # what rows.jsonl held when each layout's prediction was written
+        rows_when_stated[prediction["layout"].iloc[0]] = results.read_rows(directory)[0]
+        append(directory, prediction)
+
+    monkeypatch.setattr(results, "append_predictions", stating)
     result = campaign.run(spec(tmp_path, DEVICES=2, CAP_READ_BPS=100_000_000, CAP_WRITE_BPS=100_000_000,
                                LAYOUTS=["single", "jbod", "btrfs-raid0"]), progress=False)
     assert result.backend == "loop" and result.notes == []
@@ -113,6 +126,20 @@ def test_emulated_campaign_finds_the_known_answer_and_leaves_nothing(tmp_path, f
     base = analysis.baseline(table).set_index("rw")["baseline_bw_bytes"]
     assert base["read"] == pytest.approx(100_000_000, rel=0.1) and base["write"] == pytest.approx(100_000_000, rel=0.1)
     assert set(summary["layout"]) == {"single", "jbod", "btrfs-raid0"}
+    # each layout after the baseline was predicted before it was built: single's rows only, then its own first run
+    assert sorted(rows_when_stated) == ["btrfs-raid0", "jbod"]
+    assert {r["layout"] for r in rows_when_stated["jbod"]} == {"single"}
+    assert {r["layout"] for r in rows_when_stated["btrfs-raid0"]} == {"single", "jbod"}
+    stated = result.predictions
+    for layout, first in result.table.groupby("layout")["started_at"].min().drop("single").items():
+        assert stated.loc[stated["layout"] == layout, "predicted_at"].max() <= first
+    # the known truth predicted: 2 jobs keep both capped devices busy, 1 job one; the devices bind, not the CPU
+    jbod = stated[stated["layout"] == "jbod"].set_index(["rw", "numjobs"])
+    for rw in ("read", "write"):
+        assert jbod.loc[(rw, 2), "predicted_bw_bytes"] == pytest.approx(200_000_000, rel=0.1)
+        assert jbod.loc[(rw, 1), "predicted_bw_bytes"] == pytest.approx(100_000_000, rel=0.1)
+    assert set(stated["predicted_limit"]) == {"devices"} and (stated["cpu_limit_bw_bytes"] > 0).all()
+    assert (table["cpu_busy_cores"] > 0).all()
     assert loop_devices_backed_under(tmp_path) == []
     assert leftover_mounts(result.directory) == []
     assert sha256(foreign_loop["path"]) == foreign_loop["sha256"]

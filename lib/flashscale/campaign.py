@@ -54,7 +54,7 @@ from .arrays import fill, layouts, support
 from .system.commands import Runner
 from .system.devices import System
 from .arrays.emulated import ArraySpec, EmulatedArray, choose_backing_root, loop_support_problem
-from . import parameters, testbeds, vmlab
+from . import parameters, stated, testbeds, vmlab
 from .errors import ConfigError, FlashscaleError, UnsupportedError
 from .arrays.guard import Guard, confirmation
 from .arrays.layouts import Options
@@ -166,6 +166,11 @@ class CampaignResult:
     directory: Path
     backend: str
     notes: list[str]
+
+    @property
+    def predictions(self) -> pd.DataFrame:
+        """What each layout after the baseline was predicted to deliver before it was built (``stated``)."""
+        return results.read_predictions(self.directory)
 
 
 def _progress_bar(total: int, desc: str, shown: bool):
@@ -310,6 +315,7 @@ def _run(spec: CampaignSpec, runner: Runner, progress: bool, workloads: Sequence
             recorder = Recorder(spec.name, spec.host, spec.sweep, directory, runner, run_id, _caps(spec), bar, env,
                                 workloads, on_failure=spec.on_failure, done=done,
                                 layout_caps={name: _caps(spec, name) for name in todo if name != MOUNTED},
+                                before_build=_stating(spec, directory, testbed, system),
                                 progress=Progress(spec.sweep, len(todo), directory, bar,
                                                   workload_runs=sum(w.runs() for w in workloads)))
             try:
@@ -325,6 +331,18 @@ def _run(spec: CampaignSpec, runner: Runner, progress: bool, workloads: Sequence
         notes += _failures(table)
         (directory / "notes.json").write_text(json.dumps(notes, indent=1))
     return CampaignResult(table, directory, backend, notes)
+
+
+def _stating(spec: CampaignSpec, directory: Path, testbed: tuple | None, system: System) -> stated.Stating:
+    """What states each layout's prediction before it is built: its devices, the sweep's points, this machine's
+    limits (its CPUs; a test bed's PCIe links)."""
+    count = len(testbed[1]) if testbed is not None else spec.array.devices
+
+    def devices_of(name: str) -> int:
+        return spec.mount_devices if name == MOUNTED else len(layouts.chosen(name, range(count)))
+
+    paths = [d.path for d in testbed[1]] if testbed is not None else []
+    return stated.Stating(directory, spec.sweep.points(), devices_of, stated.limits(paths, system))
 
 
 def _check_space(spec: CampaignSpec, system: System) -> None:
@@ -350,6 +368,7 @@ def _run_on_loop(spec: CampaignSpec, todo: list[str], recorder: Recorder, runner
     system = System(runner=runner)
     with EmulatedArray(spec.array, runner, system) as array:
         for name in todo:
+            recorder.building(name)
             teardown = Teardown(manifest_dir() / f"{array.workdir.name}-{name}.json", runner, system)
             try:
                 layout = testbeds.mounted(spec, teardown) if name == MOUNTED else layouts.build(
@@ -367,6 +386,7 @@ def _run_on_directories(spec: CampaignSpec, todo: list[str], recorder: Recorder,
     teardown.record("dir", path=str(scratch))
     try:
         for name in todo:
+            recorder.building(name)
             layout = testbeds.mounted(spec, teardown) if name == MOUNTED else layouts.build_directories(
                 name, spec.array.devices, scratch, teardown)
             recorder.sweep(layout, [])

@@ -94,6 +94,7 @@ def _layout_on_testbed(spec, bed: TestBed, devices: list, confirm, name: str, er
                        recorder: Recorder, runner: Runner, procs: list[Path]) -> None:
     """One layout of a test bed campaign: built through the guard, swept, torn down."""
     teardown = Teardown(manifest_dir() / f"{bed.name}-{recorder.run_id}-{name}.json", runner, System(runner=runner))
+    recorder.building(name)
     try:
         if name == MOUNTED:
             recorder.sweep(mounted(spec, teardown), [])

@@ -120,6 +120,13 @@ EXTRA_COLUMNS: dict[str, tuple[str, str]] = {
     "error": ("string", "on a failed row, fio's own message (or flashscale's, naming the file); NA on an ok row"),
     "adaptive": ("string", "on a row of an adaptive sweep, the explored axis and its value (numjobs=4); NA in a full "
                            "grid. What the sweep chose and skipped, and why: raw/<layout>/adaptive.json"),
+    "cpu_busy_cores": ("float64", "CPUs of the whole machine busy during the run, on average: /proc/stat read just "
+                                  "before and after it (user + nice + system + irq + softirq + steal over all time, "
+                                  "x the CPUs); kernel threads included (the loop workers that copy an emulated "
+                                  "device's data), so it is what predict's cpu term reads first"),
+    "fio_usr_cpu": ("float64", "fio's user CPU time over the run, percent of one CPU, all its jobs together (fio's "
+                               "usr_cpu x job_runtime / run time, summed over job entries)"),
+    "fio_sys_cpu": ("float64", "fio's system CPU time over the run, percent of one CPU, all its jobs together"),
 }
 
 ALL_COLUMNS = {**COLUMNS, **EXTRA_COLUMNS}
@@ -135,6 +142,7 @@ NUMBER_DTYPES = ("float64", "int64", "Int64")
 
 ROWS_FILE = "rows.jsonl"
 TABLE_FILE = "results.parquet"
+PREDICTIONS_FILE = "predictions.csv"  # what each layout should deliver, stated before it was built
 
 
 def truth_tolerance(runtime_s: float) -> float:
@@ -316,6 +324,28 @@ def with_numbers(frame: pd.DataFrame, source: str) -> pd.DataFrame:
                                 f"number such as 1200000000, not a unit")
         out = out.assign(**{name: numbers.astype("float64") if dtype == "float64" else numbers})
     return out
+
+
+def append_predictions(campaign_dir: Path, prediction: pd.DataFrame) -> None:
+    """Append a layout's prediction (``analysis.predict.predict``'s frame with its ``predicted_at``) to the
+    campaign's ``predictions.csv``, stated before the layout is built; earlier layouts' lines are never rewritten."""
+    path = Path(campaign_dir) / PREDICTIONS_FILE
+    earlier = read_predictions(campaign_dir)
+    if not earlier.empty and list(earlier.columns) != list(prediction.columns):
+        raise FlashscaleError(f"{path} has the columns {list(earlier.columns)}; a prediction with "
+                              f"{list(prediction.columns)} cannot be appended to it")
+    prediction.to_csv(path, mode="a", header=earlier.empty, index=False)
+
+
+def read_predictions(campaign_dir: Path) -> pd.DataFrame:
+    """The predictions a campaign stated before building each layout (``predictions.csv``); empty when it stated
+    none (no single-device baseline measured first, or a campaign from before they were stated)."""
+    path = Path(campaign_dir) / PREDICTIONS_FILE
+    if not path.exists() or path.stat().st_size == 0:
+        return pd.DataFrame()
+    frame = pd.read_csv(path)
+    text = [c for c in ("layout", "rw", "predicted_limit", "predicted_note", "predicted_at") if c in frame.columns]
+    return frame.astype({c: "string" for c in text})
 
 
 def schema_markdown() -> str:

@@ -1,0 +1,88 @@
+"""Predictions stated before measuring: before a campaign builds each layout after its baseline, what that layout
+should deliver at every point of the sweep, from the baseline's rows as measured so far (``analysis.predict``).
+
+    state = stated.Stating(directory, spec.sweep.points(), devices_of, limits)
+    state("jbod")        # appends jbod's predicted points to predictions.csv, with predicted_at (UTC)
+
+Each layout is predicted once: a resumed campaign keeps the predictions it stated before (a layout already in
+``predictions.csv`` is not predicted again, after the fact). Nothing is predicted for the baseline layout itself,
+nor when no single-device rate was measured first (a campaign without ``single``: ``curve`` has nothing to read).
+The limits are what this machine says of itself: the CPUs this process may use and, on devices with a PCIe link,
+the slowest one's (``limits``).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable, Sequence
+
+from .analysis import predict
+from .analysis.ceilings import PCIE_LANE_BW_BYTES, pcie_link_bw_bytes
+from .errors import AnalysisError, ConfigError
+from .measure import results
+from .system.devices import System
+
+BASELINE = "single"
+GENERATIONS = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6}  # GT/s per lane -> PCIe generation
+
+
+def cores() -> int:
+    """The CPUs this process may run on (its affinity), else the machine's count."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def pcie_bps(paths: Sequence[str], system: System) -> float | None:
+    """The slowest PCIe link of the devices at ``paths``, bytes/s per direction (``ceilings.pcie_link_bw_bytes``);
+    None when any of them has no PCIe link sysfs can name (loop devices), or one of an unknown speed or width."""
+    links = [system.pcie_link(system.name_of(path)) for path in paths]
+    if not links or any(link is None for link in links):
+        return None
+    rates = []
+    for speed, lanes in links:
+        gen = GENERATIONS.get(speed)
+        if gen not in PCIE_LANE_BW_BYTES:
+            return None
+        try:
+            rates.append(pcie_link_bw_bytes(gen, lanes))
+        except ConfigError:
+            return None
+    return min(rates)
+
+
+def limits(paths: Sequence[str] = (), system: System | None = None, **more) -> predict.Limits:
+    """This machine's limits: ``cores()`` and the devices' PCIe link where they have one; ``more`` on top."""
+    pcie = pcie_bps(paths, system or System()) if paths else None
+    return predict.Limits(**{"cores": cores(), "pcie_bps": pcie, **more})
+
+
+@dataclass
+class Stating:
+    """Called with a layout's name before it is built (``Recorder.before_build``): predicts its points from the
+    campaign's single-device rows and appends them to ``predictions.csv``. ``devices_of(name)`` is how many devices
+    the layout will use."""
+
+    directory: Path
+    points: Sequence[dict]
+    devices_of: Callable[[str], int]
+    limits: predict.Limits
+
+    def __call__(self, layout: str) -> None:
+        if layout == BASELINE:
+            return
+        earlier = results.read_predictions(self.directory)
+        if not earlier.empty and layout in set(earlier["layout"]):
+            return  # stated before this run was interrupted: kept as it was
+        rows = results.to_frame(results.read_rows(self.directory)[0])
+        if rows.empty or BASELINE not in set(rows["layout"]):
+            return
+        try:
+            base = predict.curve(rows[rows["workload"] == "fio"])
+        except AnalysisError:
+            return  # the baseline measured no rate (every run failed or too short): nothing to predict from
+        devices = self.devices_of(layout)
+        points = [{**{k: p[k] for k in ("rw", "bs", "numjobs", "iodepth")}, "devices": devices} for p in self.points]
+        prediction = predict.predict(base, layout, points, self.limits)
+        at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        results.append_predictions(self.directory, prediction.assign(predicted_at=at))

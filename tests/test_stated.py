@@ -1,0 +1,66 @@
+"""Predictions stated before a layout is built (``flashscale.stated``): from the baseline rows measured so far, once
+per layout (a resumed campaign keeps what it stated), with this machine's limits."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from flashscale import stated
+from flashscale.analysis.ceilings import pcie_link_bw_bytes
+from flashscale.measure import results
+from flashscale.system.devices import System
+
+POINTS = [{"rw": "read", "bs": 2**20, "numjobs": n, "iodepth": 1} for n in (1, 2)]
+
+
+def single(bw: float, rep: int, numjobs: int) -> dict:
+    return {"campaign": "t", "host": "h", "layout": "single", "devices": 1, "rw": "read", "bs": 2**20,
+            "numjobs": numjobs, "iodepth": 1, "rep": rep, "warmup": False, "bw_bytes": bw, "runtime_s": 3.0,
+            "point": f"read-nj{numjobs}", "cpu_busy_cores": 0.5}
+
+
+def test_a_layout_is_predicted_once_from_the_baseline_and_kept_on_resume(tmp_path):
+    results.append_rows(tmp_path, [single(bw, rep, n) for n in (1, 2) for rep, bw in enumerate((1e8, 1.02e8))])
+    state = stated.Stating(tmp_path, POINTS, lambda name: 4, stated.limits(cores=4))
+    state("single")  # the baseline predicts nothing of itself
+    assert results.read_predictions(tmp_path).empty
+    state("btrfs-raid0")
+    first = results.read_predictions(tmp_path)
+    assert list(first["numjobs"]) == [1, 2] and (first["devices"] == 4).all()
+    # a stripe gives every device numjobs / 4 jobs, held at the first measured point: 4 x 101 MB/s
+    assert first["predicted_bw_bytes"].tolist() == pytest.approx([4 * 1.01e8] * 2)
+    assert list(first["predicted_limit"]) == ["devices"] * 2
+    # half a CPU for 101 MB/s, 4 CPUs: the CPU would carry 808 MB/s; on 1 CPU, 202 MB/s, and it binds
+    assert first["cpu_limit_bw_bytes"].tolist() == pytest.approx([8.08e8] * 2, rel=1e-3)
+    stated.Stating(tmp_path, POINTS, lambda name: 4, stated.limits(cores=1))("jbod")
+    jbod = results.read_predictions(tmp_path).query("layout == 'jbod'")
+    assert jbod["predicted_bw_bytes"].tolist() == pytest.approx([1.01e8, 2.02e8], rel=1e-3)  # 1 job: 1 device
+    assert list(jbod["predicted_limit"]) == ["devices", "cpu"]
+    first = results.read_predictions(tmp_path)
+    results.append_rows(tmp_path, [single(5e8, 2, 1)])  # measured later: not a reason to predict again
+    state("btrfs-raid0")
+    state("jbod")
+    assert results.read_predictions(tmp_path).equals(first)
+
+
+def test_no_baseline_no_prediction(tmp_path):
+    stated.Stating(tmp_path, POINTS, lambda name: 2, stated.limits())("jbod")
+    assert results.read_predictions(tmp_path).empty
+
+
+def test_the_pcie_term_is_the_slowest_link_sysfs_names(tmp_path):
+    for name, speed, width in (("nvme0n1", "8.0 GT/s PCIe", "4"), ("nvme1n1", "16.0 GT/s PCIe", "4")):
+        function = tmp_path / "sys" / "devices" / "pci0000:00" / f"0000:00:0{name[4]}.0"
+        (function / "nvme").mkdir(parents=True)
+        (function / "current_link_speed").write_text(speed + "\n")
+        (function / "current_link_width").write_text(width + "\n")
+        (tmp_path / "sys" / "block" / name).mkdir(parents=True)
+        os.symlink(function / "nvme", tmp_path / "sys" / "block" / name / "device")
+    (tmp_path / "sys" / "block" / "loop3").mkdir(parents=True)
+    system = System(sys=tmp_path / "sys", proc=tmp_path)
+    assert system.pcie_link("nvme1n1") == (16.0, 4)
+    assert stated.pcie_bps(["/dev/nvme0n1", "/dev/nvme1n1"], system) == pcie_link_bw_bytes(3, 4)
+    assert stated.pcie_bps(["/dev/nvme0n1", "/dev/loop3"], system) is None  # a loop device has no link
+    assert stated.limits(["/dev/nvme0n1"], system).pcie_bps == pcie_link_bw_bytes(3, 4)
+    assert stated.limits().cores == len(os.sched_getaffinity(0))
