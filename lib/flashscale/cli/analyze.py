@@ -76,18 +76,24 @@ def _count(text: str, what: str) -> int:
     return value
 
 
+def per_rw(text: str, option: str, what: str, read) -> dict:
+    """An option's 'rw=VALUE,rw=VALUE' (each rw once), each VALUE read by ``read(value, rw)``; ConfigError naming
+    the option and the part it cannot read. ``what``: the VALUE's name in the message (BYTES, RATE)."""
+    out: dict = {}
+    for part in text.split(","):
+        rw, sep, value = part.partition("=")
+        if not sep or not rw.strip() or rw.strip() in out:
+            raise ConfigError(f"{option} {text!r}: expected {what} or rw={what},... with each rw once; cannot read "
+                              f"{part!r}")
+        out[rw.strip()] = read(value, rw.strip())
+    return out
+
+
 def baseline_bs(text: str) -> int | dict[str, int]:
     """``--baseline-bs``: '1048576' (every rw) or 'read=1048576,randread=4096' (per rw)."""
     if "=" not in text:
         return _count(text, "")
-    out: dict[str, int] = {}
-    for part in text.split(","):
-        rw, sep, bs = part.partition("=")
-        if not sep or not rw.strip() or rw.strip() in out:
-            raise ConfigError(f"--baseline-bs {text!r}: expected BYTES or rw=BYTES,... with each rw once; "
-                              f"cannot read {part!r}")
-        out[rw.strip()] = _count(bs, f"for {rw.strip()!r}: ")
-    return out
+    return per_rw(text, "--baseline-bs", "BYTES", lambda bs, rw: _count(bs, f"for {rw!r}: "))
 
 
 def _load(path: str):

@@ -12,7 +12,6 @@ in words (--format csv: the answers, one row per rw).
 from __future__ import annotations
 
 import argparse
-import math
 import re
 import sys
 
@@ -22,7 +21,7 @@ import pandas as pd
 from ..analysis import core, predict, sizing
 from ..errors import ConfigError
 from ..publish import tables
-from .analyze import _ceilings_file, _load
+from .analyze import _ceilings_file, _load, per_rw
 
 PREFIXES = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12, "p": 1e15,
             "ki": 2 ** 10, "mi": 2 ** 20, "gi": 2 ** 30, "ti": 2 ** 40, "pi": 2 ** 50}
@@ -49,14 +48,7 @@ def device_figures(text: str, rws: list[str]) -> dict[str, float]:
     """``--device-bps``: 'RATE' (for each rw of --rw) or 'read=RATE,write=RATE'."""
     if "=" not in text:
         return dict.fromkeys(rws, parse_rate(text, "--device-bps"))
-    out: dict[str, float] = {}
-    for part in text.split(","):
-        rw, sep, rate = part.partition("=")
-        if not sep or not rw.strip() or rw.strip() in out:
-            raise ConfigError(f"--device-bps {text!r}: expected RATE or rw=RATE,... with each rw once; cannot read "
-                              f"{part!r}")
-        out[rw.strip()] = parse_rate(rate, f"--device-bps for {rw.strip()!r}:")
-    return out
+    return per_rw(text, "--device-bps", "RATE", lambda rate, rw: parse_rate(rate, f"--device-bps for {rw!r}:"))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
