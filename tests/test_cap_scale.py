@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from flashscale import campaign, cluster, execute, parameters
+from flashscale import campaign, cluster, execute
 from flashscale.arrays import layouts
 from flashscale.arrays.cluster import EmulatedCluster
 from flashscale.arrays.emulated import STRIPES, ArraySpec

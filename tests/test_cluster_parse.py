@@ -3,7 +3,6 @@ namespaces, two capped devices each): every host has a row or a reason, never a 
 from __future__ import annotations
 
 import copy
-import json
 from pathlib import Path
 
 import pytest

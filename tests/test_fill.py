@@ -2,7 +2,6 @@
 erase, through the guard, before the layout is built; printed in the dry run."""
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 

@@ -9,7 +9,6 @@ import subprocess
 from pathlib import Path
 
 import pandas as pd
-import pytest
 
 import reader
 from flashscale import campaign

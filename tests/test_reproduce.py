@@ -13,7 +13,7 @@ import pytest
 import yaml
 from bs4 import BeautifulSoup
 
-from flashscale import cli, reproduce
+from flashscale import cli
 from flashscale.analysis import compare
 from flashscale.errors import ConfigError
 from flashscale.publish import report
