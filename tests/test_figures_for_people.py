@@ -14,7 +14,7 @@ import pytest
 from IPython.core.formatters import DisplayFormatter
 from matplotlib.figure import Figure
 
-from flashscale.analysis import compare, core, latency, layout_tax, shared_file, stats
+from flashscale.analysis import compare, core, latency, layout_tax, predict, shared_file, stats
 from flashscale.publish import drawing, plots, rate_plots
 
 matplotlib.use("Agg")
@@ -147,6 +147,8 @@ def _figures() -> dict:
         "metadata_rates": lambda: rate_plots.metadata_rates(_metadata()),
         "comparison": lambda: rate_plots.comparison(*_comparison()),
         "shared_vs_own": lambda: rate_plots.shared_vs_own(_shared()),
+        "predicted_vs_measured": lambda: rate_plots.predicted_vs_measured(
+            predict.score(predict.predict_results(table), table)),
     }
 
 
@@ -186,7 +188,8 @@ def test_every_figure_has_one_legend_below_its_panels_over_none_of_its_data(name
 
 @pytest.mark.parametrize("name", ["throughput_vs_numjobs", "throughput_vs_devices", "cluster_throughput",
                                   "efficiency", "efficiency_vs_threads", "by_block_size", "steady_rounds",
-                                  "repetitions", "over_time", "metadata_rates", "comparison", "shared_vs_own"])
+                                  "repetitions", "over_time", "metadata_rates", "comparison", "shared_vs_own",
+                                  "predicted_vs_measured"])
 def test_bandwidth_rates_and_efficiency_are_read_against_zero(name):
     fig = FIGURES[name]()
     for axis in fig.axes:

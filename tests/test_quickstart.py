@@ -69,6 +69,16 @@ def test_quickstart_on_the_emulated_array_finds_the_known_answer(tmp_path):
     assert text.count("<img") >= 3 and "Conclusions" in text
     assert "Every run within its known cap: all 24 run(s)" in text and "the precondition wrote" in text
     assert "CampaignSpec" not in text  # code cells are hidden in the report
+    # predicted before measuring, scored after: jbod at the known truth, btrfs-raid0's reads too (writes are buffered)
+    predicted = text[text.index("Predicted before measuring"):text.index("Conclusions")]
+    assert "<table" in predicted and "<img" in predicted and "binding limit" in predicted
+    assert "in the predicted interval" in predicted and "jbod on 4 devices, read: within 2%" in predicted
+    assert set(numbers["prediction_error"]) == {f"{layout}/{rw}" for layout in ("jbod", "btrfs-raid0")
+                                                for rw in ("read", "write")}
+    assert numbers["prediction_error"]["jbod/read"] < 0.05 and numbers["prediction_error"]["jbod/write"] < 0.05
+    assert numbers["prediction_error"]["btrfs-raid0/read"] < 0.05
+    outside = text[text.index("Conclusions"):].count("Outside its predicted interval:")
+    assert outside == numbers["predictions_outside"]
     made_by(html, "loop")
     # every run's env.json keeps the software that measured it, the campaign's
     software = json.loads((tmp_path / "data" / "qs" / "campaign.json").read_text())["environment"]["software"]
@@ -98,6 +108,11 @@ def test_quickstart_on_plain_directories_says_so(tmp_path):
     assert numbers["backend"] == "directory"
     assert any("plain directories" in note for note in numbers["notes"])
     assert "plain directories" in html.read_text()
+    # jbod was predicted from single before it was built, scored in one table, one figure; the record says the error
+    text = html.read_text()
+    predicted = text[text.index("Predicted before measuring"):text.index("Conclusions")]
+    assert predicted.count("<table") == 1 and predicted.count("<img") == 1 and "jbod" in predicted
+    assert list(numbers["prediction_error"]) == ["jbod/read"] and numbers["prediction_error"]["jbod/read"] >= 0
     made_by(html, "directory")
 
 

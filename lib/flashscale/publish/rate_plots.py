@@ -132,3 +132,32 @@ def shared_vs_own(points: pd.DataFrame) -> plt.Figure:
     from_zero(axis)
     return done(fig, "One shared file against a file per job",
                 "files (reps; bars: min-max; black: the cap sum of the devices reached)")
+
+
+@styled
+def predicted_vs_measured(scored: pd.DataFrame) -> plt.Figure:
+    """What each layout was predicted to deliver before it was built, against what it measured (``predict.score``),
+    one panel per rw, one group of points per layout along its jobs: bars, the prediction with its interval
+    (``predicted_lo`` to ``_hi``); dots, the measured mean with its repetitions' interval, n in the legend."""
+    rws = sorted(scored["rw"].astype(str).unique())
+    widest = max((scored["rw"] == rw).sum() for rw in rws) if rws else 1
+    fig, axes = panels(max(1, len(rws)), width=min(12, max(4.5, 0.55 * widest)))
+    for axis, rw in zip(axes[0], rws):
+        rows = scored[scored["rw"] == rw].sort_values(["layout", "devices", "numjobs"]).reset_index(drop=True)
+        colours = series_colours(rows["layout"].nunique())
+        for colour, (layout, part) in zip(colours, rows.groupby("layout", sort=True)):
+            where = part.index.to_numpy()
+            predicted = part["predicted_bw_bytes"] / MB
+            axis.bar(where, predicted, 0.7, color=colour, alpha=0.4, label=f"{layout} predicted",
+                     yerr=bounds(predicted, part["predicted_lo"] / MB, part["predicted_hi"] / MB), capsize=3)
+            measured = part["measured_bw_bytes"] / MB
+            axis.errorbar(where, measured, yerr=bounds(measured, part["measured_bw_bytes_lo"] / MB,
+                                                       part["measured_bw_bytes_hi"] / MB),
+                          fmt="o", color=colour, capsize=3,
+                          label=f"{layout} measured ({n_text(part['measured_reps'])})")
+        labels = [f"{r.layout} {r.numjobs} job{'s' if r.numjobs != 1 else ''}" for r in rows.itertuples()]
+        axis.set_xticks(np.arange(len(rows)), labels=labels, rotation=30, ha="right")
+        axis.set(title=rw, xlabel="", ylabel="bandwidth, MB/s")
+    from_zero(axes)
+    return done(fig, "Predicted before measuring, and measured",
+                "layout (bars: predicted, its interval; dots: measured, its interval)")

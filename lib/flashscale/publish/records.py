@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ..analysis import ceilings, core, evidence
+from ..analysis import scored as scored_analysis
 from ..analysis.core import MB
 from ..analysis.metadata import ENGINES
 from ..analysis.cluster import ALL
@@ -84,12 +85,16 @@ def _saturation(summary: pd.DataFrame, saturated: pd.DataFrame) -> dict:
             for r in rows.to_dict("records")}
 
 
-def quickstart(summary: pd.DataFrame, baseline: pd.DataFrame, result, saturated: pd.DataFrame | None = None) -> dict:
+def quickstart(summary: pd.DataFrame, baseline: pd.DataFrame, result, saturated: pd.DataFrame | None = None,
+               scored: pd.DataFrame | None = None) -> dict:
     """The numbers a report stands on: baseline per rw, efficiency and tax per layout and rw (with the layout's own
     ideal, and the tax's test when the summary has them), jbod's efficiency per device count and rw, and of the runs
     (``result.table``): the truth check, the runs too short, the precondition. With ``saturated``
     (``saturation.saturation``), ``saturation``: per layout/devices/rw, at its best point's block size, the fewest
-    jobs (and queue depth) shown to reach 95% of the best, or ``reached`` false, and what one job delivers."""
+    jobs (and queue depth) shown to reach 95% of the best, or ``reached`` false, and what one job delivers. With
+    ``scored`` (``analysis.scored.against``: the predictions stated before each layout was built),
+    ``prediction_error``: the largest |measured / predicted - 1| per ``layout/rw``, and ``predictions_outside``: the
+    points outside their predicted interval by more than the margin."""
     rows = {f"{r.layout}/{r.devices}/{r.rw}": {"best_bw_bytes": float(r.best_bw_bytes),
                                                 "efficiency": float(r.efficiency),
                                                 "tax": None if r.tax != r.tax else float(r.tax), **_evidence(r)}
@@ -97,6 +102,10 @@ def quickstart(summary: pd.DataFrame, baseline: pd.DataFrame, result, saturated:
     base = {r.rw: float(r.baseline_bw_bytes) for r in baseline.itertuples()}
     jbod = {f"{r.devices}/{r.rw}": plain(r.efficiency) for r in summary.itertuples() if r.layout == "jbod"}
     found = {} if saturated is None else {"saturation": _saturation(summary, saturated)}
+    if scored is not None:
+        found.update(prediction_error=scored_analysis.largest_errors(scored),
+                     predictions_outside=int(scored["beyond_margin"].fillna(False).astype(bool).sum())
+                     if "beyond_margin" in scored.columns else 0)
     return {**_stage(result), "baseline_bw_bytes": base, "layouts": rows, "jbod_efficiency": jbod,
             **_runs(result.table), **found}
 

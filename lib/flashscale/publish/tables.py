@@ -44,7 +44,8 @@ HEADERS = {
     "bw_bytes_median": "median", "bw_bytes_std": "deviation", "bw_bytes_cv": "coefficient of variation",
     "cv": "coefficient of variation", "std": "deviation", "saturating_numjobs": "jobs to saturate",
     "saturating_iodepth": "queue depth to saturate", "one_job_bw_bytes": "one job", "one_job_fraction":
-    "one job, of the best", "reached": "95% reached",
+    "one job, of the best", "reached": "95% reached", "predicted_bw_bytes": "predicted", "measured_bw_bytes":
+    "measured", "predicted_limit": "binding limit", "inside": "in the predicted interval",
 }
 SUFFIXES = {"_bw_bytes": "bandwidth", "_bps": "bandwidth", "_bytes": "size", "_ns": "ns", "_us": "us", "_ms": "ms",
             "_s": "s", "_iops": "iops", "_reps": "count", "_per_s": "rate"}

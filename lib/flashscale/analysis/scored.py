@@ -1,0 +1,80 @@
+"""Predictions stated before measuring, scored after (``predict.score``), as a report says them.
+
+    scored = scored.against(result.predictions, result.table, margin)   # empty when nothing was predicted
+    scored.for_people(scored)        # one row a point: predicted with its interval, measured, error, what bound
+    scored.unexplained_sentences(scored, margin)   # the tax re-read: what the model did not explain, per layout/rw
+    scored.largest_errors(scored)    # {"jbod/read": 0.004, ...}: the largest |error| per layout and rw
+
+``predict.outside_sentences`` names each point outside its predicted interval by more than the margin.
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from . import predict
+from .significance import DEFAULT_MARGIN
+
+COLUMNS = ["layout", "devices", "rw", "numjobs", "predicted_bw_bytes", "measured_bw_bytes", "error",
+           "predicted_limit", "inside"]
+SCORE_COLUMNS = ["bs", "iodepth", "predicted_lo", "predicted_hi", "measured_reps", "in_interval", "beyond_margin",
+                 "unexplained"]  # the rest of what predict.score gives that this module reads
+KINDS = {"error": "percent", "inside": "text", "predicted_limit": "text"}
+
+
+def against(predictions: pd.DataFrame, frame: pd.DataFrame, margin: float = DEFAULT_MARGIN) -> pd.DataFrame:
+    """``predict.score`` of a campaign's stated ``predictions`` against its results ``frame``; an empty frame when
+    the campaign stated none (no single-device baseline was measured first)."""
+    if predictions is None or predictions.empty:
+        return pd.DataFrame(columns=[*COLUMNS, *SCORE_COLUMNS])
+    return predict.score(predictions, frame, margin=margin).sort_values(
+        ["layout", "rw", "bs", "iodepth", "numjobs"]).reset_index(drop=True)
+
+
+def for_people(scored: pd.DataFrame) -> pd.DataFrame:
+    """One row a point: the prediction with its interval (``predicted_bw_bytes_lo``/``_hi``, which ``tables.show``
+    writes beside it), the measured mean (its own interval left to the figure), the error, the term that bound, and whether the measurement lies inside
+    the predicted interval ("inside", "outside", "outside, within the margin", or "unknown")."""
+    inside = []
+    for row in scored.itertuples(index=False):
+        if pd.isna(row.in_interval):
+            inside.append("unknown")
+        elif row.in_interval:
+            inside.append("inside")
+        else:
+            inside.append("outside" if row.beyond_margin else "outside, within the margin")
+    shown = scored.drop(columns=["measured_bw_bytes_lo", "measured_bw_bytes_hi"], errors="ignore")
+    return shown.assign(predicted_bw_bytes_lo=scored["predicted_lo"], predicted_bw_bytes_hi=scored["predicted_hi"],
+                        inside=inside)
+
+
+def unexplained_sentences(scored: pd.DataFrame, margin: float = DEFAULT_MARGIN) -> list[str]:
+    """Per layout and rw, the tax read against the prediction: what its devices, at these jobs, should have
+    delivered, and how much of it the layout did not (``unexplained``), from its smallest to its largest."""
+    out = []
+    for (layout, devices, rw), group in scored.groupby(["layout", "devices", "rw"], sort=True):
+        short = group["unexplained"].dropna()
+        if short.empty:
+            continue
+        lo, hi = float(short.min()), float(short.max())
+        where = f"{layout} on {devices} devices, {rw}"
+        if max(abs(lo), abs(hi)) <= margin:
+            out.append(f"{where}: within {margin:.0%} of its prediction at every point: the devices explain it, "
+                       "nothing is left for the layout to cost.")
+        elif lo >= 0:
+            out.append(f"{where}: {_span(lo, hi)} below its prediction: what its devices alone deliver at these jobs "
+                       "and this layout did not, its cost the model of N devices does not explain.")
+        else:
+            out.append(f"{where}: from {-lo:.1%} above to {hi:.1%} below its prediction"
+                       if hi > 0 else f"{where}: {_span(-hi, -lo)} above its prediction")
+            out[-1] += ": more than its devices alone should give, which the model does not explain either."
+    return out
+
+
+def _span(lo: float, hi: float) -> str:
+    return f"{lo:.1%}" if round(lo, 3) == round(hi, 3) else f"{lo:.1%} to {hi:.1%}"
+
+
+def largest_errors(scored: pd.DataFrame) -> dict[str, float]:
+    """The largest |measured / predicted - 1| per layout and rw, ``layout/rw``."""
+    errors = scored.assign(size=scored["error"].abs()).groupby(["layout", "rw"], sort=True)["size"].max()
+    return {f"{layout}/{rw}": float(value) for (layout, rw), value in errors.items()}
