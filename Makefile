@@ -19,7 +19,7 @@ CAMPAIGN ?= runners/quickstart.yaml
 LAB_PORT ?= 8888
 REPORT ?= reports/quickstart/quickstart.html
 
-.PHONY: app-deps applications demo demo-vm deps-vm test test-fast bench study long-quickstart reference deps system-deps browser-deps lab screenshot \
+.PHONY: app-deps applications demo demo-uncapped demo-vm deps-vm test test-fast bench study long-quickstart reference deps system-deps browser-deps lab screenshot \
 	clean-reports help lock test-latest
 
 help:
@@ -29,6 +29,7 @@ help:
 	@echo "make applications - bonnie++, pgbench and a many-files transfer beside fio, every device monitored"
 	@echo "make study  - every study notebook in order on the emulated array, one report folder with index.html"
 	@echo "make reference - the seed studies' published numbers rerun with flashscale's analysis"
+	@echo "make demo-uncapped - the quickstart's layouts on uncapped emulated devices: the CPU binds, and the report says so"
 	@echo "make demo-cluster - 1 and 2 emulated hosts, local and over their capped links (nbd), its report"
 	@echo "make demo-vm - seed 000's layouts (md RAID-0 native and IMSM, LVM, btrfs) on 4 NVMe devices in a VM"
 	@echo "make long-quickstart - the quickstart with 3 repetitions of 10 s runs (about 25 minutes)"
@@ -40,6 +41,10 @@ help:
 demo: deps
 	$(BIN)/flashscale run $(CAMPAIGN)
 	@echo "Report: $(CURDIR)/reports/quickstart/quickstart.html"
+
+demo-uncapped: deps
+	$(BIN)/flashscale run runners/uncapped.yaml
+	@echo "Report: $(CURDIR)/reports/uncapped/quickstart.html"
 
 # The layer contract (pyproject.toml, [tool.importlinter]) first: the folders of lib/flashscale are the pipeline.
 # The tests execute the quickstart, the study notebooks 01-08 and reference_studies through flashscale run with tiny

@@ -42,6 +42,16 @@ def test_bad_parameters_are_named_before_anything_runs(tmp_path):
     assert not (tmp_path / "data").exists()
 
 
+def test_a_cap_of_zero_is_uncapped_and_below_zero_is_refused(tmp_path):
+    """CAP_READ_BPS / CAP_WRITE_BPS 0 (runners/uncapped.yaml): nothing throttled, so no cap_bps and no truth."""
+    uncapped = spec(tmp_path, CAP_READ_BPS=0, CAP_WRITE_BPS=0)
+    assert all(cap != cap for cap in campaign._caps(uncapped).values())  # NaN: results.evidence has no truth
+    assert all(cap != cap for cap in campaign._caps(uncapped, "btrfs-raid0").values())
+    assert campaign._caps(spec(tmp_path, CAP_WRITE_BPS=0))["read"] == 200_000_000
+    with pytest.raises(ConfigError, match="CAP_READ_BPS=-1"):
+        spec(tmp_path, CAP_READ_BPS=-1)
+
+
 @pytest.mark.parametrize("problem", [None, "flashscale is not running as root"], ids=["loop", "no-loop"])
 def test_the_campaign_runs_where_support_says_it_will(tmp_path, monkeypatch, problem):
     """One decision of the backend: what a campaign runs on is what ``support.backend_for`` (the notebooks' "what

@@ -176,7 +176,7 @@ def test_a_notebook_missing_from_this_checkout_is_refused(tmp_path, capsys):
 
 @pytest.mark.parametrize("override,named", [
     ("DEVICE=2", "no notebook of qs (quickstart) has a parameter 'DEVICE' (did you mean 'DEVICES'?)"),
-    ("CAP_READ_BPS=0", "CAP_READ_BPS"),
+    ("CAP_READ_BPS=-1", "CAP_READ_BPS"),  # 0 is uncapped; below it, nothing
 ])
 def test_a_bad_override_is_refused_before_anything_runs(tmp_path, capsys, override, named):
     folder = published(tmp_path, {"DATA_DIR": str(tmp_path / "data"), "EMULATION": "directory"}, "directory")

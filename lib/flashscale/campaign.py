@@ -230,6 +230,7 @@ def _caps(spec: CampaignSpec, layout: str | None = None) -> dict:
     a row carries it only when fio ran inside the throttled cgroup. With ``layout``: the cap per device of which
     that layout's truth is its devices x, from the devices it uses at their own caps (``ArraySpec.layout_caps``)."""
     read, write = spec.array.layout_caps(layout) if layout else (spec.array.read_bps, spec.array.write_bps)
+    read, write = (cap or float("nan") for cap in (read, write))  # a cap of 0 is none: no cap_bps, no truth
     return {"read": read, "randread": read, "write": write, "randwrite": write}
 
 

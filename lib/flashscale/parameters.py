@@ -101,8 +101,8 @@ SCHEMA: dict[str, tuple[object, str]] = {
     "DEVICES": (Positive, "emulated devices"),
     "DEVICE_SIZE": (Annotated[int, Field(ge=512 * 2**20)], "bytes per emulated device (at least 512 MiB; no more "
                                                            "than the backing directory's free space)"),
-    "CAP_READ_BPS": (Positive, "read cap per emulated device, bytes/s"),
-    "CAP_WRITE_BPS": (Positive, "write cap per emulated device, bytes/s"),
+    "CAP_READ_BPS": (AtLeastZero, "read cap per emulated device, bytes/s; 0: uncapped (no truth to hold runs to)"),
+    "CAP_WRITE_BPS": (AtLeastZero, "write cap per emulated device, bytes/s; 0: uncapped (no truth to hold runs to)"),
     "CAP_SCALE": (Annotated[Any, AfterValidator(_cap_scale)],
                   "per-device factors of the caps, each in (0, 1], one per device (e.g. [1, 1, 1, 0.5]: the 4th at "
                   "half the cap); empty: every device at the full cap. The emulated array's loop devices only"),

@@ -56,8 +56,8 @@ def cap_scale_factors(value: object, devices: int | None = None) -> tuple[float,
 
 @dataclass(frozen=True)
 class ArraySpec:
-    """N devices of ``device_size`` bytes, capped at ``read_bps`` / ``write_bps`` bytes/s each, or device i at
-    ``cap_scale[i]`` x those (``CAP_SCALE``; empty: every device at the full cap)."""
+    """N devices of ``device_size`` bytes, capped at ``read_bps`` / ``write_bps`` bytes/s each (0: that direction
+    uncapped), or device i at ``cap_scale[i]`` x those (``CAP_SCALE``; empty: every device at the full cap)."""
 
     devices: int = 4
     device_size: int = 2 * 2**30
@@ -69,8 +69,10 @@ class ArraySpec:
     def __post_init__(self) -> None:
         for attr in ("devices", "device_size", "read_bps", "write_bps"):
             value = getattr(self, attr)
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise ConfigError(f"{attr}={value!r} must be a positive whole number")
+            uncapped = attr.endswith("_bps") and value == 0  # a cap of 0: that direction uncapped
+            if isinstance(value, bool) or not isinstance(value, int) or (value <= 0 and not uncapped):
+                raise ConfigError(f"{attr}={value!r} must be a positive whole number"
+                                  + (" (or 0: uncapped)" if attr.endswith("_bps") else ""))
         if self.device_size < 512 * 2**20:
             raise ConfigError(f"device_size={self.device_size} is below 512 MiB, too small for xfs and btrfs")
         object.__setattr__(self, "cap_scale", cap_scale_factors(self.cap_scale, self.devices))
