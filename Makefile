@@ -19,12 +19,13 @@ CAMPAIGN ?= runners/quickstart.yaml
 LAB_PORT ?= 8888
 REPORT ?= reports/quickstart/quickstart.html
 
-.PHONY: app-deps applications demo demo-uncapped demo-vm deps-vm test test-fast bench study long-quickstart reference deps system-deps browser-deps lab screenshot \
+.PHONY: app-deps applications demo demo-uncapped demo-vm deps-vm test test-vm test-fast bench study long-quickstart reference deps system-deps browser-deps lab screenshot \
 	clean-reports help lock test-latest
 
 help:
 	@echo "make demo   - install what is needed, run the quickstart campaign, publish its report"
 	@echo "make test   - install what is needed, run the whole test suite (real fio on loop devices as root)"
+	@echo "make test-vm - the VM lab's tests: seed 000's md, IMSM and LVM layouts, the guard and kill -9 on a real kernel (about 10 minutes)"
 	@echo "make bench  - speed and memory benchmarks of parsing and analysis, and what monitoring costs"
 	@echo "make applications - bonnie++, pgbench and a many-files transfer beside fio, every device monitored"
 	@echo "make study  - every study notebook in order on the emulated array, one report folder with index.html"
@@ -51,9 +52,14 @@ demo-uncapped: deps
 # parameters and check the numbers they record; nbval executes the other notebooks at their own (tiny) defaults.
 NBVAL_NOTEBOOKS := notebooks/09_applications.ipynb notebooks/10_cluster.ipynb notebooks/11_job_file.ipynb
 
-test: deps browser-deps app-deps deps-vm
+# The VM lab's tests (marker vm: md RAID-0 native and IMSM, LVM, the guard on a real kernel, kill -9 in the guest,
+# null_blk) boot a software-emulated VM each, about 10 minutes together: make test-vm, which CI runs after make test.
+test: deps browser-deps app-deps
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest --nbval-lax $(NBVAL_NOTEBOOKS) tests -p no:cacheprovider
+	$(BIN)/python -m pytest --nbval-lax $(NBVAL_NOTEBOOKS) tests -m "not vm" -p no:cacheprovider
+
+test-vm: deps deps-vm
+	$(BIN)/python -m pytest tests -m vm -p no:cacheprovider
 
 test-fast: deps
 	$(BIN)/lint-imports
