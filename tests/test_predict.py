@@ -104,6 +104,19 @@ def test_the_smallest_term_binds_and_each_term_is_shown(limits, bound, value):
     assert got["devices_limit_bw_bytes"] == pytest.approx(8 * GB)
 
 
+def test_the_cpu_a_point_cost_is_its_least_repetition_not_what_else_ran_meanwhile():
+    """Busy CPUs count everything the machine did: a run right after the precondition found the kernel still busy
+    (1.2 cores at 200 MB/s, the quickstart's single writes), the next ones 0.1. The cost is the least of them, so the
+    CPU does not bind 4 devices that reached 800 MB/s on 0.3 cores."""
+    rows = pd.DataFrame(_rows("single", 1, "write", {1: [2e8, 2e8, 2e8]}))
+    rows["cpu_busy_cores"] = [1.2, 0.1, 0.2]
+    base = predict.curve(rows)
+    assert base["cpu_s_per_byte"].iloc[0] == pytest.approx(0.1 / 2e8)
+    got = predict.predict(base, "jbod", [dict(devices=4, rw="write", bs=MiB, numjobs=4, iodepth=1)],
+                          predict.Limits(cores=2)).iloc[0]
+    assert got["predicted_limit"] == "devices" and got["predicted_bw_bytes"] == pytest.approx(8e8)
+
+
 def test_the_cpu_term_comes_from_the_cpu_the_single_device_cost():
     """One device at 1 GB/s keeps half a core busy (fio's usr + sys = 50% of one CPU): 2 GB/s a core."""
     rows = pd.DataFrame(_rows("single", 1, "read", {1: [1e9, 1e9]}, usr_cpu=20.0, sys_cpu=30.0))
