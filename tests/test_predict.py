@@ -117,6 +117,21 @@ def test_the_cpu_a_point_cost_is_its_least_repetition_not_what_else_ran_meanwhil
     assert got["predicted_limit"] == "devices" and got["predicted_bw_bytes"] == pytest.approx(8e8)
 
 
+def test_a_device_held_at_its_cap_gives_no_cpu_term():
+    """A capped device waits on its throttle: its busy CPUs (1.1 cores at 200 MB/s while a test ran beside it) say
+    what else the machine did, not what the CPU can carry, so only the devices bind."""
+    rows = pd.DataFrame(_rows("single", 1, "read", {1: [2e8, 2e8, 2e8]}))
+    rows["cpu_busy_cores"], rows["cap_bps"] = [1.1, 1.0, 1.2], 2e8
+    base = predict.curve(rows)
+    assert np.isnan(base["cpu_s_per_byte"].iloc[0])
+    got = predict.predict(base, "jbod", [dict(devices=4, rw="read", bs=MiB, numjobs=4, iodepth=1)],
+                          predict.Limits(cores=2)).iloc[0]
+    assert got["predicted_limit"] == "devices" and got["predicted_bw_bytes"] == pytest.approx(8e8)
+    assert np.isnan(got["cpu_limit_bw_bytes"])
+    uncapped = predict.curve(rows.assign(cap_bps=np.nan))  # the same runs uncapped: the CPU term is theirs
+    assert uncapped["cpu_s_per_byte"].iloc[0] == pytest.approx(1.0 / 2e8)
+
+
 def test_the_cpu_term_comes_from_the_cpu_the_single_device_cost():
     """One device at 1 GB/s keeps half a core busy (fio's usr + sys = 50% of one CPU): 2 GB/s a core."""
     rows = pd.DataFrame(_rows("single", 1, "read", {1: [1e9, 1e9]}, usr_cpu=20.0, sys_cpu=30.0))
@@ -127,7 +142,7 @@ def test_the_cpu_term_comes_from_the_cpu_the_single_device_cost():
     assert got["predicted_limit"] == "cpu" and got["predicted_bw_bytes"] == pytest.approx(2e9)
     assert predict.predict(base, "jbod", point, predict.Limits(cores=4)).iloc[0]["predicted_limit"] == "devices"
     unmeasured = predict.predict(predict.figures({"read": 1e9}), "jbod", point, predict.Limits(cores=1)).iloc[0]
-    assert unmeasured["predicted_limit"] == "devices" and "CPU not measured" in unmeasured["predicted_note"]
+    assert unmeasured["predicted_limit"] == "devices" and "no CPU cost from the single device" in unmeasured["predicted_note"]
 
 
 def test_busy_cores_from_the_monitor_samples():

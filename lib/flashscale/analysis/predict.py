@@ -138,7 +138,10 @@ def curve(rows: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
     least of its repetitions', for the machine's busy CPUs count whatever else ran meanwhile and only ever add to the
     run's own cost (the first runs after a precondition cost a capped device 1.2 cores at 200 MB/s, the next
     0.1: the kernel still settling the precondition's writes), and a CPU term made of such a run would bind where
-    the CPU is not the limit."""
+    the CPU is not the limit. Rows measured under an emulated cap (a finite ``cap_bps``) give no CPU cost at all:
+    the device waited on its throttle, not on the CPU, so its few busy CPUs are mostly whatever else the machine did
+    (a capped device's reads seemed to cost 0.2 cores in one quickstart and 1.1 in the next, while tests ran
+    beside it); the devices bind there, and the CPU term is left to uncapped devices."""
     rates = core.rates(rows)
     single = rates[rates["devices"] == 1]
     if "single" in set(single["layout"]):
@@ -151,6 +154,9 @@ def curve(rows: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
         raise AnalysisError(f"several one-device layouts ({', '.join(map(repr, layouts))}) and none is 'single': "
                             "say which one is the device's curve")
     single = single.assign(cpu_s_per_byte=_cpu_cores(single) / single["bw_bytes"])
+    if "cap_bps" in single.columns:
+        capped = pd.to_numeric(single["cap_bps"], errors="coerce").fillna(0) > 0
+        single = single.assign(cpu_s_per_byte=single["cpu_s_per_byte"].mask(capped))
     out = []
     for (rw, bs, iodepth, numjobs), group in single.groupby(["rw", "bs", "iodepth", "numjobs"], sort=True):
         d = stats.describe(group["bw_bytes"].to_numpy(float), confidence)
@@ -286,7 +292,8 @@ def predict(base: pd.DataFrame, layout: str, points, limits: Limits = Limits()) 
         lows = {**terms, "devices": dev["bw_bytes_lo"] * share}
         highs = {**terms, "devices": dev["bw_bytes_hi"] * share}
         if limits.cores and not np.isfinite(dev["cpu_s_per_byte"]):
-            note = "; ".join(filter(None, [note, "CPU not measured on the single device: no cpu term"]))
+            note = "; ".join(filter(None, [note, "no CPU cost from the single device (not measured, or at a cap): "
+                                                 "no cpu term"]))
         row = dict(layout=layout, **point._asdict(), hosts=limits.hosts, busy_devices=dev["busy_devices"],
                    jobs_per_device=dev["jobs_per_device"], layout_share=share, cpu_s_per_byte=dev["cpu_s_per_byte"],
                    **{f"{t}_limit_bw_bytes": terms[t] for t in TERMS},
