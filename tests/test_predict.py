@@ -145,14 +145,6 @@ def test_the_cpu_term_comes_from_the_cpu_the_single_device_cost():
     assert unmeasured["predicted_limit"] == "devices" and "no CPU cost from the single device" in unmeasured["predicted_note"]
 
 
-def test_busy_cores_from_the_monitor_samples():
-    monitor = pd.DataFrame([dict(layout="single", point="p", rep=0, t_s=t, cpu_user=u, cpu_system=0.05)
-                            for t, u in ((1, 0.10), (2, 0.20), (3, 0.15))])
-    assert predict.busy_cores(monitor, cpus=4)["cpu_busy_cores"].iloc[0] == pytest.approx((0.15 + 0.05) * 4)
-    with pytest.raises(ConfigError, match="cpus = 0"):
-        predict.busy_cores(monitor, cpus=0)
-
-
 def test_the_emulated_array_is_predicted_within_its_truth_and_btrfs_writes_are_not():
     """The golden quickstart run: 4 loop devices capped at 200 MB/s. jbod's truth is 200 MB/s per busy device and
     the model finds it within 2% at every point; btrfs-raid0 reads too; btrfs-raid0's writes (buffered by btrfs)

@@ -28,8 +28,7 @@ The terms, each in bytes/s of the data fio moves, each its own column (``<term>_
     network   links (default: one per host) x the link, for data that crosses the network
     memory    hosts x each host's memory bandwidth
     cpu       hosts x cores / (CPU-seconds per byte the single device cost at that point): the row's
-              ``cpu_busy_cores`` (the whole machine's, from /proc/stat around the run, or ``busy_cores`` from the
-              monitor's samples), else fio's ``fio_usr_cpu`` + ``fio_sys_cpu`` (``usr_cpu`` + ``sys_cpu``: percent of
+              ``cpu_busy_cores`` (the whole machine's, from /proc/stat around the run: the recorder's), else fio's ``fio_usr_cpu`` + ``fio_sys_cpu`` (``usr_cpu`` + ``sys_cpu``: percent of
               one CPU, the run's jobs together)
 
 A term whose parameter is not given is no term. A mixed rw (fio's 50/50) reaches a per-direction link (PCIe,
@@ -102,19 +101,6 @@ def jobs_per_device(numjobs: int, devices: int) -> list[int]:
     """The jobs each device of a jbod runs: fio's spread over targets (``fio.Job.jobs_per_target``), earlier
     devices take the remainder."""
     return [numjobs // devices + (1 if i < numjobs % devices else 0) for i in range(devices)]
-
-
-def busy_cores(monitor: pd.DataFrame, cpus: int) -> pd.DataFrame:
-    """Per run (layout, point, rep) of the monitor's table, ``cpu_busy_cores``: the median over its samples of the
-    user and system share of all CPUs, times ``cpus`` (the machine's count)."""
-    missing = [c for c in ("layout", "point", "rep", "cpu_user", "cpu_system") if c not in monitor.columns]
-    if missing:
-        raise AnalysisError(f"the monitoring table lacks {missing}")
-    if isinstance(cpus, bool) or not isinstance(cpus, (int, np.integer)) or cpus < 1:
-        raise ConfigError(f"cpus = {cpus!r} must be a whole number of CPUs above 0")
-    samples = monitor.drop_duplicates(["layout", "point", "rep", "t_s"] if "t_s" in monitor.columns else None)
-    share = samples.assign(cpu_busy_cores=(samples["cpu_user"] + samples["cpu_system"]) * cpus)
-    return share.groupby(["layout", "point", "rep"], as_index=False)["cpu_busy_cores"].median()
 
 
 def _cpu_cores(rows: pd.DataFrame) -> pd.Series:
