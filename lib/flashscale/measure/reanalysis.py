@@ -40,7 +40,7 @@ def stored(folder: str | Path, spec: dict) -> tuple:
     if before is None:
         raise ConfigError(f"--reanalyze: {folder} holds no campaign ({CAMPAIGN_JSON}) to re-analyse; nothing was "
                           "measured. Run the campaign first")
-    changed = [line for line in resume.differences(before, spec, before.get("environment", {}))]
+    changed = resume.differences(before, spec, before.get("environment", {}))
     if changed:
         raise ConfigError(f"--reanalyze: the campaign stored in {folder} was measured for another spec: "
                           + "; ".join(changed) + ". Its runs do not answer this one; nothing was measured")
