@@ -9,6 +9,11 @@
                                          and, where the rows' data crosses a network of known bandwidth
                                          (``network_bw_bytes``), the network's: the host's link, the fabric of
                                          all of them; which binds, in words
+    host_curve(table)                    the baseline of a cluster's predictions: one host measured alone on its
+                                         own storage, its rate per (rw, bs, iodepth, jobs per host)
+    predict_hosts(curve, layout, points, count, names, devices, link_bps, cores)
+                                         what ``count`` hosts should deliver at each point, the cluster's and
+                                         each host's, before they are measured: each term and the one that binds
 
 A row's ``layout`` says where its data lives: ``jbod`` (each emulated host's local xfs), ``nbd`` (its devices over
 its link), ``mounted`` (a real host's mount point), ``local`` (a real host's local file system).
@@ -17,7 +22,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from . import core
+from . import core, predict
 from .ceilings import binding_sentence, ceiling_table
 from ..errors import AnalysisError
 
@@ -84,3 +89,45 @@ def ceilings(table: pd.DataFrame, read_bps: float, write_bps: float) -> pd.DataF
     out = pd.concat(parts, ignore_index=True)
     out["binds"] = [binding_sentence(row) for _, row in out.iterrows()]
     return out
+
+
+def host_curve(table: pd.DataFrame, reference: str | None = None) -> pd.DataFrame:
+    """The baseline of a cluster's predictions: one host measured alone (``hosts`` 1) on the hosts' own storage
+    (``reference``, default ``reference_layout``), as ``predict.curve`` makes a device's curve, the host standing for
+    the device: per (rw, bs, iodepth, jobs per host) its mean rate and interval. Every host has the same devices,
+    so H hosts deliver H x this curve at each host's jobs unless a ceiling binds first; over a network storage the
+    same devices are reached across the link, which is a term of its own (``predict_hosts``). AnalysisError, saying
+    so, when no host was measured alone there."""
+    ok = measured_ok(table)
+    reference = reference or next((name for name in LOCAL if name in set(ok["layout"])), None)
+    alone = ok[(ok["layout"] == reference) & (ok["hosts"] == 1) & (ok["host"] != ALL)] if reference else ok.iloc[:0]
+    if alone.empty:
+        raise AnalysisError(f"no host was measured alone (hosts 1) on its own storage "
+                            f"({reference or ' or '.join(LOCAL)}) first: a cluster's prediction starts from one "
+                            "host's rate")
+    return predict.curve(alone.assign(devices=1))
+
+
+def predict_hosts(base: pd.DataFrame, layout: str, points, count: int, names, devices: int,
+                  link_bps: float | None = None, cores: float | None = None) -> pd.DataFrame:
+    """What ``count`` hosts of ``layout`` should deliver at each of ``points`` (rw, bs, numjobs a host, iodepth),
+    from one host's curve ``base`` (``host_curve``): ``predict.predict`` with each host as one device of a jbod (it
+    runs its own jobs), one row for the cluster (``host`` all: ``count`` hosts, ``count`` links) and one for each of
+    the first ``count`` of ``names`` (one host, its link). ``link_bps`` is the data one host's link carries per
+    second, where the layout's data crosses it (None: no network term); ``cores``, each host's CPUs. Each row names
+    its ``host``, the ``hosts`` that run the point and its real ``devices`` (``devices`` a host) and ``numjobs``
+    (the hosts' jobs together for the cluster), as the cluster's rows do."""
+    points = [{k: p[k] for k in ("rw", "bs", "numjobs", "iodepth")} for p in points]
+    parts = []
+    for host, units in [(ALL, count), *((name, 1) for name in list(names)[:count])]:
+        limits = predict.Limits(link_bps=link_bps, links=units if link_bps else None, hosts=units, cores=cores)
+        unit_points = [{**p, "numjobs": p["numjobs"] * units, "devices": units} for p in points]
+        out = predict.predict(base, "jbod", unit_points, limits)  # a host as a jbod's device: its own jobs
+        busy = [units * sum(1 for jobs in predict.jobs_per_device(p["numjobs"], devices) if jobs) for p in points]
+        note = out["predicted_note"].str.replace("the single device", "one host alone", regex=False)
+        parts.append(out.assign(layout=layout, devices=units * devices, hosts=count, busy_devices=busy,
+                                jobs_per_device=out["numjobs"] / (units * devices), predicted_note=note,
+                                host=host))
+    out = pd.concat(parts, ignore_index=True)
+    order = list(out.columns[:-1])
+    return out[[*order[:order.index("hosts") + 1], "host", *order[order.index("hosts") + 1:]]]

@@ -5,35 +5,56 @@
     scored.unexplained_sentences(scored, margin)   # the tax re-read: what the model did not explain, per layout/rw
     scored.largest_errors(scored)    # {"jbod/read": 0.004, ...}: the largest |error| per layout and rw
 
-``predict.outside_sentences`` names each point outside its predicted interval by more than the margin.
+``predict.outside_sentences`` names each point outside its predicted interval by more than the margin;
+``outside_sentences`` says the same of a cluster's points with the hosts that ran them.
+
+A cluster's predictions (``analysis.cluster.predict_hosts``) name each point's ``hosts`` and ``host`` (``all`` for
+the cluster's own row): each host count's and host's rows are scored against their own prediction
+(``CLUSTER_COLUMNS`` shows them), ``bound_sentences`` says which term bound each layout and how close it came.
 """
 from __future__ import annotations
 
 import pandas as pd
 
-from . import predict
+from . import core, predict
+from .cluster import ALL
 from .significance import DEFAULT_MARGIN
 
 COLUMNS = ["layout", "devices", "rw", "numjobs", "predicted_bw_bytes", "measured_bw_bytes", "error",
            "predicted_limit", "inside"]
 SCORE_COLUMNS = ["bs", "iodepth", "predicted_lo", "predicted_hi", "measured_reps", "in_interval", "beyond_margin",
                  "unexplained"]  # the rest of what predict.score gives that this module reads
-KINDS = {"error": "percent", "inside": "text", "predicted_limit": "text"}
+KINDS = {"error": "percent", "inside": "text", "predicted_limit": "text", "host": "text"}
+CLUSTER = ["hosts", "host"]  # what else names a cluster's point: how many hosts ran it, and which (or all)
+CLUSTER_COLUMNS = [*COLUMNS[:1], *CLUSTER, *COLUMNS[1:]]
 
 
 def against(predictions: pd.DataFrame, frame: pd.DataFrame, margin: float = DEFAULT_MARGIN) -> pd.DataFrame:
     """``predict.score`` of a campaign's stated ``predictions`` against its results ``frame``; an empty frame when
-    the campaign stated none (no single-device baseline was measured first)."""
+    the campaign stated none (no single-device baseline was measured first). A cluster's predictions (a ``host``
+    column) are scored per host count and host against that host's rows (``all``: the cluster's), those of a host
+    count not measured left out."""
     if predictions is None or predictions.empty:
         return pd.DataFrame(columns=[*COLUMNS, *SCORE_COLUMNS])
-    return predict.score(predictions, frame, margin=margin).sort_values(
-        ["layout", "rw", "bs", "iodepth", "numjobs"]).reset_index(drop=True)
+    if "host" not in predictions.columns:
+        return predict.score(predictions, frame, margin=margin).sort_values(
+            ["layout", "rw", "bs", "iodepth", "numjobs"]).reset_index(drop=True)
+    parts = []  # a cluster's: each host count's and host's rows against their own prediction
+    for (hosts, host), stated in predictions.groupby(CLUSTER, sort=True):
+        rows = frame[(frame["hosts"] == hosts) & (frame["host"].astype(str) == str(host))]
+        if not core.runs(rows).empty:  # a host count not measured (yet) scores nothing
+            parts.append(predict.score(stated, rows, margin=margin))
+    if not parts:
+        return pd.DataFrame(columns=[*CLUSTER_COLUMNS, *SCORE_COLUMNS])
+    return pd.concat(parts, ignore_index=True).sort_values(
+        ["layout", "rw", "hosts", "host", "bs", "iodepth", "numjobs"]).reset_index(drop=True)
 
 
 def for_people(scored: pd.DataFrame) -> pd.DataFrame:
     """One row a point: the prediction with its interval (``predicted_bw_bytes_lo``/``_hi``, which ``tables.show``
-    writes beside it), the measured mean (its own interval left to the figure), the error, the term that bound, and whether the measurement lies inside
-    the predicted interval ("inside", "outside", "outside, within the margin", or "unknown")."""
+    writes beside it), the measured mean (its own interval left to the figure), the error, the term that bound, and
+    whether the measurement lies inside the predicted interval ("inside", "outside", "outside, within the margin",
+    or "unknown")."""
     inside = []
     for row in scored.itertuples(index=False):
         if pd.isna(row.in_interval):
@@ -78,3 +99,42 @@ def largest_errors(scored: pd.DataFrame) -> dict[str, float]:
     """The largest |measured / predicted - 1| per layout and rw, ``layout/rw``."""
     errors = scored.assign(size=scored["error"].abs()).groupby(["layout", "rw"], sort=True)["size"].max()
     return {f"{layout}/{rw}": float(value) for (layout, rw), value in errors.items()}
+
+
+def _hosts(count: int) -> str:
+    return f"{count} host{'s' if count != 1 else ''}"
+
+
+def _jobs(count: int) -> str:
+    return f"{count} job{'s' if count != 1 else ''}"
+
+
+def outside_sentences(scored: pd.DataFrame) -> list[str]:
+    """``predict.outside_sentences``; a cluster's, each with the hosts that ran the point: "the cluster of 2 hosts:
+    nbd write, 4 devices, ...; the network bound", "host1 of 2 hosts: ..."."""
+    if "host" not in scored.columns:
+        return predict.outside_sentences(scored)
+    out = []
+    for (hosts, host), group in scored.groupby(CLUSTER, sort=True):
+        who = "the cluster" if host == ALL else str(host)
+        out += [f"{who} of {_hosts(hosts)}: {line}" for line in predict.outside_sentences(group)]
+    return out
+
+
+def bound_sentences(scored: pd.DataFrame) -> list[str]:
+    """Per layout and rw of a cluster's scored points (``host`` all), the term that bound and how close the
+    prediction came: "nbd write: the network bound on 1 and 2 hosts; measured within 0.4% of the prediction at
+    every point (largest error -0.4%, 2 hosts, 4 jobs)"."""
+    cluster = scored[scored["host"] == ALL] if "host" in scored.columns else scored
+    out = []
+    for (layout, rw), group in cluster.dropna(subset=["error"]).groupby(["layout", "rw"], sort=True):
+        counts = sorted(group["hosts"].unique()) if "hosts" in group.columns else [1]
+        terms = sorted(group["predicted_limit"].astype(str).unique())
+        bound = f"the {terms[0]} bound" if len(terms) == 1 else f"{', '.join(terms)} bound at different points"
+        worst = group.loc[group["error"].abs().idxmax()]
+        hosts = " and ".join(filter(None, [", ".join(map(str, counts[:-1])), str(counts[-1])]))
+        hosts += " host" + ("s" if counts != [1] else "")
+        out.append(f"{layout} {rw}: {bound} on {hosts}; measured within {abs(worst['error']):.1%} of the "
+                   f"prediction at every point (largest error {worst['error']:+.1%}, {_hosts(worst.get('hosts', 1))}, "
+                   f"{_jobs(worst['numjobs'])})")
+    return out

@@ -19,6 +19,10 @@ def _has(data: pd.DataFrame, *columns: str) -> bool:
     return set(columns) <= set(data.columns)
 
 
+def _s(count: int) -> str:
+    return "s" if count != 1 else ""
+
+
 @styled
 def latency_vs_iops(points: pd.DataFrame) -> plt.Figure:
     """Mean and 99th percentile completion latency against IOPS, one line per (rw, block size), along iodepth
@@ -138,12 +142,16 @@ def shared_vs_own(points: pd.DataFrame) -> plt.Figure:
 def predicted_vs_measured(scored: pd.DataFrame) -> plt.Figure:
     """What each layout was predicted to deliver before it was built, against what it measured (``predict.score``),
     one panel per rw, one group of points per layout along its jobs: bars, the prediction with its interval
-    (``predicted_lo`` to ``_hi``); dots, the measured mean with its repetitions' interval, n in the legend."""
+    (``predicted_lo`` to ``_hi``); dots, the measured mean with its repetitions' interval, n in the legend. A
+    cluster's points (a ``host`` column, ``analysis.scored.against``) go along the hosts too, each named with its
+    host count: pass the rows of one host, or the cluster's (``host`` all)."""
+    cluster = "host" in scored.columns
+    order = ["layout", "hosts", "devices", "numjobs"] if cluster else ["layout", "devices", "numjobs"]
     rws = sorted(scored["rw"].astype(str).unique())
     widest = max((scored["rw"] == rw).sum() for rw in rws) if rws else 1
     fig, axes = panels(max(1, len(rws)), width=min(12, max(4.5, 0.55 * widest)))
     for axis, rw in zip(axes[0], rws):
-        rows = scored[scored["rw"] == rw].sort_values(["layout", "devices", "numjobs"]).reset_index(drop=True)
+        rows = scored[scored["rw"] == rw].sort_values(order).reset_index(drop=True)
         colours = series_colours(rows["layout"].nunique())
         for colour, (layout, part) in zip(colours, rows.groupby("layout", sort=True)):
             where = part.index.to_numpy()
@@ -155,7 +163,8 @@ def predicted_vs_measured(scored: pd.DataFrame) -> plt.Figure:
                                                        part["measured_bw_bytes_hi"] / MB),
                           fmt="o", color=colour, capsize=3,
                           label=f"{layout} measured ({n_text(part['measured_reps'])})")
-        labels = [f"{r.layout} {r.numjobs} job{'s' if r.numjobs != 1 else ''}" for r in rows.itertuples()]
+        labels = [f"{r.layout} {f'{r.hosts} host{_s(r.hosts)}, ' if cluster else ''}{r.numjobs} job{_s(r.numjobs)}"
+                  for r in rows.itertuples()]
         axis.set_xticks(np.arange(len(rows)), labels=labels, rotation=30, ha="right")
         axis.set(title=rw, xlabel="", ylabel="bandwidth, MB/s")
     from_zero(axes)
