@@ -95,6 +95,7 @@ class CampaignSpec:
     force_resume: bool = False          # resume even when the campaign or the machine changed (said in notes)
     on_failure: str = "continue"        # after a failed fio run: continue the sweep, or stop it
     vm_accel: str = "auto"              # EMULATION vm: kvm, tcg, or auto (KVM when a short probe boots)
+    ceilings: dict | None = None        # CEILINGS: a file's path or a mapping, kept as the values it gives
 
     def __post_init__(self) -> None:
         parameters.check_campaign_name(self.name)
@@ -130,6 +131,10 @@ class CampaignSpec:
             if not isinstance(wipe, (list, tuple)) or not all(isinstance(w, str) for w in wipe):
                 raise ConfigError(f"WIPE={self.wipe!r} must be True, False or a list of signature types (strings)")
             object.__setattr__(self, "wipe", tuple(w.strip() for w in wipe if w.strip()))
+        try:  # the file's content, not its path, is the spec: campaign.json records it, resume compares it
+            object.__setattr__(self, "ceilings", parameters.read_ceilings(self.ceilings))
+        except ConfigError as exc:
+            raise ConfigError(f"CEILINGS={self.ceilings!r}: {exc}") from None
 
     @classmethod
     def from_dict(cls, d: dict) -> "CampaignSpec":
@@ -252,17 +257,19 @@ def _sigterm_as_interrupt():
 
 
 def run(spec: CampaignSpec, runner: Runner | None = None, progress: bool = True,
-        workloads: Sequence = (), guest: dict | None = None) -> CampaignResult:
+        workloads: Sequence = (), guest: dict | None = None, baseline: Path | None = None) -> CampaignResult:
     """Run the campaign; return the tidy table (precondition and warm-up rows included, flagged) and what the
     report must say. ``workloads`` run on every layout after the sweep's points (``measure.recorder``).
     ``guest``: this is the VM half of an ``EMULATION="vm"`` campaign (``vmlab``): the VM's facts and the host's
-    spec, whose lock the host holds."""
+    spec, whose lock the host holds. ``baseline``: another campaign's folder (a study's ``01_baseline``) whose
+    single-device rows the stated predictions read when this campaign measures no ``single`` before its layouts
+    (not inside the VM lab, which cannot see the host's folders)."""
     if reanalysis.active() and guest is None:  # flashscale run --reanalyze: the stored campaign, nothing measured
         return CampaignResult(*reanalysis.stored(results.data_root(spec.data_dir) / spec.name, asdict(spec)))
     with _sigterm_as_interrupt():
         if spec.emulation == "vm" and guest is None:
             return _run_in_vm(spec, runner or Runner(), progress, workloads)
-        return _run(spec, runner or Runner(), progress, workloads, guest)
+        return _run(spec, runner or Runner(), progress, workloads, guest, baseline)
 
 
 def _run_in_vm(spec: CampaignSpec, runner: Runner, progress: bool, workloads: Sequence) -> CampaignResult:
@@ -277,7 +284,7 @@ def _run_in_vm(spec: CampaignSpec, runner: Runner, progress: bool, workloads: Se
 
 
 def _run(spec: CampaignSpec, runner: Runner, progress: bool, workloads: Sequence,
-         guest: dict | None = None) -> CampaignResult:
+         guest: dict | None = None, baseline: Path | None = None) -> CampaignResult:
     backend, notes = ("vm", list(guest["notes"])) if guest else _backend(spec)
     spec.array.check_backend(backend)  # CAP_SCALE: the loop devices only
     _check_kernel(spec, backend, runner)
@@ -316,7 +323,7 @@ def _run(spec: CampaignSpec, runner: Runner, progress: bool, workloads: Sequence
             recorder = Recorder(spec.name, spec.host, spec.sweep, directory, runner, run_id, _caps(spec), bar, env,
                                 workloads, on_failure=spec.on_failure, done=done,
                                 layout_caps={name: _caps(spec, name) for name in todo if name != MOUNTED},
-                                before_build=_stating(spec, directory, testbed, system),
+                                before_build=_stating(spec, directory, testbed, system, baseline),
                                 progress=Progress(spec.sweep, len(todo), directory, bar,
                                                   workload_runs=sum(w.runs() for w in workloads)))
             try:
@@ -334,16 +341,19 @@ def _run(spec: CampaignSpec, runner: Runner, progress: bool, workloads: Sequence
     return CampaignResult(table, directory, backend, notes)
 
 
-def _stating(spec: CampaignSpec, directory: Path, testbed: tuple | None, system: System) -> stated.Stating:
+def _stating(spec: CampaignSpec, directory: Path, testbed: tuple | None, system: System,
+             baseline: Path | None = None) -> stated.Stating:
     """What states each layout's prediction before it is built: its devices, the sweep's points, this machine's
-    limits (its CPUs; a test bed's PCIe links)."""
+    limits (its CPUs; a test bed's PCIe links) with the campaign's ``CEILINGS`` on top (``stated.limits``), and
+    the single-device rows of ``baseline`` when the campaign measures none itself."""
     count = len(testbed[1]) if testbed is not None else spec.array.devices
 
     def devices_of(name: str) -> int:
         return spec.mount_devices if name == MOUNTED else len(layouts.chosen(name, range(count)))
 
     paths = [d.path for d in testbed[1]] if testbed is not None else []
-    return stated.Stating(directory, spec.sweep.points(), devices_of, stated.limits(paths, system))
+    return stated.Stating(directory, spec.sweep.points(), devices_of, stated.limits(paths, system, spec.ceilings),
+                          stated.said(paths, system, spec.ceilings), baseline)
 
 
 def _check_space(spec: CampaignSpec, system: System) -> None:

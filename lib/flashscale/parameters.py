@@ -9,7 +9,9 @@ notebook's ``parameters`` cell restates the defaults for its reader, and ``tests
 against them. ``check`` refuses a parameter of the wrong type or out of range, naming it and its value, every problem
 at once; ``split`` sorts given parameters into the keyword arguments of each part; what is not given takes the
 field's default. ``markdown`` is the README's list of campaign parameters. ``check_campaign_name`` is the one rule
-of a campaign's name, which the schema and both specs apply.
+of a campaign's name, which the schema and both specs apply. ``read_ceilings`` reads ``CEILINGS`` (a ceilings
+file, relative to the checkout as ``DATA_DIR`` is, or a mapping) for the schema's check and for ``CampaignSpec``,
+which keeps the values it gives.
 
 ``RULES`` are what one parameter needs of another for a notebook to write its report (a ``REFERENCE`` among the
 ``LAYOUTS``, a ``BASELINE_BS`` among the ``BS``, enough ``DEVICES`` for each layout...), read off each notebook's
@@ -24,17 +26,21 @@ from __future__ import annotations
 
 from dataclasses import MISSING, dataclass, fields
 from functools import lru_cache
+from pathlib import Path
 from typing import Annotated, Any, Callable, Iterable, Literal, Mapping, Optional, Union
 
+import yaml
 from pydantic import AfterValidator, ConfigDict, Field, ValidationError, create_model
 
 from .arrays.cluster import STORAGE as CLUSTER_STORAGE
 from .arrays.emulated import SCALED_BACKENDS, cap_scale_problem
 from .arrays.erase import METHODS as ERASE_METHODS
 from .arrays.guard import confirmation
+from .analysis.ceilings import Ceilings
 from .analysis.significance import check_margin
 from .arrays.layouts import FILE_SYSTEMS
 from .errors import ConfigError
+from .paths import project_root
 
 # Notebook parameter -> (part of the spec, field): the one table between the two vocabularies. Every default lives
 # in its dataclass (ArraySpec, Sweep, layouts.Options, and the "spec": CampaignSpec or ClusterSpec);
@@ -57,14 +63,14 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "MOUNT_DEVICES": ("spec", "mount_devices"), "USE_DEVICES": ("spec", "use_devices"),
     "PRECONDITION_PASSES": ("spec", "precondition_passes"), "RESUME": ("spec", "resume"),
     "FORCE_RESUME": ("spec", "force_resume"), "ON_FAILURE": ("spec", "on_failure"),
-    "ADAPTIVE": ("sweep", "adaptive"), "VM_ACCEL": ("spec", "vm_accel"),
+    "ADAPTIVE": ("sweep", "adaptive"), "VM_ACCEL": ("spec", "vm_accel"), "CEILINGS": ("spec", "ceilings"),
     # a cluster campaign's own (fields of cluster.ClusterSpec, which a CampaignSpec does not have)
     "HOSTS": ("spec", "hosts"), "LINK_BPS": ("spec", "link_bps"), "SUBNET": ("spec", "subnet"),
     "STORAGE": ("spec", "storage"), "REMOTE_HOSTS": ("spec", "remote"),
 }
 # Parameters whose None or empty value means "none": the field's default (None, or nothing to wipe) applies.
 OPTIONAL_PARAMETERS = {"ADAPTIVE", "BACKING_DIR", "TESTBED", "CONFIRM", "WIPE", "MOUNT_DIR", "ERASE_FALLBACK", "SS", "SS_DUR_S",
-                       "SS_RAMP_S", "USE_DEVICES", "REMOTE_HOSTS"}
+                       "SS_RAMP_S", "USE_DEVICES", "REMOTE_HOSTS", "CEILINGS"}
 
 PARTS = ("array", "sweep", "options", "spec")
 NAME_MAX = 200  # characters of a campaign's name (its folder's: a file system allows 255 bytes)
@@ -85,6 +91,44 @@ def _cap_scale(value: object) -> object:
     problem = cap_scale_problem(value)
     if problem:
         raise ValueError(problem)
+    return value
+
+
+def read_ceilings(value: object) -> dict | None:
+    """The ceilings ``CEILINGS`` gives (``analysis.ceilings.Ceilings``, the format ``flashscale analyze --ceilings``
+    reads): a YAML file's (its path, relative to the checkout unless absolute) or a mapping given inline, checked,
+    as a plain dict of the values given (numbers, keys sorted: what campaign.json records); None for none (None,
+    "" or an empty mapping). ConfigError naming the bad value: a file missing or not YAML, an unknown key, a value
+    that is not a positive number."""
+    if value is None or (isinstance(value, (str, Mapping)) and not value):
+        return None
+    if isinstance(value, (str, Path)):
+        file = Path(value) if Path(value).is_absolute() else project_root() / value
+        if not file.is_file():
+            where = "" if Path(value).is_absolute() else f" ({file}: a path is relative to the checkout)"
+            raise ConfigError(f"ceilings file {str(value)!r} does not exist{where}")
+        try:
+            mapping = yaml.safe_load(file.read_text()) or {}
+        except (yaml.YAMLError, OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"ceilings file {str(value)!r} cannot be read as YAML: {exc}") from None
+    elif isinstance(value, Mapping):
+        mapping = value
+    else:
+        raise ConfigError(f"{value!r} is neither the path of a ceilings file nor a mapping of ceiling: value")
+    if isinstance(mapping, Mapping):
+        odd = [f"{k} = {v!r}" for k, v in mapping.items() if not isinstance(k, str) or isinstance(v, bool)]
+        if odd:
+            raise ConfigError(f"ceiling parameter(s) {', '.join(odd)}: each must be a name and a number")
+    checked = Ceilings.from_mapping(mapping)
+    return {k: getattr(checked, k) for k in sorted(mapping) if mapping[k] is not None} or None
+
+
+def _ceilings(value: object) -> object:
+    """CEILINGS's type: a ceilings file or mapping that ``read_ceilings`` accepts (read now, before anything runs)."""
+    try:
+        read_ceilings(value)
+    except ConfigError as exc:
+        raise ValueError(str(exc)) from None
     return value
 
 
@@ -153,6 +197,11 @@ SCHEMA: dict[str, tuple[object, str]] = {
     "ON_FAILURE": (Literal["continue", "stop"], "after a failed fio run: continue the sweep, or stop it"),
     "ADAPTIVE": (Optional[Literal["numjobs", "iodepth"]], "explore this axis until throughput saturates instead of "
                                                         "measuring its whole grid (None: the whole grid)"),
+    "CEILINGS": (Optional[Annotated[Any, AfterValidator(_ceilings)]],
+                 "the ceilings the predictions stated before each layout is built hold it to: the path of a YAML file "
+                 "as flashscale analyze --ceilings reads (relative to the checkout), or its mapping inline, e.g. "
+                 "{memory_bw_bytes: 2e10}; memory, the network's links and PCIe (a link given here wins over the one "
+                 "sysfs names) become terms; None: this machine's CPUs and its devices' PCIe links only"),
     "HOSTS": (Positives, "host counts to run each point on (emulated: max(HOSTS) hosts are made)"),
     "LINK_BPS": (Optional[Positive], "each emulated host's link cap, bytes/s of frames (None: uncapped)"),
     "SUBNET": (str, "the private IPv4 range of the emulated hosts (refused if in use on this machine)"),

@@ -63,11 +63,15 @@ def _note_stage(parameters: dict, stage: str, spec: campaign.CampaignSpec) -> No
 
 
 def run_stage(stage: str, parameters: dict, extra: Sequence[tuple[str, str]] = (), progress: bool = False,
-              sweep: Mapping[str, object] | None = None, **overrides) -> campaign.CampaignResult:
-    """Run one stage of the study (a campaign in the study's directory); see ``stage_spec``."""
+              sweep: Mapping[str, object] | None = None, baseline_stage: str | None = None,
+              **overrides) -> campaign.CampaignResult:
+    """Run one stage of the study (a campaign in the study's directory); see ``stage_spec``. ``baseline_stage``
+    (``BASELINE_STAGE``): the stage whose single-device rows predict this one's layouts before they are built
+    when it measures no ``single`` itself (``campaign.run``'s ``baseline``)."""
     spec = stage_spec(stage, parameters, extra, sweep, **overrides)
     _note_stage(parameters, stage, spec)
-    result = campaign.run(spec, progress=progress)
+    baseline = study_dir(parameters) / baseline_stage if baseline_stage else None
+    result = campaign.run(spec, progress=progress, baseline=baseline)
     result.table = _labelled(result.table, parameters.get("CAMPAIGN", "study"), stage)
     return result
 
