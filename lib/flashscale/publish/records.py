@@ -102,12 +102,18 @@ def quickstart(summary: pd.DataFrame, baseline: pd.DataFrame, result, saturated:
     base = {r.rw: float(r.baseline_bw_bytes) for r in baseline.itertuples()}
     jbod = {f"{r.devices}/{r.rw}": plain(r.efficiency) for r in summary.itertuples() if r.layout == "jbod"}
     found = {} if saturated is None else {"saturation": _saturation(summary, saturated)}
-    if scored is not None:
-        found.update(prediction_error=scored_analysis.largest_errors(scored),
-                     predictions_outside=int(scored["beyond_margin"].fillna(False).astype(bool).sum())
-                     if "beyond_margin" in scored.columns else 0)
     return {**_stage(result), "baseline_bw_bytes": base, "layouts": rows, "jbod_efficiency": jbod,
-            **_runs(result.table), **found}
+            **_runs(result.table), **found, **_predicted(scored)}
+
+
+def _predicted(scored: pd.DataFrame | None) -> dict:
+    """Of ``scored`` (``analysis.scored.against``: the predictions stated before each layout was built),
+    ``prediction_error``: the largest |measured / predicted - 1| per ``layout/rw``, and ``predictions_outside``: the
+    points outside their predicted interval by more than the margin; nothing without it."""
+    if scored is None:
+        return {}
+    outside = scored["beyond_margin"].fillna(False).astype(bool).sum() if "beyond_margin" in scored.columns else 0
+    return {"prediction_error": scored_analysis.largest_errors(scored), "predictions_outside": int(outside)}
 
 
 def baseline(result, table: pd.DataFrame, base: pd.DataFrame, by_bs: pd.DataFrame) -> dict:
@@ -131,13 +137,15 @@ def scaling(result, source: str, base: pd.DataFrame, best: pd.DataFrame, by_devi
             "headline": {f"efficiency {r.rw} on {r.devices}": f"{r.efficiency:.0%}" for r in best.itertuples()}}
 
 
-def layout_tax(result, source: str, support: pd.DataFrame, summary: pd.DataFrame, won: pd.DataFrame) -> dict:
+def layout_tax(result, source: str, support: pd.DataFrame, summary: pd.DataFrame, won: pd.DataFrame,
+               scored: pd.DataFrame | None = None) -> dict:
     """03_layout_tax: best, efficiency and tax per layout (``core.summarize``), the winner per rw
-    (``layout_tax.winners``) and the layouts this machine could not build."""
+    (``layout_tax.winners``) and the layouts this machine could not build; with ``scored``, the predictions' errors
+    and the points outside their interval, as the quickstart's (``_predicted``)."""
     layouts = {f"{r.layout}/{r.devices}/{r.rw}": {"best_bw_bytes": r.best_bw_bytes, "efficiency": r.efficiency,
                                                    "tax": r.tax, **_evidence(r)} for r in summary.itertuples()}
     return {**_stage(result), "baseline_source": source, "unsupported": _unsupported(support), "layouts": layouts,
-            "winners": dict(zip(won["rw"], won["winner"])),
+            "winners": dict(zip(won["rw"], won["winner"])), **_predicted(scored),
             "headline": {f"winner {r.rw}": f"{r.winner} ({r.best_bw_bytes / MB:,.0f} MB/s)" for r in won.itertuples()}}
 
 
