@@ -19,6 +19,7 @@ from flashscale.measure import results
 from flashscale.errors import ConfigError, UnsupportedError
 from flashscale.system.devices import System
 from flashscale.system.throttle import detect
+from flashscale.system import idle
 
 from conftest import interruptible, leftover_mounts, loop_devices_backed_under, sha256
 
@@ -99,6 +100,9 @@ def test_directory_fallback_measures_and_says_so(tmp_path):
     assert set(stated["layout"]) == {"jbod"} and stated["predicted_at"].max() <= table.loc[
         table["layout"] == "jbod", "started_at"].min()
     assert (table["cpu_busy_cores"] > 0).all() and (table["fio_usr_cpu"] + table["fio_sys_cpu"] > 0).all()
+    # and to what idle latency its CPUs were held (0: they polled), where this machine lets a process hold one
+    held = table["cpu_latency_us"]
+    assert (held == 0).all() if idle.why_not() is None else held.isna().all()
 
 
 def test_a_rerun_keeps_the_earlier_campaign(tmp_path):

@@ -64,13 +64,15 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "PRECONDITION_PASSES": ("spec", "precondition_passes"), "RESUME": ("spec", "resume"),
     "FORCE_RESUME": ("spec", "force_resume"), "ON_FAILURE": ("spec", "on_failure"),
     "ADAPTIVE": ("sweep", "adaptive"), "VM_ACCEL": ("spec", "vm_accel"), "CEILINGS": ("spec", "ceilings"),
+    "CPU_LATENCY_US": ("sweep", "cpu_latency_us"),
     # a cluster campaign's own (fields of cluster.ClusterSpec, which a CampaignSpec does not have)
     "HOSTS": ("spec", "hosts"), "LINK_BPS": ("spec", "link_bps"), "SUBNET": ("spec", "subnet"),
     "STORAGE": ("spec", "storage"), "REMOTE_HOSTS": ("spec", "remote"),
 }
 # Parameters whose None or empty value means "none": the field's default (None, or nothing to wipe) applies.
 OPTIONAL_PARAMETERS = {"ADAPTIVE", "BACKING_DIR", "TESTBED", "CONFIRM", "WIPE", "MOUNT_DIR", "ERASE_FALLBACK", "SS", "SS_DUR_S",
-                       "SS_RAMP_S", "USE_DEVICES", "REMOTE_HOSTS", "CEILINGS"}
+                       "SS_RAMP_S", "USE_DEVICES", "REMOTE_HOSTS", "CEILINGS",
+                       "CPU_LATENCY_US"}
 
 PARTS = ("array", "sweep", "options", "spec")
 NAME_MAX = 200  # characters of a campaign's name (its folder's: a file system allows 255 bytes)
@@ -202,6 +204,9 @@ SCHEMA: dict[str, tuple[object, str]] = {
                  "as flashscale analyze --ceilings reads (relative to the checkout), or its mapping inline, e.g. "
                  "{memory_bw_bytes: 2e10}; memory, the network's links and PCIe (a link given here wins over the one "
                  "sysfs names) become terms; None: this machine's CPUs and its devices' PCIe links only"),
+    "CPU_LATENCY_US": (Optional[AtLeastZero], "every run holds the CPUs to idle states they leave within this many "
+                                              "µs (/dev/cpu_dma_latency; 0: they poll), so no wake-up from deep idle "
+                                              "shapes a curve; None: the machine's own idle states"),
     "HOSTS": (Positives, "host counts to run each point on (emulated: max(HOSTS) hosts are made)"),
     "LINK_BPS": (Optional[Positive], "each emulated host's link cap, bytes/s of frames (None: uncapped)"),
     "SUBNET": (str, "the private IPv4 range of the emulated hosts (refused if in use on this machine)"),

@@ -26,7 +26,7 @@ from pathlib import Path
 from ..arrays.layouts import Layout
 from ..errors import CommandError, ConfigError, FioError
 from ..system.commands import Runner
-from ..system import monitor
+from ..system import idle, monitor
 from ..system.devices import System
 from . import adaptive, fio, monitoring, precondition, results, resume
 from .progress import Progress
@@ -221,12 +221,14 @@ class Recorder:
         system = System(runner=self.runner)
         with monitoring.sampling(self.directory, raw_dir, layout.targets, system=system,
                                  layout=layout.name, point=point or job.point, rep=rep):
-            before = system.cpu_times()  # the whole machine's CPUs: the loop workers copy the data, not fio
-            data = fio.run(job, self.directory / raw_dir, self.runner, cgroup_procs=cgroup_procs)
-            busy = monitor.busy_cores(before, system.cpu_times())
+            with idle.held(self.sweep_spec.cpu_latency_us) as latency_us:
+                before = system.cpu_times()  # the whole machine's CPUs: the loop workers copy the data, not fio
+                data = fio.run(job, self.directory / raw_dir, self.runner, cgroup_procs=cgroup_procs)
+                busy = monitor.busy_cores(before, system.cpu_times())
         row = {**self.header(layout, rw=job.rw, cgroup_procs=cgroup_procs, warmup=warmup, phase=phase,
                              round_number=round_number),
-               **self._axes(job), "rep": rep, **fio.parse(data), "cpu_busy_cores": busy, "point": point or job.point,
+               **self._axes(job), "rep": rep, **fio.parse(data), "cpu_busy_cores": busy, "cpu_latency_us": latency_us,
+               "point": point or job.point,
                "raw_dir": str(raw_dir), "started_at": started, "adaptive": adaptive}
         return {**row, **results.evidence(row, self.truth_caps(cgroup_procs, layout))}
 

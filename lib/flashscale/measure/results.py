@@ -127,6 +127,8 @@ EXTRA_COLUMNS: dict[str, tuple[str, str]] = {
     "fio_usr_cpu": ("float64", "fio's user CPU time over the run, percent of one CPU, all its jobs together (fio's "
                                "usr_cpu x job_runtime / run time, summed over job entries)"),
     "fio_sys_cpu": ("float64", "fio's system CPU time over the run, percent of one CPU, all its jobs together"),
+    "cpu_latency_us": ("Int64", "the idle latency every CPU was held to during the run, µs (system.idle: 0, they "
+                                "polled); NA when none was held (CPU_LATENCY_US None, or not possible here)"),
 }
 
 ALL_COLUMNS = {**COLUMNS, **EXTRA_COLUMNS}

@@ -5,6 +5,7 @@ import itertools
 from dataclasses import dataclass
 
 from ..errors import ConfigError
+from ..system.idle import check_latency
 from .fio import METADATA_OPS, RW_MODES, FioJob, check_steady_state
 
 AXES = ("rw", "bs", "numjobs", "iodepth")
@@ -65,6 +66,7 @@ class Sweep:
     steady_rounds: bool = False  # repeat the precondition in rounds until SNIA steady (measure.precondition)
     rounds_max: int = 25
     adaptive: str | None = None  # "numjobs" or "iodepth": that axis explored until it saturates (measure.adaptive)
+    cpu_latency_us: int | None = 0  # every run holds the CPUs to this idle latency (system.idle); None: as they are
 
     def __post_init__(self) -> None:
         rw = (self.rw,) if isinstance(self.rw, str) else tuple(self.rw)
@@ -91,6 +93,7 @@ class Sweep:
             raise ConfigError(f"repetitions={self.repetitions!r} must be a whole number >= 1")
         check_steady_state(self.ss, self.ss_dur_s, self.ss_ramp_s)
         self._check_rounds()
+        check_latency(self.cpu_latency_us)
         if self.adaptive not in (None, *ADAPTIVE_AXES):
             raise ConfigError(f"adaptive={self.adaptive!r} must be None or one of {', '.join(ADAPTIVE_AXES)}")
 
