@@ -3,6 +3,7 @@ parameters on the emulated array, their recorded numbers checked against the emu
 stand on (campaign files with per-notebook parameters, the index, per-point tables, bandwidth logs, comparison)."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -12,7 +13,7 @@ import yaml
 import reader
 from flashscale import cli, execute, studies
 from flashscale.analysis import compare, core, findings, layout_tax, timeseries
-from flashscale.measure import fio, raw
+from flashscale.measure import fio, raw, results
 from flashscale.publish import report
 from flashscale.errors import ConfigError
 from flashscale.measure.sweep import Sweep
@@ -20,14 +21,17 @@ from flashscale.measure.sweep import Sweep
 ROOT = Path(__file__).resolve().parents[1]
 STUDY = ["01_baseline", "02_scaling", "03_layout_tax", "04_latency_iops", "07_consistency", "08_compare"]
 CAP = 100_000_000
+MEMORY = 150_000_000  # 03_layout_tax's CEILINGS: below its 2 capped devices' 200 MB/s
 ARRAY = dict(DEVICES=2, DEVICE_SIZE=2**30, CAP_READ_BPS=CAP, CAP_WRITE_BPS=CAP, RUNTIME_S=1, RAMP_S=1,
              FILE_SIZE=32 * 2**20, PROGRESS=False)
 
 
 @pytest.fixture(scope="module")
 def study(tmp_path_factory):
-    """The whole study, once: 22 fio runs of 1 s on 2 emulated devices capped at 100 MB/s."""
+    """The whole study, once: 22 fio runs of 1 s on 2 emulated devices capped at 100 MB/s; 03 states its
+    predictions against a ceilings file whose memory (150 MB/s) is below its 2 devices' 200 MB/s."""
     tmp = tmp_path_factory.mktemp("study")
+    (tmp / "ceilings.yaml").write_text(f"memory_bw_bytes: {MEMORY}\n")
     path = tmp / "tiny.yaml"
     path.write_text(yaml.safe_dump({
         "campaign": "tiny", "notebooks": STUDY, "parameters": {"DATA_DIR": str(tmp / "data")},
@@ -35,7 +39,7 @@ def study(tmp_path_factory):
             "01_baseline": {**ARRAY, "RW": ["read", "write"], "BS": [1048576]},
             "02_scaling": {**ARRAY, "DEVICE_COUNTS": [1, 2], "RW": ["read"], "NUMJOBS": [1, 2]},
             "03_layout_tax": {**ARRAY, "LAYOUTS": ["jbod", "btrfs-raid0", "md-raid0", "lvm-striped"],
-                              "NUMJOBS": [2]},
+                              "NUMJOBS": [2], "CEILINGS": str(tmp / "ceilings.yaml")},
             "04_latency_iops": {**ARRAY, "BS": [4096, 1048576], "IODEPTH": [1, 4]},
             "07_consistency": {**ARRAY, "REPETITIONS": 3, "RUNTIME_S": 2},
         }}))
@@ -80,6 +84,22 @@ def test_layout_tax_measures_what_the_machine_has_and_names_what_it_lacks(study)
     html = (out / "03_layout_tax.html").read_text()
     for layout, lacks in three["unsupported"].items():
         assert f"{layout} is not measured here" in html and lacks.split(": ")[-1].split(" (")[0] in html
+    # predicted before each layout was built from 01_baseline's single device (03 measures none of its own): the
+    # devices' term is the known truth, 2 x the cap; the CEILINGS file's memory, below it, binds every point, and the
+    # report names each point measured beyond it with the term that bound
+    stage = out.parents[1] / "data" / "tiny" / "03_layout_tax"
+    assert json.loads((stage / "campaign.json").read_text())["spec"]["ceilings"] == {"memory_bw_bytes": MEMORY}
+    stated = results.read_predictions(stage)
+    assert set(stated["layout"]) == {key.split("/")[0] for key in three["layouts"]}
+    jbod = stated[stated["layout"] == "jbod"].set_index("rw")["devices_limit_bw_bytes"]
+    assert jbod.to_dict() == pytest.approx({"read": 2 * CAP, "write": 2 * CAP}, rel=0.1)
+    assert (stated["memory_limit_bw_bytes"] == MEMORY).all() and (stated["predicted_limit"] == "memory").all()
+    predicted = html[html.index("Predicted before measuring"):html.index("Conclusions")]
+    assert predicted.count("<table") == 1 and predicted.count("<img") == 1 and "binding limit" in predicted
+    assert three["prediction_error"]["jbod/read"] == pytest.approx(2 * CAP / MEMORY - 1, rel=0.15)
+    said = html[html.index("Conclusions"):]
+    assert said.count("Outside its predicted interval:") == three["predictions_outside"] >= 2
+    assert "jbod read, 2 devices, bs 1048576, 2 jobs, iodepth 1: measured" in said and "the memory bound" in said
 
 
 @pytest.mark.root
