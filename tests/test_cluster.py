@@ -1,7 +1,10 @@
 """The emulated cluster on real fio: 2 hosts (network namespaces) x 2 devices capped at 100 MB/s. On local storage
 each host's fio server runs inside its own throttled cgroup: truth 200 MB/s per host, 400 MB/s for the cluster,
 whatever the link. Over nbd every byte crosses the host's link (qemu-nbd serves the devices, fio's nbd engine reads
-and writes them), so a link capped below the devices binds: truth netns.payload_bps(link) per host."""
+and writes them), so a link capped below the devices binds: truth netns.payload_bps(link) per host. Before each host
+count is measured the cluster states what it should deliver, from one host measured alone on local storage.
+
+The tests that run the cluster need root (``root``); those of the predictions' arithmetic on stand-in rows do not."""
 from __future__ import annotations
 
 import json
@@ -16,26 +19,29 @@ import pandas as pd
 import pytest
 
 from flashscale import cluster
-from flashscale.analysis import cluster as cluster_analysis
+from flashscale.analysis import cluster as cluster_analysis, scored
 from flashscale.arrays.cluster import EmulatedCluster
 from flashscale.arrays.emulated import ArraySpec
 from flashscale.measure import results
+from flashscale.measure.cluster import Endpoint
+from flashscale.publish import rate_plots
 from flashscale.measure.sweep import Sweep
 from flashscale.system import netns
 from flashscale.system.devices import System
 from flashscale.system.teardown import manifest_dir
 
-pytestmark = pytest.mark.root
+root = pytest.mark.root
 CAP = 100_000_000
 LINK = 50_000_000  # a quarter of a host's devices' 200 MB/s
 
 
-def _spec(tmp_path: Path, name: str, **how) -> cluster.ClusterSpec:
-    """Two hosts; the arrays' backing files under ``tmp_path``, so what is left behind is this test's alone."""
+def _spec(tmp_path: Path, name: str, hosts: tuple[int, ...] = (2,), **how) -> cluster.ClusterSpec:
+    """Two hosts (and one alone first, with ``hosts`` (1, 2)); the arrays' backing files under ``tmp_path``, so what
+    is left behind is this test's alone."""
     (tmp_path / "backing").mkdir()
     sweep = Sweep(rw=("write", "read"), numjobs=(2,), repetitions=1, runtime_s=3, ramp_s=1, size=64 * 2**20)
     array = ArraySpec(devices=2, device_size=2**30, read_bps=CAP, write_bps=CAP, backing_root=str(tmp_path / "backing"))
-    return cluster.ClusterSpec(name, hosts=(2,), array=array, sweep=sweep, data_dir=str(tmp_path), **how)
+    return cluster.ClusterSpec(name, hosts=hosts, array=array, sweep=sweep, data_dir=str(tmp_path), **how)
 
 
 def _job_targets(folder: Path) -> set[str]:
@@ -59,21 +65,23 @@ def _machine(folder: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def capped_link(tmp_path_factory):
-    """One campaign with each host's link capped at 50 MB/s, on local storage and over nbd."""
+    """One campaign on one host, then two, with each host's link capped at 50 MB/s, on local storage and over nbd."""
     folder = tmp_path_factory.mktemp("cluster")
     before = _machine(folder)
-    spec = _spec(folder, "capped", link_bps=LINK, storage=("local", "nbd"))
+    spec = _spec(folder, "capped", hosts=(1, 2), link_bps=LINK, storage=("local", "nbd"))
     result = cluster.run(spec)
     assert _job_targets(folder), "no job file names a target: the check of mounts left behind would see nothing"
     return spec, result, before, _machine(folder)
 
 
-def _measured(result, layout: str):
-    rows = result.table[(result.table["phase"] == "measure") & (result.table["layout"] == layout)]
+def _measured(result, layout: str, hosts: int = 2):
+    table = result.table
+    rows = table[(table["phase"] == "measure") & (table["layout"] == layout) & (table["hosts"] == hosts)]
     assert len(rows) == 6 and (rows["status"] == "ok").all(), rows[["host", "rw", "status", "error"]]
     return rows[rows["host"] != cluster.ALL], rows[rows["host"] == cluster.ALL]
 
 
+@root
 def test_on_local_storage_each_host_and_the_cluster_recover_the_devices_truth(capped_link):
     _, result, _, _ = capped_link
     hosts, everyone = _measured(result, "jbod")
@@ -87,6 +95,7 @@ def test_on_local_storage_each_host_and_the_cluster_recover_the_devices_truth(ca
     assert any("does not bind there" in note for note in result.notes)
 
 
+@root
 def test_over_nbd_the_capped_link_binds_each_host_and_the_cluster(capped_link):
     _, result, _, _ = capped_link
     link = netns.payload_bps(LINK)
@@ -99,6 +108,7 @@ def test_over_nbd_the_capped_link_binds_each_host_and_the_cluster(capped_link):
     assert (hosts["link_bytes"] >= hosts["io_bytes"]).all()  # every byte crossed the link, with its headers
 
 
+@root
 def test_the_cluster_s_runs_are_reported_as_they_end(capped_link):
     _, result, _, _ = capped_link
     runs = int((result.table["host"] == cluster.ALL).sum())  # one cluster row per fio run
@@ -108,10 +118,12 @@ def test_the_cluster_s_runs_are_reported_as_they_end(capped_link):
     assert lines[-1].startswith(f"[{runs}/{runs}] nbd done — 0 left")
 
 
+@root
 def test_the_ceilings_name_the_network_where_the_data_crosses_it_and_the_devices_where_not(capped_link):
     spec, result, _, _ = capped_link
     table = cluster_analysis.ceilings(result.table, spec.array.read_bps, spec.array.write_bps)
     assert set(table["host"]) == {"host0", "host1", cluster.ALL}
+    table = table[table["hosts"] == 2]
     fabric, hosts = table[table["host"] == cluster.ALL].set_index("layout"), table[table["host"] != cluster.ALL]
     assert set(fabric.loc["nbd", "binding_limit"]) == {"network"}
     assert fabric.loc["nbd", "expected_ceiling_bw_bytes"].tolist() == pytest.approx([2 * netns.payload_bps(LINK)] * 2)
@@ -122,15 +134,122 @@ def test_the_ceilings_name_the_network_where_the_data_crosses_it_and_the_devices
     assert over_nbd["expected_ceiling_bw_bytes"].tolist() == pytest.approx([netns.payload_bps(LINK)] * 4)
 
 
+@root
 def test_the_tax_of_the_network_storage_is_measured_against_local_storage(capped_link):
     _, result, _, _ = capped_link
-    tax = cluster_analysis.tax(result.table).set_index(["layout", "rw"])
+    tax = cluster_analysis.tax(result.table).query("hosts == 2").set_index(["layout", "rw"])
     assert tax.loc[("jbod", "read"), "tax"] == 0
     expected = 1 - netns.payload_bps(LINK) / (2 * CAP)  # the link carries a quarter of the devices, less headers
     assert tax.loc[("nbd", "read"), "tax"] == pytest.approx(expected, abs=0.03)
     assert tax.loc[("nbd", "write"), "tax"] == pytest.approx(expected, abs=0.03)
 
 
+def _when(text) -> pd.Timestamp:
+    return pd.Timestamp(str(text))
+
+
+@root
+def test_each_host_count_is_predicted_after_one_host_alone_and_before_it_is_measured(capped_link):
+    _, result, _, _ = capped_link
+    stated = result.predictions
+    assert set(zip(stated["layout"], stated["hosts"])) == {("jbod", 2), ("nbd", 1), ("nbd", 2)}
+    rows = result.table[result.table["phase"] == "measure"]
+    alone = rows[(rows["layout"] == "jbod") & (rows["hosts"] == 1)]
+    for (layout, hosts), said in stated.groupby(["layout", "hosts"]):
+        assert set(said["host"]) == {cluster.ALL, *(f"host{i}" for i in range(hosts))}
+        at = said["predicted_at"].map(_when)
+        measured = rows[(rows["layout"] == layout) & (rows["hosts"] == hosts)]["started_at"].map(_when)
+        assert (at <= measured.min()).all(), (layout, hosts)  # stated before its first run
+        assert (at >= alone["started_at"].map(_when).max()).all(), (layout, hosts)  # from one host measured first
+
+
+@root
+def test_the_network_binds_nbd_s_prediction_and_the_devices_local_storage_s(capped_link):
+    _, result, _, _ = capped_link
+    stated = result.predictions
+    alone = result.table.query("phase == 'measure' and layout == 'jbod' and hosts == 1 and host == 'host0'")
+    per_rw = alone[~alone["warmup"]].groupby("rw")["bw_bytes"].mean()
+    units = stated["hosts"].where(stated["host"] == cluster.ALL, 1)  # how many hosts each prediction counts
+    for row, count in zip(stated.itertuples(), units):
+        assert row.devices_limit_bw_bytes == pytest.approx(count * per_rw[row.rw])  # n x one host alone
+        assert row.predicted_limit == ("network" if row.layout == "nbd" else "devices"), row
+        if row.layout == "nbd":
+            assert row.network_limit_bw_bytes == pytest.approx(count * netns.payload_bps(LINK))
+        else:
+            assert pd.isna(row.network_limit_bw_bytes)  # the data stays on each host: no network term
+
+
+@root
+def test_the_cluster_is_predicted_within_5_percent_at_each_storage_s_best_point(capped_link):
+    _, result, _, _ = capped_link
+    points = scored.against(result.predictions, result.table)
+    everyone = points[points["host"] == cluster.ALL]
+    best = everyone.loc[everyone.groupby(["layout", "rw"])["measured_bw_bytes"].idxmax()]
+    assert len(best) == 4 and (best["hosts"] == 2).all()
+    assert best["error"].abs().max() <= 0.05, best[["layout", "rw", "predicted_bw_bytes", "measured_bw_bytes"]]
+    assert best.set_index("layout")["predicted_limit"].to_dict() == {"jbod": "devices", "nbd": "network"}
+    said = scored.bound_sentences(points)
+    assert [line.split(":")[0] for line in said] == ["jbod read", "jbod write", "nbd read", "nbd write"]
+    assert all("the network bound on 1 and 2 hosts" in line for line in said[2:])
+
+
+def _alone(rw: str, bw: float, host: str = "host0", hosts: int = 1, layout: str = "jbod") -> dict:
+    """A measured row of one host (or of the cluster, ``host`` all) of 2 devices capped at CAP, 2 jobs a host."""
+    count = hosts if host == cluster.ALL else 1
+    return {"campaign": "t", "host": host, "hosts": hosts, "layout": layout, "devices": 2 * count, "rw": rw,
+            "bs": 2**20, "numjobs": 2 * count, "iodepth": 1, "rep": 0, "warmup": False, "bw_bytes": bw,
+            "runtime_s": 3.0, "point": f"{rw}-nj2", "phase": "measure", "status": "ok", "cap_bps": CAP}
+
+
+POINTS = [{"rw": rw, "bs": 2**20, "numjobs": 2, "iodepth": 1} for rw in ("write", "read")]
+
+
+def _hosts(layout: str, count: int, link: float | None = None) -> list[cluster.Target]:
+    return [cluster.Target(Endpoint(f"host{i}", f"10.213.{i + 1}.2"), layout, ("/t",), 2, {}, None, link)
+            for i in range(count)]
+
+
+def test_a_host_count_is_stated_once_from_one_host_alone_and_kept(tmp_path):
+    assert cluster.state(tmp_path, _hosts("jbod", 1), POINTS, 2) is None  # the baseline itself: nothing to say
+    said = cluster.state(tmp_path, _hosts("nbd", 2, 4e7), POINTS, 2)
+    assert "nbd on 2 host(s) was not predicted" in said and "measured alone" in said
+    assert results.read_predictions(tmp_path).empty
+    results.append_rows(tmp_path, [_alone("write", 1.9e8), _alone("read", 2e8)])
+    assert cluster.state(tmp_path, _hosts("nbd", 2, 4e7), POINTS, 2) is None
+    first = results.read_predictions(tmp_path)
+    assert list(first["host"]) == ["all", "all", "host0", "host0", "host1", "host1"]
+    assert list(first["devices"]) == [4, 4, 2, 2, 2, 2] and list(first["numjobs"]) == [4, 4, 2, 2, 2, 2]
+    assert first["devices_limit_bw_bytes"].tolist() == pytest.approx([3.8e8, 4e8] + [1.9e8, 2e8] * 2)
+    assert first["predicted_bw_bytes"].tolist() == pytest.approx([8e7] * 2 + [4e7] * 4)  # a 40 MB/s link each
+    assert set(first["predicted_limit"]) == {"network"} and (first["hosts"] == 2).all()
+    results.append_rows(tmp_path, [{**_alone("read", 9e8), "rep": 1}])  # measured later: no reason to restate
+    cluster.state(tmp_path, _hosts("nbd", 2, 1e9), POINTS, 2)  # stated before: kept as it was
+    assert results.read_predictions(tmp_path).equals(first)
+    cluster.state(tmp_path, _hosts("jbod", 2), POINTS, 2)  # local storage: no network term, the devices bind
+    local = results.read_predictions(tmp_path).query("layout == 'jbod'")
+    assert set(local["predicted_limit"]) == {"devices"} and local["network_limit_bw_bytes"].isna().all()
+
+
+def test_a_cluster_s_points_are_scored_each_against_its_own_host_count_and_host(tmp_path):
+    results.append_rows(tmp_path, [_alone("write", 2e8), _alone("read", 2e8)])
+    cluster.state(tmp_path, _hosts("nbd", 2, 5e7), POINTS, 2)
+    measured = [_alone(rw, bw, host, 2, "nbd") for rw in ("write", "read")
+                for host, bw in (("host0", 5e7), ("host1", 4.5e7), (cluster.ALL, 9.5e7))]
+    points = scored.against(results.read_predictions(tmp_path), results.to_frame(measured))
+    assert len(points) == 6
+    by = points.set_index(["rw", "host"])
+    assert by.loc[("read", "host1"), "error"] == pytest.approx(-0.1)
+    assert by.loc[("read", cluster.ALL), "error"] == pytest.approx(-0.05)
+    outside = scored.outside_sentences(points)
+    assert outside[0].startswith("the cluster of 2 hosts: nbd read, 4 devices") and "the network bound" in outside[0]
+    assert sum(line.startswith("host1 of 2 hosts: nbd") for line in outside) == 2 and len(outside) == 4
+    figure = rate_plots.predicted_vs_measured(points[points["host"] == cluster.ALL])
+    assert [t.get_text() for t in figure.axes[0].get_xticklabels()] == ["nbd 2 hosts, 4 jobs"]
+    only = scored.against(results.read_predictions(tmp_path), results.to_frame(measured[:1]))  # the rest not yet
+    assert list(zip(only["rw"], only["host"])) == [("write", "host0")]
+
+
+@root
 def test_the_campaign_leaves_nothing_behind(capped_link):
     _, _, before, after = capped_link
     assert after == before
@@ -153,6 +272,7 @@ def _kill_host1_mid_run(stop: threading.Event, killed: list) -> None:
         time.sleep(0.1)
 
 
+@root
 @pytest.mark.parametrize("storage", ["local", "nbd"])
 def test_a_host_killed_mid_run_is_recorded_failed_and_the_other_kept(tmp_path, storage):
     before = _machine(tmp_path)
@@ -180,6 +300,7 @@ def test_a_host_killed_mid_run_is_recorded_failed_and_the_other_kept(tmp_path, s
     assert _machine(tmp_path) == before
 
 
+@root
 def test_real_hosts_are_measured_in_their_mount_point_and_their_local_directory(tmp_path):
     """Two hosts named by address, as real ones are (here the emulated cluster's, made by this test): each
     measures inside the directories it names and nowhere else; the mount point's tax is against the local one."""

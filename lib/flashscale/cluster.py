@@ -7,7 +7,15 @@ Emulated (the default): ``arrays.cluster.EmulatedCluster`` makes max(HOSTS) host
 own capped array and fio server, once for each storage in ``STORAGE``: ``local`` (layout ``jbod``: each host's own
 xfs; truth hosts x devices x cap) and ``nbd`` (layout ``nbd``: each host's devices served over its link, so every
 byte crosses it; truth hosts x the smaller of devices x cap and the data the link carries, ``LINK_BPS`` of frames).
-The tax of the network storage is measured against the local one (``analysis.cluster.tax``).
+The tax of the network storage is measured against the local one (``analysis.cluster.tax``). Local storage is
+measured first: one host alone on it is the baseline of every prediction.
+
+Predicted before measuring: before each host count of each storage is measured, the campaign states what the
+cluster and each host should deliver at every point (``analysis.cluster.predict_hosts``), from one host measured
+alone on its own storage (the 1-host rows of ``local``: the devices' curve is a host's), with each host's link a
+term where the data crosses it (``nbd``: the data a link carries, as the truth counts it), and appends it with
+``predicted_at`` to ``predictions.csv`` (``result.predictions``); a layout and host count already there is kept as it
+was stated. Nothing is predicted before one host was measured alone (``HOSTS`` without 1: a note says so).
 
 Real hosts (``REMOTE_HOSTS``: name, address, port, mount point, and optionally a local directory and the host's
 link bandwidth): flashscale measures inside the mount point each host names (layout ``mounted``), and in its local
@@ -28,14 +36,15 @@ import platform
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Sequence
 
 import pandas as pd
 
 from .arrays.cluster import STORAGE, EmulatedCluster
 from .analysis import cluster as cluster_analysis
 from .arrays.emulated import ArraySpec
-from . import parameters
-from .errors import ConfigError, RefusedError, UnsupportedError
+from . import parameters, stated
+from .errors import AnalysisError, ConfigError, RefusedError, UnsupportedError
 from .measure import cluster as fio_cluster, fio, precondition, reanalysis, results
 from .measure.cluster import Endpoint
 from .measure.progress import Progress
@@ -144,6 +153,11 @@ class ClusterResult:
     backend: str
     notes: list[str]
 
+    @property
+    def predictions(self) -> pd.DataFrame:
+        """What each layout on each host count was predicted to deliver before it was measured (``state``)."""
+        return results.read_predictions(self.directory)
+
 
 @dataclass(frozen=True)
 class Target:
@@ -182,7 +196,7 @@ def run(spec: ClusterSpec, runner: Runner | None = None) -> ClusterResult:
                                   (h.local_dir if layout == "local" else h.mount_dir,), h.devices, {},
                                   network_bw_bytes=h.link_bps if layout == "mounted" else None, backend="remote")
                            for h in spec.remote])
-        for storage in () if spec.remote else spec.storage:
+        for storage in () if spec.remote else sorted(spec.storage, key=lambda s: s != "local"):  # the baseline first
             with EmulatedCluster(max(spec.hosts), spec.array, log_dir=directory / "servers" / storage,
                                  runner=runner, link_bps=spec.link_bps, subnet=spec.subnet,
                                  storage=storage) as emulated:
@@ -211,6 +225,32 @@ def _link_note(spec: ClusterSpec, backend: str) -> list[str]:
     return notes
 
 
+def state(directory: Path, hosts: Sequence[Target], points: Sequence[dict], cores: float | None) -> str | None:
+    """Before ``hosts`` (one layout) are measured: what they should deliver at every point, appended to
+    ``predictions.csv`` with the time (``analysis.cluster.predict_hosts``, from ``analysis.cluster.host_curve`` of
+    the rows measured so far; ``cores``: this machine's, shared by the hosts, or None), each host's link a term where
+    its data crosses it. Kept as it was when this layout and host count was stated before. Nothing when no host was
+    measured alone on its own storage first: a sentence saying so (none for that baseline itself)."""
+    layout, count = hosts[0].layout, len(hosts)
+    earlier = results.read_predictions(directory)
+    if not earlier.empty and ((earlier["layout"] == layout) & (earlier["hosts"] == count)).any():
+        return None  # stated before: kept as it was
+    try:
+        base = cluster_analysis.host_curve(results.to_frame(results.read_rows(directory)[0]))
+    except AnalysisError as exc:
+        if count == 1 and layout in cluster_analysis.LOCAL:
+            return None
+        return f"{layout} on {count} host(s) was not predicted before it was measured: {exc}."
+    links = [h.network_bw_bytes for h in hosts]
+    link = None if None in links else sum(links) / count  # the data a host's link carries, as the truth counts it
+    prediction = cluster_analysis.predict_hosts(base, layout, points, count, [h.endpoint.name for h in hosts],
+                                                hosts[0].devices, link_bps=link,
+                                                cores=cores / count if cores else None)
+    at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    results.append_predictions(directory, prediction.assign(predicted_at=at))
+    return None
+
+
 class _Sweep:
     """The points on 1..H hosts; each host's row and the cluster's appended as soon as a point finishes."""
 
@@ -221,6 +261,8 @@ class _Sweep:
         self.system = System(runner=runner)
         self.dead: dict[str, str] = {}  # host name -> why it no longer answers
         self.notes: list[str] = []
+        # the emulated hosts share this machine's CPUs; a real host's are its own, unknown here
+        self.cores = None if spec.remote else stated.cores()
 
     def run(self, hosts: list[Target]) -> None:
         """Every point on 1..H of ``hosts`` (one layout: their servers are fresh, none is dead yet)."""
@@ -230,11 +272,16 @@ class _Sweep:
         if self.spec.sweep.precondition and not self.spec.sweep.nrfiles:  # every file the reads open, written first
             self._point(hosts, None, raw / precondition.PHASE, rep=0, warmup=False, phase=precondition.PHASE)
         for count in self.spec.hosts:
+            self._state(hosts[:count])
             for point in self.spec.sweep.points():
                 for rep, warmup in self.spec.sweep.reps():
                     self._point(hosts[:count], point, raw / f"hosts{count}", rep=rep, warmup=warmup,
                                 phase="measure")
         self.progress.layout_done(hosts[0].layout)
+
+    def _state(self, hosts: list[Target]) -> None:
+        said = state(self.directory, hosts, self.spec.sweep.points(), self.cores)
+        self.notes += [said] if said else []
 
     def _jobs(self, hosts: list[Target], point: dict | None) -> dict:
         if point is None:
