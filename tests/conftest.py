@@ -3,6 +3,7 @@ skipped with the reason. Every loop device a test makes, it detaches itself, by 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import signal
@@ -12,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from flashscale import campaign
+from flashscale.measure import results
 from flashscale.system import vm
 from flashscale.system.commands import Runner
 from flashscale.system.devices import System
@@ -132,3 +135,37 @@ def bystander(tmp_path_factory):
     finally:
         if loop_backing_file(path) == str(backing):  # never detach a device that is no longer ours
             subprocess.run(["losetup", "--detach", path], check=False)
+
+
+def run_notebook(folder: Path, notebook: str, name: str, parameters: dict) -> tuple[Path, dict]:
+    """``flashscale run`` of one notebook as campaign ``name`` with ``parameters``, its measurements under
+    ``folder/data`` and its report under ``folder/reports``: the report's folder and the numbers it recorded."""
+    import yaml
+
+    from flashscale import cli
+    from flashscale.publish import report
+
+    path = folder / f"{name}.yaml"
+    path.write_text(yaml.safe_dump({"campaign": name, "notebooks": [notebook],
+                                    "parameters": {"DATA_DIR": str(folder / "data"), **parameters}}))
+    assert cli.main(["run", str(path), "--reports", str(folder / "reports")]) == 0
+    out = folder / "reports" / name
+    return out, report.read_record(out / f"{notebook}.ipynb")
+
+
+def stored_campaign(folder: Path) -> campaign.CampaignResult:
+    """The finished campaign in ``folder`` as ``campaign.run`` gave it to the notebook that ran it: its table (the
+    rows it kept), its folder, its backend and its notes."""
+    rows, torn = results.read_rows(folder)
+    assert torn is None, f"{folder}: a torn line in its rows"
+    backend = json.loads((folder / "campaign.json").read_text())["environment"]["backend"]
+    return campaign.CampaignResult(results.to_frame(rows), folder, backend,
+                                   json.loads((folder / "notes.json").read_text()))
+
+
+def cgroups_left(campaign_dir: Path) -> list[str]:
+    """The throttled cgroups a campaign's runs went in (their env.json) that still exist: none once it is torn down."""
+    procs = {p for env in Path(campaign_dir).glob("raw/**/env.json") for p in json.loads(env.read_text())["cgroup"]}
+    assert procs, f"no run of {campaign_dir} ran in a throttled cgroup: nothing to check"
+    return sorted(p for p in procs if Path(p).parent.exists())
+

@@ -16,9 +16,10 @@ from flashscale.arrays.layouts import Layout
 from flashscale.errors import AnalysisError, ConfigError
 from flashscale.measure import jobrun, results
 from flashscale.measure.jobfile import MARK, JobFile, JobFileError
+from flashscale.publish import records
 from flashscale.system.commands import RecordingRunner
 
-from conftest import leftover_mounts, loop_devices_backed_under
+from conftest import cgroups_left, leftover_mounts, run_notebook, stored_campaign
 
 ROOT = Path(__file__).resolve().parents[1]
 MIXED = ROOT / "runners" / "jobs" / "mixed.fio"
@@ -170,13 +171,22 @@ def test_refusals_name_what_is_missing():
 
 
 CAP = 50_000_000
+# notebooks/11_job_file at its own size, stated here as the assertions below need it: 2 devices capped at 50 MB/s,
+# the three layouts, mixed.fio at iodepth 1 and 4, 2 runs of each, after one point of 2 jobs read for 1 s
+NOTEBOOK = dict(DEVICES=2, DEVICE_SIZE=2**30, CAP_READ_BPS=CAP, CAP_WRITE_BPS=CAP,
+                LAYOUTS=["single", "jbod", "btrfs-raid0"], REFERENCE="jbod", RW=["read"], NUMJOBS=[2], REPETITIONS=1,
+                RUNTIME_S=1, RAMP_S=0, FILE_SIZE=16 * 2**20, JOB_FILE=str(MIXED.relative_to(ROOT)),
+                JOB_FILE_AXES={"iodepth": [1, 4]}, JOB_FILE_REPETITIONS=2, TAX_MARGIN=0.02, PROGRESS=False)
 
 
 @pytest.mark.root
+@pytest.mark.notebook
 def test_the_file_on_every_layout_of_the_emulated_array_keeps_its_rate_the_caps_and_shows_its_tax(tmp_path):
-    layouts = ["single", "jbod", "btrfs-raid0"]
-    result = campaign.run(spec(tmp_path, DEVICES=2, CAP_READ_BPS=CAP, CAP_WRITE_BPS=CAP, LAYOUTS=layouts),
-                          progress=False, workloads=[jobrun.workload(MIXED, {"iodepth": [1, 4]}, repetitions=2)])
+    """notebooks/11_job_file executed by flashscale run (every cell, its report published): its campaign's rows
+    checked against the caps and the file's own rate, and the numbers it recorded are its table's."""
+    out, numbers = run_notebook(tmp_path, "11_job_file", "jf", NOTEBOOK)
+    result = stored_campaign(tmp_path / "data" / "jf")
+    layouts = NOTEBOOK["LAYOUTS"]
     assert result.backend == "loop"
     rows = check_rows_and_raw_files(result, layouts, combos=2, reps=2)
     # nothing above the caps: each direction within devices x cap (and the tolerance of a short run)
@@ -190,7 +200,9 @@ def test_the_file_on_every_layout_of_the_emulated_array_keeps_its_rate_the_caps_
     # (fio issues a job's first block at once, then holds the rate: one block of 1 MiB per job above it at most)
     allowed = 2 * (RATE * logger["runtime_s"] + 2**20) / logger["runtime_s"]
     assert (logger["write_bw_bytes"] <= allowed).all() and (logger["write_bw_bytes"] >= 2 * RATE * 0.9).all()
-    summary = jobfile_analysis.summarize(result.table, reference="jbod").set_index(["layout", "group"])
+    summary = jobfile_analysis.summarize(result.table, reference="jbod", margin=NOTEBOOK["TAX_MARGIN"])
+    assert numbers == json.loads(json.dumps(records.job_file(summary)))  # what the notebook recorded
+    summary = summary.set_index(["layout", "group"])
     print(summary[["devices", "best_bw_bytes", "best_iodepth", "efficiency", "tax", "tax_verdict"]].to_string())
     # the known answer: a scan of two jobs on one capped device reads the cap, on two devices twice it
     assert summary.loc[("single", "scan"), "best_bw_bytes"] == pytest.approx(CAP, rel=0.1)
@@ -200,4 +212,6 @@ def test_the_file_on_every_layout_of_the_emulated_array_keeps_its_rate_the_caps_
     assert abs(summary.loc[("btrfs-raid0", "log-writer"), "tax"]) < 0.05
     assert summary.loc[("jbod", "log-writer"), "efficiency"] == pytest.approx(0.5, abs=0.05)
     assert np.isfinite(summary.loc[("btrfs-raid0", "oltp"), "tax"])
-    assert loop_devices_backed_under(tmp_path) == [] and leftover_mounts(result.directory) == []
+    assert "Tax and efficiency of the workload on each layout" in (out / "11_job_file.html").read_text()
+    # torn down: the teardown verifies each undo (a failed one fails the run), and nothing of it is left
+    assert leftover_mounts(result.directory) == [] and cgroups_left(result.directory) == []
