@@ -169,3 +169,27 @@ def cgroups_left(campaign_dir: Path) -> list[str]:
     assert procs, f"no run of {campaign_dir} ran in a throttled cgroup: nothing to check"
     return sorted(p for p in procs if Path(p).parent.exists())
 
+
+# notebooks/09_applications at the least each workload's test needs (tests/test_bonnie_loop.py, test_pgbench_loop.py,
+# test_transfer_loop.py, test_applications_notebook.py): the three layouts of 2 devices capped at 200 MB/s; fio's
+# write and read (each application's tax is against them) at 2 jobs; bonnie++ at 1 and 2 processes of 64 MiB and
+# 1,024 files (its numbers land in the table, timed or +++++ with the reason); pgbench at scale 1, 1 and 2 clients
+# of 2 s; the transfer of 48 files of 8 MiB at 1 and 4 streams (a copy long enough to hold to its truth).
+APPLICATIONS = dict(DEVICES=2, DEVICE_SIZE=2**30, CAP_READ_BPS=200_000_000, CAP_WRITE_BPS=200_000_000,
+                    LAYOUTS=["single", "jbod", "btrfs-raid0"], RW=["write", "read"], BS=[2**20], NUMJOBS=[2],
+                    REPETITIONS=1, RUNTIME_S=2, RAMP_S=0, FILE_SIZE=32 * 2**20,
+                    BONNIE_PROCESSES=[1, 2], BONNIE_FILE_MIB=64, BONNIE_FILES_K=1,
+                    PGBENCH_SCALES=[1], PGBENCH_CLIENTS=[1, 2], PGBENCH_DURATION_S=2,
+                    TRANSFER_FILES=48, TRANSFER_FILE_MIB=8, TRANSFER_STREAMS=[1, 4], PROGRESS=False)
+
+
+@pytest.fixture(scope="session")
+def applications(tmp_path_factory):
+    """09_applications run once by ``flashscale run`` with ``APPLICATIONS`` on the emulated array, for every test of
+    its workloads to read: (the campaign as campaign.run returned it, the report's folder, the recorded numbers).
+    One campaign measures all three, as the notebook does, instead of one campaign each and the notebook again."""
+    if ROOT_PROBLEM is not None:
+        pytest.skip(f"needs root, loop devices and block throttling: {ROOT_PROBLEM}")
+    folder = tmp_path_factory.mktemp("applications")
+    out, numbers = run_notebook(folder, "09_applications", "apps", APPLICATIONS)
+    return stored_campaign(folder / "data" / "apps"), out, numbers

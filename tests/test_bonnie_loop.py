@@ -1,5 +1,6 @@
 """bonnie++ on the emulated array: its block write at one process on one capped device is the cap; on every
-layout its numbers land in the results table, and its scratch directories are gone afterwards."""
+layout its numbers land in the results table (09_applications's campaign, run once for the workloads' tests by
+conftest's ``applications``), and its scratch directories are gone afterwards."""
 from __future__ import annotations
 
 import math
@@ -53,9 +54,10 @@ def test_block_write_of_one_process_on_one_capped_device_is_the_cap_and_its_file
 
 
 @pytest.mark.root
-def test_bonnie_runs_on_every_layout_with_processes_as_an_axis(tmp_path, fast_backing):
-    result = campaign.run(spec(tmp_path, fast_backing, ["single", "jbod", "btrfs-raid0"], 2**30), progress=False,
-                          workloads=[Bonnie(processes=(1, 2), file_mib=64, files_k=1)])
+@pytest.mark.notebook
+def test_bonnie_runs_on_every_layout_with_processes_as_an_axis(applications):
+    """09_applications's campaign (conftest.APPLICATIONS: 1 and 2 processes of 64 MiB, 1,024 files)."""
+    result, _, _ = applications
     writes = rows(result.table, "block_write")
     assert sorted(zip(writes["layout"], writes["numjobs"])) == sorted(
         (layout, n) for layout in ("single", "jbod", "btrfs-raid0") for n in (1, 2))

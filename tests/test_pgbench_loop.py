@@ -43,11 +43,16 @@ def clusters_left() -> list[str]:
             if "flashscale-" in line.split()[1] and any(Path(line.split()[1]).glob("flashscale-pg-*"))]
 
 
+def servers_on(targets: set[str]) -> list[str]:
+    """Command lines of PostgreSQL servers whose data directory is on one of ``targets`` (a campaign's layouts)."""
+    return [line for line in our_servers(None) if any(f" {target}/" in line for target in targets)]
+
+
 @pytest.mark.root
-def test_pgbench_on_every_layout_then_nothing_left(tmp_path):
-    before = set(our_servers(tmp_path))
-    result = campaign.run(campaign.CampaignSpec.from_parameters(**params(tmp_path, ["single", "jbod", "btrfs-raid0"])),
-                          progress=False, workloads=[Pgbench(scales=(1,), clients=(1, 2), duration_s=2)])
+@pytest.mark.notebook
+def test_pgbench_on_every_layout_then_nothing_left(applications):
+    """09_applications's campaign (conftest.APPLICATIONS: scale 1, 1 and 2 clients of 2 s)."""
+    result, _, _ = applications
     rows = result.table[result.table["workload"] == "pgbench"]
     tps = rows[rows["metric"] == "tps"]
     assert sorted(zip(tps["layout"], tps["numjobs"])) == sorted(
@@ -57,7 +62,10 @@ def test_pgbench_on_every_layout_then_nothing_left(tmp_path):
     assert (latency["value"] > 0).all() and (latency["unit"] == "ns").all()
     raw = result.directory / tps.iloc[0]["raw_dir"]
     assert (raw / "intervals.csv").is_file() and "pgbench -c" in (raw / "commands.txt").read_text()
-    assert set(our_servers(tmp_path)) == before
+    targets = {target for raw_dir in rows["raw_dir"].unique()
+               for target in json.loads((result.directory / raw_dir / "env.json").read_text())["targets"]}
+    assert len(targets) == 4  # single's, jbod's two and btrfs-raid0's file systems
+    assert servers_on(targets) == []
 
 
 @pytest.mark.root

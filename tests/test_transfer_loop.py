@@ -1,26 +1,25 @@
 """The many-files transfer on the emulated array: on every layout its files/s and bytes/s land in the table, and
 neither its write phase (each file fsynced) nor its copy exceeds what the capped devices can move; its files are
-gone afterwards."""
+gone afterwards. Read from 09_applications's campaign, run once for the workloads' tests by conftest's
+``applications``."""
 from __future__ import annotations
 
 import pytest
 
-from flashscale import campaign
-from flashscale.analysis import applications
+from flashscale.analysis import applications as app_analysis
 from flashscale.measure.workloads import common
-from flashscale.measure.workloads.transfer import Transfer
+
+from conftest import APPLICATIONS
 
 CAP = 200_000_000
 
 
 @pytest.mark.root
-def test_neither_phase_can_exceed_the_capped_devices_on_any_layout(tmp_path):
-    spec = campaign.CampaignSpec.from_parameters(
-        CAMPAIGN="transfer", DATA_DIR=str(tmp_path / "data"), BACKING_DIR=str(tmp_path), DEVICES=2,
-        DEVICE_SIZE=2**30, LAYOUTS=["single", "jbod", "btrfs-raid0"], RW=["write", "read"], BS=[2**20],
-        NUMJOBS=[2], IODEPTH=[1], REPETITIONS=1, RUNTIME_S=2, RAMP_S=0, FILE_SIZE=32 * 2**20, CAP_READ_BPS=CAP,
-        CAP_WRITE_BPS=CAP)
-    result = campaign.run(spec, progress=False, workloads=[Transfer(files=48, file_mib=8, streams=(1, 4))])
+@pytest.mark.notebook
+def test_neither_phase_can_exceed_the_capped_devices_on_any_layout(applications):
+    """conftest.APPLICATIONS: 48 files of 8 MiB at 1 and 4 streams, after fio's write and read at 2 jobs."""
+    result, _, _ = applications
+    assert APPLICATIONS["TRANSFER_FILE_MIB"] == 8
     rows = result.table[result.table["workload"] == "transfer"]
     assert sorted(set(zip(rows["layout"], rows["numjobs"]))) == sorted(
         (layout, n) for layout in ("single", "jbod", "btrfs-raid0") for n in (1, 4))
@@ -34,14 +33,17 @@ def test_neither_phase_can_exceed_the_capped_devices_on_any_layout(tmp_path):
     assert len(commands) == 2 and all("conv=fsync" in line.split() for line in commands)
     files = rows[rows["metric"] == "copy_files"]
     assert list(files["value"] * 8 * 2**20) == pytest.approx(list(copies["value"]), rel=1e-9)
-    taxes = applications.tax(result.table)
+    taxes = app_analysis.tax(result.table)
     jbod = taxes[(taxes["layout"] == "jbod") & (taxes["metric"] == "copy_bw")]
     assert len(jbod) == 2 and (jbod["fio_bytes"] > 0).all() and jbod["tax"].notna().all()
     leftovers = [p for p in (result.directory / "raw").rglob("file*") if p.is_file()]
     assert leftovers == []  # the files were written on the layout, never in the raw folder
-    # and each transfer was in the campaign's progress, counted in its total
+    # and each transfer was in the campaign's progress, counted in its total: fio's runs and every workload's
     lines = (result.directory / "progress.log").read_text().splitlines()
-    total = len(result.table[result.table["workload"] != "transfer"]) + 6  # the fio runs, and 3 layouts x 2 streams
+    fio = result.table[result.table["workload"] == "fio"]
+    workload_runs = result.table[result.table["workload"] != "fio"]["raw_dir"].nunique()
+    total = len(fio) + workload_runs
+    assert workload_runs == 3 * (2 + 2 + 2)  # 3 layouts x (bonnie++'s 2 processes, pgbench's 2 clients, 2 streams)
     assert f"{total} run(s) on 3 layout(s)" in lines[0]
     done = [line for line in lines if " transfer s" in line and ": done (" in line]
     assert len(done) == 6 and done[-1].startswith(f"[{total}/{total}] btrfs-raid0 transfer s4 rep0: done")
