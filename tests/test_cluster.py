@@ -26,7 +26,7 @@ from flashscale.measure import results
 from flashscale.measure.cluster import Endpoint
 from flashscale.publish import rate_plots
 from flashscale.measure.sweep import Sweep
-from flashscale.system import netns
+from flashscale.system import idle, netns
 from flashscale.system.devices import System
 from flashscale.system.teardown import manifest_dir
 
@@ -93,6 +93,9 @@ def test_on_local_storage_each_host_and_the_cluster_recover_the_devices_truth(ca
     # fio's client/server protocol carries commands, not the data: the capped link does not bind local storage
     assert (hosts["link_bytes"] < hosts["io_bytes"] / 100).all()
     assert any("does not bind there" in note for note in result.notes)
+    # the emulated hosts are this machine: every run held its CPUs out of deep idle, where the kernel allows it
+    held = result.table["cpu_latency_us"]
+    assert (held == 0).all() if idle.why_not() is None else held.isna().all()
 
 
 @root
@@ -317,6 +320,7 @@ def test_real_hosts_are_measured_in_their_mount_point_and_their_local_directory(
         assert measured == {t for h in emulated.hosts for t in h.targets}
     rows = result.table[result.table["phase"] == "measure"].set_index(["layout", "host"])
     assert (rows["status"] == "ok").all() and set(rows["backend"]) == {"remote"}
+    assert rows["cpu_latency_us"].isna().all()  # a real host's CPUs are its own: nothing was held for them here
     for layout in ("local", "mounted"):  # each directory is one xfs on one device capped at CAP
         assert rows.loc[(layout, "host0"), "bw_bytes"] == pytest.approx(CAP, rel=0.05)
         assert rows.loc[(layout, cluster.ALL), "bw_bytes"] == pytest.approx(2 * CAP, rel=0.05)

@@ -51,7 +51,7 @@ from .measure.progress import Progress
 from .measure.sweep import Sweep
 from .system.commands import Runner
 from .system.devices import System
-from .system import netns, provenance
+from .system import idle, netns, provenance
 from .system.netns import SUBNET
 
 ALL = cluster_analysis.ALL
@@ -298,11 +298,12 @@ class _Sweep:
                               f"rep{how['rep']} on {len(hosts)} host(s)")
         before = {h.endpoint.name: self.system.link_bytes(h.link) for h in hosts if h.link}
         started = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        outcome = fio_cluster.run(live, self.directory / raw, self.runner) if live else {}
+        with idle.held(None if self.spec.remote else self.spec.sweep.cpu_latency_us) as latency_us:  # this machine's
+            outcome = fio_cluster.run(live, self.directory / raw, self.runner) if live else {}
         outcome.update({name: f"its fio server stopped answering earlier: {why}" for name, why in self.dead.items()
                         if name in {e.name for e in jobs}})
-        rows = [self._row(h, jobs[h.endpoint], outcome[h.endpoint.name], raw, started, len(hosts), before, **how)
-                for h in hosts]
+        rows = [{**self._row(h, jobs[h.endpoint], outcome[h.endpoint.name], raw, started, len(hosts), before, **how),
+                 "cpu_latency_us": latency_us} for h in hosts]
         rows.append(self._cluster_row(rows, hosts))
         self._forget_silent([h for h in hosts if isinstance(outcome[h.endpoint.name], str)])
         results.append_rows(self.directory, rows)
