@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from flashscale import cli
-from flashscale.analysis import predict
+from flashscale.analysis import predict, scored
 from flashscale.analysis.ceilings import pcie_link_bw_bytes
 from flashscale.errors import AnalysisError, ConfigError
 from flashscale.measure.fio import FioJob
@@ -246,3 +246,20 @@ def test_analyze_predict_prints_predicted_against_measured(capsys):
     assert len(got) == 16 and {"predicted_bw_bytes", "error", "predicted_limit", "in_interval"} <= set(got.columns)
     assert cli.main(["analyze", str(GOLDEN)]) == 1
     assert "--reference LAYOUT is required" in capsys.readouterr().err
+
+
+def test_the_tax_re_read_names_the_term_that_held_the_prediction():
+    def group(layout, unexplained, limits):
+        return pd.DataFrame({"layout": layout, "devices": 2, "rw": "read", "unexplained": unexplained,
+                             "predicted_limit": limits})
+    frame = pd.concat([group("jbod", [0.01, -0.01], ["devices", "devices"]),
+                       group("md", [0.10, 0.20], ["memory", "memory"]),
+                       group("btrfs", [-0.30, -0.10], ["memory", "devices"])], ignore_index=True)
+    said = scored.unexplained_sentences(frame, margin=0.02)
+    assert said == [
+        "btrfs on 2 devices, read: 10.0% to 30.0% above its prediction: more than the terms that bound (devices, "
+        "memory) should allow, which the model does not explain either.",
+        "jbod on 2 devices, read: within 2% of its prediction at every point: its devices alone explain it, nothing "
+        "is left for the layout to cost.",
+        "md on 2 devices, read: 10.0% to 20.0% below its prediction: what the memory ceiling allowed at these jobs "
+        "and this layout did not deliver, its cost the model of N devices does not explain."]

@@ -69,26 +69,37 @@ def for_people(scored: pd.DataFrame) -> pd.DataFrame:
 
 
 def unexplained_sentences(scored: pd.DataFrame, margin: float = DEFAULT_MARGIN) -> list[str]:
-    """Per layout and rw, the tax read against the prediction: what its devices, at these jobs, should have
-    delivered, and how much of it the layout did not (``unexplained``), from its smallest to its largest."""
+    """Per layout and rw, the tax read against the prediction: what the term that bound (its devices alone, at these
+    jobs, or a ceiling: memory, the network, the CPUs) allowed, and how much of it the layout did not deliver
+    (``unexplained``), from its smallest to its largest."""
     out = []
     for (layout, devices, rw), group in scored.groupby(["layout", "devices", "rw"], sort=True):
         short = group["unexplained"].dropna()
         if short.empty:
             continue
         lo, hi = float(short.min()), float(short.max())
-        where = f"{layout} on {devices} devices, {rw}"
+        where, bound = f"{layout} on {devices} devices, {rw}", _bound(group.loc[short.index, "predicted_limit"])
         if max(abs(lo), abs(hi)) <= margin:
-            out.append(f"{where}: within {margin:.0%} of its prediction at every point: the devices explain it, "
-                       "nothing is left for the layout to cost.")
+            out.append(f"{where}: within {margin:.0%} of its prediction at every point: {bound} explain"
+                       f"{'s' if bound.endswith('ceiling') else ''} it, nothing is left for the layout to cost.")
         elif lo >= 0:
-            out.append(f"{where}: {_span(lo, hi)} below its prediction: what its devices alone deliver at these jobs "
-                       "and this layout did not, its cost the model of N devices does not explain.")
+            out.append(f"{where}: {_span(lo, hi)} below its prediction: what {bound} allowed at these jobs and this "
+                       "layout did not deliver, its cost the model of N devices does not explain.")
         else:
             out.append(f"{where}: from {-lo:.1%} above to {hi:.1%} below its prediction"
                        if hi > 0 else f"{where}: {_span(-hi, -lo)} above its prediction")
-            out[-1] += ": more than its devices alone should give, which the model does not explain either."
+            out[-1] += f": more than {bound} should allow, which the model does not explain either."
     return out
+
+
+def _bound(limits: pd.Series) -> str:
+    """What held a layout's predictions, in words: "its devices alone", "the memory ceiling", or several."""
+    terms = sorted(set(limits.astype(str)) - {""})
+    if terms == ["devices"] or not terms:
+        return "its devices alone"
+    if len(terms) == 1:
+        return f"the {terms[0]} ceiling"
+    return f"the terms that bound ({', '.join(terms)})"
 
 
 def _span(lo: float, hi: float) -> str:
