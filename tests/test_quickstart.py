@@ -51,9 +51,13 @@ def test_quickstart_on_the_emulated_array_finds_the_known_answer(tmp_path):
         assert jbod["efficiency"] == numbers["jbod_efficiency"][f"4/{rw}"] and jbod["tax"] == 0
         assert 0 < jbod["efficiency_lo"] <= jbod["efficiency"] <= jbod["efficiency_hi"] and jbod["best_reps"] == 2
         raid0 = numbers["layouts"][f"btrfs-raid0/4/{rw}"]
-        # the same truth as jbod's (4 x the cap): whatever the test can tell, never a tax or a gain; equivalent, or
-        # (btrfs's buffered writes spread by ~0.5%, and two runs a side give t = 4.3) undecided with the runs to add
-        assert abs(raid0["tax"]) < 0.02 and raid0["tax_margin"] == 0.02
+        # the same truth as jbod's (4 x the cap): never a gain beyond it; reads never a tax either. btrfs's writes
+        # wait now and then on its own commit: 1 run in 10 of 4 jobs wrote 330 MB/s, not 400, with the CPUs held
+        # out of deep idle or not alike (10 alternating pairs), so a write's best may come out a few percent short,
+        # and that is btrfs's, not noise of the test. Equivalent, or undecided with the runs to add (two runs a
+        # side give t = 4.3), never a tax claimed on two runs
+        assert raid0["tax_margin"] == 0.02 and raid0["tax"] > -0.02
+        assert raid0["tax"] < (0.02 if rw == "read" else 0.2)
         assert raid0["tax_verdict"] in ("equivalent", "inconclusive")
         if raid0["tax_verdict"] == "inconclusive":
             assert raid0["tax_lo"] < 0.02 and raid0["tax_hi"] > -0.02 and raid0["tax_reps_needed"] > 2
