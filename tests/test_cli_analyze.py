@@ -90,6 +90,12 @@ def test_ceilings_name_the_binding_limit_and_the_fraction_reached(tmp_path, caps
     ceilings.write_text("device_read_bw_bytes: fast\n")
     status, _, err = analyze(capsys, table(tmp_path), "--reference", "jbod", "--ceilings", ceilings)
     assert status == 1 and "'fast'" in err
+    # the same reader as a campaign's CEILINGS: a missing file or one that is not YAML is named
+    status, _, err = analyze(capsys, table(tmp_path), "--reference", "jbod", "--ceilings", tmp_path / "none.yaml")
+    assert status == 1 and "none.yaml" in err and "does not exist" in err
+    ceilings.write_text("memory_bw_bytes: [\n")
+    status, _, err = analyze(capsys, table(tmp_path), "--reference", "jbod", "--ceilings", ceilings)
+    assert status == 1 and "cannot be read as YAML" in err
 
 
 def test_fit_adds_the_knee_and_refuses_to_fit_too_few_points(tmp_path, capsys):

@@ -106,13 +106,8 @@ def read_ceilings(value: object) -> dict | None:
         return None
     if isinstance(value, (str, Path)):
         file = Path(value) if Path(value).is_absolute() else project_root() / value
-        if not file.is_file():
-            where = "" if Path(value).is_absolute() else f" ({file}: a path is relative to the checkout)"
-            raise ConfigError(f"ceilings file {str(value)!r} does not exist{where}")
-        try:
-            mapping = yaml.safe_load(file.read_text()) or {}
-        except (yaml.YAMLError, OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"ceilings file {str(value)!r} cannot be read as YAML: {exc}") from None
+        where = "" if Path(value).is_absolute() else f" ({file}: a path is relative to the checkout)"
+        mapping = ceilings_file(file, str(value), where)
     elif isinstance(value, Mapping):
         mapping = value
     else:
@@ -123,6 +118,18 @@ def read_ceilings(value: object) -> dict | None:
             raise ConfigError(f"ceiling parameter(s) {', '.join(odd)}: each must be a name and a number")
     checked = Ceilings.from_mapping(mapping)
     return {k: getattr(checked, k) for k in sorted(mapping) if mapping[k] is not None} or None
+
+
+def ceilings_file(file: Path, named: str, where: str = "") -> object:
+    """What the ceilings file ``file`` holds (the YAML ``analysis.ceilings.Ceilings.from_mapping`` checks), {} for an
+    empty one; ConfigError naming it as ``named`` (and ``where`` it was looked for) when it is missing or not YAML.
+    The one reader of a ceilings file: CEILINGS's and ``flashscale analyze``/``plan --ceilings``'s."""
+    if not file.is_file():
+        raise ConfigError(f"ceilings file {named!r} does not exist{where}")
+    try:
+        return yaml.safe_load(file.read_text()) or {}
+    except (yaml.YAMLError, OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"ceilings file {named!r} cannot be read as YAML: {exc}") from None
 
 
 def _ceilings(value: object) -> object:

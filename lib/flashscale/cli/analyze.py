@@ -22,8 +22,8 @@ import sys
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
+from .. import parameters
 from ..analysis import core as analysis, ceilings, evidence, predict, scaling, significance, stats
 from ..measure import results
 from ..errors import AnalysisError, ConfigError, FlashscaleError
@@ -57,13 +57,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _ceilings_file(path: str) -> dict:
-    file = Path(path)
-    if not file.is_file():
-        raise ConfigError(f"ceilings file {path!r} does not exist")
-    try:
-        return yaml.safe_load(file.read_text()) or {}
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"ceilings file {path!r} is not valid YAML: {exc}") from None
+    """A --ceilings file, relative to the working directory as a command-line path is (``parameters.ceilings_file``)."""
+    return parameters.ceilings_file(Path(path), path)
 
 
 def _count(text: str, what: str) -> int:
