@@ -246,8 +246,7 @@ def state(directory: Path, hosts: Sequence[Target], points: Sequence[dict], core
     prediction = cluster_analysis.predict_hosts(base, layout, points, count, [h.endpoint.name for h in hosts],
                                                 hosts[0].devices, link_bps=link,
                                                 cores=cores / count if cores else None)
-    at = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    results.append_predictions(directory, prediction.assign(predicted_at=at))
+    stated.record(directory, prediction)
     return None
 
 

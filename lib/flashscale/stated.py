@@ -85,6 +85,13 @@ def said(paths: Sequence[str] = (), system: System | None = None, ceilings: Mapp
     return "; ".join(notes)
 
 
+def record(directory: Path, prediction) -> None:
+    """Append ``prediction`` (``predict.predict``'s frame, or a cluster's) to ``directory``'s predictions.csv with
+    ``predicted_at``, the UTC time it is stated: before what it predicts is measured."""
+    at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    results.append_predictions(directory, prediction.assign(predicted_at=at))
+
+
 @dataclass
 class Stating:
     """Called with a layout's name before it is built (``Recorder.before_build``): predicts its points from the
@@ -119,8 +126,7 @@ class Stating:
         if self.note:
             notes = prediction["predicted_note"]
             prediction["predicted_note"] = ["; ".join(filter(None, [note, self.note])) for note in notes]
-        at = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        results.append_predictions(self.directory, prediction.assign(predicted_at=at))
+        record(self.directory, prediction)
 
     def _baseline_rows(self):
         """The single-device rows measured so far: this campaign's, else ``baseline``'s; empty when neither has."""

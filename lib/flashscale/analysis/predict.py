@@ -28,8 +28,9 @@ The terms, each in bytes/s of the data fio moves, each its own column (``<term>_
     network   links (default: one per host) x the link, for data that crosses the network
     memory    hosts x each host's memory bandwidth
     cpu       hosts x cores / (CPU-seconds per byte the single device cost at that point): the row's
-              ``cpu_busy_cores`` (the whole machine's, from /proc/stat around the run: the recorder's), else fio's ``fio_usr_cpu`` + ``fio_sys_cpu`` (``usr_cpu`` + ``sys_cpu``: percent of
-              one CPU, the run's jobs together)
+              ``cpu_busy_cores`` (the whole machine's, from /proc/stat around the run: the recorder's), else fio's
+              ``fio_usr_cpu`` + ``fio_sys_cpu`` (``usr_cpu`` + ``sys_cpu``: percent of one CPU, the run's jobs
+              together)
 
 A term whose parameter is not given is no term. A mixed rw (fio's 50/50) reaches a per-direction link (PCIe,
 uplink, network) when either half does: twice the link. The interval: each point of the curve carries the t
