@@ -13,6 +13,8 @@ from flashscale.measure import results
 from flashscale.publish import report
 from flashscale.system import provenance
 
+from conftest import run_notebook
+
 ROOT = Path(__file__).resolve().parents[1]
 # 4 devices as the quickstart, fewer points: 1 and 4 jobs, 2 repetitions (the least that gives a spread), 2 s runs
 SMALL = dict(DEVICES=4, NUMJOBS=[1, 4], REPETITIONS=2, RUNTIME_S=2, RAMP_S=1, FILE_SIZE=32 * 2**20, DEVICE_SIZE=2**30,
@@ -28,12 +30,10 @@ def campaign_file(tmp_path: Path, parameters: dict, name: str = "qs") -> Path:
 
 
 def run_quickstart(tmp_path: Path, **parameters) -> tuple[Path, dict]:
-    """``flashscale run`` on a copy of the quickstart campaign; returns the HTML and the recorded numbers."""
-    campaign = campaign_file(tmp_path, {**SMALL, "DATA_DIR": str(tmp_path / "data"), **parameters})
-    # the campaign file lives outside the checkout: its notebooks are the checkout's
-    assert cli.main(["run", str(campaign), "--reports", str(tmp_path / "reports")]) == 0
-    html = tmp_path / "reports" / "qs" / "quickstart.html"
-    return html, report.read_record(html.with_suffix(".ipynb"))
+    """``flashscale run`` of the quickstart as campaign ``qs`` (``conftest.run_notebook``: the campaign file lives
+    outside the checkout, its notebooks are the checkout's); returns the HTML and the recorded numbers."""
+    out, numbers = run_notebook(tmp_path, "quickstart", "qs", {**SMALL, **parameters})
+    return out / "quickstart.html", numbers
 
 
 @pytest.mark.root
