@@ -96,7 +96,11 @@ def test_layout_tax_measures_what_the_machine_has_and_names_what_it_lacks(study)
     assert (stated["memory_limit_bw_bytes"] == MEMORY).all() and (stated["predicted_limit"] == "memory").all()
     predicted = html[html.index("Predicted before measuring"):html.index("Conclusions")]
     assert predicted.count("<table") == 1 and predicted.count("<img") == 1 and "binding limit" in predicted
-    assert three["prediction_error"]["jbod/read"] == pytest.approx(2 * CAP / MEMORY - 1, rel=0.15)
+    # jbod's one point, measured near 2 x the cap (its efficiency above), is scored against the memory it was
+    # predicted at: the error is that measurement over the ceiling, not over the devices' truth
+    measured = three["layouts"]["jbod/2/read"]["best_bw_bytes"]
+    assert measured / MEMORY - 1 > 0.2 and three["prediction_error"]["jbod/read"] == pytest.approx(
+        measured / MEMORY - 1, rel=0.01)
     said = html[html.index("Conclusions"):]
     assert said.count("Outside its predicted interval:") == three["predictions_outside"] >= 2
     assert "jbod read, 2 devices, bs 1048576, 2 jobs, iodepth 1: measured" in said and "the memory bound" in said
