@@ -145,6 +145,24 @@ def test_the_cpu_term_comes_from_the_cpu_the_single_device_cost():
     assert unmeasured["predicted_limit"] == "devices" and "no CPU cost from the single device" in unmeasured["predicted_note"]
 
 
+@pytest.mark.parametrize("busy, close", [(0.98, "cpu"), (1.0, "cpu"), (0.95, ""), (1.02, "devices")])
+def test_limits_that_meet_are_named_together(busy, close):
+    """Uncapped loop devices as measured here: one reads 5 GB/s on about one core (its loop worker), so two on 2
+    cores meet the devices' limit and the CPU's at once; within 5% of each other both are named, and the sentences
+    say so; 5% apart or more, only the smaller."""
+    rows = pd.DataFrame(_rows("single", 1, "read", {1: [5e9, 5e9]}, cpu_busy_cores=busy))
+    point = [dict(devices=2, rw="read", bs=MiB, numjobs=2, iodepth=1)]
+    got = predict.predict(predict.curve(rows), "jbod", point, predict.Limits(cores=2)).iloc[0]
+    assert got["predicted_limit"] == ("cpu" if busy > 1 else "devices") and got["predicted_close"] == close
+    assert got["predicted_bw_bytes"] == pytest.approx(min(10e9, 2 / busy * 5e9))
+    measured = pd.DataFrame(_rows("jbod", 2, "read", {2: [9.0e9, 9.2e9]}))
+    said = predict.outside_sentences(predict.score(pd.DataFrame([got]), measured))
+    words = f"{got['predicted_limit']} ({close} within 5%)" if close else got["predicted_limit"]
+    assert len(said) == 1 and said[0].endswith(f"; the {words} bound")
+    shown = scored.for_people(predict.score(pd.DataFrame([got]), measured))
+    assert shown["predicted_limit"].tolist() == [words]
+
+
 def test_the_emulated_array_is_predicted_within_its_truth_and_btrfs_writes_are_not():
     """The golden quickstart run: 4 loop devices capped at 200 MB/s. jbod's truth is 200 MB/s per busy device and
     the model finds it within 2% at every point; btrfs-raid0 reads too; btrfs-raid0's writes (buffered by btrfs)

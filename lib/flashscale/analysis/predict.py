@@ -32,7 +32,10 @@ The terms, each in bytes/s of the data fio moves, each its own column (``<term>_
               ``fio_usr_cpu`` + ``fio_sys_cpu`` (``usr_cpu`` + ``sys_cpu``: percent of one CPU, the run's jobs
               together)
 
-A term whose parameter is not given is no term. A mixed rw (fio's 50/50) reaches a per-direction link (PCIe,
+The smallest term binds (``predicted_limit``); any other within 5% of it (``CLOSE``) is named beside it
+(``predicted_close``): uncapped loop devices each keep about one core busy, so on 2 cores two of them meet the
+devices' and the CPU's limits together, and naming one alone would hide the other. A term whose parameter is not
+given is no term. A mixed rw (fio's 50/50) reaches a per-direction link (PCIe,
 uplink, network) when either half does: twice the link. The interval: each point of the curve carries the t
 interval of its repetitions (``stats.describe``); a device term is the same sum of the bounds (every device is
 the same measured device, so their errors move together); a ceiling is a parameter, exact. ``predicted_lo`` and
@@ -53,6 +56,7 @@ from .significance import DEFAULT_MARGIN, check_margin
 from ..errors import AnalysisError, ConfigError
 
 TERMS = ("devices", "pcie", "uplink", "network", "memory", "cpu")  # ties bind in this order
+CLOSE = 0.05  # a term within this fraction above the binding one binds as well, as far as the model can tell
 PER_DEVICE = ("single", "jbod")  # one target per device: fio spreads the jobs over them
 KEYS = ["layout", "devices", "rw", "bs", "numjobs", "iodepth"]
 CURVE = ["rw", "bs", "iodepth", "numjobs", "bw_bytes", "bw_bytes_lo", "bw_bytes_hi", "reps", "cpu_s_per_byte"]
@@ -257,7 +261,8 @@ def predict(base: pd.DataFrame, layout: str, points, limits: Limits = Limits()) 
     """Per point of ``points`` (rows or a frame of devices, rw, bs, numjobs, iodepth) of ``layout``: each term
     (``<term>_limit_bw_bytes``, the devices' with ``_lo``/``_hi``), ``layout_share``, ``jobs_per_device``,
     ``busy_devices``, ``hosts``, ``cpu_s_per_byte``, and ``predicted_bw_bytes`` (the smallest term),
-    ``predicted_lo``, ``predicted_hi``, ``predicted_limit`` (the term that binds) and ``predicted_note``.
+    ``predicted_lo``, ``predicted_hi``, ``predicted_limit`` (the term that binds), ``predicted_close`` (the other
+    terms within ``CLOSE`` of it, comma-separated: where two limits meet, both are named) and ``predicted_note``.
     ``base`` is a ``curve`` or ``figures``."""
     if not isinstance(layout, str) or not layout.strip():
         raise ConfigError(f"layout {layout!r} must be a layout's name")
@@ -291,13 +296,23 @@ def predict(base: pd.DataFrame, layout: str, points, limits: Limits = Limits()) 
 
 
 def _smallest(terms: dict, lows: dict, highs: dict) -> dict:
-    """The prediction: the smallest term (NaN when the devices' is unknown), the one that binds, its interval."""
+    """The prediction: the smallest term (NaN when the devices' is unknown), the one that binds, its interval, and
+    the other terms within ``CLOSE`` of it (``predicted_close``, comma-separated): they bind as well, as far as
+    the model can tell."""
     if not np.isfinite(terms["devices"]):
-        return dict(predicted_bw_bytes=np.nan, predicted_lo=np.nan, predicted_hi=np.nan, predicted_limit="")
+        return dict(predicted_bw_bytes=np.nan, predicted_lo=np.nan, predicted_hi=np.nan, predicted_limit="",
+                    predicted_close="")
     known = [t for t in TERMS if np.isfinite(terms[t])]
     limit = min(known, key=lambda t: (terms[t], TERMS.index(t)))
+    close = [t for t in known if t != limit and terms[t] <= terms[limit] * (1 + CLOSE)]
     return dict(predicted_bw_bytes=terms[limit], predicted_lo=min(lows[t] for t in known),
-                predicted_hi=min(highs[t] for t in known), predicted_limit=limit)
+                predicted_hi=min(highs[t] for t in known), predicted_limit=limit, predicted_close=",".join(close))
+
+
+def limit_words(limit: str, close: str = "") -> str:
+    """The binding term in words, with those within ``CLOSE`` of it: "devices", "devices (cpu within 5%)"."""
+    others = [t for t in str(close if isinstance(close, str) else "").split(",") if t]
+    return f"{limit} ({' and '.join(others)} within {CLOSE:.0%})" if others else str(limit)
 
 
 def predict_results(frame: pd.DataFrame, limits: Limits = Limits(), confidence: float = 0.95) -> pd.DataFrame:
@@ -360,6 +375,6 @@ def outside_sentences(scored: pd.DataFrame) -> list[str]:
         jobs = f"{row.numjobs} job{'s' if row.numjobs != 1 else ''}"
         out.append(f"{row.layout} {row.rw}, {row.devices} devices, bs {row.bs}, {jobs}, iodepth {row.iodepth}: "
                    f"measured {_mb(row.measured_bw_bytes)}, predicted {_mb(row.predicted_bw_bytes)} "
-                   f"({_mb(row.predicted_lo)}–{_mb(row.predicted_hi)}), {row.error:+.1%}; the {row.predicted_limit} "
-                   f"bound")
+                   f"({_mb(row.predicted_lo)}–{_mb(row.predicted_hi)}), {row.error:+.1%}; the "
+                   f"{limit_words(row.predicted_limit, getattr(row, 'predicted_close', ''))} bound")
     return out

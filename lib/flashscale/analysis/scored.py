@@ -64,8 +64,17 @@ def for_people(scored: pd.DataFrame) -> pd.DataFrame:
         else:
             inside.append("outside" if row.beyond_margin else "outside, within the margin")
     shown = scored.drop(columns=["measured_bw_bytes_lo", "measured_bw_bytes_hi"], errors="ignore")
+    limits = [predict.limit_words(limit, close) for limit, close in zip(scored["predicted_limit"], _close(scored))]
     return shown.assign(predicted_bw_bytes_lo=scored["predicted_lo"], predicted_bw_bytes_hi=scored["predicted_hi"],
-                        inside=inside)
+                        inside=inside, predicted_limit=limits)
+
+
+def _close(scored: pd.DataFrame) -> pd.Series:
+    """Each point's terms within ``predict.CLOSE`` of the binding one, "" where none (or predictions stated before
+    they were named)."""
+    if "predicted_close" not in scored.columns:
+        return pd.Series("", index=scored.index)
+    return scored["predicted_close"].astype("string").fillna("").astype(str)
 
 
 def unexplained_sentences(scored: pd.DataFrame, margin: float = DEFAULT_MARGIN) -> list[str]:
@@ -78,7 +87,8 @@ def unexplained_sentences(scored: pd.DataFrame, margin: float = DEFAULT_MARGIN) 
         if short.empty:
             continue
         lo, hi = float(short.min()), float(short.max())
-        where, bound = f"{layout} on {devices} devices, {rw}", _bound(group.loc[short.index, "predicted_limit"])
+        named = group.loc[short.index]
+        where, bound = f"{layout} on {devices} devices, {rw}", _bound(named["predicted_limit"], _close(named))
         if max(abs(lo), abs(hi)) <= margin:
             out.append(f"{where}: within {margin:.0%} of its prediction at every point: {bound} explain"
                        f"{'s' if bound.endswith('ceiling') else ''} it, nothing is left for the layout to cost.")
@@ -92,9 +102,11 @@ def unexplained_sentences(scored: pd.DataFrame, margin: float = DEFAULT_MARGIN) 
     return out
 
 
-def _bound(limits: pd.Series) -> str:
-    """What held a layout's predictions, in words: "its devices alone", "the memory ceiling", or several."""
-    terms = sorted(set(limits.astype(str)) - {""})
+def _bound(limits: pd.Series, close: pd.Series | None = None) -> str:
+    """What held a layout's predictions, in words: "its devices alone", "the memory ceiling", or several (those
+    within ``predict.CLOSE`` of the binding term, ``close``, among them)."""
+    terms = set(limits.astype(str)) | {t for each in ([] if close is None else close) for t in str(each).split(",")}
+    terms = sorted(terms - {""})
     if terms == ["devices"] or not terms:
         return "its devices alone"
     if len(terms) == 1:
@@ -140,7 +152,8 @@ def bound_sentences(scored: pd.DataFrame) -> list[str]:
     out = []
     for (layout, rw), group in cluster.dropna(subset=["error"]).groupby(["layout", "rw"], sort=True):
         counts = sorted(group["hosts"].unique()) if "hosts" in group.columns else [1]
-        terms = sorted(group["predicted_limit"].astype(str).unique())
+        terms = sorted({predict.limit_words(limit, close) for limit, close in zip(group["predicted_limit"],
+                                                                                   _close(group))})
         bound = f"the {terms[0]} bound" if len(terms) == 1 else f"{', '.join(terms)} bound at different points"
         worst = group.loc[group["error"].abs().idxmax()]
         hosts = " and ".join(filter(None, [", ".join(map(str, counts[:-1])), str(counts[-1])]))

@@ -346,8 +346,10 @@ def read_predictions(campaign_dir: Path) -> pd.DataFrame:
     if not path.exists() or path.stat().st_size == 0:
         return pd.DataFrame()
     frame = pd.read_csv(path)
-    text = [c for c in ("layout", "rw", "predicted_limit", "predicted_note", "predicted_at") if c in frame.columns]
-    return frame.astype({c: "string" for c in text})
+    text = [c for c in ("layout", "rw", "predicted_limit", "predicted_close", "predicted_note", "predicted_at")
+            if c in frame.columns]
+    frame = frame.astype({c: "string" for c in text})
+    return frame.assign(predicted_close=frame["predicted_close"].fillna("")) if "predicted_close" in text else frame
 
 
 def schema_markdown() -> str:
