@@ -24,7 +24,7 @@ from flashscale.arrays.cluster import EmulatedCluster
 from flashscale.arrays.emulated import ArraySpec
 from flashscale.measure import results
 from flashscale.measure.cluster import Endpoint
-from flashscale.publish import rate_plots
+from flashscale.publish import rate_plots, records
 from flashscale.measure.sweep import Sweep
 from flashscale.system import idle, netns
 from flashscale.system.devices import System
@@ -248,6 +248,16 @@ def test_a_cluster_s_points_are_scored_each_against_its_own_host_count_and_host(
     assert sum(line.startswith("host1 of 2 hosts: nbd") for line in outside) == 2 and len(outside) == 4
     figure = rate_plots.predicted_vs_measured(points[points["host"] == cluster.ALL])
     assert [t.get_text() for t in figure.axes[0].get_xticklabels()] == ["nbd 2 hosts, 4 jobs"]
+    # the report's record keeps the cluster's own error per storage, rw and host count, and what lay outside
+    table = results.to_frame(measured)
+    efficiency = pd.DataFrame([dict(layout="nbd", rw=rw, hosts=2, best_bw_bytes=9.5e7, efficiency=0.95)
+                               for rw in ("read", "write")])
+    limits = pd.DataFrame([dict(layout="nbd", rw=rw, hosts=2, host=cluster.ALL, binding_limit="network")
+                           for rw in ("read", "write")])
+    kept = records.cluster(table, efficiency, limits, scored=points)
+    assert kept["prediction_error"] == pytest.approx({"nbd/read/2": 0.05, "nbd/write/2": 0.05})
+    assert kept["predictions_outside"] == len(outside) and "prediction_error" not in records.cluster(
+        table, efficiency, limits)
     only = scored.against(results.read_predictions(tmp_path), results.to_frame(measured[:1]))  # the rest not yet
     assert list(zip(only["rw"], only["host"])) == [("write", "host0")]
 

@@ -163,6 +163,36 @@ def test_limits_that_meet_are_named_together(busy, close):
     assert shown["predicted_limit"].tolist() == [words]
 
 
+def test_jbod_at_one_job_against_the_single_device_is_the_machine_s_repeatability():
+    """jbod's 1-job point runs one device as the single device did, minutes later: its error against the single
+    device is the machine's drift, whatever ceiling bound its prediction; 2 jobs keep 2 devices busy and say
+    nothing of it, nor does a point the single device was not measured at (its nearest stood in)."""
+    single = pd.DataFrame(_rows("single", 1, "read", {1: [5e9, 5e9]}) + _rows("single", 1, "write", {1: [3e9, 3e9]}))
+    points = [dict(devices=4, rw=rw, bs=bs, numjobs=n, iodepth=1) for rw in ("read", "write") for n in (1, 2)
+              for bs in (MiB, 4 * MiB)]
+    stated = predict.predict(predict.curve(single), "jbod", points, predict.Limits(memory_bps=4e9))
+    measured = pd.DataFrame([row for rw, one, two in (("read", 5.5e9, 9e9), ("write", 2.85e9, 6e9))
+                             for bs in (MiB, 4 * MiB)
+                             for row in _rows("jbod", 4, rw, {1: [one, one], 2: [two, two]}, bs=bs)])
+    got = scored.repeatability(predict.score(stated, measured))
+    assert got[["rw", "bs"]].values.tolist() == [["read", MiB], ["write", MiB]]
+    assert got["error"].tolist() == pytest.approx([0.1, -0.05])
+    said = scored.repeatability_sentences(predict.score(stated, measured))
+    assert len(said) == 1 and said[0].startswith("jbod at 1 job keeps one device busy")
+    assert "read 5,500 MB/s against its 5,000 MB/s (+10.0%), write 2,850 MB/s against its 3,000 MB/s (-5.0%)" in \
+        said[0] and "within 10.0%" in said[0]
+    assert scored.repeatability(predict.score(stated[stated["numjobs"] == 2], measured)).empty
+
+
+def test_the_golden_quickstart_repeats_itself_within_2_percent_at_the_cap():
+    """Real fio on 4 loop devices capped at 200 MB/s: jbod's 1-job points land within 2% of the single device's,
+    the cap being the truth of both."""
+    frame = pd.read_csv(GOLDEN)
+    got = scored.repeatability(predict.score(predict.predict_results(frame), frame))
+    assert set(got["rw"]) == {"read", "write"} and (got["layout"] == "jbod").all()
+    assert got["error"].abs().max() < 0.02
+
+
 def test_the_emulated_array_is_predicted_within_its_truth_and_btrfs_writes_are_not():
     """The golden quickstart run: 4 loop devices capped at 200 MB/s. jbod's truth is 200 MB/s per busy device and
     the model finds it within 2% at every point; btrfs-raid0 reads too; btrfs-raid0's writes (buffered by btrfs)

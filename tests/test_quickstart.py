@@ -92,6 +92,10 @@ def test_quickstart_on_the_emulated_array_finds_the_known_answer(tmp_path):
     assert jbod.to_dict() == pytest.approx({(rw, n): n * 100e6 for rw in ("read", "write") for n in (1, 4)}, rel=0.1)
     outside = text[text.index("Conclusions"):].count("Outside its predicted interval:")
     assert outside == numbers["predictions_outside"] == int(got["beyond_margin"].sum())
+    # jbod at 1 job is the single device again, minutes later: at the cap, the machine repeats itself closely
+    assert set(numbers["repeatability"]) == {"jbod/read", "jbod/write"}
+    assert max(map(abs, numbers["repeatability"].values())) < 0.05
+    assert "jbod at 1 job keeps one device busy, as the single device was before it: read" in predicted
     made_by(html, "loop")
     # every run's env.json keeps the software that measured it, the campaign's
     software = json.loads((tmp_path / "data" / "qs" / "campaign.json").read_text())["environment"]["software"]

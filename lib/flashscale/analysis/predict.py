@@ -362,7 +362,8 @@ def score(prediction: pd.DataFrame, frame: pd.DataFrame, confidence: float = 0.9
     return out
 
 
-def _mb(value: float) -> str:
+def mb(value: float) -> str:
+    """A rate in words: GB/s from 10 GB/s up, MB/s below."""
     return f"{value / 1e9:.3g} GB/s" if value >= 10e9 else f"{value / 1e6:,.0f} MB/s"
 
 
@@ -374,7 +375,7 @@ def outside_sentences(scored: pd.DataFrame) -> list[str]:
     for row in scored[scored["beyond_margin"].fillna(False).astype(bool)].itertuples(index=False):
         jobs = f"{row.numjobs} job{'s' if row.numjobs != 1 else ''}"
         out.append(f"{row.layout} {row.rw}, {row.devices} devices, bs {row.bs}, {jobs}, iodepth {row.iodepth}: "
-                   f"measured {_mb(row.measured_bw_bytes)}, predicted {_mb(row.predicted_bw_bytes)} "
-                   f"({_mb(row.predicted_lo)}–{_mb(row.predicted_hi)}), {row.error:+.1%}; the "
+                   f"measured {mb(row.measured_bw_bytes)}, predicted {mb(row.predicted_bw_bytes)} "
+                   f"({mb(row.predicted_lo)}–{mb(row.predicted_hi)}), {row.error:+.1%}; the "
                    f"{limit_words(row.predicted_limit, getattr(row, 'predicted_close', ''))} bound")
     return out

@@ -4,6 +4,7 @@
     scored.for_people(scored)        # one row a point: predicted with its interval, measured, error, what bound
     scored.unexplained_sentences(scored, margin)   # the tax re-read: what the model did not explain, per layout/rw
     scored.largest_errors(scored)    # {"jbod/read": 0.004, ...}: the largest |error| per layout and rw
+    scored.repeatability(scored)     # jbod at 1 job against the single device: the machine's own drift
 
 ``predict.outside_sentences`` names each point outside its predicted interval by more than the margin;
 ``outside_sentences`` says the same of a cluster's points with the hosts that ran them.
@@ -119,9 +120,50 @@ def _span(lo: float, hi: float) -> str:
 
 
 def largest_errors(scored: pd.DataFrame) -> dict[str, float]:
-    """The largest |measured / predicted - 1| per layout and rw, ``layout/rw``."""
-    errors = scored.assign(size=scored["error"].abs()).groupby(["layout", "rw"], sort=True)["size"].max()
-    return {f"{layout}/{rw}": float(value) for (layout, rw), value in errors.items()}
+    """The largest |measured / predicted - 1| per layout and rw, ``layout/rw``; a cluster's per layout, rw and host
+    count of its own (``host`` all) points, ``layout/rw/hosts``."""
+    keys = ["layout", "rw"]
+    if "host" in scored.columns:
+        scored, keys = scored[scored["host"] == ALL], [*keys, "hosts"]
+    errors = scored.assign(size=scored["error"].abs()).groupby(keys, sort=True)["size"].max()
+    return {"/".join(map(str, key)): float(value) for key, value in errors.items()}
+
+
+def repeatability(scored: pd.DataFrame) -> pd.DataFrame:
+    """How closely this machine repeats a measurement minutes apart: the points of a layout of one target per device
+    (jbod) that keep a single device busy with one job, exactly as the baseline ran it (same rw, bs and iodepth, no
+    nearest point stood in): per layout and rw, the measured mean, the single device's (``single_bw_bytes``, the
+    devices' term) and ``error`` = measured / single - 1. Nothing but time separates the two measurements, so a
+    prediction's error, or a tax, smaller than this cannot be told from the machine's own drift. Empty where no such
+    point was measured (a cluster's points have a baseline of their own and are left out)."""
+    columns = ["layout", "rw", "bs", "iodepth", "measured_bw_bytes", "single_bw_bytes", "error"]
+    needed = {"busy_devices", "numjobs", "devices_limit_bw_bytes", "measured_bw_bytes"}
+    if scored.empty or "host" in scored.columns or not needed <= set(scored.columns):
+        return pd.DataFrame(columns=columns)
+    near = scored["predicted_note"].astype("string").fillna("").str.contains("single device measured at") \
+        if "predicted_note" in scored.columns else False
+    alone = scored[scored["layout"].astype(str).isin(set(predict.PER_DEVICE) - {"single"})
+                   & (scored["busy_devices"] == 1) & (scored["numjobs"] == 1) & ~near]
+    alone = alone.dropna(subset=["measured_bw_bytes", "devices_limit_bw_bytes"])
+    out = alone.assign(single_bw_bytes=alone["devices_limit_bw_bytes"],
+                       error=alone["measured_bw_bytes"] / alone["devices_limit_bw_bytes"] - 1)
+    return out[columns].sort_values(["layout", "rw", "bs", "iodepth"]).reset_index(drop=True)
+
+
+def repeatability_sentences(scored: pd.DataFrame) -> list[str]:
+    """``repeatability`` in words, a sentence per layout: "jbod at 1 job keeps one device busy, as the single device
+    was before it: read 4,946 MB/s against its 4,899 MB/s (+1.0%), write ...: this machine repeats a measurement to
+    within ...%"."""
+    out = []
+    for layout, group in repeatability(scored).groupby("layout", sort=True):
+        parts = [f"{r.rw} {predict.mb(r.measured_bw_bytes)} against its {predict.mb(r.single_bw_bytes)} "
+                 f"({r.error:+.1%})" for r in group.itertuples()]
+        largest = group["error"].abs().max()
+        out.append(f"{layout} at 1 job keeps one device busy, as the single device was before it: "
+                   f"{', '.join(parts)}. The same device, file system and job, minutes apart and built again: this "
+                   f"machine repeats a measurement to within {largest:.1%}, and a prediction's error or a tax smaller "
+                   "than that cannot be told from its drift.")
+    return out
 
 
 def _hosts(count: int) -> str:

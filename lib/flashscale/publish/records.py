@@ -108,12 +108,15 @@ def quickstart(summary: pd.DataFrame, baseline: pd.DataFrame, result, saturated:
 
 def _predicted(scored: pd.DataFrame | None) -> dict:
     """Of ``scored`` (``analysis.scored.against``: the predictions stated before each layout was built),
-    ``prediction_error``: the largest |measured / predicted - 1| per ``layout/rw``, and ``predictions_outside``: the
-    points outside their predicted interval by more than the margin; nothing without it."""
+    ``prediction_error``: the largest |measured / predicted - 1| per ``layout/rw``, ``predictions_outside``: the
+    points outside their predicted interval by more than the margin, and ``repeatability``: per ``layout/rw``, jbod
+    at 1 job against the single device (``scored.repeatability``, the machine's drift); nothing without it."""
     if scored is None:
         return {}
     outside = scored["beyond_margin"].fillna(False).astype(bool).sum() if "beyond_margin" in scored.columns else 0
-    return {"prediction_error": scored_analysis.largest_errors(scored), "predictions_outside": int(outside)}
+    again = scored_analysis.repeatability(scored)
+    return {"prediction_error": scored_analysis.largest_errors(scored), "predictions_outside": int(outside),
+            "repeatability": {f"{r.layout}/{r.rw}": float(r.error) for r in again.itertuples()}}
 
 
 def baseline(result, table: pd.DataFrame, base: pd.DataFrame, by_bs: pd.DataFrame) -> dict:
@@ -250,9 +253,13 @@ def applications(apps: pd.DataFrame, verdicts: pd.DataFrame) -> dict:
 
 
 def cluster(table: pd.DataFrame, efficiency: pd.DataFrame, limits: pd.DataFrame,
-            tax: pd.DataFrame | None = None) -> dict:
+            tax: pd.DataFrame | None = None, scored: pd.DataFrame | None = None) -> dict:
     """10: the cluster's best aggregate and efficiency per layout, rw and host count, the limit that binds, each
-    layout's tax against the hosts' local storage (when measured), failed rows."""
+    layout's tax against the hosts' local storage (when measured), failed rows; with ``scored``
+    (``analysis.scored.against``: the predictions stated before each host count ran), ``prediction_error``: the
+    largest |measured / predicted - 1| of the cluster's own points per ``layout/rw/hosts``, and
+    ``predictions_outside``: the points (the hosts' own among them) outside their interval by more than the
+    margin."""
     eff = {f"{r.layout}/{r.rw}/{r.hosts}": {"best_bw_bytes": plain(r.best_bw_bytes),
                                              "efficiency": plain(r.efficiency)} for r in efficiency.itertuples()}
     binds = {f"{r.layout}/{r.rw}/{r.hosts}": str(r.binding_limit) for r in limits.itertuples() if r.host == ALL}
@@ -261,7 +268,7 @@ def cluster(table: pd.DataFrame, efficiency: pd.DataFrame, limits: pd.DataFrame,
     headline = {f"{key} host(s)": f"{v['best_bw_bytes'] / MB:,.0f} MB/s, efficiency {v['efficiency']:.0%}"
                 for key, v in eff.items() if v["best_bw_bytes"] is not None and v["efficiency"] is not None}
     return {"cluster": eff, "binding_limit": binds, "tax": taxes, "failed_rows": int(len(failed)),
-            "failed_hosts": sorted(failed["host"].astype(str).unique()), "headline": headline}
+            "failed_hosts": sorted(failed["host"].astype(str).unique()), "headline": headline, **_predicted(scored)}
 
 
 def job_file(summary: pd.DataFrame) -> dict:
