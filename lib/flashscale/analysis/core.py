@@ -49,6 +49,12 @@ SUMMARY_VALUES = [
 MEASURE_PHASE = "measure"  # rows of any other phase (precondition) are kept in the table, never analysed
 
 
+def count_of(count, noun: str) -> str:
+    """A count and its noun, plural but for one: "1 job", "4 devices", "2 hosts" (a whole float as an integer)."""
+    shown = int(count) if float(count).is_integer() else count
+    return f"{shown} {noun}{'' if count == 1 else 's'}"
+
+
 def measured(frame: pd.DataFrame) -> pd.DataFrame:
     """The measured rows: warm-up rows dropped (when ``warmup`` is present), and rows of a ``phase`` other than
     ``measure`` (preconditioning; a table without the column is all measured), the columns the analysis needs checked

@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from . import core
 from .core import MB
 from ..errors import AnalysisError
 from .metadata import ENGINES
@@ -194,7 +195,7 @@ def _one_job_clause(r, of: str, delivers: str = "one job delivers ") -> str:
 
 def _saturation_sentence(r, at_bs: str) -> str:
     """One row of ``saturation.saturation`` in words: the fewest jobs, or not reached; one job."""
-    where = f"{r.layout} on {r.devices} device{'s' if r.devices > 1 else ''}, {r.rw}{at_bs}"
+    where = f"{r.layout} on {core.count_of(r.devices, 'device')}, {r.rw}{at_bs}"
     share, best = f"{r.saturation_fraction:.0%}", f"{r.best_bw_bytes / MB:,.0f} MB/s"
     if not r.reached:
         return f"{where}: {share} of its best {r.note}; {_one_job_clause(r, f'the best measured ({best})')}."
@@ -283,7 +284,7 @@ def metadata_sentences(points: pd.DataFrame, coarse: float = 0.02) -> list[str]:
     out = []
     timed = points[points["rate"].notna()]  # the rest ran too short to time: ``too_short_sentences`` names them
     for (layout, devices, numjobs), group in timed.groupby(["layout", "devices", "numjobs"], sort=True):
-        where = f"{layout} ({devices} device{'s' if devices > 1 else ''}), {numjobs} job(s)"
+        where = f"{layout} ({core.count_of(devices, 'device')}), {numjobs} job(s)"
         for op in [op for op in ENGINES if op in set(group["op"])]:
             out.append(f"{where}: {_trend(group[group['op'] == op].sort_values('files'))}.")
         out += _op_ratios(group)

@@ -373,8 +373,8 @@ def outside_sentences(scored: pd.DataFrame) -> list[str]:
     predicted 800 MB/s (798 MB/s–802 MB/s), -43.4%; the devices bound"."""
     out = []
     for row in scored[scored["beyond_margin"].fillna(False).astype(bool)].itertuples(index=False):
-        jobs = f"{row.numjobs} job{'s' if row.numjobs != 1 else ''}"
-        out.append(f"{row.layout} {row.rw}, {row.devices} devices, bs {row.bs}, {jobs}, iodepth {row.iodepth}: "
+        out.append(f"{row.layout} {row.rw}, {row.devices} devices, bs {row.bs}, {core.count_of(row.numjobs, 'job')}, "
+                   f"iodepth {row.iodepth}: "
                    f"measured {mb(row.measured_bw_bytes)}, predicted {mb(row.predicted_bw_bytes)} "
                    f"({mb(row.predicted_lo)}–{mb(row.predicted_hi)}), {row.error:+.1%}; the "
                    f"{limit_words(row.predicted_limit, getattr(row, 'predicted_close', ''))} bound")

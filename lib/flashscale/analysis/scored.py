@@ -166,14 +166,6 @@ def repeatability_sentences(scored: pd.DataFrame) -> list[str]:
     return out
 
 
-def _hosts(count: int) -> str:
-    return f"{count} host{'s' if count != 1 else ''}"
-
-
-def _jobs(count: int) -> str:
-    return f"{count} job{'s' if count != 1 else ''}"
-
-
 def outside_sentences(scored: pd.DataFrame) -> list[str]:
     """``predict.outside_sentences``; a cluster's, each with the hosts that ran the point: "the cluster of 2 hosts:
     nbd write, 4 devices, ...; the network bound", "host1 of 2 hosts: ..."."""
@@ -182,7 +174,7 @@ def outside_sentences(scored: pd.DataFrame) -> list[str]:
     out = []
     for (hosts, host), group in scored.groupby(CLUSTER, sort=True):
         who = "the cluster" if host == ALL else str(host)
-        out += [f"{who} of {_hosts(hosts)}: {line}" for line in predict.outside_sentences(group)]
+        out += [f"{who} of {core.count_of(hosts, 'host')}: {line}" for line in predict.outside_sentences(group)]
     return out
 
 
@@ -201,6 +193,6 @@ def bound_sentences(scored: pd.DataFrame) -> list[str]:
         hosts = " and ".join(filter(None, [", ".join(map(str, counts[:-1])), str(counts[-1])]))
         hosts += " host" + ("s" if counts != [1] else "")
         out.append(f"{layout} {rw}: {bound} on {hosts}; measured within {abs(worst['error']):.1%} of the "
-                   f"prediction at every point (largest error {worst['error']:+.1%}, {_hosts(worst.get('hosts', 1))}, "
-                   f"{_jobs(worst['numjobs'])})")
+                   f"prediction at every point (largest error {worst['error']:+.1%}, "
+                   f"{core.count_of(worst.get('hosts', 1), 'host')}, {core.count_of(worst['numjobs'], 'job')})")
     return out

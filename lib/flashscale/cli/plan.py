@@ -115,14 +115,13 @@ def answer_sentence(answer, layout: str) -> str:
     if not np.isfinite(answer.devices):
         return (f"{answer.rw}: no count up to {answer.max_devices} devices reaches {target}: the "
                 f"{answer.ceiling_limit} holds {layout} at {_rate(answer.ceiling_bw_bytes)}.")
-    hosts = f" on {int(answer.hosts)} host{'s' if answer.hosts > 1 else ''}"
+    hosts = f" on {core.count_of(answer.hosts, 'host')}"
     text = (f"{answer.rw}: {int(answer.devices)} devices{hosts} reach {target} ({_rate(answer.predicted_bw_bytes)} "
             f"predicted for {layout}, the {answer.predicted_limit} binding)")
     if np.isfinite(answer.devices_lo) and answer.devices_lo != answer.devices:
         text += f"; {int(answer.devices_lo)} reach it at the low side of the interval"
     if answer.other_limit:
-        text += (f"; the {answer.other_limit} binds first, from {int(answer.other_limit_devices)} "
-                 f"device{'s' if answer.other_limit_devices > 1 else ''}")
+        text += f"; the {answer.other_limit} binds first, from {core.count_of(answer.other_limit_devices, 'device')}"
     else:
         text += f"; no limit but the devices binds up to {answer.max_devices} devices"
     return text + "."

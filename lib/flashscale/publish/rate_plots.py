@@ -10,6 +10,7 @@ from matplotlib.container import BarContainer
 import numpy as np
 import pandas as pd
 
+from ..analysis import core
 from ..analysis.core import MB
 from .drawing import (bounds, done, from_zero, layout_colours, n_text, panels, rw_colour, series_colours,
                       styled)
@@ -17,10 +18,6 @@ from .drawing import (bounds, done, from_zero, layout_colours, n_text, panels, r
 
 def _has(data: pd.DataFrame, *columns: str) -> bool:
     return set(columns) <= set(data.columns)
-
-
-def _s(count: int) -> str:
-    return "s" if count != 1 else ""
 
 
 @styled
@@ -163,8 +160,8 @@ def predicted_vs_measured(scored: pd.DataFrame) -> plt.Figure:
                                                        part["measured_bw_bytes_hi"] / MB),
                           fmt="o", color=colour, capsize=3,
                           label=f"{layout} measured ({n_text(part['measured_reps'])})")
-        labels = [f"{r.layout} {f'{r.hosts} host{_s(r.hosts)}, ' if cluster else ''}{r.numjobs} job{_s(r.numjobs)}"
-                  for r in rows.itertuples()]
+        labels = [" ".join([str(r.layout), *([core.count_of(r.hosts, "host") + ","] if cluster else []),
+                            core.count_of(r.numjobs, "job")]) for r in rows.itertuples()]
         axis.set_xticks(np.arange(len(rows)), labels=labels, rotation=30, ha="right")
         axis.set(title=rw, xlabel="", ylabel="bandwidth, MB/s")
     from_zero(axes)
