@@ -254,6 +254,10 @@ def test_a_cluster_s_points_are_scored_each_against_its_own_host_count_and_host(
                                for rw in ("read", "write")])
     limits = pd.DataFrame([dict(layout="nbd", rw=rw, hosts=2, host=cluster.ALL, binding_limit="network")
                            for rw in ("read", "write")])
+    best = scored.at_best(points)  # the cluster's own points: one per storage, rw and host count
+    assert best[["layout", "rw", "hosts"]].values.tolist() == [["nbd", "read", 2], ["nbd", "write", 2]]
+    assert scored.at_best_sentences(points)[0].startswith("nbd read on 2 hosts: best 95 MB/s (4 devices, bs 1048576, "
+                                                          "4 jobs, iodepth 1), predicted 100 MB/s, -5.0%; the network")
     kept = records.cluster(table, efficiency, limits, scored=points)
     assert kept["prediction_error"] == pytest.approx({"nbd/read/2": 0.05, "nbd/write/2": 0.05})
     assert kept["predictions_outside"] == len(outside) and "prediction_error" not in records.cluster(

@@ -9,10 +9,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from flashscale import cli
+from flashscale import cli, stated
 from flashscale.analysis import predict, scored
 from flashscale.analysis.ceilings import pcie_link_bw_bytes
 from flashscale.errors import AnalysisError, ConfigError
+from flashscale.measure import results
 from flashscale.measure.fio import FioJob
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -294,6 +295,30 @@ def test_analyze_predict_prints_predicted_against_measured(capsys):
     assert len(got) == 16 and {"predicted_bw_bytes", "error", "predicted_limit", "in_interval"} <= set(got.columns)
     assert cli.main(["analyze", str(GOLDEN)]) == 1
     assert "--reference LAYOUT is required" in capsys.readouterr().err
+
+
+def test_analyze_stated_scores_what_the_campaign_said_before_not_a_new_prediction(tmp_path, capsys):
+    """--stated reads the campaign directory's predictions.csv: here jbod's were stated at 150 MB/s a device, half
+    a device short of what the golden run measured, and the command scores that, not the 200 MB/s a prediction made
+    now would give; each layout's best point and the machine's repeatability follow."""
+    frame = pd.read_csv(GOLDEN)
+    frame.to_parquet(tmp_path / results.TABLE_FILE)
+    said = predict.predict_results(frame)
+    said = said[said["layout"] == "jbod"].assign(**{c: said[c] * 0.75 for c in ("devices_limit_bw_bytes",
+                                                                                   "predicted_bw_bytes")})
+    stated.record(tmp_path, said)
+    assert cli.main(["analyze", str(tmp_path), "--predict", "--stated"]) == 0
+    out = capsys.readouterr().out
+    best = [line for line in out.splitlines() if line.startswith("at its best: ")]
+    assert [line.split(":")[1].strip() for line in best] == ["jbod read", "jbod write"]  # only jbod was stated
+    assert all("(4 devices, bs 1048576, 8 jobs, iodepth 1), predicted 600 MB/s, +3" in line for line in best), best
+    assert "the devices bound" in best[0] and "btrfs-raid0" not in out
+    assert out.count("repeatability: jbod at 1 job keeps one device busy") == 1 and "(+33." in out
+    for args, wrong in ((["--stated"], "give it with --predict"),
+                        (["--predict", "--stated", "--ceilings", str(tmp_path / "c.yaml")], "drop --ceilings")):
+        assert cli.main(["analyze", str(tmp_path), *args]) == 1 and wrong in capsys.readouterr().err
+    assert cli.main(["analyze", str(GOLDEN), "--predict", "--stated"]) == 1
+    assert f"{str(GOLDEN)!r} holds no stated predictions" in capsys.readouterr().err
 
 
 def test_the_tax_re_read_names_the_term_that_held_the_prediction():

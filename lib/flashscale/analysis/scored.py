@@ -5,6 +5,7 @@
     scored.unexplained_sentences(scored, margin)   # the tax re-read: what the model did not explain, per layout/rw
     scored.largest_errors(scored)    # {"jbod/read": 0.004, ...}: the largest |error| per layout and rw
     scored.repeatability(scored)     # jbod at 1 job against the single device: the machine's own drift
+    scored.at_best(scored)           # per layout and rw: the best measured point against its prediction
 
 ``predict.outside_sentences`` names each point outside its predicted interval by more than the margin;
 ``outside_sentences`` says the same of a cluster's points with the hosts that ran them.
@@ -127,6 +128,35 @@ def largest_errors(scored: pd.DataFrame) -> dict[str, float]:
         scored, keys = scored[scored["host"] == ALL], [*keys, "hosts"]
     errors = scored.assign(size=scored["error"].abs()).groupby(keys, sort=True)["size"].max()
     return {"/".join(map(str, key)): float(value) for key, value in errors.items()}
+
+
+def at_best(scored: pd.DataFrame) -> pd.DataFrame:
+    """Per layout and rw, the point measured best (the largest mean of its repetitions) and what was predicted for
+    it: how the prediction did where the layout is at its best, the question a buyer asks. A cluster's per layout,
+    rw and host count, of its own (``host`` all) points."""
+    keys = ["layout", "rw"]
+    if "host" in scored.columns:
+        scored, keys = scored[scored["host"] == ALL], ["layout", "rw", "hosts"]
+    scored = scored.dropna(subset=["measured_bw_bytes"])
+    columns = [*keys, "devices", "bs", "numjobs", "iodepth", "measured_bw_bytes", "predicted_bw_bytes", "error",
+               "predicted_limit", "predicted_close"]
+    if scored.empty:
+        return pd.DataFrame(columns=columns)
+    best = scored.loc[scored.groupby(keys, sort=True)["measured_bw_bytes"].idxmax()]
+    return best.assign(predicted_close=_close(best))[columns].reset_index(drop=True)
+
+
+def at_best_sentences(scored: pd.DataFrame) -> list[str]:
+    """``at_best`` in words: "jbod read: best 10,771 MB/s (4 devices, bs 1048576, 2 jobs, iodepth 1), predicted
+    10,119 MB/s before it was measured, +6.4%; the cpu (devices within 5%) bound"."""
+    out = []
+    for r in at_best(scored).itertuples(index=False):
+        hosts = f" on {core.count_of(r.hosts, 'host')}" if hasattr(r, "hosts") else ""
+        out.append(f"{r.layout} {r.rw}{hosts}: best {predict.mb(r.measured_bw_bytes)} ({r.devices} devices, bs "
+                   f"{r.bs}, {core.count_of(r.numjobs, 'job')}, iodepth {r.iodepth}), predicted "
+                   f"{predict.mb(r.predicted_bw_bytes)}, {r.error:+.1%}; the "
+                   f"{predict.limit_words(r.predicted_limit, r.predicted_close)} bound")
+    return out
 
 
 def repeatability(scored: pd.DataFrame) -> pd.DataFrame:

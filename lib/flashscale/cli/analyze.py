@@ -25,6 +25,7 @@ import pandas as pd
 
 from .. import parameters
 from ..analysis import core as analysis, ceilings, evidence, predict, scaling, significance, stats
+from ..analysis import scored as scored_analysis
 from ..measure import results
 from ..errors import AnalysisError, ConfigError, FlashscaleError
 from ..publish import tables
@@ -50,6 +51,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--predict", action="store_true",
                         help="print each layout's points predicted from the single-device rows (and --ceilings) "
                              "against the measured ones: error, binding limit, in or out of the interval")
+    parser.add_argument("--stated", action="store_true",
+                        help="with --predict and a campaign directory: score the predictions the campaign stated "
+                             "before it built each layout (predictions.csv), not new ones made now; also each "
+                             "layout's best point against its prediction and how closely the machine repeated "
+                             "itself")
     parser.add_argument("--confidence", type=float, default=0.95, help="confidence of the _lo/_hi intervals")
     parser.add_argument("--margin", type=float, default=significance.DEFAULT_MARGIN,
                         help="margin of practical equivalence of the tax, a fraction (default %(default)s: a tax "
@@ -103,29 +109,52 @@ def _load(path: str):
         raise AnalysisError(f"results file {path!r} cannot be read: {exc}") from None
 
 
+def _stated(path: str, frame: pd.DataFrame, args: argparse.Namespace) -> pd.DataFrame:
+    """``--stated``: the campaign directory's own predictions, stated before each layout was built, scored."""
+    if args.ceilings:
+        raise ConfigError("--stated scores what the campaign stated, with the ceilings it had then: drop --ceilings")
+    stated = results.read_predictions(Path(path)) if Path(path).is_dir() else pd.DataFrame()
+    if stated.empty:
+        raise ConfigError(f"--stated: {path!r} holds no stated predictions (predictions.csv of a campaign directory "
+                          "that measured single before its other layouts)")
+    return scored_analysis.against(stated, frame, args.margin)
+
+
 def _print_predicted(frame: pd.DataFrame, args: argparse.Namespace) -> int:
-    """``--predict``: predicted against measured, per layout and point, and the points outside their interval."""
-    limits = predict.Limits.from_ceilings(_ceilings_file(args.ceilings)) if args.ceilings else predict.Limits()
-    scored = predict.score(predict.predict_results(frame, limits, args.confidence), frame, args.confidence,
-                           args.margin)
+    """``--predict``: predicted against measured, per layout and point, and the points outside their interval;
+    with ``--stated``, the campaign's own predictions, each layout's best point and the machine's repeatability."""
+    if args.stated:
+        scored = _stated(args.results, frame, args)
+    else:
+        limits = predict.Limits.from_ceilings(_ceilings_file(args.ceilings)) if args.ceilings else predict.Limits()
+        scored = predict.score(predict.predict_results(frame, limits, args.confidence), frame, args.confidence,
+                               args.margin)
     if args.format == "csv":
         scored.to_csv(sys.stdout, index=False)
         return 0
     shown = scored.drop(columns=["measured_bw_bytes_lo", "measured_bw_bytes_hi"]).rename(
         columns={"predicted_lo": "predicted_bw_bytes_lo", "predicted_hi": "predicted_bw_bytes_hi"})
-    print(tables.formatted(shown, ["layout", "devices", "rw", "bs", "numjobs", "iodepth", "predicted_bw_bytes",
-                                   "measured_bw_bytes", "error", "predicted_limit", "in_interval"],
-                           kinds={"error": "percent"}).to_string(index=False))
+    where = ["layout", *(["hosts", "host"] if "host" in scored.columns else []), "devices", "rw", "bs", "numjobs",
+             "iodepth"]
+    print(tables.formatted(shown, [*where, "predicted_bw_bytes", "measured_bw_bytes", "error", "predicted_limit",
+                                   "in_interval"], kinds={"error": "percent"}).to_string(index=False))
     within = int((scored["in_interval"].eq(False) & scored["beyond_margin"].eq(False)).sum())
     if within:
         print(f"{within} point(s) outside their predicted interval but within the {args.margin:.0%} margin")
-    for sentence in predict.outside_sentences(scored):
+    for sentence in scored_analysis.outside_sentences(scored):
         print(f"beyond the margin: {sentence}")
+    if args.stated:
+        for sentence in scored_analysis.at_best_sentences(scored):
+            print(f"at its best: {sentence}")
+        for sentence in scored_analysis.repeatability_sentences(scored):
+            print(f"repeatability: {sentence}")
     return 0
 
 
 def main(args: argparse.Namespace) -> int:
     frame = _load(args.results)
+    if args.stated and not args.predict:
+        raise ConfigError("--stated scores a campaign's stated predictions: give it with --predict")
     if args.predict:
         return _print_predicted(frame, args)
     if args.reference is None:
