@@ -83,6 +83,23 @@ def test_btrfs_raid10_over_four_devices(loops, tmp_path):
     assert all(System().usage(d.path) == [] for d in devices)
 
 
+def test_jbod_of_btrfs_one_file_system_a_device(loops, tmp_path):
+    """FS btrfs: each device its own btrfs (single data), so btrfs-raid0 can be read against btrfs per device, the
+    file system's cost apart from its striping."""
+    devices = [loops.make(128 * MiB, fill=False) for _ in range(2)]
+    teardown = Teardown(tmp_path / "manifest.json", Runner(), System())
+    try:
+        layout = layouts.build("jbod", devices, Runner(), teardown, confirm=confirm(devices),
+                               options=Options(fs="btrfs"))
+        assert [System().signatures(d.path) for d in devices] == [["btrfs"], ["btrfs"]]
+        for target in layout.targets:
+            assert "Data, single" in sh("btrfs", "filesystem", "df", target)
+            assert {"noatime", "nodiratime"} <= mount_options(target)
+    finally:
+        teardown.close()
+    assert all(System().usage(d.path) == [] for d in devices)
+
+
 @pytest.mark.parametrize("name", ["md-raid0", "md-imsm-raid0", "lvm-striped"])
 def test_md_and_lvm_stop_before_touching_anything_on_this_kernel(loops, tmp_path, name):
     if layouts.missing(name, System(), Runner()) is None:

@@ -159,6 +159,11 @@ def test_single_jbod_and_btrfs_plans(machine):
     jbod = argv(layouts.plan("jbod", devices, root=ROOT, options=Options(fs="ext4")))
     assert len(jbod) == 12 and jbod[5] == ("mount", "-t", "ext4", "-o", "noatime,nodiratime", "/dev/nvme1n1",
                                            "/mnt/fs/jbod1")
+    single = argv(layouts.plan("single", devices, root=ROOT, options=Options(fs="btrfs", stripe_single=True)))
+    assert single[0] == ("mkfs.btrfs", "-q", "-K", "/dev/nvme0n1")  # btrfs has no su/sw to give
+    assert single[2] == ("mount", "-t", "btrfs", "-o", "noatime,nodiratime", "/dev/nvme0n1", "/mnt/fs/single0")
+    with pytest.raises(ConfigError, match="fs='zfs' is not one of xfs, ext4, btrfs"):
+        Options(fs="zfs")
     btrfs = argv(layouts.plan("btrfs-raid10", devices, root=ROOT))
     assert btrfs[0] == ("mkfs.btrfs", "-q", "-K", "-d", "raid10", "-m", "raid10", *DEVS)
     assert btrfs[2] == ("mount", "-t", "btrfs", "-o", "noatime,nodiratime,device=/dev/nvme0n1,device=/dev/nvme1n1,"

@@ -33,7 +33,7 @@ from .plan import Step, execute, render
 from ..system.teardown import Teardown
 
 MOUNT_OPTIONS = "noatime,nodiratime"
-FILE_SYSTEMS = ("xfs", "ext4")
+FILE_SYSTEMS = ("xfs", "ext4", "btrfs")
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,10 @@ class Options:
 
 
 def mkfs(fs: str, path: str, chunk_bytes: int, stripes: int | None) -> Step:
-    """``mkfs`` with the stripe geometry of the layout: xfs su/sw, ext4 stride/stripe_width (4 KiB blocks)."""
+    """``mkfs`` with the stripe geometry of the layout: xfs su/sw, ext4 stride/stripe_width (4 KiB blocks); btrfs
+    (one device's or one volume's: its own striping is the btrfs-raid layouts') has no geometry to give."""
+    if fs == "btrfs":
+        return Step(("mkfs.btrfs", "-q", "-K", path), writes=(path,))
     if fs == "xfs":
         geometry = ("-d", f"su={chunk_bytes // 1024}k,sw={stripes}") if stripes else ()
         return Step(("mkfs.xfs", "-q", "-K", *geometry, path), writes=(path,))
