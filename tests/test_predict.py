@@ -183,6 +183,12 @@ def test_jbod_at_one_job_against_the_single_device_is_the_machine_s_repeatabilit
     assert "read 5,500 MB/s against its 5,000 MB/s (+10.0%), write 2,850 MB/s against its 3,000 MB/s (-5.0%)" in \
         said[0] and "within 10.0%" in said[0]
     assert scored.repeatability(predict.score(stated[stated["numjobs"] == 2], measured)).empty
+    deeper = pd.concat([single, single.assign(iodepth=4)], ignore_index=True)  # two points of the single device
+    stated = predict.predict(predict.curve(deeper), "jbod", [{**p, "iodepth": qd} for p in points for qd in (1, 4)])
+    both = pd.concat([measured, measured.assign(iodepth=4)], ignore_index=True)
+    said = scored.repeatability_sentences(predict.score(stated, both))[0]
+    assert "read (bs 1048576, iodepth 1) 5,500 MB/s against its 5,000 MB/s (+10.0%), read (bs 1048576, iodepth 4)" \
+        in said
 
 
 def test_the_golden_quickstart_repeats_itself_within_2_percent_at_the_cap():

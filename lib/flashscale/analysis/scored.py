@@ -147,8 +147,8 @@ def at_best(scored: pd.DataFrame) -> pd.DataFrame:
 
 
 def at_best_sentences(scored: pd.DataFrame) -> list[str]:
-    """``at_best`` in words: "jbod read: best 10,771 MB/s (4 devices, bs 1048576, 2 jobs, iodepth 1), predicted
-    10,119 MB/s before it was measured, +6.4%; the cpu (devices within 5%) bound"."""
+    """``at_best`` in words: "jbod read: best 10.8 GB/s (4 devices, bs 1048576, 2 jobs, iodepth 1), predicted
+    10.1 GB/s, +6.4%; the cpu (devices within 5%) bound"; a cluster's with its hosts ("nbd write on 2 hosts: ...")."""
     out = []
     for r in at_best(scored).itertuples(index=False):
         hosts = f" on {core.count_of(r.hosts, 'host')}" if hasattr(r, "hosts") else ""
@@ -186,8 +186,10 @@ def repeatability_sentences(scored: pd.DataFrame) -> list[str]:
     within ...%"."""
     out = []
     for layout, group in repeatability(scored).groupby("layout", sort=True):
-        parts = [f"{r.rw} {predict.mb(r.measured_bw_bytes)} against its {predict.mb(r.single_bw_bytes)} "
-                 f"({r.error:+.1%})" for r in group.itertuples()]
+        several = len(group[["bs", "iodepth"]].drop_duplicates()) > 1  # then each part names its point
+        parts = [f"{r.rw}{f' (bs {r.bs}, iodepth {r.iodepth})' if several else ''} "
+                 f"{predict.mb(r.measured_bw_bytes)} against its {predict.mb(r.single_bw_bytes)} ({r.error:+.1%})"
+                 for r in group.itertuples()]
         largest = group["error"].abs().max()
         out.append(f"{layout} at 1 job keeps one device busy, as the single device was before it: "
                    f"{', '.join(parts)}. The same device, file system and job, minutes apart and built again: this "
