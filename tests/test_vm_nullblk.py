@@ -96,7 +96,12 @@ def test_null_blk_devices_deliver_the_curve_their_latency_queue_depth_and_cap_pr
         assert outside(agreement(rows, spec, **wrong)), f"a curve with {wrong} would have passed"
     assert outside(agreement(sets["capped"]["rows"], sets["capped"]["spec"], mbps=CAP_MBPS * 3 // 2))
 
-    # the knee the analysis finds in the measured curve is where the device's queue fills
+    # the knee the analysis finds in the measured curve is where the device's queue fills. Under TCG a full queue
+    # refills a little late, each completion costing the emulated machine its share: at exactly its queue depth the
+    # device once read 93% of the plateau deeper queues reach (2.83 against 3.04 MB/s, a clean CI run), so the
+    # knee is taken at 90% of the plateau; half the queue depth stays near half of it, twice it adds little
     single = [r for r in rows if r["numjobs"] == 1]
-    assert knee([r["iodepth"] for r in single], [r["bw_bytes"] for r in single]) == \
-        curve.knee_iodepth(BS, 1, LATENCY_NS, QUEUE_DEPTH) == QUEUE_DEPTH
+    depths, rates = [r["iodepth"] for r in single], [r["bw_bytes"] for r in single]
+    assert knee(depths, rates, fraction=0.9) == curve.knee_iodepth(BS, 1, LATENCY_NS, QUEUE_DEPTH) == QUEUE_DEPTH
+    by_depth = dict(zip(depths, rates))
+    assert by_depth[QUEUE_DEPTH // 2] < 0.6 * max(rates) and by_depth[2 * QUEUE_DEPTH] < 1.15 * by_depth[QUEUE_DEPTH]
