@@ -123,20 +123,24 @@ def _span(lo: float, hi: float) -> str:
 def largest_errors(scored: pd.DataFrame) -> dict[str, float]:
     """The largest |measured / predicted - 1| per layout and rw, ``layout/rw``; a cluster's per layout, rw and host
     count of its own (``host`` all) points, ``layout/rw/hosts``."""
-    keys = ["layout", "rw"]
-    if "host" in scored.columns:
-        scored, keys = scored[scored["host"] == ALL], [*keys, "hosts"]
+    scored, keys = _own(scored)
     errors = scored.assign(size=scored["error"].abs()).groupby(keys, sort=True)["size"].max()
     return {"/".join(map(str, key)): float(value) for key, value in errors.items()}
+
+
+def _own(scored: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """The points a campaign's summary speaks of and their keys: all of them by layout and rw; of a cluster, its own
+    (``host`` all) by layout, rw and host count."""
+    if "host" in scored.columns:
+        return scored[scored["host"] == ALL], ["layout", "rw", "hosts"]
+    return scored, ["layout", "rw"]
 
 
 def at_best(scored: pd.DataFrame) -> pd.DataFrame:
     """Per layout and rw, the point measured best (the largest mean of its repetitions) and what was predicted for
     it: how the prediction did where the layout is at its best, the question a buyer asks. A cluster's per layout,
     rw and host count, of its own (``host`` all) points."""
-    keys = ["layout", "rw"]
-    if "host" in scored.columns:
-        scored, keys = scored[scored["host"] == ALL], ["layout", "rw", "hosts"]
+    scored, keys = _own(scored)
     scored = scored.dropna(subset=["measured_bw_bytes"])
     columns = [*keys, "devices", "bs", "numjobs", "iodepth", "measured_bw_bytes", "predicted_bw_bytes", "error",
                "predicted_limit", "predicted_close"]
