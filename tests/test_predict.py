@@ -183,6 +183,11 @@ def test_jbod_at_one_job_against_the_single_device_is_the_machine_s_repeatabilit
     assert "read 5,500 MB/s against its 5,000 MB/s (+10.0%), write 2,850 MB/s against its 3,000 MB/s (-5.0%)" in \
         said[0] and "within 10.0%" in said[0]
     assert scored.repeatability(predict.score(stated[stated["numjobs"] == 2], measured)).empty
+    assert stated.set_index(["rw", "bs", "numjobs"])["predicted_exact"].to_dict() == {  # a job a device, 1 or 2
+        (rw, bs, n): bs == MiB for rw in ("read", "write") for bs in (MiB, 4 * MiB) for n in (1, 2)}
+    later = pd.DataFrame([row for rw in ("read", "write") for row in _rows("single", 1, rw, {2: [6e9, 6e9]})])
+    held = predict.predict(predict.curve(later), "jbod", points)  # no 1-job point: the 2-job one held for it
+    assert not held["predicted_exact"].any() and scored.repeatability(predict.score(held, measured)).empty
     deeper = pd.concat([single, single.assign(iodepth=4)], ignore_index=True)  # two points of the single device
     stated = predict.predict(predict.curve(deeper), "jbod", [{**p, "iodepth": qd} for p in points for qd in (1, 4)])
     both = pd.concat([measured, measured.assign(iodepth=4)], ignore_index=True)

@@ -218,12 +218,14 @@ def _devices_term(points: dict, layout: str, devices: int, numjobs: int) -> dict
     sums = {c: sum(k * _at_jobs(points, jobs, c) for jobs, k in counts.items())
             for c in ("bw_bytes", "bw_bytes_lo", "bw_bytes_hi")}
     cpu = _at_jobs(points, max(spread), "cpu_s_per_byte") if np.isfinite(points["cpu_s_per_byte"]).all() else np.nan
+    measured = set(points["numjobs"].tolist())
     note = ""
     largest = int(points["numjobs"].max())
     if len(points["numjobs"]) > 1 and max(spread) > largest:
         note = f"{max(spread):g} jobs a device, beyond the single device's largest measured ({largest}): held there"
     return dict(sums, cpu_s_per_byte=cpu, jobs_per_device=numjobs / devices,
-                busy_devices=sum(k for jobs, k in counts.items() if jobs > 0), note=note)
+                busy_devices=sum(k for jobs, k in counts.items() if jobs > 0), note=note,
+                exact=all(jobs in measured for jobs in counts if jobs > 0))
 
 
 def _duplex(rw: str) -> float:
@@ -262,7 +264,9 @@ def predict(base: pd.DataFrame, layout: str, points, limits: Limits = Limits()) 
     (``<term>_limit_bw_bytes``, the devices' with ``_lo``/``_hi``), ``layout_share``, ``jobs_per_device``,
     ``busy_devices``, ``hosts``, ``cpu_s_per_byte``, and ``predicted_bw_bytes`` (the smallest term),
     ``predicted_lo``, ``predicted_hi``, ``predicted_limit`` (the term that binds), ``predicted_close`` (the other
-    terms within ``CLOSE`` of it, comma-separated: where two limits meet, both are named) and ``predicted_note``.
+    terms within ``CLOSE`` of it, comma-separated: where two limits meet, both are named), ``predicted_exact``
+    (each busy device runs a point the single device was measured at: this rw, bs, iodepth and job count, nothing
+    nearest or interpolated standing in) and ``predicted_note``.
     ``base`` is a ``curve`` or ``figures``."""
     if not isinstance(layout, str) or not layout.strip():
         raise ConfigError(f"layout {layout!r} must be a layout's name")
@@ -278,7 +282,8 @@ def predict(base: pd.DataFrame, layout: str, points, limits: Limits = Limits()) 
         at, note = curves[where] if where in curves else curves.setdefault(where, _curve_at(base, *where))
         dev = (_devices_term(at, layout, point.devices, point.numjobs) if at is not None else
                dict(bw_bytes=np.nan, bw_bytes_lo=np.nan, bw_bytes_hi=np.nan, cpu_s_per_byte=np.nan,
-                    jobs_per_device=point.numjobs / point.devices, busy_devices=0, note=""))
+                    jobs_per_device=point.numjobs / point.devices, busy_devices=0, note="", exact=False))
+        exact = dev["exact"] and not note  # the curve's own (rw, bs, iodepth), no nearest one standing in
         terms = {"devices": dev["bw_bytes"] * share,
                  **_ceiling_terms(limits, point.rw, point.devices, share, dev["cpu_s_per_byte"])}
         lows = {**terms, "devices": dev["bw_bytes_lo"] * share}
@@ -290,7 +295,8 @@ def predict(base: pd.DataFrame, layout: str, points, limits: Limits = Limits()) 
                    jobs_per_device=dev["jobs_per_device"], layout_share=share, cpu_s_per_byte=dev["cpu_s_per_byte"],
                    **{f"{t}_limit_bw_bytes": terms[t] for t in TERMS},
                    devices_limit_bw_bytes_lo=lows["devices"], devices_limit_bw_bytes_hi=highs["devices"])
-        row.update(_smallest(terms, lows, highs), predicted_note="; ".join(filter(None, [note, dev["note"]])))
+        row.update(_smallest(terms, lows, highs), predicted_exact=exact,
+                   predicted_note="; ".join(filter(None, [note, dev["note"]])))
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -165,8 +165,8 @@ def at_best_sentences(scored: pd.DataFrame) -> list[str]:
 
 def repeatability(scored: pd.DataFrame) -> pd.DataFrame:
     """How closely this machine repeats a measurement minutes apart: the points of a layout of one target per device
-    (jbod) that keep a single device busy with one job, exactly as the baseline ran it (same rw, bs and iodepth, no
-    nearest point stood in): per layout and rw, the measured mean, the single device's (``single_bw_bytes``, the
+    (jbod) that keep a single device busy with one job, exactly as the baseline ran it (``predicted_exact``: same
+    rw, bs, iodepth and job count, nothing nearest or interpolated stood in): per layout and rw, the measured mean, the single device's (``single_bw_bytes``, the
     devices' term) and ``error`` = measured / single - 1. Nothing but time separates the two measurements, so a
     prediction's error, or a tax, smaller than this cannot be told from the machine's own drift. Empty where no such
     point was measured (a cluster's points have a baseline of their own and are left out)."""
@@ -174,10 +174,10 @@ def repeatability(scored: pd.DataFrame) -> pd.DataFrame:
     needed = {"busy_devices", "numjobs", "devices_limit_bw_bytes", "measured_bw_bytes"}
     if scored.empty or "host" in scored.columns or not needed <= set(scored.columns):
         return pd.DataFrame(columns=columns)
-    near = scored["predicted_note"].astype("string").fillna("").str.contains("single device measured at") \
-        if "predicted_note" in scored.columns else False
+    exact = scored["predicted_exact"].astype("boolean").fillna(False) if "predicted_exact" in scored.columns \
+        else False
     alone = scored[scored["layout"].astype(str).isin(set(predict.PER_DEVICE) - {"single"})
-                   & (scored["busy_devices"] == 1) & (scored["numjobs"] == 1) & ~near]
+                   & (scored["busy_devices"] == 1) & (scored["numjobs"] == 1) & exact]
     alone = alone.dropna(subset=["measured_bw_bytes", "devices_limit_bw_bytes"])
     out = alone.assign(single_bw_bytes=alone["devices_limit_bw_bytes"],
                        error=alone["measured_bw_bytes"] / alone["devices_limit_bw_bytes"] - 1)
