@@ -115,7 +115,12 @@ def truth_check(frame: pd.DataFrame) -> pd.DataFrame:
     """The measured rows flagged ``above_truth`` (above the emulated array's known cap by more than the
     tolerance: a measurement error, not a result), with ``truth_ratio`` = bw_bytes / truth_bw_bytes (NaN where the
     truth is unknown); no rows when the table has no ``above_truth`` column."""
-    rows = runs(frame)
+    return above_truth(runs(frame))
+
+
+def above_truth(rows: pd.DataFrame) -> pd.DataFrame:
+    """Of ``rows``, those flagged ``above_truth``, with ``truth_ratio`` = bw_bytes / truth_bw_bytes; ``truth_check``
+    of the measured runs, ``evidence.applications_above_truth`` of the applications' rows."""
     flagged = rows[flag(rows, "above_truth")] if "above_truth" in rows.columns else rows.iloc[0:0]
     truth = flagged["truth_bw_bytes"] if "truth_bw_bytes" in flagged.columns else np.nan
     return flagged.assign(truth_ratio=flagged["bw_bytes"] / truth).reset_index(drop=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .core import MB, POINT, failed, flag, runs, truth_check
+from .core import MB, POINT, above_truth, failed, flag, runs, truth_check
 from .metadata import ENGINES
 from ..measure.steady import steady_state
 
@@ -39,10 +39,7 @@ def _point_words(r) -> str:
 def applications_above_truth(frame: pd.DataFrame) -> pd.DataFrame:
     """The applications' rows (phase ``workload``) flagged ``above_truth``, with ``truth_ratio`` as
     ``core.truth_check`` gives it; no rows when the table has none or no ``above_truth`` column."""
-    rows = _applications(frame)
-    flagged = rows[flag(rows, "above_truth")] if "above_truth" in rows.columns else rows.iloc[0:0]
-    truth = flagged["truth_bw_bytes"] if "truth_bw_bytes" in flagged.columns else np.nan
-    return flagged.assign(truth_ratio=flagged["bw_bytes"] / truth).reset_index(drop=True)
+    return above_truth(_applications(frame))
 
 
 def _applications(frame: pd.DataFrame) -> pd.DataFrame:
