@@ -196,6 +196,29 @@ def test_jbod_at_one_job_against_the_single_device_is_the_machine_s_repeatabilit
         in said
 
 
+def test_a_miss_is_held_to_the_machine_s_own_drift_in_its_rw():
+    """A point outside its interval is said to be inside the drift of its rw (jbod's 1-job point against the single
+    device, ``scored.drift``) or beyond it: writes that drift 10% cannot tell a +5% miss from drift, reads that
+    drift 1.6% can tell a +4% one; the best points are held to it too, and without a 1-job point nothing is said."""
+    single = pd.DataFrame(_rows("single", 1, "read", {1: [5e9, 5e9]}) + _rows("single", 1, "write", {1: [3e9, 3e9]}))
+    points = [dict(devices=4, rw=rw, bs=MiB, numjobs=n, iodepth=1) for rw in ("read", "write") for n in (1, 2)]
+    stated = predict.predict(predict.curve(single), "jbod", points)
+    measured = pd.DataFrame(_rows("jbod", 4, "read", {1: [5.08e9] * 2, 2: [10.4e9] * 2})
+                            + _rows("jbod", 4, "write", {1: [3.3e9] * 2, 2: [6.3e9] * 2}))
+    got = predict.score(stated, measured)
+    assert scored.drift(got) == pytest.approx({"read": 0.016, "write": 0.1})
+    said = scored.outside_sentences(got)
+    assert len(said) == 3 and said[0].startswith("jbod read, 4 devices, bs 1048576, 2 jobs") and said[0].endswith(
+        "+4.0%; the devices bound; beyond this machine's read drift (1.6%)"), said
+    assert [line.split(", ")[3] for line in said[1:]] == ["1 job", "2 jobs"]
+    assert all(line.endswith("; inside this machine's write drift (10.0%): not told from it") for line in said[1:])
+    best = scored.at_best_sentences(got)
+    assert best[0].endswith("+4.0%; the devices bound; beyond this machine's read drift (1.6%)")
+    assert best[1].endswith("+5.0%; the devices bound; inside this machine's write drift (10.0%): not told from it")
+    alone = got[got["numjobs"] == 2]
+    assert not scored.drift(alone) and predict.outside_sentences(alone)[0] == said[0].split("; beyond")[0]
+
+
 def test_the_golden_quickstart_repeats_itself_within_2_percent_at_the_cap():
     """Real fio on 4 loop devices capped at 200 MB/s: jbod's 1-job points land within 2% of the single device's,
     the cap being the truth of both."""

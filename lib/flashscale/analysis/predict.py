@@ -373,15 +373,30 @@ def mb(value: float) -> str:
     return f"{value / 1e9:.3g} GB/s" if value >= 10e9 else f"{value / 1e6:,.0f} MB/s"
 
 
-def outside_sentences(scored: pd.DataFrame) -> list[str]:
+def outside_sentences(scored: pd.DataFrame, drift: Mapping[str, float] | None = None) -> list[str]:
     """Each scored point whose measurement lies outside its predicted interval and beyond the margin, in words,
     with the term that bound: "btrfs-raid0 write, 4 devices, bs 1048576, 1 job, iodepth 1: measured 453 MB/s,
-    predicted 800 MB/s (798 MB/s–802 MB/s), -43.4%; the devices bound"."""
+    predicted 800 MB/s (798 MB/s–802 MB/s), -43.4%; the devices bound". ``drift``: per rw, how far this machine's
+    own measurements of one point drift apart (``scored.repeatability``); a point whose error is within its rw's
+    drift is said to be, since the miss cannot be told from the machine's drift, one beyond it that it is."""
     out = []
     for row in scored[scored["beyond_margin"].fillna(False).astype(bool)].itertuples(index=False):
-        out.append(f"{row.layout} {row.rw}, {row.devices} devices, bs {row.bs}, {core.count_of(row.numjobs, 'job')}, "
-                   f"iodepth {row.iodepth}: "
-                   f"measured {mb(row.measured_bw_bytes)}, predicted {mb(row.predicted_bw_bytes)} "
-                   f"({mb(row.predicted_lo)}–{mb(row.predicted_hi)}), {row.error:+.1%}; the "
-                   f"{limit_words(row.predicted_limit, getattr(row, 'predicted_close', ''))} bound")
+        line = (f"{row.layout} {row.rw}, {row.devices} devices, bs {row.bs}, {core.count_of(row.numjobs, 'job')}, "
+                f"iodepth {row.iodepth}: "
+                f"measured {mb(row.measured_bw_bytes)}, predicted {mb(row.predicted_bw_bytes)} "
+                f"({mb(row.predicted_lo)}–{mb(row.predicted_hi)}), {row.error:+.1%}; the "
+                f"{limit_words(row.predicted_limit, getattr(row, 'predicted_close', ''))} bound")
+        out.append(line + drift_words(row.error, row.rw, drift))
     return out
+
+
+def drift_words(error: float, rw: str, drift: Mapping[str, float] | None) -> str:
+    """A prediction's ``error`` held to how far this machine's own measurements of one point drift apart in ``rw``
+    (``drift``, per rw, ``scored.drift``): "; inside this machine's write drift (14.7%): not told from it", or
+    "; beyond this machine's read drift (2.5%)"; nothing where that drift was not measured."""
+    own = (drift or {}).get(rw, np.nan)
+    if not np.isfinite(own) or not np.isfinite(error):
+        return ""
+    if abs(error) <= own:
+        return f"; inside this machine's {rw} drift ({own:.1%}): not told from it"
+    return f"; beyond this machine's {rw} drift ({own:.1%})"

@@ -152,14 +152,16 @@ def at_best(scored: pd.DataFrame) -> pd.DataFrame:
 
 def at_best_sentences(scored: pd.DataFrame) -> list[str]:
     """``at_best`` in words: "jbod read: best 10.8 GB/s (4 devices, bs 1048576, 2 jobs, iodepth 1), predicted
-    10.1 GB/s, +6.4%; the cpu (devices within 5%) bound"; a cluster's with its hosts ("nbd write on 2 hosts: ...")."""
-    out = []
+    10.1 GB/s, +6.4%; the cpu (devices within 5%) bound; beyond this machine's read drift (2.5%)", the error held
+    to the rw's ``drift`` where it was measured; a cluster's with its hosts ("nbd write on 2 hosts: ...")."""
+    out, own = [], drift(scored)
     for r in at_best(scored).itertuples(index=False):
         hosts = f" on {core.count_of(r.hosts, 'host')}" if hasattr(r, "hosts") else ""
         out.append(f"{r.layout} {r.rw}{hosts}: best {predict.mb(r.measured_bw_bytes)} ({r.devices} devices, bs "
                    f"{r.bs}, {core.count_of(r.numjobs, 'job')}, iodepth {r.iodepth}), predicted "
                    f"{predict.mb(r.predicted_bw_bytes)}, {r.error:+.1%}; the "
-                   f"{predict.limit_words(r.predicted_limit, r.predicted_close)} bound")
+                   f"{predict.limit_words(r.predicted_limit, r.predicted_close)} bound"
+                   + predict.drift_words(r.error, r.rw, own))
     return out
 
 
@@ -184,6 +186,13 @@ def repeatability(scored: pd.DataFrame) -> pd.DataFrame:
     return out[columns].sort_values(["layout", "rw", "bs", "iodepth"]).reset_index(drop=True)
 
 
+def drift(scored: pd.DataFrame) -> dict[str, float]:
+    """Per rw, the largest ``repeatability`` error by size, over every layout and point that measured it: how far
+    two measurements of one point drift apart on this machine; no rw where none was measured."""
+    measured = repeatability(scored)
+    return {rw: float(group["error"].abs().max()) for rw, group in measured.groupby("rw", sort=True)}
+
+
 def repeatability_sentences(scored: pd.DataFrame) -> list[str]:
     """``repeatability`` in words, a sentence per layout: "jbod at 1 job keeps one device busy, as the single device
     was before it: read 4,946 MB/s against its 4,899 MB/s (+1.0%), write ...: this machine repeats a measurement to
@@ -203,10 +212,11 @@ def repeatability_sentences(scored: pd.DataFrame) -> list[str]:
 
 
 def outside_sentences(scored: pd.DataFrame) -> list[str]:
-    """``predict.outside_sentences``; a cluster's, each with the hosts that ran the point: "the cluster of 2 hosts:
-    nbd write, 4 devices, ...; the network bound", "host1 of 2 hosts: ..."."""
+    """``predict.outside_sentences``, each point held to its rw's ``drift`` where the machine's repeatability was
+    measured; a cluster's, each with the hosts that ran the point: "the cluster of 2 hosts: nbd write, 4 devices,
+    ...; the network bound", "host1 of 2 hosts: ..."."""
     if "host" not in scored.columns:
-        return predict.outside_sentences(scored)
+        return predict.outside_sentences(scored, drift(scored))
     out = []
     for (hosts, host), group in scored.groupby(CLUSTER, sort=True):
         who = "the cluster" if host == ALL else str(host)
