@@ -377,8 +377,8 @@ def outside_sentences(scored: pd.DataFrame, drift: Mapping[str, float] | None = 
     """Each scored point whose measurement lies outside its predicted interval and beyond the margin, in words,
     with the term that bound: "btrfs-raid0 write, 4 devices, bs 1048576, 1 job, iodepth 1: measured 453 MB/s,
     predicted 800 MB/s (798 MB/s–802 MB/s), -43.4%; the devices bound". ``drift``: per rw, how far this machine's
-    own measurements of one point drift apart (``scored.repeatability``); a point whose error is within its rw's
-    drift is said to be, since the miss cannot be told from the machine's drift, one beyond it that it is."""
+    own measurements of one point drift apart (``scored.drift``); each sentence then says whether its error is
+    inside that drift (a miss that cannot be told from it) or beyond it (``drift_words``)."""
     out = []
     for row in scored[scored["beyond_margin"].fillna(False).astype(bool)].itertuples(index=False):
         line = (f"{row.layout} {row.rw}, {row.devices} devices, bs {row.bs}, {core.count_of(row.numjobs, 'job')}, "
