@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from flashscale import campaign
+from flashscale.analysis import predict
 from flashscale.arrays.emulated import ArraySpec
 from flashscale.measure.sweep import Sweep
 from flashscale.system import processes, vm
@@ -65,6 +66,11 @@ def test_md_imsm_and_lvm_are_built_measured_and_hold_their_truth(tmp_path, no_la
     # 2 jobs saturate every layout here: each delivers its truth (one device: 100 MB/s; two: 200 MB/s)
     ratio = (rows["bw_bytes"] / truth).round(3)
     assert ratio.between(0.85, 1.05).all(), rows.assign(ratio=ratio)[["layout", "rw", "bw_bytes", "ratio"]]
+    # stated before each was built, from the single device measured first: two devices' worth, the devices bound
+    scored = predict.score(result.predictions, rows)
+    assert sorted(scored["layout"].unique()) == sorted(set(layouts) - {"single"}) and len(scored) == 8
+    assert (scored["predicted_limit"] == "devices").all() and scored["busy_devices"].eq(2).all()
+    assert scored["error"].abs().max() < 0.1, scored[["layout", "rw", "predicted_bw_bytes", "measured_bw_bytes"]]
     env = json.loads((result.directory / "campaign.json").read_text())["environment"]
     assert env["backend"] == "vm" and env["accelerator"] in ("kvm", "tcg") and env["qemu"].startswith("QEMU")
     assert env["kernel"] == vm.kernel_image().name.removeprefix("vmlinuz-")  # the guest's kernel, not this one's

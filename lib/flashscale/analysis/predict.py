@@ -392,13 +392,12 @@ def outside_sentences(scored: pd.DataFrame, drift: Mapping[str, float] | None = 
 
 def drift_words(error: float, rw: str, drift: Mapping[str, float] | None, margin: float = DEFAULT_MARGIN) -> str:
     """A prediction's ``error`` held to how far this machine's own measurements of one point drift apart in ``rw``
-    (``drift``, per rw, ``scored.drift``): "; inside this machine's write drift (14.7%): not told from it", or,
-    beyond the drift and the ``margin`` of practical equivalence both, "; beyond this machine's read drift (2.5%)";
-    nothing where that drift was not measured, or for an error within the margin that the drift does not cover
-    (0.3% against a drift of 0.1%: no miss to own)."""
+    (``drift``, per rw, ``scored.drift``), where it is a miss (beyond the ``margin`` of practical equivalence):
+    "; inside this machine's write drift (14.7%): not told from it", or "; beyond this machine's read drift
+    (2.5%)"; nothing for an error within the margin (no miss to own) or where that drift was not measured."""
     own = (drift or {}).get(rw, np.nan)
-    if not np.isfinite(own) or not np.isfinite(error):
+    if not np.isfinite(own) or not np.isfinite(error) or abs(error) <= margin:
         return ""
     if abs(error) <= own:
         return f"; inside this machine's {rw} drift ({own:.1%}): not told from it"
-    return f"; beyond this machine's {rw} drift ({own:.1%})" if abs(error) > margin else ""
+    return f"; beyond this machine's {rw} drift ({own:.1%})"
