@@ -207,6 +207,15 @@ def test_devices_are_made_as_specified_named_ours_and_the_guard_accepts_them(ker
     assert not (kernel.machine.sys / "block" / names[0]).exists() and list(tmp_path.glob("*.json")) == []
 
 
+def test_udev_has_probed_every_device_before_it_is_handed_over(kernel, tmp_path):
+    """Where there is a udev, it is waited for once all the devices are on: its probes read them, and on a capped
+    device they would spend the budget a measurement is given."""
+    kernel.machine.runner.installed = kernel.machine.runner.installed | {"udevadm"}
+    with made(kernel, tmp_path, devices=2, mbps=2) as nb:
+        assert len(nb.devices) == 2
+        assert kernel.machine.runner.history == [("udevadm", "settle", "--timeout=30")]
+
+
 def test_each_device_is_in_the_manifest_before_its_directory_exists(kernel, tmp_path, monkeypatch):
     seen, mkdir = [], pathlib.Path.mkdir
 

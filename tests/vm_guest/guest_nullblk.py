@@ -2,12 +2,13 @@
 
     python tests/vm_guest/guest_nullblk.py PLAN.json OUT_DIR
 
-PLAN: ``{"bs": 4096, "runtime_s": 2, "sets": [{"name": "curve", "spec": {NullBlkSpec's fields},
-"points": [{"numjobs": 1, "iodepth": 1}, ...]}, ...]}``. For each set in turn its devices are made
+PLAN: ``{"bs": 4096, "runtime_s": 2, "repetitions": 2, "sets": [{"name": "curve", "spec": {NullBlkSpec's
+fields}, "points": [{"numjobs": 1, "iodepth": 1}, ...]}, ...]}``. For each set in turn its devices are made
 (``flashscale.system.nullblk``), the guard is asked to accept them and every point is measured with
-``flashscale.measure.fio`` (randread on the devices themselves); then they are undone, and what is left of them
-(configfs directories, /dev nodes, the manifest) is noted before the next set. OUT_DIR (in an rwdir) gets
-``results.json`` and, per point, fio's job file and JSON output under ``raw/<set>/<point>/``. Run by
+``flashscale.measure.fio`` (randread on the devices themselves), ``repetitions`` times (1 if not given), each
+round over all the points before the next; then they are undone, and what is left of them (configfs directories,
+/dev nodes, the manifest) is noted before the next set. OUT_DIR (in an rwdir) gets ``results.json`` and, per point
+and repetition, fio's job file and JSON output under ``raw/<set>/<point>/rep<n>/``. Run by
 test_vm_nullblk.py, which compares the rows with ``flashscale.analysis.nullblk.expected_bw``; not a test module.
 """
 from __future__ import annotations
@@ -27,13 +28,14 @@ from flashscale.system.devices import System
 from flashscale.system.nullblk import NullBlk, NullBlkSpec
 
 
-def measure(made: NullBlk, point: dict, plan: dict, raw: Path, runner: Runner) -> dict:
-    """One point: random reads of ``bs`` on every device, ``numjobs`` jobs spread over them, ``iodepth`` each."""
+def measure(made: NullBlk, point: dict, plan: dict, raw: Path, runner: Runner, rep: int) -> dict:
+    """One run of a point: random reads of ``bs`` on every device, ``numjobs`` jobs spread over them, ``iodepth``
+    each."""
     job = fio.FioJob(rw="randread", bs=plan["bs"], targets=tuple(d.path for d in made.devices),
                      numjobs=point["numjobs"], iodepth=point["iodepth"], runtime_s=plan["runtime_s"],
                      size=made.spec.size_bytes)
-    row = fio.parse(fio.run(job, raw / job.point, runner), source=job.point)
-    return {**point, "bs": plan["bs"], "point": job.point,
+    row = fio.parse(fio.run(job, raw / job.point / f"rep{rep}", runner), source=job.point)
+    return {**point, "bs": plan["bs"], "point": job.point, "rep": rep,
             **{k: row[k] for k in ("bw_bytes", "iops", "io_bytes", "runtime_s", "clat_mean_ns", "clat_p50_ns")}}
 
 
@@ -64,7 +66,8 @@ def run_set(entry: dict, plan: dict, out: Path, runner: Runner, system: System) 
                   "guard": guard_verdict(made, system), "rows": []}
         if record["guard"] == "accepted":
             raw = out / "raw" / entry["name"]
-            record["rows"] = [measure(made, point, plan, raw, runner) for point in entry["points"]]
+            record["rows"] = [measure(made, point, plan, raw, runner, rep)
+                              for rep in range(plan.get("repetitions", 1)) for point in entry["points"]]
     return {**record, "left_behind": left_behind(made, manifest)}
 
 
