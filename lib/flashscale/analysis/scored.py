@@ -169,9 +169,10 @@ def repeatability(scored: pd.DataFrame) -> pd.DataFrame:
     """How closely this machine repeats a measurement minutes apart: the points of a layout of one target per device
     (jbod) that keep a single device busy with one job, exactly as the baseline ran it (``predicted_exact``: same
     rw, bs, iodepth and job count, nothing nearest or interpolated stood in): per layout and rw, the measured mean,
-    the single device's (``single_bw_bytes``, the devices' term) and ``error`` = measured / single - 1. Nothing but time separates the two measurements, so a
-    prediction's error, or a tax, smaller than this cannot be told from the machine's own drift. Empty where no such
-    point was measured (a cluster's points have a baseline of their own and are left out)."""
+    the single device's (``single_bw_bytes``, the devices' term) and ``error`` = measured / single - 1. Nothing but
+    time separates the two measurements, so a prediction's error, or a tax, smaller than this cannot be told from
+    the machine's own drift. Empty where no such point was measured (a cluster's points have a baseline of their
+    own and are left out, and so are points stated before ``predicted_exact`` existed)."""
     columns = ["layout", "rw", "bs", "iodepth", "measured_bw_bytes", "single_bw_bytes", "error"]
     needed = {"busy_devices", "numjobs", "devices_limit_bw_bytes", "measured_bw_bytes"}
     if scored.empty or "host" in scored.columns or not needed <= set(scored.columns):
