@@ -181,12 +181,13 @@ def _nearest(values: Iterable[int], wanted: int) -> int:
     return min(values, key=lambda v: (abs(np.log2(v / wanted)), v))
 
 
-def _curve_at(base: pd.DataFrame, rw: str, bs: int, iodepth: int) -> tuple[dict | None, str]:
+def _curve_at(base: pd.DataFrame, rw: str, bs: int, iodepth: int) -> tuple[dict | None, str, bool]:
     """The curve's points over numjobs for one (rw, bs, iodepth) as arrays sorted by numjobs (None when the curve
-    has no such rw); the nearest measured bs and iodepth when the exact ones were not, with a note saying so."""
+    has no such rw); the nearest measured bs and iodepth when the exact ones were not, with a note saying so; and
+    whether they were the exact ones."""
     rows = base[base["rw"] == rw]
     if rows.empty:
-        return None, f"no single-device {rw} rows"
+        return None, f"no single-device {rw} rows", False
     notes = []
     near_bs = _nearest(rows["bs"], bs)
     if near_bs != bs:
@@ -197,7 +198,7 @@ def _curve_at(base: pd.DataFrame, rw: str, bs: int, iodepth: int) -> tuple[dict 
         notes.append(f"single device measured at iodepth {near_qd}, not {iodepth}")
     rows = rows[rows["iodepth"] == near_qd].sort_values("numjobs")
     return {c: rows[c].to_numpy(float) for c in ("numjobs", "bw_bytes", "bw_bytes_lo", "bw_bytes_hi",
-                                                  "cpu_s_per_byte")}, "; ".join(notes)
+                                                  "cpu_s_per_byte")}, "; ".join(notes), (near_bs, near_qd) == (bs, iodepth)
 
 
 def _at_jobs(points: dict, jobs: float, column: str) -> float:
@@ -279,11 +280,11 @@ def predict(base: pd.DataFrame, layout: str, points, limits: Limits = Limits()) 
     for point in _check_points(points).itertuples(index=False):
         share = core.design_share(layout, point.rw)
         where = (point.rw, point.bs, point.iodepth)
-        at, note = curves[where] if where in curves else curves.setdefault(where, _curve_at(base, *where))
+        at, note, here = curves[where] if where in curves else curves.setdefault(where, _curve_at(base, *where))
         dev = (_devices_term(at, layout, point.devices, point.numjobs) if at is not None else
                dict(bw_bytes=np.nan, bw_bytes_lo=np.nan, bw_bytes_hi=np.nan, cpu_s_per_byte=np.nan,
                     jobs_per_device=point.numjobs / point.devices, busy_devices=0, note="", exact=False))
-        exact = dev["exact"] and not note  # the curve's own (rw, bs, iodepth), no nearest one standing in
+        exact = dev["exact"] and here  # the curve's own (rw, bs, iodepth), no nearest one standing in
         terms = {"devices": dev["bw_bytes"] * share,
                  **_ceiling_terms(limits, point.rw, point.devices, share, dev["cpu_s_per_byte"])}
         lows = {**terms, "devices": dev["bw_bytes_lo"] * share}
