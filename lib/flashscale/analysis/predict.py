@@ -197,8 +197,9 @@ def _curve_at(base: pd.DataFrame, rw: str, bs: int, iodepth: int) -> tuple[dict 
     if near_qd != iodepth:
         notes.append(f"single device measured at iodepth {near_qd}, not {iodepth}")
     rows = rows[rows["iodepth"] == near_qd].sort_values("numjobs")
-    return {c: rows[c].to_numpy(float) for c in ("numjobs", "bw_bytes", "bw_bytes_lo", "bw_bytes_hi",
-                                                  "cpu_s_per_byte")}, "; ".join(notes), (near_bs, near_qd) == (bs, iodepth)
+    points = {c: rows[c].to_numpy(float) for c in ("numjobs", "bw_bytes", "bw_bytes_lo", "bw_bytes_hi",
+                                                    "cpu_s_per_byte")}
+    return points, "; ".join(notes), (near_bs, near_qd) == (bs, iodepth)
 
 
 def _at_jobs(points: dict, jobs: float, column: str) -> float:
