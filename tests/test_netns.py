@@ -44,7 +44,7 @@ def test_hosts_a_server_and_a_link_cap_are_undone_by_reap(tmp_path):
     links = system.net_links()
     recorded = [e for e in json.loads(manifest.read_text())["created"] if e["kind"] in ("veth", "qdisc")]
     assert len(recorded) == 4 and all(e["ifindex"] == links[e["link"]] for e in recorded)  # each link for good
-    with pytest.raises(RefusedError, match="in use"):  # the range is now taken: a second cluster is refused
+    with pytest.raises(RefusedError, match=f"in use.* on {hosts[0].link}.*flashscale reap"):  # a second cluster
         netns.check_free(netns.SUBNET, system)
     # the run "dies" here: its manifest is all that is left, and reap undoes it
     outcomes = reap([manifest], runner=runner, system=system)
@@ -53,6 +53,27 @@ def test_hosts_a_server_and_a_link_cap_are_undone_by_reap(tmp_path):
     assert not {h.link for h in hosts} & set(system.net_links())
     assert not server.running()
     server.popen.wait()
+
+
+def test_a_range_in_use_is_refused_naming_each_link_and_reap_only_for_a_link_of_ours():
+    class Machine:
+        def __init__(self, networks):
+            self.networks = networks
+
+        def ipv4_networks(self):
+            return self.networks
+
+    left = Machine([("10.213.1.1/24", "fs92da900"), ("10.213.1.0/24", "fs92da900"), ("192.168.7.3/24", "eth0")])
+    with pytest.raises(RefusedError) as refused:
+        netns.check_free("10.213.0.0/16", left)
+    assert "(10.213.1.1/24, 10.213.1.0/24 on fs92da900)" in str(refused.value)
+    assert "fs92da900 is the root end of an emulated host's link" in str(refused.value)
+    assert "flashscale reap" in str(refused.value)
+    someone = Machine([("10.213.0.0/16", "wg0"), ("10.213.9.0/24", "")])
+    with pytest.raises(RefusedError) as refused:
+        netns.check_free("10.213.0.0/16", someone)
+    assert "(10.213.0.0/16 on wg0; 10.213.9.0/24)" in str(refused.value) and "reap" not in str(refused.value)
+    assert str(netns.check_free("10.214.0.0/16", left)) == "10.214.0.0/16"
 
 
 def test_a_link_that_is_no_longer_the_one_recorded_is_left_alone():

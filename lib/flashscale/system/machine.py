@@ -85,12 +85,14 @@ class Machine:
         """The named network namespaces (``ip netns``: /run/netns)."""
         return sorted(p.name for p in NETNS_DIR.iterdir()) if NETNS_DIR.is_dir() else []
 
-    def ipv4_networks(self) -> list[str]:
-        """Every IPv4 network this namespace has an address in or a route to (CIDR), default route excluded."""
+    def ipv4_networks(self) -> list[tuple[str, str]]:
+        """Every IPv4 network this namespace has an address in or a route to (CIDR), default route excluded, each
+        with the link it is on ("" for a route without one)."""
         addrs = json.loads(self.runner.run(["ip", "-j", "-4", "addr", "show"]).stdout or "[]")
         routes = json.loads(self.runner.run(["ip", "-j", "-4", "route", "show", "table", "all"]).stdout or "[]")
-        found = [f"{a['local']}/{a['prefixlen']}" for link in addrs for a in link.get("addr_info", [])]
-        return found + [r["dst"] for r in routes if r.get("dst") not in (None, "default")]
+        found = [(f"{a['local']}/{a['prefixlen']}", link.get("ifname", "")) for link in addrs
+                 for a in link.get("addr_info", [])]
+        return found + [(r["dst"], r.get("dev", "")) for r in routes if r.get("dst") not in (None, "default")]
 
     def pcie_link(self, name: str) -> tuple[float, int] | None:
         """The PCIe link of block device ``name``: (GT/s, lanes) of the first device above it that has one

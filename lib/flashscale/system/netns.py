@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import re
 import secrets
 from dataclasses import dataclass
 
@@ -31,6 +32,7 @@ SUBNET = "10.213.0.0/16"
 NETNS_PREFIX = OWN_FILE_PREFIX  # names of ours all start the same way
 TBF_LATENCY = "50ms"
 MTU = 9000
+OUR_LINK = re.compile(r"fs[0-9a-f]{6}[0-9]+")  # the root end of host i's link: fs<token><i>
 FRAME_HEADER, PACKET_HEADERS = 14, 52  # Ethernet; IPv4 (20) + TCP with the timestamp option (32)
 
 
@@ -55,17 +57,27 @@ class Host:
 
 
 def check_free(subnet: str, system: System) -> ipaddress.IPv4Network:
-    """``subnet`` as a network; RefusedError when any address or route of this machine falls in it."""
+    """``subnet`` as a network; RefusedError when any address or route of this machine falls in it, naming its link
+    (and ``flashscale reap`` when the link is the root end of an emulated host that an ended run left)."""
     try:
         network = ipaddress.IPv4Network(subnet)
     except ValueError as exc:
         raise ConfigError(f"subnet={subnet!r} is not an IPv4 network: {exc}") from None
     if not network.is_private or network.prefixlen > 22:
         raise ConfigError(f"subnet={subnet} must be a private range of at least /22 (one /24 per host)")
-    clashes = [n for n in system.ipv4_networks() if ipaddress.IPv4Network(n, strict=False).overlaps(network)]
+    clashes: dict[str, list[str]] = {}
+    for cidr, link in system.ipv4_networks():
+        if ipaddress.IPv4Network(cidr, strict=False).overlaps(network):
+            clashes.setdefault(link, []).append(cidr)
     if clashes:
-        raise RefusedError(f"subnet {subnet} is in use on this machine ({', '.join(clashes)}): choose another "
-                           "private range for the emulated hosts")
+        where = "; ".join(", ".join(cidrs) + (f" on {link}" if link else "") for link, cidrs in clashes.items())
+        ours = sorted(link for link in clashes if OUR_LINK.fullmatch(link))
+        what = ("is the root end of an emulated host's link" if len(ours) == 1
+                else "are the root ends of emulated hosts' links")
+        hint = (f". {', '.join(ours)} {what}, left by a flashscale run stopped before its teardown: `flashscale reap` "
+                "undoes what the manifest of a run that is over records" if ours else "")
+        raise RefusedError(f"subnet {subnet} is in use on this machine ({where}): choose another private range "
+                           f"for the emulated hosts{hint}")
     return network
 
 
