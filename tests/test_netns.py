@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -44,9 +47,10 @@ def test_hosts_a_server_and_a_link_cap_are_undone_by_reap(tmp_path):
     links = system.net_links()
     recorded = [e for e in json.loads(manifest.read_text())["created"] if e["kind"] in ("veth", "qdisc")]
     assert len(recorded) == 4 and all(e["ifindex"] == links[e["link"]] for e in recorded)  # each link for good
-    with pytest.raises(RefusedError, match=f"in use.* on {hosts[0].link}.*flashscale reap"):  # a second cluster
-        netns.check_free(netns.SUBNET, system)
-    # the run "dies" here: its manifest is all that is left, and reap undoes it
+    # the run "dies" here: its manifest is all that is left; a second cluster is refused, told so, and reap undoes it
+    with pytest.raises(RefusedError, match=re.escape(f"on {hosts[0].link}; ") + ".*" +
+                       re.escape(f"recorded in {manifest}, whose run is over: `flashscale reap` undoes it")):
+        netns.check_free(netns.SUBNET, system, tmp_path)
     outcomes = reap([manifest], runner=runner, system=system)
     assert [o.state for o in outcomes] == ["reaped"], outcomes
     assert not {h.netns for h in hosts} & set(system.netns_names())
@@ -55,25 +59,48 @@ def test_hosts_a_server_and_a_link_cap_are_undone_by_reap(tmp_path):
     server.popen.wait()
 
 
-def test_a_range_in_use_is_refused_naming_each_link_and_reap_only_for_a_link_of_ours():
-    class Machine:
+def test_a_range_in_use_is_refused_naming_each_link_and_the_run_that_recorded_it(tmp_path):
+    """The links' run as reap finds it: over (reap undoes it), still going, or unknown; a link no manifest records
+    (someone else's) gets no such words."""
+    class Machine(System):
         def __init__(self, networks):
+            super().__init__()
             self.networks = networks
 
         def ipv4_networks(self):
             return self.networks
 
-    left = Machine([("10.213.1.1/24", "fs92da900"), ("10.213.1.0/24", "fs92da900"), ("192.168.7.3/24", "eth0")])
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+
+    def manifest(name: str, pid: int | None, *links: str) -> Path:
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps({"pid": pid, "start": None, "created": [
+            {"kind": "veth", "link": link, "netns": f"flashscale-{link[2:8]}-h0"} for link in links]}))
+        return path
+
+    over = manifest("over", gone.pid, "fs92da900", "fs92da901")
+    going = manifest("going", os.getppid(), "fs0a0b0c0")  # pytest's parent: alive, and not this process
+    unknown = manifest("unknown", None, "fs1a1b1c0")
+    left = Machine([("10.213.1.1/24", "fs92da900"), ("10.213.1.0/24", "fs92da900"), ("10.213.2.1/24", "fs92da901"),
+                    ("192.168.7.3/24", "eth0")])
     with pytest.raises(RefusedError) as refused:
-        netns.check_free("10.213.0.0/16", left)
-    assert "(10.213.1.1/24, 10.213.1.0/24 on fs92da900)" in str(refused.value)
-    assert "fs92da900 is the root end of an emulated host's link" in str(refused.value)
-    assert "flashscale reap" in str(refused.value)
+        netns.check_free("10.213.0.0/16", left, tmp_path)
+    said = str(refused.value)
+    assert "(10.213.1.1/24, 10.213.1.0/24 on fs92da900; 10.213.2.1/24 on fs92da901)" in said
+    assert f"fs92da900, fs92da901 are recorded in {over}, whose run is over: `flashscale reap` undoes it" in said
+    assert "fs0a0b0c0" not in said and "eth0" not in said
+    for link, words in (("fs0a0b0c0", f"fs0a0b0c0 is recorded in {going}, whose run is still going"),
+                        ("fs1a1b1c0", f"`flashscale reap {unknown}` undoes it once its run is over")):
+        with pytest.raises(RefusedError) as refused:
+            netns.check_free("10.214.0.0/16", Machine([("10.214.3.1/24", link)]), tmp_path)
+        assert words in str(refused.value) and "fs92da900" not in str(refused.value)
     someone = Machine([("10.213.0.0/16", "wg0"), ("10.213.9.0/24", "")])
     with pytest.raises(RefusedError) as refused:
-        netns.check_free("10.213.0.0/16", someone)
-    assert "(10.213.0.0/16 on wg0; 10.213.9.0/24)" in str(refused.value) and "reap" not in str(refused.value)
-    assert str(netns.check_free("10.214.0.0/16", left)) == "10.214.0.0/16"
+        netns.check_free("10.213.0.0/16", someone, tmp_path)
+    assert "(10.213.0.0/16 on wg0; 10.213.9.0/24)" in str(refused.value) and "recorded" not in str(refused.value)
+    assert str(netns.check_free("10.215.0.0/16", left, tmp_path)) == "10.215.0.0/16"
+    assert {p.name for p in tmp_path.iterdir()} == {"over.json", "going.json", "unknown.json"}  # a dry run
 
 
 def test_a_link_that_is_no_longer_the_one_recorded_is_left_alone():

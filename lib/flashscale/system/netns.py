@@ -18,21 +18,21 @@ from __future__ import annotations
 
 import ipaddress
 import json
-import re
 import secrets
 from dataclasses import dataclass
+from pathlib import Path
 
 from .commands import Runner
 from .devices import System
 from ..errors import ConfigError, RefusedError
 from .undo import OWN_FILE_PREFIX
-from .teardown import Teardown
+from .reap import reap
+from .teardown import Teardown, manifest_dir
 
 SUBNET = "10.213.0.0/16"
 NETNS_PREFIX = OWN_FILE_PREFIX  # names of ours all start the same way
 TBF_LATENCY = "50ms"
 MTU = 9000
-OUR_LINK = re.compile(r"fs[0-9a-f]{6}[0-9]+")  # the root end of host i's link: fs<token><i>
 FRAME_HEADER, PACKET_HEADERS = 14, 52  # Ethernet; IPv4 (20) + TCP with the timestamp option (32)
 
 
@@ -56,9 +56,10 @@ class Host:
         return ("ip", "netns", "exec", self.netns)
 
 
-def check_free(subnet: str, system: System) -> ipaddress.IPv4Network:
+def check_free(subnet: str, system: System, manifests: Path | None = None) -> ipaddress.IPv4Network:
     """``subnet`` as a network; RefusedError when any address or route of this machine falls in it, naming its link
-    (and ``flashscale reap`` when the link is the root end of an emulated host that an ended run left)."""
+    and, where a flashscale manifest in ``manifests`` (default ``manifest_dir()``) records that link, whose run it is
+    and what undoes it."""
     try:
         network = ipaddress.IPv4Network(subnet)
     except ValueError as exc:
@@ -71,14 +72,27 @@ def check_free(subnet: str, system: System) -> ipaddress.IPv4Network:
             clashes.setdefault(link, []).append(cidr)
     if clashes:
         where = "; ".join(", ".join(cidrs) + (f" on {link}" if link else "") for link, cidrs in clashes.items())
-        ours = sorted(link for link in clashes if OUR_LINK.fullmatch(link))
-        what = ("is the root end of an emulated host's link" if len(ours) == 1
-                else "are the root ends of emulated hosts' links")
-        hint = (f". {', '.join(ours)} {what}, left by a flashscale run stopped before its teardown: `flashscale reap` "
-                "undoes what the manifest of a run that is over records" if ours else "")
+        whose = "".join(f". {line}" for line in _recorded(set(clashes) - {""}, system, manifests or manifest_dir()))
         raise RefusedError(f"subnet {subnet} is in use on this machine ({where}): choose another private range "
-                           f"for the emulated hosts{hint}")
+                           f"for the emulated hosts{whose}")
     return network
+
+
+# What a manifest's run is, as ``reap`` finds it (a dry run), and what to do about the links it records
+_WHOSE = {"planned": "whose run is over: `flashscale reap` undoes it", "running": "whose run is still going",
+          "unknown-owner": "which names no process: `flashscale reap {manifest}` undoes it once its run is over"}
+
+
+def _recorded(links: set[str], system: System, directory: Path) -> list[str]:
+    """For each manifest in ``directory`` that records any of ``links`` as a veth: those links, it, and its run."""
+    said = []
+    for outcome in reap(directory=directory, system=system, dry_run=True):
+        mine = sorted(links & {e.get("link") for e in outcome.entries if e.get("kind") == "veth"})
+        if mine:
+            state = _WHOSE.get(outcome.state, f"({outcome.state})").format(manifest=outcome.manifest)
+            said.append(f"{', '.join(mine)} {'is' if len(mine) == 1 else 'are'} recorded in {outcome.manifest}, "
+                        f"{state}")
+    return said
 
 
 def _tbf(link: str, rate_bps: int) -> list[str]:
