@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from flashscale.analysis import core as analysis
-from flashscale.measure import fio
+from flashscale.measure import fio_output
 
 GOLDEN = Path(__file__).resolve().parents[1] / "tests" / "golden" / "read_2targets_3jobs.json"
 
@@ -40,9 +40,9 @@ def timed(label: str, func, target_s: float, target_bytes: float | None = None) 
 def parse_many(count: int = 5000) -> None:
     text = GOLDEN.read_text()
     for _ in range(count):
-        data = fio.load_output(text)
-        fio.validate(data)
-        fio.parse(data)
+        data = fio_output.load_output(text)
+        fio_output.validate(data)
+        fio_output.parse(data)
 
 
 def big_table(rows: int = 1_000_000, seed: int = 1) -> pd.DataFrame:

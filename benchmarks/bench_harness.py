@@ -21,11 +21,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from flashscale import campaign
+from flashscale.campaigns import campaign
 from flashscale.analysis import core as analysis
 from flashscale.arrays import layouts
 from flashscale.arrays.emulated import ArraySpec, EmulatedArray
-from flashscale.measure import fio, results
+from flashscale.measure import fio, fio_output, results
 from flashscale.system.commands import Runner
 from flashscale.system.devices import System
 from flashscale.system.teardown import Teardown, manifest_dir
@@ -53,7 +53,7 @@ def hand_and_harness(rounds: int = 3, runtime_s: int = 3) -> tuple[float, list[t
             for k in range(rounds):
                 hand = runner.run(["fio", "--output-format=json", str(by_hand)], cgroup_procs=array.cgroup_procs)
                 ours = fio.run(job, Path(scratch) / f"ours{k}", runner, cgroup_procs=array.cgroup_procs)
-                pairs.append((fio.parse(json.loads(hand.stdout))["bw_bytes"], fio.parse(ours)["bw_bytes"]))
+                pairs.append((fio_output.parse(json.loads(hand.stdout))["bw_bytes"], fio_output.parse(ours)["bw_bytes"]))
         finally:
             teardown.close()
     ratio = sum(o for _, o in pairs) / sum(h for h, _ in pairs)
@@ -107,7 +107,7 @@ def parse_and_analyse(count: int = 10_000) -> tuple[float, float, float]:
         start = time.perf_counter()
         rows = []
         for k, path in enumerate(paths):
-            parsed = fio.parse(fio.load_output(path.read_text(), str(path)))
+            parsed = fio_output.parse(fio_output.load_output(path.read_text(), str(path)))
             rows.append({"campaign": "bench", "layout": ["single", "jbod"][k % 2], "devices": 1 + k % 2, "rw": "read",
                          "bs": 2**20, "numjobs": 1 + (k // 2) % 8, "iodepth": 1, "rep": k // 16, **parsed})
         analysis.summarize(results.to_frame(rows), reference="jbod")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from flashscale.arrays import layouts
 from flashscale.arrays.emulated import ArraySpec, EmulatedArray
-from flashscale.measure import fio
+from flashscale.measure import fio, fio_output
 from flashscale.system import idle
 from flashscale.system.commands import Runner
 from flashscale.system.devices import System
@@ -29,7 +29,7 @@ SIZE = 256 * 2**20
 def _read(targets, scratch: Path, name: str, latency_us: int | None) -> float:
     job = fio.FioJob("read", 2**20, targets, numjobs=len(targets), runtime_s=3, ramp_s=1, size=SIZE)
     with idle.held(latency_us):
-        return fio.parse(fio.run(job, scratch / name, Runner()))["bw_bytes"]
+        return fio_output.parse(fio.run(job, scratch / name, Runner()))["bw_bytes"]
 
 
 def alternate(rounds: int = 4) -> dict[str, list[float]]:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from flashscale import campaign
+from flashscale.campaigns import campaign
 from flashscale.measure import results
 from flashscale.system import vm
 from flashscale.system.commands import Runner

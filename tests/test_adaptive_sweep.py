@@ -11,10 +11,10 @@ import pandas as pd
 import pytest
 from tqdm.std import tqdm
 
-from flashscale import campaign
+from flashscale.campaigns import campaign
 from flashscale.arrays import layouts
 from flashscale.errors import ConfigError
-from flashscale.measure import fio, results
+from flashscale.measure import fio, fio_output, results
 from flashscale.measure.recorder import Recorder
 from flashscale.measure.sweep import Sweep
 
@@ -27,7 +27,7 @@ GRID = tuple(range(1, 65))  # every numjobs: the grid an adaptive sweep saves mo
 
 def saturating_fio(plateau_jobs: int, per_job: float, noise: float, seed: int = 0):
     """fio.run replaced by real fio output whose write bandwidth grows with numjobs up to ``plateau_jobs``."""
-    output = fio.load_output((GOLDEN / "write_1target.json").read_text())
+    output = fio_output.load_output((GOLDEN / "write_1target.json").read_text())
     rng = np.random.default_rng(seed)
 
     def run(job, outdir, runner, *, cgroup_procs=()):

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from flashscale import campaign
+from flashscale.campaigns import campaign
 from flashscale.measure import monitoring
 from flashscale.measure.workloads.bonnie import CACHED, STAT_CACHED, TOO_FAST, Bonnie
 

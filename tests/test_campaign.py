@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from flashscale.analysis import core as analysis
-from flashscale import campaign
+from flashscale.campaigns import campaign, emulated
 from flashscale.arrays import support
 from flashscale.measure import results
 from flashscale.errors import ConfigError, UnsupportedError
@@ -46,9 +46,9 @@ def test_bad_parameters_are_named_before_anything_runs(tmp_path):
 def test_a_cap_of_zero_is_uncapped_and_below_zero_is_refused(tmp_path):
     """CAP_READ_BPS / CAP_WRITE_BPS 0 (runners/uncapped.yaml): nothing throttled, so no cap_bps and no truth."""
     uncapped = spec(tmp_path, CAP_READ_BPS=0, CAP_WRITE_BPS=0)
-    assert all(cap != cap for cap in campaign._caps(uncapped).values())  # NaN: results.evidence has no truth
-    assert all(cap != cap for cap in campaign._caps(uncapped, "btrfs-raid0").values())
-    assert campaign._caps(spec(tmp_path, CAP_WRITE_BPS=0))["read"] == 200_000_000
+    assert all(cap != cap for cap in emulated.caps(uncapped.array).values())  # NaN: results.evidence has no truth
+    assert all(cap != cap for cap in emulated.caps(uncapped.array, "btrfs-raid0").values())
+    assert emulated.caps(spec(tmp_path, CAP_WRITE_BPS=0).array)["read"] == 200_000_000
     with pytest.raises(ConfigError, match="CAP_READ_BPS=-1"):
         spec(tmp_path, CAP_READ_BPS=-1)
 
@@ -164,7 +164,7 @@ def test_emulated_campaign_finds_the_known_answer_and_leaves_nothing(tmp_path, f
 
 INTERRUPTED = """
 import sys
-from flashscale import campaign
+from flashscale.campaigns import campaign
 spec = campaign.CampaignSpec.from_parameters(CAMPAIGN="int", DATA_DIR=sys.argv[1] + "/data", BACKING_DIR=sys.argv[1],
     DEVICES=2, DEVICE_SIZE=2**30, LAYOUTS=["jbod"], RW=["write"], NUMJOBS=[2], RUNTIME_S=30, RAMP_S=0,
     FILE_SIZE=32 * 2**20)

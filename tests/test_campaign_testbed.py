@@ -8,7 +8,7 @@ import pytest
 
 import papermill
 
-from flashscale import campaign
+from flashscale.campaigns import campaign
 from flashscale.errors import ConfigError, RefusedError, UnsupportedError
 
 from conftest import leftover_mounts, loop_devices_backed_under, sha256

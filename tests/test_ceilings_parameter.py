@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from flashscale import campaign, cli, parameters, stated, studies
+from flashscale.campaigns import campaign, parameters, stated
+from flashscale import cli
+from flashscale.notebooks import studies
 from flashscale.analysis.ceilings import pcie_link_bw_bytes
 from flashscale.errors import ConfigError
 from flashscale.measure import reanalysis, results, resume

@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from flashscale import cluster
+from flashscale.campaigns import cluster
 from flashscale.analysis import cluster as cluster_analysis, scored
 from flashscale.arrays.cluster import EmulatedCluster
 from flashscale.arrays.emulated import ArraySpec

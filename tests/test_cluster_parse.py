@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from flashscale.errors import ConfigError, RefusedError
-from flashscale.measure import cluster, fio
+from flashscale.measure import cluster, fio_output
 
 GOLDEN = Path(__file__).parent / "golden"
 HOSTS = [cluster.Endpoint("host0", "10.213.1.2"), cluster.Endpoint("host1", "10.213.2.2")]
@@ -16,12 +16,12 @@ HOSTS = [cluster.Endpoint("host0", "10.213.1.2"), cluster.Endpoint("host1", "10.
 
 @pytest.fixture
 def data() -> dict:
-    return fio.load_output((GOLDEN / "cluster_client_2hosts.json").read_text())
+    return fio_output.load_output((GOLDEN / "cluster_client_2hosts.json").read_text())
 
 
 def test_each_host_is_read_from_its_own_client_stats_entry(data):
     found = cluster.by_host(data, HOSTS)
-    rows = {name: fio.parse(result) for name, result in found.items()}
+    rows = {name: fio_output.parse(result) for name, result in found.items()}
     assert set(rows) == {"host0", "host1"}
     for row in rows.values():  # two devices capped at 100 MB/s each per host
         assert row["read_bw_bytes"] == pytest.approx(200e6, rel=0.05)
@@ -52,7 +52,7 @@ def test_each_client_gets_its_own_job_file(tmp_path):
 
 
 def test_a_remote_host_is_measured_only_inside_a_mount_point():
-    from flashscale.cluster import RemoteHost
+    from flashscale.campaigns.cluster import RemoteHost
     host = RemoteHost.from_mapping({"name": "n1", "address": "node1", "mount_dir": "/gpfs/scratch"})
     assert host.mount_dir == "/gpfs/scratch"
     for asked in ({"device": "/dev/nvme0n1"}, {"erase": "discard"}, {"layout": "md-raid0"}):
@@ -61,7 +61,7 @@ def test_a_remote_host_is_measured_only_inside_a_mount_point():
 
 
 def test_the_emulated_storage_and_a_real_host_s_local_directory_are_checked_before_anything_runs():
-    from flashscale.cluster import ClusterSpec, RemoteHost
+    from flashscale.campaigns.cluster import ClusterSpec, RemoteHost
     assert ClusterSpec.from_parameters(CAMPAIGN="c", STORAGE="nbd").storage == ("nbd",)
     assert ClusterSpec("c", storage=["local", "nbd"]).storage == ("local", "nbd")
     for storage in (["nfs"], [], ["nbd", "nbd"]):

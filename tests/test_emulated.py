@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from flashscale.measure import fio
+from flashscale.measure import fio, fio_output
 from flashscale.system.commands import Runner
 from flashscale.arrays.emulated import ArraySpec, EmulatedArray
 from flashscale.errors import ConfigError, UnsupportedError
@@ -76,7 +76,7 @@ def test_the_array_is_built_capped_and_torn_down(tmp_path, foreign_loop):
         assert cgroup.exists()
         data = fio.run(fio.FioJob("read", 2**20, (paths[0],), runtime_s=2, ramp_s=1, size=2**28),
                        tmp_path / "point", Runner(), cgroup_procs=array.cgroup_procs)
-        measured = fio.parse(data)["bw_bytes"]
+        measured = fio_output.parse(data)["bw_bytes"]
         assert measured == pytest.approx(50_000_000, rel=0.1)  # the cap binds: the true answer is known
     assert loop_devices_backed_under(tmp_path) == []
     assert not cgroup.exists()

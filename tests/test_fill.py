@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from flashscale import campaign
+from flashscale.campaigns import campaign
 from flashscale.arrays import fill, layouts
 from flashscale.errors import ConfigError
 from flashscale.system.commands import Runner

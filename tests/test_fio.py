@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from flashscale.measure import fio, jobfile, jobrun
+from flashscale.measure import fio, fio_output, jobfile, jobrun
 from flashscale.system.commands import Completed, RecordingRunner
 from flashscale.errors import ConfigError, FioError
 
@@ -71,12 +71,12 @@ def test_bad_rw_and_missing_targets_are_refused():
 
 
 def test_parse_sums_the_group_of_three_jobs_over_two_targets():
-    data = fio.load_output(golden("read_2targets_3jobs"))
-    fio.validate(data)
+    data = fio_output.load_output(golden("read_2targets_3jobs"))
+    fio_output.validate(data)
     raw = json.loads(golden("read_2targets_3jobs"))
     job = raw["jobs"][0]
     assert len(raw["jobs"]) == 1  # group_reporting folds the three jobs into one entry
-    row = fio.parse(data)
+    row = fio_output.parse(data)
     assert row["bw_bytes"] == job["read"]["bw_bytes"] > 0
     assert row["write_bw_bytes"] == 0
     assert row["iops"] == pytest.approx(job["read"]["iops"])
@@ -91,38 +91,38 @@ def test_parse_sums_the_group_of_three_jobs_over_two_targets():
 
 def test_parse_takes_latency_from_the_write_side_of_a_write_job():
     raw = json.loads(golden("write_1target"))["jobs"][0]
-    row = fio.parse(fio.load_output(golden("write_1target")))
+    row = fio_output.parse(fio_output.load_output(golden("write_1target")))
     assert row["bw_bytes"] == row["write_bw_bytes"] == raw["write"]["bw_bytes"]
     assert row["clat_p99_ns"] == raw["write"]["clat_ns"]["percentile"]["99.000000"]
 
 
 def test_parse_adds_both_directions_of_a_mixed_job():
     raw = json.loads(golden("randrw_mixed"))["jobs"][0]
-    row = fio.parse(fio.load_output(golden("randrw_mixed")))
+    row = fio_output.parse(fio_output.load_output(golden("randrw_mixed")))
     assert raw["read"]["bw_bytes"] > 0 and raw["write"]["bw_bytes"] > 0
     assert row["bw_bytes"] == raw["read"]["bw_bytes"] + raw["write"]["bw_bytes"]
     assert row["iops"] == pytest.approx(raw["read"]["iops"] + raw["write"]["iops"])
 
 
 def test_text_before_the_json_is_kept_and_the_job_error_is_caught():
-    data = fio.load_output(golden("error_in_json"))
+    data = fio_output.load_output(golden("error_in_json"))
     assert data["_preamble"].startswith("fio: pid=0, err=1")
     with pytest.raises(FioError, match="'bad' failed with error 1"):
-        fio.validate(data)
+        fio_output.validate(data)
 
 
 def test_output_without_json_is_an_error():
     with pytest.raises(FioError, match="no JSON"):
-        fio.load_output(golden("no_json"))
+        fio_output.load_output(golden("no_json"))
     with pytest.raises(FioError, match="not valid JSON"):
-        fio.load_output('{"jobs": [')
+        fio_output.load_output('{"jobs": [')
 
 
 def test_a_job_that_moved_no_data_is_an_error():
     data = json.loads(golden("write_1target"))
     data["jobs"][0]["write"]["io_bytes"] = 0
     with pytest.raises(FioError, match="moved no data"):
-        fio.validate(data)
+        fio_output.validate(data)
 
 
 def test_run_keeps_job_file_and_refuses_to_overwrite_a_point(tmp_path):
@@ -157,9 +157,9 @@ def test_bad_steady_state_options_are_named(kwargs, named):
 
 @pytest.mark.parametrize("name", ["steadystate_attained", "steadystate_not_attained"])
 def test_parse_reads_fio_s_steady_state_verdict(name):
-    data = fio.load_output(golden(name))
+    data = fio_output.load_output(golden(name))
     raw = data["jobs"][0]["steadystate"]
-    row = fio.parse(data)
+    row = fio_output.parse(data)
     assert row["ss_attained"] is bool(raw["attained"])
     assert (row["ss"], row["ss_criterion"]) == (raw["ss"], raw["criterion"])
     # attained, fio stops the job before its runtime; never attained, it runs it all (4 s)
@@ -167,7 +167,7 @@ def test_parse_reads_fio_s_steady_state_verdict(name):
 
 
 def test_a_run_that_asked_for_no_steady_state_has_no_verdict():
-    row = fio.parse(fio.load_output(golden("write_1target")))
+    row = fio_output.parse(fio_output.load_output(golden("write_1target")))
     assert (row["ss_attained"], row["ss"], row["ss_criterion"]) == (None, None, None)
 
 
@@ -245,8 +245,8 @@ def test_fio_cpu_is_the_cpu_time_its_process_used_over_the_run(tmp_path, grouped
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run(argv + (["--group_reporting"] if grouped else []), check=True, capture_output=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    data = fio.load_output(out.read_text())
-    row = fio.parse(data)
+    data = fio_output.load_output(out.read_text())
+    row = fio_output.parse(data)
     charged = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     reported = (row["fio_usr_cpu"] + row["fio_sys_cpu"]) / 100 * row["runtime_s"]
     assert len(data["jobs"]) == (1 if grouped else 2)
@@ -259,5 +259,5 @@ def test_fio_cpu_is_nan_where_fio_gave_none():
     data = json.loads(golden("write_1target"))
     for job in data["jobs"]:
         del job["job_runtime"]
-    row = fio.parse(data)
+    row = fio_output.parse(data)
     assert row["fio_usr_cpu"] != row["fio_usr_cpu"] and row["fio_sys_cpu"] != row["fio_sys_cpu"]

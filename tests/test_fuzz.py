@@ -9,10 +9,11 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from flashscale import campaign, execute, parameters
+from flashscale.campaigns import campaign, parameters
+from flashscale.notebooks import execute
 from flashscale.cli import main as cli_main
 from flashscale.errors import ConfigError, FioError, FlashscaleError
-from flashscale.measure import fio
+from flashscale.measure import fio_output
 
 from conftest import loop_devices_backed_under, sha256
 
@@ -95,16 +96,16 @@ def mutate(data: dict, path: tuple, how: str, value) -> dict:
 
 def read_fio(text: str) -> dict | None:
     """What the recorder does with fio's output: load, validate, parse; a typed error or a row."""
-    data = fio.load_output(text, source="fuzz/fio.json")
-    fio.validate(data, source="fuzz/fio.json")
-    return fio.parse(data, source="fuzz/fio.json")
+    data = fio_output.load_output(text, source="fuzz/fio.json")
+    fio_output.validate(data, source="fuzz/fio.json")
+    return fio_output.parse(data, source="fuzz/fio.json")
 
 
 @FAST
 @given(st.sampled_from(GOLDEN_OUTPUTS), st.data())
 def test_fio_json_damaged_in_any_way_gives_a_row_or_a_fio_error_naming_the_file(golden, data):
     text = golden.read_text()
-    original = fio.load_output(text)
+    original = fio_output.load_output(text)
     original.pop("_preamble")
     if "jobs" not in original or not original["jobs"]:
         return

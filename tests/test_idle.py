@@ -6,7 +6,7 @@ import struct
 
 import pytest
 
-from flashscale import campaign, parameters
+from flashscale.campaigns import campaign, parameters
 from flashscale.errors import ConfigError
 from flashscale.measure.sweep import Sweep
 from flashscale.system import idle

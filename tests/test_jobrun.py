@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from flashscale import campaign
+from flashscale.campaigns import campaign
 from flashscale.analysis import jobfile as jobfile_analysis
 from flashscale.arrays.layouts import Layout
 from flashscale.errors import AnalysisError, ConfigError

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
-from flashscale.measure import fio, raw
+from flashscale.measure import fio, fio_output, raw
 from flashscale.analysis import findings, metadata
 from flashscale.publish import records
 from flashscale.system.commands import Runner
@@ -24,7 +24,7 @@ needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not i
 
 
 def golden(engine: str) -> dict:
-    return fio.load_output((GOLDEN / f"metadata_{engine}.json").read_text())
+    return fio_output.load_output((GOLDEN / f"metadata_{engine}.json").read_text())
 
 
 def test_a_metadata_job_runs_the_engine_once_over_nrfiles_files_per_job():
@@ -82,7 +82,7 @@ def test_bad_metadata_sweeps_are_named(kwargs, named):
 @pytest.mark.parametrize("engine", ENGINES)
 def test_fio_counts_one_operation_per_file_in_the_direction_of_rw(engine):
     data = golden(engine)
-    side = fio.METADATA_OPS[engine]
+    side = fio_output.METADATA_OPS[engine]
     other = "read" if side == "write" else "write"
     job = data["jobs"][0]
     assert data["global options"]["ioengine"] == engine and len(data["jobs"]) == 1
@@ -95,7 +95,7 @@ def test_fio_counts_one_operation_per_file_in_the_direction_of_rw(engine):
     assert numbers["rate"] == job[side]["iops"] and numbers["runtime_ms"] == job[side]["runtime"]
     assert numbers["clat_mean_ns"] == job[side]["clat_ns"]["mean"] > 0
     assert numbers["resolution"] == 1 / job[side]["runtime"]
-    row = fio.parse(data)
+    row = fio_output.parse(data)
     assert row["iops"] == pytest.approx(numbers["rate"]) and row["io_bytes"] == 600 * 4096
 
 

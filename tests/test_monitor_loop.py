@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from flashscale import campaign
+from flashscale.campaigns import campaign
 from flashscale.analysis import monitor as analysis
 from flashscale.measure import monitoring
 

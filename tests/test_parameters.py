@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from flashscale import campaign, cluster, parameters
+from flashscale.campaigns import campaign, cluster, parameters
 from flashscale.analysis.core import BASELINE_BS
 from flashscale.errors import ConfigError
 

@@ -14,7 +14,7 @@ import pytest
 
 from conftest import interruptible
 
-from flashscale import campaign
+from flashscale.campaigns import campaign
 from flashscale.measure.workloads.pgbench import Pgbench
 from flashscale.system.teardown import manifest_dir
 
@@ -82,7 +82,7 @@ def test_an_error_inside_pgbench_still_removes_the_cluster(tmp_path):
 
 SCRIPT = """
 import sys
-from flashscale import campaign
+from flashscale.campaigns import campaign
 from flashscale.measure.workloads.pgbench import Pgbench
 spec = campaign.CampaignSpec.from_parameters(**{params})
 campaign.run(spec, progress=False, workloads=[Pgbench(clients=(1,), duration_s=60)])

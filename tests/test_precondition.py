@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from flashscale import campaign
+from flashscale.campaigns import campaign
 from flashscale.measure import fio, precondition, results
 from flashscale.measure.sweep import Sweep
 from flashscale.system.commands import Runner

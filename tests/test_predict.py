@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from flashscale import cli, stated
+from flashscale import cli
+from flashscale.campaigns import stated
 from flashscale.analysis import predict, scored
 from flashscale.analysis.ceilings import pcie_link_bw_bytes
 from flashscale.errors import AnalysisError, ConfigError

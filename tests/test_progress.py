@@ -9,7 +9,8 @@ import nbformat
 import pytest
 import yaml
 
-from flashscale import campaign, execute
+from flashscale.campaigns import campaign
+from flashscale.notebooks import execute
 from flashscale.measure import progress
 from flashscale.measure.sweep import Sweep
 from flashscale.publish import report

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 import reader
-from flashscale import campaign
+from flashscale.campaigns import campaign
 from flashscale.measure import raw
 from flashscale.publish import report
 from flashscale.system import provenance

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from flashscale import cli, execute
+from flashscale import cli
+from flashscale.notebooks import execute
 from flashscale.analysis import scored
 from flashscale.measure import results
 from flashscale.publish import report

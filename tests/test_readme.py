@@ -27,7 +27,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from flashscale import cluster, execute
+from flashscale.campaigns import cluster
+from flashscale.notebooks import execute
 from flashscale.analysis import ceilings
 from flashscale.arrays.testbed import TestBed
 from flashscale.measure import results

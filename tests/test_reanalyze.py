@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from flashscale import cli, execute
+from flashscale import cli
+from flashscale.notebooks import execute
 from flashscale.errors import ConfigError, FlashscaleError
 from flashscale.measure import reanalysis
 

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 import reader
-from flashscale import execute
+from flashscale.notebooks import execute
 
 pytestmark = pytest.mark.notebook
 SMALL = {"EMULATION": "directory", "LAYOUTS": ["single", "jbod"], "RW": ["read"], "NUMJOBS": [1, 2],

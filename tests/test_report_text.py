@@ -15,7 +15,8 @@ from bs4 import BeautifulSoup
 from IPython.core.formatters import DisplayFormatter
 from matplotlib.figure import Figure
 
-from flashscale import campaign, execute
+from flashscale.campaigns import campaign
+from flashscale.notebooks import execute
 from flashscale.measure import raw
 from flashscale.publish import plots, report
 from flashscale.publish.alt_text import describe

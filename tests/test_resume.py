@@ -25,7 +25,7 @@ pytestmark = pytest.mark.root
 
 SCRIPT = """
 import json, sys
-from flashscale import campaign
+from flashscale.campaigns import campaign
 params = json.loads(sys.argv[1])
 result = campaign.run(campaign.CampaignSpec.from_parameters(**params), progress=False)
 print(json.dumps({"notes": result.notes, "rows": len(result.table)}))

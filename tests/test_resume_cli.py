@@ -27,7 +27,7 @@ PARAMETERS = dict(DEVICES=1, DEVICE_SIZE=2**30, LAYOUTS=["single"], RW=["write",
 DECLARED = {"CAMPAIGN": "cli", "DATA_DIR": "data", "BACKING_DIR": None, **PARAMETERS,
             "RESUME": False, "FORCE_RESUME": False, "ON_FAILURE": "continue"}  # as every measuring notebook
 CELLS = ["".join(f"{name} = {value!r}\n" for name, value in DECLARED.items()),
-         "from flashscale import campaign\n"
+         "from flashscale.campaigns import campaign\n"
          "spec = campaign.CampaignSpec.from_parameters(**{k: v for k, v in dict(globals()).items() if k.isupper()})\n"
          "result = campaign.run(spec, progress=False)\nprint(result.notes)"]
 

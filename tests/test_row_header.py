@@ -12,7 +12,7 @@ from tqdm import tqdm
 
 from flashscale.arrays.layouts import Layout
 from flashscale.errors import FioError
-from flashscale.measure import fio, jobrun, results
+from flashscale.measure import fio, fio_output, jobrun, results
 from flashscale.measure.recorder import Recorder
 from flashscale.measure.sweep import Sweep
 from flashscale.measure.workloads import common
@@ -47,7 +47,7 @@ def same(a, b) -> bool:
 def kinds(tmp_path, monkeypatch):
     """``make()``: one row of each kind on the same layout, fio run inside the throttled cgroup (fio.run replaced:
     real fio output, then a failure); returns (recorder, layout, rows by kind)."""
-    output = fio.load_output((GOLDEN / "write_1target.json").read_text())
+    output = fio_output.load_output((GOLDEN / "write_1target.json").read_text())
     outcomes = iter([])
 
     def fake_run(job, outdir, runner, *, cgroup_procs=()):
@@ -69,7 +69,7 @@ def kinds(tmp_path, monkeypatch):
         recorder._record(layout, job, Path("raw/jbod/p/rep1"), CGROUP)
         measured, failed = results.read_rows(directory)[0]
         group = {"group": "scan", "rw": "read", "bs": 4096, "numjobs": 2, "iodepth": 1, "point": "jobfile-scan",
-                 **fio.parse(output), "job_file": "/x/job.fio", "job_file_sha256": "0" * 64, "rep": 0,
+                 **fio_output.parse(output), "job_file": "/x/job.fio", "job_file_sha256": "0" * 64, "rep": 0,
                  "raw_dir": "raw/jbod/jobfile-as-written/rep0", "started_at": "2024-01-01T00:00:00+00:00"}
         grouped = jobrun.layout_row(recorder, layout, group, CGROUP)
         metric = common.metric_row(recorder, layout, CGROUP, workload="bonnie++", metric="block_write", value=1e8,

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from flashscale import campaign, cluster, execute, parameters
+from flashscale.campaigns import campaign, cluster, parameters
+from flashscale.notebooks import execute
 from flashscale.analysis import core as analysis
 from flashscale.errors import ConfigError, FlashscaleError
 from flashscale.measure import results
@@ -308,7 +309,7 @@ def test_the_quickstart_without_its_reference_is_refused_in_seconds_before_any_n
 def test_a_study_s_plans_of_unbuildable_layouts_are_not_held_to_its_reference():
     """03_layout_tax prints the plans of what this machine cannot build from a spec of one layout, never run."""
     import pandas as pd
-    from flashscale import studies
+    from flashscale.notebooks import studies
 
     cell = notebook_cell("03_layout_tax")
     unbuildable = pd.DataFrame({"layout": cell["LAYOUTS"], "supported": False})

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
-from flashscale.measure import fio, raw
+from flashscale.measure import fio, fio_output, raw
 from flashscale.analysis import findings, shared_file
 from flashscale.publish import records
 from flashscale.system.commands import Runner
@@ -49,13 +49,13 @@ def test_sweeps_carry_the_mode_to_every_job():
 
 
 def test_fio_reports_the_fixed_amount_of_a_shared_file():
-    data = fio.load_output((GOLDEN / "shared_file_write.json").read_text())
+    data = fio_output.load_output((GOLDEN / "shared_file_write.json").read_text())
     job = data["jobs"][0]
     assert data["global options"]["time_based"] == "0" and data["global options"]["size"] == str(MIB)
     assert job["job options"]["filename"] == "flashscale-shared"
     assert job["job options"]["offset_increment"] == str(MIB) and job["job options"]["numjobs"] == "3"
     assert job["write"]["io_bytes"] == 3 * MIB == job["write"]["total_ios"] * 64 * 1024
-    assert fio.parse(data)["io_bytes"] == 3 * MIB
+    assert fio_output.parse(data)["io_bytes"] == 3 * MIB
 
 
 @needs_fio
@@ -65,12 +65,12 @@ def test_real_fio_writes_one_file_of_all_regions_or_a_file_per_job(tmp_path):
     kwargs = dict(targets=(str(a), str(b)), numjobs=3, size=MIB, time_based=False, direct=False, ioengine="psync")
     for rw in ("write", "read"):
         data = fio.run(fio.FioJob(rw, 64 * 1024, shared_file=True, **kwargs), tmp_path / f"shared-{rw}", Runner())
-        assert fio.parse(data)["io_bytes"] == 3 * MIB
+        assert fio_output.parse(data)["io_bytes"] == 3 * MIB
         assert [(p.name, p.stat().st_size) for p in a.iterdir()] == [("flashscale-shared", 3 * MIB)]
         assert not list(b.iterdir())
     (a / "flashscale-shared").unlink()
     data = fio.run(fio.FioJob("write", 64 * 1024, **kwargs), tmp_path / "own", Runner())
-    assert fio.parse(data)["io_bytes"] == 3 * MIB
+    assert fio_output.parse(data)["io_bytes"] == 3 * MIB
     assert sorted((p.name, p.stat().st_size) for p in (*a.iterdir(), *b.iterdir())) == [
         ("flashscale-t0.0.0", MIB), ("flashscale-t0.1.0", MIB), ("flashscale-t1.0.0", MIB)]
 

@@ -1,4 +1,4 @@
-"""Predictions stated before a layout is built (``flashscale.stated``): from the baseline rows measured so far, once
+"""Predictions stated before a layout is built (``flashscale.campaigns.stated``): from the baseline rows measured so far, once
 per layout (a resumed campaign keeps what it stated), with this machine's limits."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from flashscale import stated
+from flashscale.campaigns import stated
 from flashscale.analysis.ceilings import pcie_link_bw_bytes
 from flashscale.measure import results
 from flashscale.system.devices import System

@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 from tqdm.auto import tqdm
 
-from flashscale import campaign
+from flashscale.campaigns import campaign, emulated
 from flashscale.measure.recorder import Recorder
 from flashscale.analysis import evidence
 from flashscale.arrays import layouts
-from flashscale.measure import fio, precondition, results
+from flashscale.measure import fio, fio_output, precondition, results
 from flashscale.measure.steady import steady_state
 from flashscale.measure.sweep import Sweep
 from flashscale.publish import plots
@@ -46,7 +46,7 @@ def test_a_drifting_series_runs_to_the_maximum_and_is_never_steady():
 
 def fake_fio(series):
     """fio.run replaced: real fio output (a write) whose bandwidth is the next of ``series``."""
-    output = fio.load_output((GOLDEN / "write_1target.json").read_text())
+    output = fio_output.load_output((GOLDEN / "write_1target.json").read_text())
     values = iter(series)
 
     def run(job, outdir, runner, *, cgroup_procs=()):
@@ -60,7 +60,7 @@ def fake_fio(series):
 def record(tmp_path, monkeypatch, series, **sweep) -> pd.DataFrame:
     monkeypatch.setattr(fio, "run", fake_fio(series))
     spec = campaign.CampaignSpec("rounds", layouts=("single",), sweep=Sweep(rw=["write"], numjobs=[1], repetitions=1, **sweep))
-    recorder = Recorder(spec.name, spec.host, spec.sweep, tmp_path, None, "run", campaign._caps(spec),
+    recorder = Recorder(spec.name, spec.host, spec.sweep, tmp_path, None, "run", emulated.caps(spec.array),
                         tqdm(disable=True), {})
     recorder.sweep(layouts.Layout("single", 1, (str(tmp_path),), "directory", "a folder"), [])
     return results.rebuild_table(tmp_path)

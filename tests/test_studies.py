@@ -11,7 +11,8 @@ import pytest
 import yaml
 
 import reader
-from flashscale import cli, execute, studies
+from flashscale import cli
+from flashscale.notebooks import execute, studies
 from flashscale.analysis import compare, core, findings, layout_tax, timeseries
 from flashscale.measure import fio, raw, results
 from flashscale.publish import report

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from flashscale import campaign
+from flashscale.campaigns import campaign
 from flashscale.analysis import stats
 
 from conftest import loop_devices_backed_under

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from flashscale import campaign
+from flashscale.campaigns import campaign
 from flashscale.analysis import predict
 from flashscale.arrays.emulated import ArraySpec
 from flashscale.measure.sweep import Sweep
@@ -121,7 +121,7 @@ def test_kill_9_of_the_run_leaves_nothing_once_reaped(tmp_path, no_lab_before):
     """``kill -9`` of the host's run while the VM works: its QEMU process and backing files stay (nothing can undo
     them in a dead process) until ``flashscale reap``, which stops the QEMU process it recorded and removes them."""
     spec = _spec("vm-killed", tmp_path, ("single",), runtime_s=30)
-    code = ("import sys, json; from flashscale import campaign; "
+    code = ("import sys, json; from flashscale.campaigns import campaign; "
             "campaign.run(campaign.CampaignSpec.from_dict(json.loads(sys.argv[1])), progress=False)")
     run = subprocess.Popen([sys.executable, "-c", code, json.dumps(asdict(spec))], start_new_session=True)
     qemu = _wait_for_qemu(run, tmp_path / "vm-killed", timeout_s=240)

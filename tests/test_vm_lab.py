@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from flashscale import vmlab
-from flashscale.campaign import CampaignSpec
+from flashscale.campaigns import vmlab
+from flashscale.campaigns.campaign import CampaignSpec
 from flashscale.arrays.emulated import ArraySpec
 from flashscale.errors import ConfigError, FlashscaleError, RefusedError, UnsupportedError
 from flashscale.measure.sweep import Sweep

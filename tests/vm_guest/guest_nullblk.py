@@ -22,7 +22,7 @@ from pathlib import Path
 
 from flashscale.arrays.guard import Guard
 from flashscale.errors import RefusedError
-from flashscale.measure import fio
+from flashscale.measure import fio, fio_output
 from flashscale.system.commands import Runner
 from flashscale.system.devices import System
 from flashscale.system.nullblk import NullBlk, NullBlkSpec
@@ -34,7 +34,7 @@ def measure(made: NullBlk, point: dict, plan: dict, raw: Path, runner: Runner, r
     job = fio.FioJob(rw="randread", bs=plan["bs"], targets=tuple(d.path for d in made.devices),
                      numjobs=point["numjobs"], iodepth=point["iodepth"], runtime_s=plan["runtime_s"],
                      size=made.spec.size_bytes)
-    row = fio.parse(fio.run(job, raw / job.point / f"rep{rep}", runner), source=job.point)
+    row = fio_output.parse(fio.run(job, raw / job.point / f"rep{rep}", runner), source=job.point)
     return {**point, "bs": plan["bs"], "point": job.point, "rep": rep,
             **{k: row[k] for k in ("bw_bytes", "iops", "io_bytes", "runtime_s", "clat_mean_ns", "clat_p50_ns")}}
 

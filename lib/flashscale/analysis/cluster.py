@@ -1,4 +1,4 @@
-"""A cluster's numbers: per-host and aggregate rows (``host`` = ``all``) of a cluster campaign (``flashscale.cluster``).
+"""A cluster's numbers: per-host and aggregate rows (``host`` = ``all``) of a cluster campaign (``flashscale.campaigns.cluster``).
 
     efficiency(table)                    best aggregate / (hosts x the best of one host alone), per layout, rw and
                                          host count

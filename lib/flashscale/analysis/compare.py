@@ -26,7 +26,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from ..measure import fio
+from ..measure import fio_output
 from .core import BASELINE_BS, POINT, best_points, flag, point_means, rates
 from .significance import DEFAULT_MARGIN, check_margin
 from .stats import summary_intervals
@@ -35,7 +35,7 @@ from .stats import summary_intervals
 def _rates(frame: pd.DataFrame) -> pd.DataFrame:
     """The rows that can be compared: bandwidth runs (not metadata), not flagged ``too_short`` (``core.rates``); a
     source whose runs were all too short to time has nothing to show."""
-    frame = frame[~frame["rw"].isin(list(fio.METADATA_OPS))]
+    frame = frame[~frame["rw"].isin(list(fio_output.METADATA_OPS))]
     return frame[~flag(frame, "too_short")] if "too_short" in frame.columns else frame
 
 

@@ -32,7 +32,7 @@ import pandas as pd
 from . import inputs
 from .inputs import POINT, WARMUP_TEXT
 from ..errors import AnalysisError, ConfigError
-from ..measure import fio
+from ..measure import fio_output
 
 BY_CHOICES = ("bs",)
 BASELINE_BS = 1048576  # 1 MiB, as seed 000 chose
@@ -291,7 +291,7 @@ def design_share(layout: str, rw: str) -> float:
     """The share of devices x baseline ``layout`` can reach for ``rw`` by its design: ``WRITE_SHARE`` for writes,
     1.0 for reads and for what moves no data (metadata ops); a mixed rw (fio's 50/50) moves half its bytes each way,
     so its share is the harmonic mean of the two (a mirror: 2/3)."""
-    shares = [WRITE_SHARE.get(layout, 1.0) if way == "write" else 1.0 for way in fio.DIRECTIONS.get(rw, ("read",))]
+    shares = [WRITE_SHARE.get(layout, 1.0) if way == "write" else 1.0 for way in fio_output.DIRECTIONS.get(rw, ("read",))]
     return len(shares) / sum(1.0 / share for share in shares)
 
 

@@ -22,7 +22,7 @@ import pandas as pd
 
 from . import core, stats
 from ..errors import AnalysisError
-from ..measure.jobrun import WORKLOAD
+from ..measure.results import JOBFILE_WORKLOAD as WORKLOAD
 
 KEYS = ["layout", "devices", "group", "rw", "bs", "numjobs", "iodepth"]
 GROUP = ["layout", "devices", "group", "rw"]

@@ -7,7 +7,7 @@ percentiles, read back from the fio JSON kept beside every point, and the latenc
     table_us(points)            the table for display, in microseconds
 
 Latency in ns, IOPS per second. With ``group_reporting`` the first job entry holds the whole group; the direction
-is the one that moved more data, as ``fio.parse`` chooses.
+is the one that moved more data, as ``fio_output.parse`` chooses.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from typing import Any, Iterable
 
 import pandas as pd
 
-from ..measure import fio
+from ..measure import fio_output
 from .core import POINT
 
 KINDS = ("slat", "clat", "lat")
@@ -23,14 +23,14 @@ KINDS = ("slat", "clat", "lat")
 
 def from_fio(data: dict) -> dict:
     """The latency columns of one fio result: ``{kind}_mean_ns``, ``{kind}_stddev_ns`` and the completion
-    percentiles ``fio.CLAT_PERCENTILES`` (named as in the results table)."""
-    side = fio.main_side(data)
+    percentiles ``fio_output.CLAT_PERCENTILES`` (named as in the results table)."""
+    side = fio_output.main_side(data)
     row = {}
     for kind in KINDS:
         stats = side.get(f"{kind}_ns", {})
         row[f"{kind}_mean_ns"] = float(stats.get("mean", float("nan")))
         row[f"{kind}_stddev_ns"] = float(stats.get("stddev", float("nan")))
-    return {**row, **{name: fio.percentile(side, key) for name, key in fio.CLAT_PERCENTILES.items()}}
+    return {**row, **{name: fio_output.percentile(side, key) for name, key in fio_output.CLAT_PERCENTILES.items()}}
 
 
 def details(outputs: Iterable[tuple[Any, dict]]) -> pd.DataFrame:

@@ -19,7 +19,7 @@ fio on plain directories and on the emulated array):
   which is not timed. filecreate's files stay empty.
 * The operations are accounted in the direction of ``rw``: read by default (fio's default rw), write with
   ``rw=write``; the other direction stays 0. flashscale uses write for create and remove, read for stat
-  (``fio.METADATA_OPS``), and ``fio.parse`` adds both directions anyway.
+  (``fio_output.METADATA_OPS``), and ``fio_output.parse`` adds both directions anyway.
 * In that direction ``total_ios`` is the number of files operated on (one fake I/O of ``filesize`` per file),
   ``clat_ns`` holds one sample per operation (its N equals ``total_ios``; mean and percentiles are the latency of
   the create, stat or unlink alone), ``lat_ns`` and ``slat_ns`` are empty (N = 0), ``io_bytes`` is files x
@@ -49,7 +49,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from ..measure import fio
+from ..measure import fio_output
 from ..errors import AnalysisError, ConfigError
 
 # mdtest's words for the phases -> fio's engines, in mdtest's order.
@@ -84,7 +84,7 @@ def from_fio(data: dict) -> dict:
     return {"engine": engine, "ops": int(side["total_ios"]),
             "latency_samples": int(clat.get("N", 0)), "runtime_ms": runtime_ms, "rate": float(side["iops"]),
             "clat_mean_ns": float(clat.get("mean", math.nan)),
-            "clat_p99_ns": float(clat.get("percentile", {}).get(fio.PERCENTILES[2], math.nan)),
+            "clat_p99_ns": float(clat.get("percentile", {}).get(fio_output.PERCENTILES[2], math.nan)),
             "resolution": 1.0 / runtime_ms if runtime_ms > 0 else math.inf}
 
 

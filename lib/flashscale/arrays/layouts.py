@@ -244,8 +244,9 @@ def _subdirectories(root: Path, count: int, teardown: Teardown) -> tuple[str, ..
     return tuple(targets)
 
 
-def use_directory(directory: str | Path, teardown: Teardown, count: int = 1) -> Layout:
-    """An existing mount point: ``count`` fresh directories of ours inside ``directory``, removed at teardown.
+def use_directory(directory: str | Path, teardown: Teardown, count: int = 1, devices: int | None = None) -> Layout:
+    """An existing mount point: ``count`` fresh directories of ours inside ``directory``, removed at teardown;
+    ``devices``: how many devices sit under it (the user says; efficiency is against that many x baseline).
 
     Only what flashscale makes is ever removed: its own directories, and the files fio names after our jobs.
     """
@@ -255,7 +256,7 @@ def use_directory(directory: str | Path, teardown: Teardown, count: int = 1) -> 
     own = Path(tempfile.mkdtemp(prefix="flashscale-", dir=directory))
     teardown.record("dir", path=str(own))
     targets = _subdirectories(own, count, teardown)
-    return Layout("mounted", count, targets, "mounted", f"{count} director{'y' if count == 1 else 'ies'} "
+    return Layout("mounted", devices or count, targets, "mounted", f"{count} director{'y' if count == 1 else 'ies'} "
                   f"of ours inside the existing mount point {directory}")
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import parameters
+from ..campaigns import parameters
 from ..analysis import core as analysis, ceilings, evidence, predict, scaling, significance, stats
 from ..analysis import scored as scored_analysis
 from ..measure import results

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from .. import execute, reproduce
+from ..notebooks import execute, reproduce
 from ..publish.report import read_record
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from .. import execute
+from ..notebooks import execute
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

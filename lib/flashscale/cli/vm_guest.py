@@ -12,7 +12,7 @@ import argparse
 from dataclasses import replace
 from pathlib import Path
 
-from .. import campaign, vmlab
+from ..campaigns import campaign, vmlab
 from ..errors import FlashscaleError
 from ..arrays.testbed import TestBed
 from ..system.commands import Runner

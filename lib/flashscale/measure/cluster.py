@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from . import fio
+from . import fio, fio_output
 from ..errors import ConfigError, FioError, UnsupportedError
 from ..system.commands import Runner
 
@@ -114,12 +114,12 @@ def run(jobs: Mapping[Endpoint, fio.FioJob], outdir: Path, runner: Runner) -> di
     said = [line for line in (done.stderr + done.stdout).splitlines() if line.strip()][-2:]
     if not output.exists() or not output.read_text().strip():
         return {e.name: f"no result: {status}, no JSON ({'; '.join(said) or 'nothing said'})" for e in jobs}
-    data = fio.load_output(output.read_text(), source=str(output))
+    data = fio_output.load_output(output.read_text(), source=str(output))
     return by_host(data, list(jobs), f"{status}{': ' + '; '.join(said) if said and done.returncode else ''}")
 
 
 def by_host(data: dict, endpoints: Sequence[Endpoint], status: str = "") -> dict[str, dict | str]:
-    """Each host's entries of ``client_stats`` as a fio result ``fio.parse`` reads, or why it has none."""
+    """Each host's entries of ``client_stats`` as a fio result ``fio_output.parse`` reads, or why it has none."""
     entries = [e for e in data.get("client_stats", []) if e.get("jobname") != ALL_CLIENTS]
     out: dict[str, dict | str] = {}
     for endpoint in endpoints:
@@ -128,7 +128,7 @@ def by_host(data: dict, endpoints: Sequence[Endpoint], status: str = "") -> dict
         try:
             if not own:
                 raise FioError("fio returned no result for this host")
-            fio.validate(result, source=f"host {endpoint.name}")
+            fio_output.validate(result, source=f"host {endpoint.name}")
         except FioError as exc:
             out[endpoint.name] = f"{exc}{' (' + status + ')' if status else ''}"
             continue

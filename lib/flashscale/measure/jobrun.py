@@ -26,7 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from . import fio, precondition, results
+from . import fio, fio_output, precondition, results
 from .jobfile import JobFile
 from .sweep import positive_ints
 from ..arrays.layouts import Layout
@@ -62,7 +62,7 @@ def describe_groups(jobfile: JobFile, overrides: Mapping[str, object] | None = N
         value = lambda key, section=first: overrides.get(key) or _value(jobfile, section, key)  # noqa: E731
         described.append({
             "group": first,
-            "rw": engine if (engine := value("ioengine")) in fio.METADATA_OPS else value("rw"),
+            "rw": engine if (engine := value("ioengine")) in fio_output.METADATA_OPS else value("rw"),
             "bs": size_bytes(value("bs")),
             "numjobs": sum(int(value("numjobs", s)) for s in sections),
             "iodepth": int(value("iodepth")),
@@ -77,7 +77,7 @@ def rows(jobfile: JobFile, data: dict, overrides: Mapping[str, object] | None = 
     for group in describe_groups(jobfile, overrides):
         if group["group"] not in entries:
             raise FioError(f"fio reported no group named {group['group']!r} (it reported {sorted(entries)})")
-        numbers = fio.parse({"jobs": [entries[group["group"]]], "fio version": data.get("fio version", "")})
+        numbers = fio_output.parse({"jobs": [entries[group["group"]]], "fio version": data.get("fio version", "")})
         made.append({**group, "point": group["group"], **numbers, "job_file": str(jobfile.path),
                      "job_file_sha256": jobfile.sha256})
     return made
@@ -109,7 +109,7 @@ def run(jobfile: JobFile, targets: Sequence[str], outdir: Path, runner: Runner, 
 
 AXES = {"bs": "bs", "numjobs": "nj", "iodepth": "qd"}  # what a campaign may sweep over a job file: name in a point
 PHASE = "workload"  # the rows' phase: not a point of the sweep (``analysis.core`` never reads them)
-WORKLOAD = "jobfile"
+WORKLOAD = results.JOBFILE_WORKLOAD
 AS_WRITTEN = "as-written"  # the point of a file run with no swept axes
 # Refusals that do not depend on where the layout is (every layout's targets are directories): checked against
 # this stand-in when the workload is made, so a refused file stops the campaign before it builds anything.

@@ -20,7 +20,7 @@ from typing import Any, Iterator, Sequence
 
 import pandas as pd
 
-from . import fio, results
+from . import fio_output, results
 from ..errors import AnalysisError
 
 FIO_JSON = "fio.json"
@@ -38,10 +38,10 @@ def run_folder(directory: str | Path, row: Any, within: str | None = None) -> Pa
 
 
 def fio_outputs(directory: str | Path, rows: pd.DataFrame, within: str | None = None) -> Iterator[tuple[Any, dict]]:
-    """Per row (``itertuples``): the row and its run's fio.json, parsed by ``fio.load_output``."""
+    """Per row (``itertuples``): the row and its run's fio.json, parsed by ``fio_output.load_output``."""
     for row in rows.itertuples():
         path = run_folder(directory, row, within) / FIO_JSON
-        yield row, fio.load_output(path.read_text(), source=str(path))
+        yield row, fio_output.load_output(path.read_text(), source=str(path))
 
 
 def run_environments(directory: str | Path, rows: pd.DataFrame,

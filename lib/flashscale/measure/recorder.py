@@ -28,7 +28,7 @@ from ..errors import CommandError, ConfigError, FioError
 from ..system.commands import Runner
 from ..system import idle, monitor
 from ..system.devices import System
-from . import adaptive, fio, monitoring, precondition, results, resume
+from . import adaptive, fio, fio_output, monitoring, precondition, results, resume
 from .progress import Progress
 from .sweep import Sweep
 
@@ -227,7 +227,7 @@ class Recorder:
                 busy = monitor.busy_cores(before, system.cpu_times())
         row = {**self.header(layout, rw=job.rw, cgroup_procs=cgroup_procs, warmup=warmup, phase=phase,
                              round_number=round_number),
-               **self._axes(job), "rep": rep, **fio.parse(data), "cpu_busy_cores": busy, "cpu_latency_us": latency_us,
+               **self._axes(job), "rep": rep, **fio_output.parse(data), "cpu_busy_cores": busy, "cpu_latency_us": latency_us,
                "point": point or job.point,
                "raw_dir": str(raw_dir), "started_at": started, "adaptive": adaptive}
         return {**row, **results.evidence(row, self.truth_caps(cgroup_procs, layout))}

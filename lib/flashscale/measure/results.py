@@ -16,11 +16,12 @@ import os
 import shutil
 from datetime import datetime, timezone
 from pathlib import Path
+from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 import pandas as pd
 
-from . import fio
+from . import fio_output
 from ..errors import AnalysisError, FlashscaleError
 from ..paths import project_root
 
@@ -134,6 +135,7 @@ EXTRA_COLUMNS: dict[str, tuple[str, str]] = {
 ALL_COLUMNS = {**COLUMNS, **EXTRA_COLUMNS}
 
 PHASES = ("precondition", "measure", "workload")
+JOBFILE_WORKLOAD = "jobfile"  # the ``workload`` of a user's job file's rows (``jobrun``), read by ``analysis.jobfile``
 # What a row written before these columns existed reads as: a measured point, no known truth, not flagged.
 # (``too_short`` is derived from ``runtime_s`` when a row has it: the rule does not depend on when it was written.)
 DEFAULTS = {"status": "ok", "workload": "fio", "phase": "measure", "truth_bw_bytes": float("nan"), "above_truth": False,
@@ -152,7 +154,7 @@ def truth_tolerance(runtime_s: float) -> float:
     return max(MIN_TOLERANCE, THROTTLE_SLICE_S / runtime_s) if runtime_s > 0 else float("inf")
 
 
-# The numbers of a run (``fio.parse``'s): NaN on a failed row, whatever failed (a run, a host, a cluster's point).
+# The numbers of a run (``fio_output.parse``'s): NaN on a failed row, whatever failed (a run, a host, a cluster's point).
 NUMBERS = ("bw_bytes", "iops", "runtime_s", "clat_mean_ns", "clat_p50_ns", "clat_p99_ns", "clat_p999_ns",
            "clat_p9999_ns", "clat_stddev_ns", "lat_mean_ns", "read_bw_bytes", "write_bw_bytes", "io_bytes")
 
@@ -171,7 +173,7 @@ def evidence(row: Mapping, caps: Mapping[str, float], network_bps: float | None 
     the row's data crossed a capped network carrying ``network_bps`` bytes of data per second each way, the smaller
     of the two; a row is above it when either direction's bandwidth is above its own truth by more than
     ``truth_tolerance``. Metadata runs move no data worth a cap and have no truth."""
-    directions = fio.DIRECTIONS.get(row["rw"], ())
+    directions = fio_output.DIRECTIONS.get(row["rw"], ())
     truths = {d: min(row["devices"] * caps[d], network_bps or math.inf) for d in directions if caps.get(d, 0) > 0}
     known = bool(directions) and len(truths) == len(directions)
     limit = 1 + truth_tolerance(row["runtime_s"])
@@ -326,6 +328,22 @@ def with_numbers(frame: pd.DataFrame, source: str) -> pd.DataFrame:
                                 f"number such as 1200000000, not a unit")
         out = out.assign(**{name: numbers.astype("float64") if dtype == "float64" else numbers})
     return out
+
+
+@dataclass
+class CampaignResult:
+    """What a campaign (on devices, directories, a VM or a cluster) returns: its table, its folder, where it ran
+    (``backend``) and what its report must say (``notes``)."""
+
+    table: pd.DataFrame | None
+    directory: Path
+    backend: str
+    notes: list[str]
+
+    @property
+    def predictions(self) -> pd.DataFrame:
+        """What each layout (a cluster: each host count) was predicted to deliver before it was built."""
+        return read_predictions(self.directory)
 
 
 def append_predictions(campaign_dir: Path, prediction: pd.DataFrame) -> None:

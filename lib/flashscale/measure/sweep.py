@@ -37,7 +37,7 @@ class Sweep:
     With ``precondition`` (the default), a layout's data sweep starts by writing in full every file its points
     open (``measure.precondition``), so no read meets bytes never written; the per-point warm-up is then rarely
     needed, and off by default.
-    A metadata sweep (every rw one of ``fio.METADATA_OPS``) also has ``nrfiles``, files per job, as an axis; its
+    A metadata sweep (every rw one of ``fio_output.METADATA_OPS``) also has ``nrfiles``, files per job, as an axis; its
     ``bs`` is the size of each file. ``time_based`` and ``shared_file`` go to every job as ``fio.FioJob`` says.
 
     Steady state, two ways. ``ss`` (with ``ss_dur_s``, ``ss_ramp_s``) is fio's own: each measured run stops once

@@ -24,12 +24,12 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from .analysis import core as analysis
-from . import campaign, parameters as schema
-from .arrays import support
-from .measure import reanalysis, results
-from .system.devices import System
-from .errors import ConfigError
+from ..analysis import core as analysis
+from ..campaigns import campaign, parameters as schema
+from ..arrays import support
+from ..measure import reanalysis, results
+from ..system.devices import System
+from ..errors import ConfigError
 
 BASELINE_STAGE = "01_baseline"
 

@@ -40,7 +40,6 @@ import json
 import os
 import platform
 import signal
-import tempfile
 import threading
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -49,24 +48,24 @@ from typing import Sequence
 
 import pandas as pd
 
-from .measure import monitoring, reanalysis, results, resume
-from .arrays import fill, layouts, support
-from .system.commands import Runner
-from .system.devices import System
-from .arrays.emulated import ArraySpec, EmulatedArray, choose_backing_root, loop_support_problem
-from . import parameters, stated, testbeds, vmlab
-from .errors import ConfigError, FlashscaleError, UnsupportedError
-from .arrays.guard import Guard, confirmation
-from .arrays.layouts import Options
-from .measure.progress import Progress
-from .measure.recorder import Recorder, check_on_failure
-from .measure.sweep import Sweep
-from .system import lock, provenance
-from .system.teardown import Teardown, manifest_dir
+from ..measure import monitoring, reanalysis, results, resume
+from ..measure.results import CampaignResult
+from ..arrays import fill, layouts, support
+from ..system.commands import Runner
+from ..system.devices import System
+from ..arrays.emulated import ArraySpec, loop_support_problem
+from ..arrays.support import MOUNTED
+from . import directories, emulated, parameters, stated, testbed as testbeds, vmlab
+from ..errors import ConfigError, FlashscaleError, UnsupportedError
+from ..arrays.guard import Guard, confirmation
+from ..arrays.layouts import Options
+from ..measure.progress import Progress
+from ..measure.recorder import Recorder, check_on_failure
+from ..measure.sweep import Sweep
+from ..system import lock, provenance
 
 DEFAULT_CAMPAIGN = "quickstart"
 EMULATION_MODES = ("auto", "loop", "directory", "vm")
-MOUNTED = testbeds.MOUNTED
 
 
 class DryRun(FlashscaleError):
@@ -165,19 +164,6 @@ def _tuples(value):
 PARTS = {"array": ArraySpec, "sweep": Sweep, "options": Options, "spec": CampaignSpec}
 
 
-@dataclass
-class CampaignResult:
-    table: pd.DataFrame
-    directory: Path
-    backend: str
-    notes: list[str]
-
-    @property
-    def predictions(self) -> pd.DataFrame:
-        """What each layout after the baseline was predicted to deliver before it was built (``stated``)."""
-        return results.read_predictions(self.directory)
-
-
 def _progress_bar(total: int, desc: str, shown: bool):
     """A bar of ``total`` runs: tqdm's notebook bar where ipywidgets can draw it, else its text bar (``tqdm.auto``
     imported in a notebook without ipywidgets, an install without the ``lab`` extra, warns in the report)."""
@@ -228,15 +214,6 @@ def _check_kernel(spec: CampaignSpec, backend: str, runner: Runner) -> None:
 
 
 plan = testbeds.plan  # the dry run of a test bed campaign
-
-
-def _caps(spec: CampaignSpec, layout: str | None = None) -> dict:
-    """The emulated array's cap per rw (its "read" and "write" are also the caps of the truth check of a mixed rw);
-    a row carries it only when fio ran inside the throttled cgroup. With ``layout``: the cap per device of which
-    that layout's truth is its devices x, from the devices it uses at their own caps (``ArraySpec.layout_caps``)."""
-    read, write = spec.array.layout_caps(layout) if layout else (spec.array.read_bps, spec.array.write_bps)
-    read, write = (cap or float("nan") for cap in (read, write))  # a cap of 0 is none: no cap_bps, no truth
-    return {"read": read, "randread": read, "write": write, "randwrite": write}
 
 
 @contextmanager
@@ -302,7 +279,7 @@ def _run(spec: CampaignSpec, runner: Runner, progress: bool, workloads: Sequence
         Guard(devices, confirm, spec.wipe, System(runner=runner)).check(devices)
     system = System(runner=runner)
     if backend == "loop":
-        _check_space(spec, system)
+        emulated.check_space(spec.array, system)
     folder = results.data_root(spec.data_dir) / spec.name
     holder = None if guest else lock.stale_holder(folder / lock.LOCK_FILE, system)  # refuses while another holds it
     if holder is not None:
@@ -314,25 +291,25 @@ def _run(spec: CampaignSpec, runner: Runner, progress: bool, workloads: Sequence
                                                                  env, notes, spec.resume or spec.force_resume,
                                                                  spec.force_resume)
     with contextlib.nullcontext() if guest else lock.Lock.take(directory, system):
-        todo = [name for name in spec.layouts if backend != "directory" or name in ("single", "jbod", MOUNTED)]
+        todo = [name for name in spec.layouts if backend != "directory" or name in directories.LAYOUTS]
         skipped = [name for name in spec.layouts if name not in todo]
         if skipped:
             notes.append(f"Skipped {', '.join(skipped)}: plain directories cannot be striped into an array.")
         todo = [name for name in todo if name not in layouts_done]
         with _progress_bar(spec.sweep.runs() * len(todo), spec.name, progress) as bar:
-            recorder = Recorder(spec.name, spec.host, spec.sweep, directory, runner, run_id, _caps(spec), bar, env,
+            recorder = Recorder(spec.name, spec.host, spec.sweep, directory, runner, run_id, emulated.caps(spec.array), bar, env,
                                 workloads, on_failure=spec.on_failure, done=done,
-                                layout_caps={name: _caps(spec, name) for name in todo if name != MOUNTED},
+                                layout_caps={name: emulated.caps(spec.array, name) for name in todo if name != MOUNTED},
                                 before_build=_stating(spec, directory, testbed, system, baseline),
                                 progress=Progress(spec.sweep, len(todo), directory, bar,
                                                   workload_runs=sum(w.runs() for w in workloads)))
             try:
                 if todo and backend == "loop":
-                    _run_on_loop(spec, todo, recorder, runner)
+                    emulated.run(spec, todo, recorder, runner)
                 elif todo and backend in ("testbed", "vm"):
                     testbeds.run_on_testbed(spec, testbed, todo, recorder, runner, capped=backend == "vm")
                 elif todo:
-                    _run_on_directories(spec, todo, recorder, directory, runner)
+                    directories.run(spec, todo, recorder, directory, runner)
             finally:
                 table = results.rebuild_table(directory) if (directory / results.ROWS_FILE).exists() else None
                 monitoring.rebuild_table(directory)
@@ -356,50 +333,9 @@ def _stating(spec: CampaignSpec, directory: Path, testbed: tuple | None, system:
                           stated.said(paths, system, spec.ceilings), baseline)
 
 
-def _check_space(spec: CampaignSpec, system: System) -> None:
-    """Refuse, before anything is made, a device file bigger than the free space where it would go."""
-    root = choose_backing_root(spec.array, system)
-    free = system.free_bytes(root)
-    if free is None:
-        raise ConfigError(f"BACKING_DIR={str(root)!r} is not an existing directory")
-    if spec.array.device_size > free:
-        raise ConfigError(f"DEVICE_SIZE={spec.array.device_size} is more than the {free:,} bytes free in {root}, "
-                          "where the emulated devices' backing files go; give a smaller DEVICE_SIZE or BACKING_DIR")
-
-
 def _failures(table: pd.DataFrame | None) -> list[str]:
     """A sentence per failed run, with fio's message: the report lists them."""
     if table is None or "status" not in table.columns:
         return []
     failed = table[table["status"] == "failed"]
     return [f"Failed run: {r.layout} {r.point} rep{r.rep} ({r.raw_dir}): {r.error}" for r in failed.itertuples()]
-
-
-def _run_on_loop(spec: CampaignSpec, todo: list[str], recorder: Recorder, runner: Runner) -> None:
-    system = System(runner=runner)
-    with EmulatedArray(spec.array, runner, system) as array:
-        for name in todo:
-            recorder.building(name)
-            teardown = Teardown(manifest_dir() / f"{array.workdir.name}-{name}.json", runner, system)
-            try:
-                layout = testbeds.mounted(spec, teardown) if name == MOUNTED else layouts.build(
-                    name, array.devices, runner, teardown, confirm=[d.id for d in array.devices],
-                    claimed=[d.path for d in array.devices], options=spec.options)
-                recorder.sweep(layout, array.cgroup_procs if name != MOUNTED else [])
-            finally:
-                teardown.close()
-
-
-def _run_on_directories(spec: CampaignSpec, todo: list[str], recorder: Recorder, directory: Path,
-                         runner: Runner) -> None:
-    scratch = Path(tempfile.mkdtemp(prefix="scratch-", dir=directory))
-    teardown = Teardown(manifest_dir() / f"{directory.name}-{scratch.name}.json", runner, System(runner=runner))
-    teardown.record("dir", path=str(scratch))
-    try:
-        for name in todo:
-            recorder.building(name)
-            layout = testbeds.mounted(spec, teardown) if name == MOUNTED else layouts.build_directories(
-                name, spec.array.devices, scratch, teardown)
-            recorder.sweep(layout, [])
-    finally:
-        teardown.close()

@@ -31,20 +31,21 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from . import execute, parameters as schema
-from .analysis import compare
-from .analysis.core import BASELINE_BS
-from .analysis.significance import DEFAULT_MARGIN
-from .arrays import support
-from .arrays.emulated import loop_support_problem
-from .errors import ConfigError, FlashscaleError
-from .measure import raw, results
-from .measure.resume import differences
-from .paths import project_root
-from .publish.report import export_html, write_index
-from .system import vm
-from .system.commands import Runner
-from .system.devices import System
+from . import execute
+from ..campaigns import parameters as schema
+from ..analysis import compare
+from ..analysis.core import BASELINE_BS
+from ..analysis.significance import DEFAULT_MARGIN
+from ..arrays import support
+from ..arrays.emulated import loop_support_problem
+from ..errors import ConfigError, FlashscaleError
+from ..measure import raw, results
+from ..measure.resume import differences
+from ..paths import project_root
+from ..publish.report import export_html, write_index
+from ..system import vm
+from ..system.commands import Runner
+from ..system.devices import System
 
 COMPARISON = "reproduction"     # the comparison's report in the reproduction's folder: reproduction.ipynb, .html
 COMPARE_NOTEBOOK = "08_compare"

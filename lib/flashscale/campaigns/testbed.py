@@ -5,7 +5,6 @@
     run_on_testbed(spec, testbed, todo, recorder, runner, capped=False)
                                      each layout built through the guard, swept, torn down; ``capped`` (the VM
                                      lab's): every device capped by the guest's block throttling, truth known
-    mounted(spec, teardown)          the layout of an existing mount point
 """
 from __future__ import annotations
 
@@ -15,16 +14,15 @@ import secrets
 from dataclasses import replace
 from pathlib import Path
 
-from .arrays import layouts
-from .arrays.testbed import TestBed
-from .errors import ConfigError
-from .measure.recorder import Recorder
-from .system.commands import Runner
-from .system.devices import System
-from .system.teardown import Teardown, manifest_dir
-from .system.throttle import Throttle
-
-MOUNTED = "mounted"
+from ..arrays import layouts
+from ..arrays.support import MOUNTED
+from ..arrays.testbed import TestBed
+from ..errors import ConfigError
+from ..measure.recorder import Recorder
+from ..system.commands import Runner
+from ..system.devices import System
+from ..system.teardown import Teardown, manifest_dir
+from ..system.throttle import Throttle
 
 
 def testbed_devices(spec, runner: Runner) -> tuple[TestBed, list, tuple[str, ...] | None]:
@@ -62,11 +60,6 @@ def plan(spec, runner: Runner | None = None) -> str:
     return "\n".join([*listing, *blocks])
 
 
-def mounted(spec, teardown: Teardown) -> layouts.Layout:
-    layout = layouts.use_directory(spec.mount_dir, teardown, count=1)
-    return replace(layout, devices=spec.mount_devices)
-
-
 def run_on_testbed(spec, testbed: tuple, todo: list[str], recorder: Recorder,
                     runner: Runner, capped: bool = False) -> None:
     """Each layout on the test bed's devices; ``capped`` (the VM lab's): fio runs in a cgroup of ours that caps
@@ -97,7 +90,7 @@ def _layout_on_testbed(spec, bed: TestBed, devices: list, confirm, name: str, er
     recorder.building(name)
     try:
         if name == MOUNTED:
-            recorder.sweep(mounted(spec, teardown), [])
+            recorder.sweep(layouts.use_directory(spec.mount_dir, teardown, devices=spec.mount_devices), [])
             return
         layout = layouts.build(name, devices, runner, teardown, confirm=confirm, wipe=spec.wipe, options=spec.options,
                                claimed=erased, fill_passes=spec.precondition_passes)

@@ -21,11 +21,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-from .analysis import predict
-from .analysis.ceilings import PCIE_LANE_BW_BYTES, pcie_link_bw_bytes
-from .errors import AnalysisError, ConfigError
-from .measure import results
-from .system.devices import System
+from ..analysis import predict
+from ..analysis.ceilings import PCIE_LANE_BW_BYTES, pcie_link_bw_bytes
+from ..errors import AnalysisError, ConfigError
+from ..measure import results
+from ..system.devices import System
 
 BASELINE = "single"
 GENERATIONS = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6}  # GT/s per lane -> PCIe generation

@@ -38,21 +38,21 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Sequence
 
-import pandas as pd
 
-from .arrays.cluster import STORAGE, EmulatedCluster
-from .analysis import cluster as cluster_analysis
-from .arrays.emulated import ArraySpec
+from ..arrays.cluster import STORAGE, EmulatedCluster
+from ..analysis import cluster as cluster_analysis
+from ..arrays.emulated import ArraySpec
 from . import parameters, stated
-from .errors import AnalysisError, ConfigError, RefusedError, UnsupportedError
-from .measure import cluster as fio_cluster, fio, precondition, reanalysis, results
-from .measure.cluster import Endpoint
-from .measure.progress import Progress
-from .measure.sweep import Sweep
-from .system.commands import Runner
-from .system.devices import System
-from .system import idle, netns, provenance
-from .system.netns import SUBNET
+from ..errors import AnalysisError, ConfigError, RefusedError, UnsupportedError
+from ..measure import cluster as fio_cluster, fio_output, precondition, reanalysis, results
+from ..measure.cluster import Endpoint
+from ..measure.results import CampaignResult
+from ..measure.progress import Progress
+from ..measure.sweep import Sweep
+from ..system.commands import Runner
+from ..system.devices import System
+from ..system import idle, netns, provenance
+from ..system.netns import SUBNET
 
 ALL = cluster_analysis.ALL
 REMOTE_KEYS = ("name", "address", "port", "mount_dir", "devices", "local_dir", "link_bps")
@@ -146,19 +146,6 @@ class ClusterSpec:
 PARTS = {"array": ArraySpec, "sweep": Sweep, "spec": ClusterSpec}
 
 
-@dataclass
-class ClusterResult:
-    table: pd.DataFrame
-    directory: Path
-    backend: str
-    notes: list[str]
-
-    @property
-    def predictions(self) -> pd.DataFrame:
-        """What each layout on each host count was predicted to deliver before it was measured (``state``)."""
-        return results.read_predictions(self.directory)
-
-
 @dataclass(frozen=True)
 class Target:
     """One host as the sweep sees it: where its server is, what its jobs name, its devices, caps and link."""
@@ -173,10 +160,10 @@ class Target:
     backend: str = "loop"
 
 
-def run(spec: ClusterSpec, runner: Runner | None = None) -> ClusterResult:
+def run(spec: ClusterSpec, runner: Runner | None = None) -> CampaignResult:
     """Run the cluster campaign; every host's rows and the cluster's, failed points included with their reason."""
     if reanalysis.active():  # flashscale run --reanalyze: the stored campaign, nothing measured
-        return ClusterResult(*reanalysis.stored(results.data_root(spec.data_dir) / spec.name, asdict(spec)))
+        return CampaignResult(*reanalysis.stored(results.data_root(spec.data_dir) / spec.name, asdict(spec)))
     runner = runner or Runner()
     directory = results.fresh_directory(results.data_root(spec.data_dir) / spec.name)
     version = runner.run(["fio", "--version"]).stdout.strip()
@@ -207,7 +194,7 @@ def run(spec: ClusterSpec, runner: Runner | None = None) -> ClusterResult:
         table = results.rebuild_table(directory) if (directory / results.ROWS_FILE).exists() else None
     notes = sweep.notes + _link_note(spec, backend)
     (directory / "notes.json").write_text(json.dumps(notes, indent=1))
-    return ClusterResult(table, directory, backend, notes)
+    return CampaignResult(table, directory, backend, notes)
 
 
 def _link_note(spec: ClusterSpec, backend: str) -> list[str]:
@@ -316,13 +303,13 @@ class _Sweep:
                "devices": host.devices, "rw": job.rw, "bs": job.bs, "numjobs": job.numjobs,
                "jobs_per_host": job.numjobs, "iodepth": job.iodepth, "rep": rep, "warmup": warmup,
                "run_id": self.run_id, "point": point, "backend": host.backend,
-               "cap_bps": host.caps.get(fio.DIRECTIONS[job.rw][0], float("nan")) if host.caps else float("nan"),
+               "cap_bps": host.caps.get(fio_output.DIRECTIONS[job.rw][0], float("nan")) if host.caps else float("nan"),
                "network_bw_bytes": float("nan") if network is None else float(network),
                "raw_dir": str(raw), "started_at": started, "phase": phase}
         if isinstance(result, str):
             return {**row, **results.failed(result)}
         after = self.system.link_bytes(host.link) if host.link else None
-        row = {**row, **fio.parse(result), "status": "ok", "error": None,
+        row = {**row, **fio_output.parse(result), "status": "ok", "error": None,
                "link_bytes": after - before[host.endpoint.name] if after is not None else None}
         return {**row, **results.evidence(row, host.caps, network)}
 

@@ -20,13 +20,13 @@ from pathlib import Path
 
 import yaml
 
-from . import errors
-from .errors import FlashscaleError, UnsupportedError
-from .paths import project_root
-from .system import lock
-from .system.commands import Runner
-from .system.devices import System
-from .system.vm import IMSM_NOTE, Boot, Lab, VmError, VmSpec, prerequisites_problem
+from .. import errors
+from ..errors import FlashscaleError, UnsupportedError
+from ..paths import project_root
+from ..system import lock
+from ..system.commands import Runner
+from ..system.devices import System
+from ..system.vm import IMSM_NOTE, Boot, Lab, VmError, VmSpec, prerequisites_problem
 
 __all__ = ["VmSpec", "run_campaign", "guest_request", "answer"]
 

@@ -44,15 +44,15 @@ from typing import Iterable
 
 import yaml
 
-from . import campaign as campaigns, cluster as clusters, parameters as schema
-from .errors import ConfigError, FlashscaleError
-from .measure import progress as live, raw, reanalysis, results
-from .paths import project_root
-from .publish.report import export_html, write_index
-from .system import lock
-from .system.devices import System
+from ..campaigns import campaign as campaigns, cluster as clusters, parameters as schema
+from ..errors import ConfigError, FlashscaleError
+from ..measure import progress as live, raw, reanalysis, results
+from ..paths import project_root
+from ..publish.report import export_html, write_index
+from ..system import lock
+from ..system.devices import System
 
-log = logging.getLogger("flashscale.execute")
+log = logging.getLogger("flashscale.notebooks.execute")
 
 CAMPAIGN_KEYS = {"campaign", "description", "notebooks", "parameters", "notebook_parameters"}
 PROGRESS_FILE = "progress.json"

@@ -32,15 +32,15 @@ from typing import Annotated, Any, Callable, Iterable, Literal, Mapping, Optiona
 import yaml
 from pydantic import AfterValidator, ConfigDict, Field, ValidationError, create_model
 
-from .arrays.cluster import STORAGE as CLUSTER_STORAGE
-from .arrays.emulated import SCALED_BACKENDS, cap_scale_problem
-from .arrays.erase import METHODS as ERASE_METHODS
-from .arrays.guard import confirmation
-from .analysis.ceilings import Ceilings
-from .analysis.significance import check_margin
-from .arrays.layouts import FILE_SYSTEMS
-from .errors import ConfigError
-from .paths import project_root
+from ..arrays.cluster import STORAGE as CLUSTER_STORAGE
+from ..arrays.emulated import SCALED_BACKENDS, cap_scale_problem
+from ..arrays.erase import METHODS as ERASE_METHODS
+from ..arrays.guard import confirmation
+from ..analysis.ceilings import Ceilings
+from ..analysis.significance import check_margin
+from ..arrays.layouts import FILE_SYSTEMS
+from ..errors import ConfigError
+from ..paths import project_root
 
 # Notebook parameter -> (part of the spec, field): the one table between the two vocabularies. Every default lives
 # in its dataclass (ArraySpec, Sweep, layouts.Options, and the "spec": CampaignSpec or ClusterSpec);
