@@ -17,7 +17,8 @@ import pytest
 from flashscale import cli
 from flashscale.arrays import erase
 from flashscale.system.commands import RecordingRunner, Runner
-from flashscale.system.devices import Device, Mount, System
+from flashscale.system.devices import Device, System
+from flashscale.system.usage import Mount
 from flashscale.errors import ConfigError, RefusedError
 from flashscale.arrays.guard import Guard
 

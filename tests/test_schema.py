@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from flashscale.campaigns import campaign, cluster, parameters
+from flashscale.campaigns import campaign, cluster, parameters, rules
 from flashscale.notebooks import execute
 from flashscale.analysis import core as analysis
 from flashscale.errors import ConfigError, FlashscaleError
@@ -251,8 +251,8 @@ def test_a_rule_holds_only_a_notebook_that_declares_every_parameter_it_reads():
     campaign.CampaignSpec.from_parameters(LAYOUTS=["single"])  # no REFERENCE: a notebook without a tax
     campaign.CampaignSpec.from_parameters(BASELINE_BS=4096)    # no BS given: the sweep's default is not the notebook's
     campaign_names = parameters.model(campaign.PARTS).model_fields  # HOSTS is a cluster's: not checked as a campaign's
-    assert parameters.rule_problems({"HOSTS": [9], "REMOTE_HOSTS": [{}]}, campaign_names) == []
-    assert parameters.rule_problems({"LAYOUTS": ["md-raid0"], "DEVICES": 1, "TESTBED": "bed.yaml"}, ["LAYOUTS",
+    assert rules.rule_problems({"HOSTS": [9], "REMOTE_HOSTS": [{}]}, campaign_names) == []
+    assert rules.rule_problems({"LAYOUTS": ["md-raid0"], "DEVICES": 1, "TESTBED": "bed.yaml"}, ["LAYOUTS",
                                     "DEVICES", "TESTBED"]) == []  # a test bed's count is known when it is read
     execute.notebook_parameters(campaign_of("05_metadata", LAYOUT="lvm-striped", DEVICES=1), ROOT)  # one will do
 
@@ -272,7 +272,7 @@ def test_every_shipped_campaign_file_still_loads(path):
 def test_a_campaign_that_keeps_the_rules_loads_and_one_that_breaks_one_is_refused_by_name(layouts, devices, bs,
                                                                                           data):
     arrays = [name for name in layouts if name != "single"]
-    needs = max((parameters.MIN_DEVICES.get(name, (1,))[0] for name in layouts), default=1)
+    needs = max((rules.MIN_DEVICES.get(name, (1,))[0] for name in layouts), default=1)
     valid = bool(arrays) and devices >= max(needs, 2)
     reference = data.draw(st.sampled_from(arrays)) if arrays else "jbod"
     given = {"LAYOUTS": layouts, "DEVICES": devices, "BS": bs, "BASELINE_BS": data.draw(st.sampled_from(bs)),

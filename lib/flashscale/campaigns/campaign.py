@@ -147,7 +147,7 @@ class CampaignSpec:
         """Build a spec from a notebook's UPPER_CASE parameters (``parameters.PARAMETERS`` says which field each sets; a
         parameter not given, or given as None or empty where that means "none", takes the field's default).
         Parameters of the notebook itself (``REFERENCE``, ``PROGRESS``, ...) set no field; those the rules read
-        (``parameters.RULES``: a ``REFERENCE`` among the ``LAYOUTS``...) are checked with the others, so a notebook
+        (``rules.RULES``: a ``REFERENCE`` among the ``LAYOUTS``...) are checked with the others, so a notebook
         that passes all its UPPER_CASE globals is refused before it measures what it could not report."""
         parameters.check(p, PARTS)
         parts = parameters.split(p, PARTS)

@@ -1,0 +1,148 @@
+"""What one notebook parameter needs of another for a notebook to write its report: a ``REFERENCE`` among the
+``LAYOUTS``, a ``BASELINE_BS`` among the ``BS``, enough ``DEVICES`` for each layout... read off each notebook's
+analysis. ``parameters.check`` applies them after the types, naming every parameter involved with its value.
+
+    NOTEBOOK_PARAMETERS   a notebook's own parameters that rules read (they set no field of a spec)
+    MIN_DEVICES           the devices a layout needs, and why
+    RULES                 each rule: the parameters it reads and what it says when they disagree
+    rule_problems(given, known)   what ``given`` breaks, one sentence each
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping, Optional
+
+from ..analysis.significance import check_margin
+from ..arrays.emulated import SCALED_BACKENDS, cap_scale_problem
+from ..errors import ConfigError
+
+# A notebook's own parameters that rules read: they set no field of a spec (each notebook's cell gives its default).
+NOTEBOOK_PARAMETERS: dict[str, str] = {
+    "REFERENCE": "the layout the tax is measured against (quickstart, 03_layout_tax, 11_job_file)",
+    "BASELINE_BS": "the block size of the baseline, bytes (quickstart, 01_baseline, 02_scaling, 03_layout_tax)",
+    "TAX_MARGIN": "a tax within +/- this fraction is equivalent (quickstart, 03_layout_tax, 11_job_file)",
+    "LAYOUT": "the one layout the notebook measures (04_latency_iops, 05_metadata, 07_consistency)",
+}
+# Devices a layout needs, and why: mdadm refuses a RAID-0 (native or IMSM) of one device without --force; mkfs.btrfs
+# refuses a raid10 of one ("2 devices are required", btrfs-progs 6.2). Every other layout takes one.
+MIN_DEVICES: dict[str, tuple[int, str]] = {
+    "md-raid0": (2, "mdadm refuses a RAID-0 of one device"),
+    "md-imsm-raid0": (2, "mdadm refuses an IMSM RAID-0 of one device"),
+    "btrfs-raid10": (2, "mkfs.btrfs refuses a raid10 of one device"),
+}
+
+
+@dataclass(frozen=True)
+class Rule:
+    """What a notebook's report needs of ``names`` together: ``problem`` reads the given parameters (each of
+    ``names`` among them) and says what is wrong, naming every parameter involved with its value, or None."""
+
+    names: tuple[str, ...]
+    problem: Callable[[Mapping[str, Any]], Optional[str]]
+
+
+def _reference_measured(p: Mapping[str, Any]) -> Optional[str]:
+    if p["REFERENCE"] in p["LAYOUTS"]:
+        return None
+    return (f"REFERENCE={p['REFERENCE']!r} is not among LAYOUTS={list(p['LAYOUTS'])!r}: the tax is measured against "
+            "the reference layout; add it to LAYOUTS or pick one of them")
+
+
+def _baseline_measured(p: Mapping[str, Any]) -> Optional[str]:
+    if p["BASELINE_BS"] in p["BS"]:
+        return None
+    return (f"BASELINE_BS={p['BASELINE_BS']!r} is not among BS={list(p['BS'])!r}: the baseline is one device's best "
+            "at that block size, measured with the others; add it to BS or pick one of them")
+
+
+def _device_count(p: Mapping[str, Any]) -> tuple[str, Optional[int]]:
+    """The parameter that says how many devices a campaign has, and its value: DEVICES on the emulated array,
+    USE_DEVICES on a test bed (None without it: the test bed's own count, known only when its file is read)."""
+    name = "USE_DEVICES" if p.get("TESTBED") else "DEVICES"
+    count = p.get(name)
+    return name, count if isinstance(count, int) else None
+
+
+def _enough_devices(what: str) -> Callable[[Mapping[str, Any]], Optional[str]]:
+    """The rule that each layout of ``what`` (LAYOUTS, or a notebook's one LAYOUT) has the devices it needs."""
+    def problem(p: Mapping[str, Any]) -> Optional[str]:
+        count_name, count = _device_count(p)
+        chosen = [p[what]] if isinstance(p[what], str) else list(p[what])
+        short = [f"{name} needs at least {MIN_DEVICES[name][0]} ({MIN_DEVICES[name][1]})" for name in chosen
+                 if name in MIN_DEVICES and count is not None and count < MIN_DEVICES[name][0]]
+        if not short:
+            return None
+        instead = "choose another LAYOUT" if what == "LAYOUT" else f"leave {'it' if len(short) == 1 else 'them'} out"
+        return (f"{what}={p[what]!r} with {count_name}={count!r}: " + "; ".join(short)
+                + f"; raise {count_name} or {instead}")
+    return problem
+
+
+def _array_to_tax(p: Mapping[str, Any]) -> Optional[str]:
+    """The tax compares layouts on the same number of devices: its reference must be an array, of 2 or more."""
+    count_name, count = _device_count(p)
+    if p["REFERENCE"] == "single":
+        return (f"REFERENCE='single' is one device whatever {count_name}={count!r}: the tax compares layouts on the "
+                "same number of devices, so no array would get one; pick an array layout such as 'jbod'")
+    if count is None or count >= 2:
+        return None
+    return (f"REFERENCE={p['REFERENCE']!r} with {count_name}={count!r}: the tax compares layouts of the same "
+            f"devices, and one device makes no array; raise {count_name} to at least 2")
+
+
+def _remote_hosts_enough(p: Mapping[str, Any]) -> Optional[str]:
+    hosts, remote = list(p["HOSTS"]), p["REMOTE_HOSTS"]
+    if not remote or max(hosts) <= len(remote):
+        return None
+    return (f"HOSTS={hosts!r} asks for {max(hosts)} hosts but REMOTE_HOSTS names {len(remote)}: name more hosts "
+            "or lower HOSTS")
+
+
+def _cap_scale_per_device(p: Mapping[str, Any]) -> Optional[str]:
+    problem = cap_scale_problem(p["CAP_SCALE"], p["DEVICES"])
+    return f"CAP_SCALE={p['CAP_SCALE']!r}: {problem}" if problem else None
+
+
+def _cap_scale_backend(p: Mapping[str, Any]) -> Optional[str]:
+    """CAP_SCALE caps the emulated array's loop devices one by one: a VM's, a test bed's, a cluster's devices and
+    plain directories refuse it (``arrays.emulated.SCALED_BACKENDS``; the campaign checks the backend it chose too)."""
+    if not p["CAP_SCALE"]:
+        return None
+    backend = ("testbed" if p.get("TESTBED") else "cluster" if "HOSTS" in p
+               else p.get("EMULATION") if p.get("EMULATION") in ("vm", "directory") else "loop")
+    if backend in SCALED_BACKENDS:
+        return None
+    why = {"testbed": f"TESTBED={p.get('TESTBED')!r}", "cluster": f"HOSTS={p.get('HOSTS')!r}"}.get(
+        backend, f"EMULATION={p.get('EMULATION')!r}")
+    return (f"CAP_SCALE={list(p['CAP_SCALE'])!r} with {why}: the {backend} backend cannot cap its devices one by one "
+            "(only the emulated array's loop devices); leave CAP_SCALE empty")
+
+
+def _margin(p: Mapping[str, Any]) -> Optional[str]:
+    try:
+        check_margin(p["TAX_MARGIN"])
+    except ConfigError as exc:
+        return f"TAX_MARGIN={p['TAX_MARGIN']!r}: {exc}"
+    return None
+
+
+# Each notebook's needs, found by reading its analysis (the notebooks that declare the parameters in brackets).
+RULES: tuple[Rule, ...] = (
+    Rule(("REFERENCE", "LAYOUTS"), _reference_measured),         # quickstart, 03_layout_tax, 11: the tax
+    Rule(("REFERENCE", "DEVICES"), _array_to_tax),               # the same: its reference an array (03: 2 or more)
+    Rule(("BASELINE_BS", "BS"), _baseline_measured),             # quickstart, 01, 02, 03: the baseline
+    Rule(("LAYOUTS", "DEVICES"), _enough_devices("LAYOUTS")),    # every layout built on the campaign's devices
+    Rule(("LAYOUT", "DEVICES"), _enough_devices("LAYOUT")),      # 04, 05, 07: the one layout
+    Rule(("TAX_MARGIN",), _margin),                              # quickstart, 03, 11: the margin of equivalence
+    Rule(("HOSTS", "REMOTE_HOSTS"), _remote_hosts_enough),       # 10_cluster on real hosts
+    Rule(("CAP_SCALE", "DEVICES"), _cap_scale_per_device),       # a factor per emulated device, or none
+    Rule(("CAP_SCALE",), _cap_scale_backend),                    # the loop devices only (not vm, cluster, testbed)
+)
+
+
+def rule_problems(given: Mapping[str, Any], known: Iterable[str]) -> list[str]:
+    """What ``given`` breaks of ``RULES``, one sentence each: a rule applies when each parameter it reads is given
+    and is a notebook's own or one of ``known`` (whose types were checked)."""
+    readable = set(known) | set(NOTEBOOK_PARAMETERS)
+    return [said for rule in RULES if all(name in given and name in readable for name in rule.names)
+            for said in [rule.problem(given)] if said]
