@@ -151,7 +151,7 @@ def test_runs_too_short_and_above_the_truth_are_named_on_stderr(tmp_path, capsys
     assert status == 0
     assert "note: jbod (4 device(s)) read 1 MiB with 4 job(s) took 0.20 s: too fast to measure" in err
     assert "note: 1 run(s) came out above the emulated array's known cap: jbod (4 device(s)) read 1 MiB with " \
-           "8 job(s) rep 2: 0 MB/s against 0 MB/s (109%)" in err
+           "8 job(s) rep 2: 0.000610 MB/s against 0.000560 MB/s (109%)" in err
 
 
 def test_a_missing_baseline_leaves_efficiency_blank_with_a_note_and_tax_given(tmp_path, capsys):
@@ -272,4 +272,4 @@ def test_rates_written_as_text_of_numbers_are_the_numbers(tmp_path, capsys, dtyp
     assert status == 0, err
     got = pd.read_csv(io.StringIO(out)).set_index("layout")
     assert got.loc["jbod", "best_bw_bytes"] == 600 and got.loc["raid0", "tax"] == pytest.approx(0.1)
-    assert "jbod (4 device(s)) read 1 MiB with 8 job(s) rep 2: 0 MB/s against 0 MB/s (109%)" in err
+    assert "jbod (4 device(s)) read 1 MiB with 8 job(s) rep 2: 0.000610 MB/s against 0.000560 MB/s (109%)" in err

@@ -226,7 +226,7 @@ def test_the_precondition_says_what_it_wrote_and_how_long_it_took(table):
     done = evidence.precondition(frame).set_index("layout")
     assert done.loc["jbod", "io_bytes"] == 2 * 2**30 and done.loc["jbod", "runtime_s"] == 2.75
     assert evidence.precondition_sentences(frame) == [
-        "jbod: the precondition wrote 2,147 MB in 2 rounds in 2.8 s before the first point: every byte the points "
+        "jbod: the precondition wrote 2 GiB in 2 rounds in 2.75 s before the first point: every byte the points "
         "may read."]
     assert evidence.precondition_sentences(table) == ["No precondition ran before the points."]
 

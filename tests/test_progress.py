@@ -11,7 +11,7 @@ import yaml
 
 from flashscale.campaigns import campaign
 from flashscale.notebooks import execute
-from flashscale.measure import progress
+from flashscale.measure import progress, units
 from flashscale.measure.sweep import Sweep
 from flashscale.publish import report
 
@@ -81,7 +81,7 @@ def test_a_failed_run_and_an_unknown_runtime_say_so(tmp_path, capsys):
                               "left on device)") and out[-1].endswith("1 left, ETA 0 s")
     assert all(line.startswith(progress.MARK) for line in out)
     assert (tmp_path / progress.LOG_FILE).read_text().splitlines() == [line[len(progress.MARK):] for line in out]
-    assert progress.duration(144) == "2 min 24 s" and progress.duration(3900) == "1 h 5 min"
+    assert units.span(144) == "2 min 24 s" and units.span(3900) == "1 h 5 min"
 
 
 def test_a_campaign_on_directories_logs_each_run_as_it_starts_and_ends(tmp_path):
@@ -101,8 +101,8 @@ def test_a_campaign_on_directories_logs_each_run_as_it_starts_and_ends(tmp_path)
     table = result.table
     measured = table[table["phase"] == "measure"].sort_values("started_at")
     assert all(float(f[5].replace(",", "")) > 0 for f in finished)
-    assert sorted(round(bw / 1e6, 1) for bw in measured["bw_bytes"]) == sorted(
-        float(f[5].replace(",", "")) for f in finished if not f[3].startswith("precondition-"))
+    assert sorted(units.rate(bw) for bw in measured["bw_bytes"]) == sorted(
+        f"{f[5]} MB/s" for f in finished if not f[3].startswith("precondition-"))
     assert all(re.search(r", ETA (\d+ min )?\d+ s$", line) for line in lines
                if FINISHED.match(line) and not line.endswith(" 0 left"))  # 1 s runs: the ETA is known throughout
 

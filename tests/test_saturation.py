@@ -166,8 +166,8 @@ def test_the_quickstart_on_the_emulated_array():
 def test_the_sentences_say_the_fewest_jobs_and_what_one_job_delivers():
     said = findings.saturation_sentences(saturation(pd.read_csv(GOLDEN)))
     assert ("jbod on 4 devices, write: 95% of its best (789 MB/s) at 4 jobs, one per device; one job delivers "
-            "200 MB/s (95% interval 199-201, n = 3), 25% of it.") in said
-    assert ("btrfs-raid0 on 4 devices, read: one job is enough, 799 MB/s (95% interval 798-801, n = 3), 99% of its "
+            "200 MB/s (95% interval 199–201, n = 3), 25% of it.") in said
+    assert ("btrfs-raid0 on 4 devices, read: one job is enough, 799 MB/s (95% interval 798–801, n = 3), 99% of its "
             "best (807 MB/s).") in said
     assert any(s.startswith("btrfs-raid0 on 4 devices, write: 95% of its best (766 MB/s) at 8 jobs (the last step, "
                             "to 8 jobs, gains 25%, within the noise") for s in said)
@@ -175,7 +175,7 @@ def test_the_sentences_say_the_fewest_jobs_and_what_one_job_delivers():
     frame["bw_bytes"] *= np.tile([0.999, 1.0, 1.001], len(frame) // 3)
     assert findings.saturation_sentences(saturation(frame)) == [
         "md on 4 devices, write: 95% of its best not reached within the measured range (still rising at 8 jobs: the "
-        "last step gains 67%); one job delivers 200 MB/s (95% interval 199.5-200.5, n = 3), 20% of the best "
+        "last step gains 67%); one job delivers 200 MB/s (95% interval 199.5–200.5, n = 3), 20% of the best "
         "measured (1,000 MB/s)."]
 
 

@@ -136,7 +136,7 @@ def test_the_verdict_in_words_and_the_figure_of_the_rounds():
                           "bw_bytes": drift + [100 * MB] * 5})
     jbod, single = evidence.steady_round_sentences(frame)
     assert jbod.startswith("jbod: not steady after 7 rounds") and "before steady state" in jbod
-    assert single.startswith("single: steady at round 5") and "100.0 MB/s" in single
+    assert single.startswith("single: steady at round 5") and "100 MB/s" in single
     assert evidence.steady_round_sentences(frame.drop(columns="round")) == []
     figure = plots.steady_rounds(frame)
     assert len(figure.axes[0].lines) == 4  # per layout: the rounds and the fitted line over its window

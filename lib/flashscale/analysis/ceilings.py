@@ -33,6 +33,7 @@ import pandas as pd
 
 from .core import POINT, measured, point_means
 from ..errors import AnalysisError, ConfigError
+from ..measure.units import percent, rate
 
 PCIE_LANE_BW_BYTES: dict[int, float] = {
     1: 2.5e9 * 8 / 10 / 8,
@@ -165,7 +166,7 @@ def _read_share(row: pd.Series) -> tuple[float | None, str]:
     read, write = (float(row.get(f"{d}_bw_bytes", np.nan)) for d in ("read", "write"))
     if np.isfinite(read) and np.isfinite(write) and read >= 0 and write >= 0 and read + write > 0:
         return read / (read + write), ""
-    return None, f"read/write split not measured: fio's {FIO_READ_SHARE:.0%} reads assumed"
+    return None, f"read/write split not measured: fio's {percent(FIO_READ_SHARE, 0)} reads assumed"
 
 
 def _ceiling_row(row: pd.Series, config: Ceilings, value: str) -> dict:
@@ -242,5 +243,5 @@ def binding_sentence(row: Mapping) -> str:
     name = row.get("binding_limit")
     if not name:
         return "no ceiling applies to this rw"
-    return (f"the {name} binds: its ceiling is {row['expected_ceiling_bw_bytes'] / 1e6:.0f} MB/s, the measurement "
-            f"reached {row['fraction_of_ceiling']:.0%} of it")
+    return (f"the {name} binds: its ceiling is {rate(row['expected_ceiling_bw_bytes'])}, the measurement "
+            f"reached {percent(row['fraction_of_ceiling'], 0)} of it")

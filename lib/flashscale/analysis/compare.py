@@ -30,6 +30,7 @@ from ..measure import fio_output
 from .core import BASELINE_BS, POINT, best_points, flag, point_means, rates
 from .significance import DEFAULT_MARGIN, check_margin
 from .stats import summary_intervals
+from ..measure.units import percent, rate
 
 
 def _rates(frame: pd.DataFrame) -> pd.DataFrame:
@@ -163,7 +164,7 @@ def _agrees(row: dict, margin: float) -> tuple[float, str, str]:
     was, now = row["value_original"], row["value_reproduction"]
     points = row["number"] == "tax"
     difference = now - was if points else (now / was - 1 if was else math.inf)
-    by = f"{100 * difference:+.1f} percentage points" if points else f"{difference:+.1%}"
+    by = f"{100 * difference:+.1f} percentage points" if points else percent(difference, signed=True)
     if abs(difference) <= margin:
         return difference, REPRODUCED, REPRODUCED
     bounds = (row["lo_original"], row["hi_original"], row["lo_reproduction"], row["hi_reproduction"])
@@ -193,8 +194,8 @@ def _half_width(value: float, low: float, high: float, points: bool) -> float:
 def _said(value: float, row: dict, points: bool) -> str:
     """A bound for people: a tax or an efficiency in %, a bandwidth in MB/s."""
     if points or row["unit_original"] == "fraction":
-        return f"{100 * value:.1f}%"
-    return f"{value / 1e6:,.0f} MB/s"
+        return percent(value)
+    return rate(value)
 
 
 def verdict(agreed: pd.DataFrame) -> str:

@@ -10,20 +10,18 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .core import MB, POINT, above_truth, failed, flag, runs, truth_check
+from .core import POINT, above_truth, failed, flag, runs, truth_check
 from .metadata import ENGINES
 from ..measure.steady import steady_state
+from ..measure.units import duration, percent, rate, size
 
 PRECONDITION_PHASE = "precondition"
 WORKLOAD_PHASE = "workload"
 
 
 def bs_text(bs: int) -> str:
-    """A block size in words: 1048576 -> '1 MiB', 4096 -> '4 KiB', 512 -> '512 B'."""
-    for unit, size in (("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if bs >= size and bs % size == 0:
-            return f"{bs // size} {unit}"
-    return f"{bs} B"
+    """A block size in words: 1048576 -> '1 MiB', 4096 -> '4 KiB', 512 -> '512 B' (``measure.units.size``)."""
+    return size(bs)
 
 
 def _point_words(r) -> str:
@@ -81,8 +79,8 @@ def truth_sentences(frame: pd.DataFrame) -> list[str]:
         return [f"Every run within its known cap: all {known} run(s) with a known truth (devices x cap) came out at "
                 f"or below it, within the throttle's tolerance."] if known else []
     above = pd.concat(found, ignore_index=True)
-    named = "; ".join(f"{_point_words(r)} rep {getattr(r, 'rep', '?')}: {r.bw_bytes / MB:,.0f} MB/s against "
-                      f"{r.truth_bw_bytes / MB:,.0f} MB/s ({r.truth_ratio:.0%})" for r in above.itertuples())
+    named = "; ".join(f"{_point_words(r)} rep {getattr(r, 'rep', '?')}: {rate(r.bw_bytes)} against "
+                      f"{rate(r.truth_bw_bytes)} ({percent(r.truth_ratio, 0)})" for r in above.itertuples())
     return [f"{len(above)} run(s) came out above the emulated array's known cap: {named} — a measurement error to "
             f"investigate, not a result."]
 
@@ -96,7 +94,7 @@ def steady_round_sentences(frame: pd.DataFrame) -> list[str]:
     out = []
     for layout, group in rounds.groupby("layout", sort=True, observed=True):
         verdict = steady_state(group["bw_bytes"].to_numpy(dtype=float))
-        mean = "" if np.isnan(verdict.window_mean) else f"; the window's mean {verdict.window_mean / MB:,.1f} MB/s"
+        mean = "" if np.isnan(verdict.window_mean) else f"; the window's mean {rate(verdict.window_mean)}"
         after = ("its points were measured in steady state" if verdict.steady else
                  "its points were measured before steady state: raise PRECONDITION_ROUNDS_MAX or read them as "
                  "a fresh device's")
@@ -122,8 +120,8 @@ def precondition_sentences(frame: pd.DataFrame) -> list[str]:
     done = precondition(frame)
     if done.empty:
         return ["No precondition ran before the points."]
-    return [f"{r.layout}: the precondition wrote {r.io_bytes / MB:,.0f} MB"
-            f"{f' in {r.rounds} rounds' if r.rounds > 1 else ''} in {r.runtime_s:.1f} s before the first point: "
+    return [f"{r.layout}: the precondition wrote {size(r.io_bytes)}"
+            f"{f' in {r.rounds} rounds' if r.rounds > 1 else ''} in {duration(r.runtime_s)} before the first point: "
             f"every byte the points may read." for r in done.itertuples()]
 
 

@@ -26,12 +26,12 @@ import numpy as np
 import pandas as pd
 
 from . import core
-from .core import MB
 from ..errors import AnalysisError
 from .metadata import ENGINES
 from .shared_file import LABEL, THROTTLE_SLICE_S
 # the sentences on the runs themselves live in ``evidence``; named here too, as every sentence is a finding
 from .evidence import bs_text
+from ..measure.units import bounds, duration, percent, rate
 
 
 def _design_clause(row: pd.Series) -> str:
@@ -41,19 +41,19 @@ def _design_clause(row: pd.Series) -> str:
     if not design > 0:
         return ""
     share, own = 1.0 - design, row["layout_efficiency"]
-    said = f"; a mirror writes every block twice, so its own ideal is {share:.0%}: {own:.0%} of that ideal, "
+    said = f"; a mirror writes every block twice, so its own ideal is {percent(share, 0)}: {percent(own, 0)} of that ideal, "
     if round(own, 2) >= 1.0:
         return said + "no overhead beyond the mirror's"
-    return (said + f"so of the {1 - row['efficiency']:.0%} shortfall {design:.0%} is the mirror's design and "
-            f"{share - row['efficiency']:.0%} is overhead")
+    return (said + f"so of the {percent(1 - row['efficiency'], 0)} shortfall {percent(design, 0)} is the mirror's design and "
+            f"{percent(share - row['efficiency'], 0)} is overhead")
 
 
 def _efficiency_sentence(row: pd.Series, at_bs: str) -> str:
     devices = int(row["devices"])
     ideal = devices * row["baseline_bw_bytes"]
     return (
-        f"{row['layout']} reaches {row['efficiency']:.0%} of {devices} x the single-device baseline "
-        f"for {row['rw']}{at_bs} ({row['best_bw_bytes'] / MB:,.0f} MB/s of {ideal / MB:,.0f} MB/s)"
+        f"{row['layout']} reaches {percent(row['efficiency'], 0)} of {devices} x the single-device baseline "
+        f"for {row['rw']}{at_bs} ({rate(row['best_bw_bytes'])} of {rate(ideal)})"
         + _design_clause(row)
     )
 
@@ -72,12 +72,12 @@ def _interval(row: pd.Series, faster: bool = False) -> str:
     """The tax's interval in words (as how much faster, for a gain), its level and the repetitions behind it."""
     n, m = int(row["best_reps"]), int(row["reference_reps"])
     runs = f"n = {n}" if n == m else f"n = {n} and {m}"
-    level = f"{row['tax_confidence']:.0%} interval" if "tax_confidence" in row.index else "interval"
+    level = f"{percent(row['tax_confidence'], 0)} interval" if "tax_confidence" in row.index else "interval"
     if row["tax_lo"] == row["tax_hi"]:
         return f"the same in every run, {runs}"
     if faster:
-        return f"{level} {-row['tax_hi']:.1%} to {-row['tax_lo']:.1%} faster, {runs}"
-    return f"{level} {row['tax_lo']:+.1%} to {row['tax_hi']:+.1%}, {runs}"
+        return f"{level} {percent(-row['tax_hi'])} to {percent(-row['tax_lo'])} faster, {runs}"
+    return f"{level} {percent(row['tax_lo'], signed=True)} to {percent(row['tax_hi'], signed=True)}, {runs}"
 
 
 def _tax_sentence(row: pd.Series, at_bs: str) -> str:
@@ -88,23 +88,23 @@ def _tax_sentence(row: pd.Series, at_bs: str) -> str:
     said, other = row.get("tax_verdict"), row["reference"]
     margin = f"{100 * row['tax_margin']:g}%" if "tax_margin" in row.index else ""
     if said == "tax":
-        return (f"{row['layout']} costs a {row['tax']:.1%} tax against {other} {where} ({_interval(row)}; beyond "
+        return (f"{row['layout']} costs a {percent(row['tax'])} tax against {other} {where} ({_interval(row)}; beyond "
                 f"the {margin} margin)")
     if said == "gain":
-        return (f"{row['layout']} is {-row['tax']:.1%} faster than {other} {where} ({_interval(row, True)}; "
+        return (f"{row['layout']} is {percent(-row['tax'])} faster than {other} {where} ({_interval(row, True)}; "
                 f"beyond the {margin} margin)")
     if said == "equivalent":
-        return (f"{row['layout']} performs as {other} {where}: its tax, {row['tax']:+.1%}, is within the "
+        return (f"{row['layout']} performs as {other} {where}: its tax, {percent(row['tax'], signed=True)}, is within the "
                 f"{margin} margin ({_interval(row)})")  # the tax and its interval, signed alike, as the table
     if said == "inconclusive":
         needed = row.get("tax_reps_needed")
         decide = (f"about {int(needed)} runs a side would decide it" if pd.notna(needed)
                   else "more runs at this spread would not decide it: the estimate sits on the margin's edge")
-        return (f"{row['layout']} against {other} {where} is undecided: {row['tax']:.1%} tax, but its interval "
+        return (f"{row['layout']} against {other} {where} is undecided: {percent(row['tax'])} tax, but its interval "
                 f"reaches across the {margin} margin ({_interval(row)}); {decide}")
     if row["tax"] < 0:
-        return f"{row['layout']} is {-row['tax']:.1%} faster than {other} {where}{_untested(row)}"
-    return f"{row['layout']} costs a {row['tax']:.1%} tax against {other} {where}{_untested(row)}"
+        return f"{row['layout']} is {percent(-row['tax'])} faster than {other} {where}{_untested(row)}"
+    return f"{row['layout']} costs a {percent(row['tax'])} tax against {other} {where}{_untested(row)}"
 
 
 def conclusions(summary: pd.DataFrame) -> list[str]:
@@ -128,21 +128,21 @@ def conclusions(summary: pd.DataFrame) -> list[str]:
 
 def baseline_sentences(base: pd.DataFrame, baseline_bs: int) -> list[str]:
     """Per rw of ``core.baseline``: the baseline, and the jobs and queue depth that reached it."""
-    return [f"The baseline for {r.rw} is {r.baseline_bw_bytes / MB:,.0f} MB/s: the best single-device point at "
+    return [f"The baseline for {r.rw} is {rate(r.baseline_bw_bytes)}: the best single-device point at "
             f"{bs_text(baseline_bs)}, reached with {r.baseline_numjobs} job(s) at queue depth {r.baseline_iodepth}."
             for r in base.itertuples()]
 
 
 def efficiency_sentences(best: pd.DataFrame) -> list[str]:
     """Per row of ``core.best_by_devices``: its efficiency against devices x the baseline."""
-    return [f"{r.layout} on {r.devices} device(s) reaches {r.efficiency:.0%} of {r.devices} x the baseline for "
-            f"{r.rw} ({r.best_bw_bytes / MB:,.0f} MB/s with {r.best_numjobs} job(s))." for r in best.itertuples()]
+    return [f"{r.layout} on {r.devices} device(s) reaches {percent(r.efficiency, 0)} of {r.devices} x the baseline for "
+            f"{r.rw} ({rate(r.best_bw_bytes)} with {r.best_numjobs} job(s))." for r in best.itertuples()]
 
 
 def device_sentences(scaling_rows: pd.DataFrame) -> list[str]:
     """From ``scaling.device_scaling``: what each added device brings, as a fraction of the baseline."""
-    return [f"{r.layout} {r.rw}: each device adds {r.slope_bw_bytes_per_device / MB:,.0f} MB/s, "
-            f"{r.slope_efficiency:.0%} of the baseline, up to {r.max_devices} devices."
+    return [f"{r.layout} {r.rw}: each device adds {rate(r.slope_bw_bytes_per_device)}, "
+            f"{percent(r.slope_efficiency, 0)} of the baseline, up to {r.max_devices} devices."
             for r in scaling_rows.itertuples()]
 
 
@@ -151,8 +151,8 @@ def _knee_clause(r) -> str:
     if not r.plateau_reached:
         rise = np.isfinite(r.last_step_gain)
         return "no plateau within the measured range" + (
-            f": throughput still rises {r.last_step_gain:.0%} at the last step" if rise else "")
-    return f"95% of the plateau ({r.plateau_bw_bytes / MB:,.0f} MB/s) is reached at {r.knee_numjobs:.0f} job(s)"
+            f": throughput still rises {percent(r.last_step_gain, 0)} at the last step" if rise else "")
+    return f"95% of the plateau ({rate(r.plateau_bw_bytes)}) is reached at {r.knee_numjobs:.0f} job(s)"
 
 
 def _usl_clause(r) -> str:
@@ -186,17 +186,14 @@ def _one_job_clause(r, of: str, delivers: str = "one job delivers ") -> str:
     elif r.one_job_bw_bytes_lo == r.one_job_bw_bytes_hi:
         spread = f"the same in every run, {runs}"
     else:
-        lo, hi = r.one_job_bw_bytes_lo / MB, r.one_job_bw_bytes_hi / MB
-        digits = 0 if f"{lo:,.0f}" != f"{hi:,.0f}" else 1  # a tight interval keeps a decimal: never "200-200"
-        between = "-" if lo >= 0 else " to "  # a negative bound: "-4,074 to 7,106", never "-4,074-7,106"
-        spread = f"95% interval {lo:,.{digits}f}{between}{hi:,.{digits}f}, {runs}"
-    return f"{delivers}{r.one_job_bw_bytes / MB:,.0f} MB/s ({spread}), {r.one_job_fraction:.0%} of {of}"
+        spread = f"95% interval {bounds(r.one_job_bw_bytes_lo, r.one_job_bw_bytes_hi)}, {runs}"
+    return f"{delivers}{rate(r.one_job_bw_bytes)} ({spread}), {percent(r.one_job_fraction, 0)} of {of}"
 
 
 def _saturation_sentence(r, at_bs: str) -> str:
     """One row of ``saturation.saturation`` in words: the fewest jobs, or not reached; one job."""
     where = f"{r.layout} on {core.count_of(r.devices, 'device')}, {r.rw}{at_bs}"
-    share, best = f"{r.saturation_fraction:.0%}", f"{r.best_bw_bytes / MB:,.0f} MB/s"
+    share, best = percent(r.saturation_fraction, 0), rate(r.best_bw_bytes)
     if not r.reached:
         return f"{where}: {share} of its best {r.note}; {_one_job_clause(r, f'the best measured ({best})')}."
     why = f" ({r.note})" if r.note else ""
@@ -231,12 +228,12 @@ def winner_sentences(won: pd.DataFrame, checks: pd.DataFrame) -> list[str]:
     """The winner per rw, and how steady each layout's tax is across thread counts (``layout_tax.consistency``)."""
     out = []
     for r in won.itertuples():
-        margin = f", {r.margin:.0%} ahead of {r.runner_up}" if np.isfinite(r.margin) else ""
-        out.append(f"For {r.rw} on {r.devices} devices, {r.winner} wins with {r.best_bw_bytes / MB:,.0f} MB/s"
+        margin = f", {percent(r.margin, 0)} ahead of {r.runner_up}" if np.isfinite(r.margin) else ""
+        out.append(f"For {r.rw} on {r.devices} devices, {r.winner} wins with {rate(r.best_bw_bytes)}"
                    f"{margin}.")
     for r in checks.itertuples():
         if r.thread_counts > 1 and np.isfinite(r.tax_spread):
-            out.append(f"{r.layout} {r.rw}: tax between {r.tax_min:.1%} and {r.tax_max:.1%} over "
+            out.append(f"{r.layout} {r.rw}: tax between {percent(r.tax_min)} and {percent(r.tax_max)} over "
                        f"{r.thread_counts} thread counts ({'steady' if r.tax_spread < 0.1 else 'it moves'})"
                        f"{_tested(r)}.")
     return out
@@ -249,8 +246,8 @@ def latency_sentences(points: pd.DataFrame) -> list[str]:
         top = group.loc[group["iops"].idxmax()]
         low = group.loc[group["iodepth"].idxmin()]
         out.append(f"{rw} {bs_text(int(bs))}: {top['iops']:,.0f} IOPS at most (queue depth {int(top['iodepth'])}, "
-                   f"{top['bw_bytes'] / MB:,.0f} MB/s); p99 completion latency {top['clat_p99_ns'] / 1e3:,.0f} us "
-                   f"there against {low['clat_p99_ns'] / 1e3:,.0f} us at queue depth {int(low['iodepth'])}.")
+                   f"{rate(top['bw_bytes'])}); p99 completion latency {duration(top['clat_p99_ns'], 'ns')} "
+                   f"there against {duration(low['clat_p99_ns'], 'ns')} at queue depth {int(low['iodepth'])}.")
     return out
 
 
@@ -260,7 +257,7 @@ def _trend(group: pd.DataFrame) -> str:
         return f"{first['rate']:,.0f} {first['op']}s/s with {first['files']:,} files"
     change = last["rate"] / first["rate"] - 1
     return (f"{first['rate']:,.0f} {first['op']}s/s with {first['files']:,} files and {last['rate']:,.0f} with "
-            f"{last['files']:,} ({change:+.0%})")
+            f"{last['files']:,} ({percent(change, 0, signed=True)})")
 
 
 def _op_ratios(group: pd.DataFrame) -> list[str]:
@@ -270,7 +267,7 @@ def _op_ratios(group: pd.DataFrame) -> list[str]:
     for op in ("remove", "stat"):
         if op in most.index and "create" in most.index:
             ratio = most.loc[op, "rate"] / most.loc["create", "rate"]
-            than = f"{ratio:.1f} times as fast as" if ratio >= 1 else f"{1 - ratio:.0%} slower than"
+            than = f"{ratio:.1f} times as fast as" if ratio >= 1 else f"{percent(1 - ratio, 0)} slower than"
             out.append(f"With {int(most['files'].iloc[0]):,} files, {op}s run {than} creates "
                        f"({most.loc[op, 'rate']:,.0f} against {most.loc['create', 'rate']:,.0f} per s).")
     return out
@@ -290,7 +287,7 @@ def metadata_sentences(points: pd.DataFrame, coarse: float = 0.02) -> list[str]:
         out += _op_ratios(group)
     share = timed["rate"] / timed["latency_rate"]
     if not share.empty:
-        out.append(f"The operation itself takes {share.min():.0%} to {share.max():.0%} of the time per file "
+        out.append(f"The operation itself takes {percent(share.min(), 0)} to {percent(share.max(), 0)} of the time per file "
                    f"(rate x mean latency / jobs); the rest is fio's loop and the system around the call.")
     incomplete = points[~points["complete"]]
     out.append("Every run operated on exactly its files (fio's operation count and latency samples both equal "
@@ -310,11 +307,11 @@ def _reach_sentence(group: pd.DataFrame) -> str:
     r = group.iloc[0]
     said = f"{LABEL[r.variant]} on {r.layout} with {r.numjobs} job(s)"
     if not np.isfinite(r.ceiling_bytes):
-        runs = ", ".join(f"{g.rw} {g.bw_bytes / MB:,.0f} MB/s" for g in group.itertuples())
+        runs = ", ".join(f"{g.rw} {rate(g.bw_bytes)}" for g in group.itertuples())
         return f"{said} uses {r.targets_used} of {r.targets} target(s), with no cap: {runs}."
-    runs = ", ".join(f"{g.rw} {g.bw_bytes / MB:,.0f} MB/s ({g.fraction:.0%})" for g in group.itertuples())
+    runs = ", ".join(f"{g.rw} {rate(g.bw_bytes)} ({percent(g.fraction, 0)})" for g in group.itertuples())
     return (f"{said}: its files reach {r.reach_devices:g} of {r.devices} device(s), "
-            f"{r.ceiling_bytes / MB:,.0f} MB/s of caps; {runs}.")
+            f"{rate(r.ceiling_bytes)} of caps; {runs}.")
 
 
 def _caps_sentence(points: pd.DataFrame) -> list[str]:
@@ -335,10 +332,10 @@ def shared_file_sentences(points: pd.DataFrame, against: pd.DataFrame, same: flo
     size bytes, and whether any beat its caps."""
     out = []
     for r in against.itertuples():
-        word = (f"gets the same bandwidth within {same:.0%}" if abs(r.cost) < same else
-                f"costs {r.cost:.0%}" if r.cost > 0 else f"is {-r.cost:.0%} faster")
-        out.append(f"{r.layout} {r.rw}, {r.numjobs} job(s): N-to-1 moves {r.n_to_1_bw_bytes / MB:,.0f} MB/s and "
-                   f"N-to-N {r.n_to_n_bw_bytes / MB:,.0f} MB/s: one shared file {word}.")
+        word = (f"gets the same bandwidth within {percent(same, 0)}" if abs(r.cost) < same else
+                f"costs {percent(r.cost, 0)}" if r.cost > 0 else f"is {percent(-r.cost, 0)} faster")
+        out.append(f"{r.layout} {r.rw}, {r.numjobs} job(s): N-to-1 moves {rate(r.n_to_1_bw_bytes)} and "
+                   f"N-to-N {rate(r.n_to_n_bw_bytes)}: one shared file {word}.")
     out += [_reach_sentence(group) for _, group in points.groupby(["variant", "layout", "numjobs"], sort=False)]
     bad = points[~points["bytes_ok"]]
     out.append("Every run moved exactly numjobs x size bytes (fio's io_bytes), in both modes." if bad.empty else
@@ -350,10 +347,10 @@ def shared_file_sentences(points: pd.DataFrame, against: pd.DataFrame, same: flo
 def repetition_sentences(reps: pd.DataFrame, steady: pd.DataFrame) -> list[str]:
     """Run-to-run spread per point (``stats.repetition_stats``) and the mean spread within runs
     (``timeseries.stability``)."""
-    out = [f"{r.rw} with {r.numjobs} job(s): {r.reps} runs, mean {r.bw_bytes / MB:,.1f} MB/s, median "
-           f"{r.bw_bytes_median / MB:,.1f}, deviation {r.bw_bytes_std / MB:,.2f} MB/s (coefficient of variation "
-           f"{r.bw_bytes_cv:.1%})." for r in reps.itertuples()]
-    return out + [f"Within runs, bandwidth moves by {steady['cv'].mean():.1%} (mean coefficient of variation over "
+    out = [f"{r.rw} with {r.numjobs} job(s): {r.reps} runs, mean {rate(r.bw_bytes)}, median "
+           f"{rate(r.bw_bytes_median)}, deviation {rate(r.bw_bytes_std)} (coefficient of variation "
+           f"{percent(r.bw_bytes_cv)})." for r in reps.itertuples()]
+    return out + [f"Within runs, bandwidth moves by {percent(steady['cv'].mean())} (mean coefficient of variation over "
                   f"{len(steady)} runs)."]
 
 
@@ -367,10 +364,10 @@ def comparison_sentences(wide: pd.DataFrame) -> list[str]:
             continue
         name = " ".join(str(k) for k in (key if isinstance(key, tuple) else (key,)))
         if row.max() == row.min():
-            out.append(f"{name}: the same in every source ({row.max() / 1e6:,.0f} MB/s).")
+            out.append(f"{name}: the same in every source ({rate(row.max())}).")
             continue
-        out.append(f"{name}: {row.idxmax()} is fastest ({row.max() / 1e6:,.0f} MB/s), "
-                   f"{row.max() / row.min() - 1:.0%} above {row.idxmin()} ({row.min() / 1e6:,.0f} MB/s).")
+        out.append(f"{name}: {row.idxmax()} is fastest ({rate(row.max())}), "
+                   f"{percent(row.max() / row.min() - 1, 0)} above {row.idxmin()} ({rate(row.min())}).")
     return out
 
 
@@ -386,6 +383,6 @@ def bottleneck_sentences(verdicts: pd.DataFrame) -> list[str]:
         common = runs["verdict"].value_counts()
         top = common.index[0]
         share = f"{common.iloc[0]} of {len(runs)} runs" if len(runs) > 1 else "its run"
-        out.append(f"{layout}, {workload}: in {share}, {said[top]} (devices loaded {runs['min_load'].min():.0%} "
-                   f"to {runs['max_load'].max():.0%}, busiest CPU {runs['cpu_busiest'].median():.0%}).")
+        out.append(f"{layout}, {workload}: in {share}, {said[top]} (devices loaded {percent(runs['min_load'].min(), 0)} "
+                   f"to {percent(runs['max_load'].max(), 0)}, busiest CPU {percent(runs['cpu_busiest'].median(), 0)}).")
     return out

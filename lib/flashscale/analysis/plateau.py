@@ -21,6 +21,7 @@ import numpy as np
 
 from ..errors import AnalysisError
 from .significance import log_t_test
+from ..measure.units import percent
 
 NAN = float("nan")
 
@@ -98,7 +99,7 @@ def plateau(n, y, fraction: float = 0.95, confidence: float = 0.95) -> Plateau:
         return Plateau(True, at, level, NAN, NAN, f"one N ({levels[0]:g}): whether the curve flattens is untested")
     gain = float(means[-1] / means[-2] - 1) if means[-2] > 0 else float("inf")
     p_value = _last_step_p(reps)
-    step = f"the last step ({levels[-2]:g} -> {levels[-1]:g}) gains {gain:.1%}"
+    step = f"the last step ({levels[-2]:g} -> {levels[-1]:g}) gains {percent(gain)}"
     if not gain > 1 / fraction - 1:
         return Plateau(True, at, level, gain, p_value, "")
     if np.isnan(p_value):

@@ -54,6 +54,7 @@ from . import core, stats
 from .ceilings import FIO_READ_SHARE, MIXED, Ceilings, pcie_link_bw_bytes
 from .significance import DEFAULT_MARGIN, check_margin
 from ..errors import AnalysisError, ConfigError
+from ..measure.units import percent, rate
 
 TERMS = ("devices", "pcie", "uplink", "network", "memory", "cpu")  # ties bind in this order
 CLOSE = 0.05  # a term within this fraction above the binding one binds as well, as far as the model can tell
@@ -175,7 +176,7 @@ def figures(per_rw: Mapping[str, float], bs: int = core.BASELINE_BS, iodepth: in
     return pd.DataFrame(rows, columns=CURVE)
 
 
-def _nearest(values: Iterable[int], wanted: int) -> int:
+def nearest(values: Iterable[int], wanted: int) -> int:
     """The measured value closest to ``wanted`` on a log scale (block sizes and queue depths double)."""
     values = sorted(set(int(v) for v in values))
     return min(values, key=lambda v: (abs(np.log2(v / wanted)), v))
@@ -189,11 +190,11 @@ def _curve_at(base: pd.DataFrame, rw: str, bs: int, iodepth: int) -> tuple[dict 
     if rows.empty:
         return None, f"no single-device {rw} rows", False
     notes = []
-    near_bs = _nearest(rows["bs"], bs)
+    near_bs = nearest(rows["bs"], bs)
     if near_bs != bs:
         notes.append(f"single device measured at bs {near_bs}, not {bs}")
     rows = rows[rows["bs"] == near_bs]
-    near_qd = _nearest(rows["iodepth"], iodepth)
+    near_qd = nearest(rows["iodepth"], iodepth)
     if near_qd != iodepth:
         notes.append(f"single device measured at iodepth {near_qd}, not {iodepth}")
     rows = rows[rows["iodepth"] == near_qd].sort_values("numjobs")
@@ -320,7 +321,7 @@ def _smallest(terms: dict, lows: dict, highs: dict) -> dict:
 def limit_words(limit: str, close: str = "") -> str:
     """The binding term in words, with those within ``CLOSE`` of it: "devices", "devices (cpu within 5%)"."""
     others = [t for t in str(close if isinstance(close, str) else "").split(",") if t]
-    return f"{limit} ({' and '.join(others)} within {CLOSE:.0%})" if others else str(limit)
+    return f"{limit} ({' and '.join(others)} within {percent(CLOSE, 0)})" if others else str(limit)
 
 
 def predict_results(frame: pd.DataFrame, limits: Limits = Limits(), confidence: float = 0.95) -> pd.DataFrame:
@@ -370,11 +371,6 @@ def score(prediction: pd.DataFrame, frame: pd.DataFrame, confidence: float = 0.9
     return out
 
 
-def mb(value: float) -> str:
-    """A rate in words: GB/s from 10 GB/s up, MB/s below."""
-    return f"{value / 1e9:.3g} GB/s" if value >= 10e9 else f"{value / 1e6:,.0f} MB/s"
-
-
 def outside_sentences(scored: pd.DataFrame, drift: Mapping[str, float] | None = None) -> list[str]:
     """Each scored point whose measurement lies outside its predicted interval and beyond the margin, in words,
     with the term that bound: "btrfs-raid0 write, 4 devices, bs 1048576, 1 job, iodepth 1: measured 453 MB/s,
@@ -385,8 +381,8 @@ def outside_sentences(scored: pd.DataFrame, drift: Mapping[str, float] | None = 
     for row in scored[scored["beyond_margin"].fillna(False).astype(bool)].itertuples(index=False):
         line = (f"{row.layout} {row.rw}, {row.devices} devices, bs {row.bs}, {core.count_of(row.numjobs, 'job')}, "
                 f"iodepth {row.iodepth}: "
-                f"measured {mb(row.measured_bw_bytes)}, predicted {mb(row.predicted_bw_bytes)} "
-                f"({mb(row.predicted_lo)}–{mb(row.predicted_hi)}), {row.error:+.1%}; the "
+                f"measured {rate(row.measured_bw_bytes)}, predicted {rate(row.predicted_bw_bytes)} "
+                f"({rate(row.predicted_lo)}–{rate(row.predicted_hi)}), {percent(row.error, signed=True)}; the "
                 f"{limit_words(row.predicted_limit, getattr(row, 'predicted_close', ''))} bound")
         out.append(line + drift_words(row.error, row.rw, drift))
     return out
@@ -401,5 +397,5 @@ def drift_words(error: float, rw: str, drift: Mapping[str, float] | None, margin
     if not np.isfinite(own) or not np.isfinite(error) or abs(error) <= margin:
         return ""
     if abs(error) <= own:
-        return f"; inside this machine's {rw} drift ({own:.1%}): not told from it"
-    return f"; beyond this machine's {rw} drift ({own:.1%})"
+        return f"; inside this machine's {rw} drift ({percent(own)}): not told from it"
+    return f"; beyond this machine's {rw} drift ({percent(own)})"

@@ -48,6 +48,7 @@ from .plateau import Plateau, plateau
 from .scaling import scaling_repetitions
 from .significance import log_t_test
 from .stats import describe
+from ..measure.units import percent
 
 NAN = float("nan")
 GROUP = ["layout", "devices", "rw", "bs"]
@@ -90,14 +91,14 @@ def _one_job(points: list[tuple], reps: list[np.ndarray], confidence: float) -> 
 
 def _not_reached(flat: Plateau, top: int) -> str:
     return (f"not reached within the measured range (still rising at {top} jobs: the last step gains "
-            f"{flat.last_gain:.0%})")
+            f"{percent(flat.last_gain, 0)})")
 
 
 def _flattening(flat: Plateau, top: int) -> str:
     """Why a curve ``plateau`` calls flat may still rise: its last step untested, or within the noise."""
     if not np.isfinite(flat.last_gain):
         return "one job count measured: whether more jobs give more is untested"
-    step = f"the last step, to {top} jobs, gains {flat.last_gain:.0%}"
+    step = f"the last step, to {top} jobs, gains {percent(flat.last_gain, 0)}"
     if np.isnan(flat.p_value):
         return f"{step}, untested against the noise (one run per point)"
     return f"{step}, within the noise, p = {flat.p_value:.2g}: more jobs may give more"
@@ -123,7 +124,7 @@ def _row(group: pd.DataFrame, flat: Plateau, fraction: float, confidence: float)
     if not tested:
         notes.append("one run per point: the means decided, not tested against the noise")
     elif points[at][0] > flat.knee:
-        notes.append(f"the means reach {fraction:.0%} at {flat.knee:g} job(s); the repetitions show it only at "
+        notes.append(f"the means reach {percent(fraction, 0)} at {flat.knee:g} job(s); the repetitions show it only at "
                      f"{points[at][0]}")
     return {**row, "saturating_numjobs": float(points[at][0]), "saturating_iodepth": float(points[at][1]),
             "saturating_bw_bytes": float(means[at]), "note": "; ".join(notes)}

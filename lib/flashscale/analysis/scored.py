@@ -21,6 +21,7 @@ import pandas as pd
 from . import core, predict
 from .cluster import ALL
 from .significance import DEFAULT_MARGIN
+from ..measure.units import percent, rate
 
 COLUMNS = ["layout", "devices", "rw", "numjobs", "predicted_bw_bytes", "measured_bw_bytes", "error",
            "predicted_limit", "inside"]
@@ -92,13 +93,13 @@ def unexplained_sentences(scored: pd.DataFrame, margin: float = DEFAULT_MARGIN) 
         named = group.loc[short.index]
         where, bound = f"{layout} on {devices} devices, {rw}", _bound(named["predicted_limit"], _close(named))
         if max(abs(lo), abs(hi)) <= margin:
-            out.append(f"{where}: within {margin:.0%} of its prediction at every point: {bound} explain"
+            out.append(f"{where}: within {percent(margin, 0)} of its prediction at every point: {bound} explain"
                        f"{'s' if bound.endswith('ceiling') else ''} it, nothing is left for the layout to cost.")
         elif lo >= 0:
             out.append(f"{where}: {_span(lo, hi)} below its prediction: what {bound} allowed at these jobs and this "
                        "layout did not deliver, its cost the model of N devices does not explain.")
         else:
-            out.append(f"{where}: from {-lo:.1%} above to {hi:.1%} below its prediction"
+            out.append(f"{where}: from {percent(-lo)} above to {percent(hi)} below its prediction"
                        if hi > 0 else f"{where}: {_span(-hi, -lo)} above its prediction")
             out[-1] += f": more than {bound} should allow, which the model does not explain either."
     return out
@@ -117,7 +118,7 @@ def _bound(limits: pd.Series, close: pd.Series | None = None) -> str:
 
 
 def _span(lo: float, hi: float) -> str:
-    return f"{lo:.1%}" if round(lo, 3) == round(hi, 3) else f"{lo:.1%} to {hi:.1%}"
+    return percent(lo) if round(lo, 3) == round(hi, 3) else f"{percent(lo)} to {percent(hi)}"
 
 
 def largest_errors(scored: pd.DataFrame) -> dict[str, float]:
@@ -157,9 +158,9 @@ def at_best_sentences(scored: pd.DataFrame) -> list[str]:
     out, own = [], drift(scored)
     for r in at_best(scored).itertuples(index=False):
         hosts = f" on {core.count_of(r.hosts, 'host')}" if hasattr(r, "hosts") else ""
-        out.append(f"{r.layout} {r.rw}{hosts}: best {predict.mb(r.measured_bw_bytes)} ({r.devices} devices, bs "
+        out.append(f"{r.layout} {r.rw}{hosts}: best {rate(r.measured_bw_bytes)} ({r.devices} devices, bs "
                    f"{r.bs}, {core.count_of(r.numjobs, 'job')}, iodepth {r.iodepth}), predicted "
-                   f"{predict.mb(r.predicted_bw_bytes)}, {r.error:+.1%}; the "
+                   f"{rate(r.predicted_bw_bytes)}, {percent(r.error, signed=True)}; the "
                    f"{predict.limit_words(r.predicted_limit, r.predicted_close)} bound"
                    + predict.drift_words(r.error, r.rw, own))
     return out
@@ -202,12 +203,12 @@ def repeatability_sentences(scored: pd.DataFrame) -> list[str]:
     for layout, group in repeatability(scored).groupby("layout", sort=True):
         several = len(group[["bs", "iodepth"]].drop_duplicates()) > 1  # then each part names its point
         parts = [f"{r.rw}{f' (bs {r.bs}, iodepth {r.iodepth})' if several else ''} "
-                 f"{predict.mb(r.measured_bw_bytes)} against its {predict.mb(r.single_bw_bytes)} ({r.error:+.1%})"
+                 f"{rate(r.measured_bw_bytes)} against its {rate(r.single_bw_bytes)} ({percent(r.error, signed=True)})"
                  for r in group.itertuples()]
         largest = group["error"].abs().max()
         out.append(f"{layout} at 1 job keeps one device busy, as the single device was before it: "
                    f"{', '.join(parts)}. The same device, file system and job, minutes apart and built again: this "
-                   f"machine repeats a measurement to within {largest:.1%}, and a prediction's error or a tax smaller "
+                   f"machine repeats a measurement to within {percent(largest)}, and a prediction's error or a tax smaller "
                    "than that cannot be told from its drift.")
     return out
 
@@ -239,7 +240,7 @@ def bound_sentences(scored: pd.DataFrame) -> list[str]:
         worst = group.loc[group["error"].abs().idxmax()]
         hosts = " and ".join(filter(None, [", ".join(map(str, counts[:-1])), str(counts[-1])]))
         hosts += " host" + ("s" if counts != [1] else "")
-        out.append(f"{layout} {rw}: {bound} on {hosts}; measured within {abs(worst['error']):.1%} of the "
-                   f"prediction at every point (largest error {worst['error']:+.1%}, "
+        out.append(f"{layout} {rw}: {bound} on {hosts}; measured within {percent(abs(worst['error']))} of the "
+                   f"prediction at every point (largest error {percent(worst['error'], signed=True)}, "
                    f"{core.count_of(worst.get('hosts', 1), 'host')}, {core.count_of(worst['numjobs'], 'job')})")
     return out

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from . import core
-from .predict import Limits, _nearest, predict
+from .predict import Limits, nearest, predict
 from ..errors import AnalysisError, ConfigError
 
 MAX_DEVICES = 512
@@ -29,7 +29,7 @@ def baseline_points(base: pd.DataFrame, baseline_bs: int = core.BASELINE_BS) -> 
     """Per rw of the curve: its best point at the block size nearest ``baseline_bs`` (bs, numjobs, iodepth, bw)."""
     parts = []
     for rw, rows in base.groupby("rw", sort=True):
-        at = rows[rows["bs"] == _nearest(rows["bs"], baseline_bs)]
+        at = rows[rows["bs"] == nearest(rows["bs"], baseline_bs)]
         parts.append(core.best_points(at, ["rw"]))
     return pd.concat(parts, ignore_index=True)[["rw", "bs", "numjobs", "iodepth", "bw_bytes"]]
 

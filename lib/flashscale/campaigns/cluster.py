@@ -53,6 +53,7 @@ from ..system.commands import Runner
 from ..system.devices import System
 from ..system import idle, netns, provenance
 from ..system.netns import SUBNET
+from ..measure.units import rate
 
 ALL = cluster_analysis.ALL
 REMOTE_KEYS = ("name", "address", "port", "mount_dir", "devices", "local_dir", "link_bps")
@@ -200,8 +201,8 @@ def run(spec: ClusterSpec, runner: Runner | None = None) -> CampaignResult:
 def _link_note(spec: ClusterSpec, backend: str) -> list[str]:
     if spec.link_bps is None or backend != "loop":
         return []
-    notes = [f"Each host's link was capped at {spec.link_bps / 1e6:.0f} MB/s of frames (tc tbf), which carry "
-             f"{netns.payload_bps(spec.link_bps) / 1e6:.1f} MB/s of data at MTU {netns.MTU}."]
+    notes = [f"Each host's link was capped at {rate(spec.link_bps)} of frames (tc tbf), which carry "
+             f"{rate(netns.payload_bps(spec.link_bps))} of data at MTU {netns.MTU}."]
     if "nbd" in spec.storage:
         notes.append("Over nbd every byte crosses the host's link, so the truth per host is the smaller of its "
                      "devices x cap and that.")

@@ -26,6 +26,7 @@ from ..analysis.ceilings import PCIE_LANE_BW_BYTES, pcie_link_bw_bytes
 from ..errors import AnalysisError, ConfigError
 from ..measure import results
 from ..system.devices import System
+from ..measure.units import rate
 
 BASELINE = "single"
 GENERATIONS = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6}  # GT/s per lane -> PCIe generation
@@ -75,8 +76,8 @@ def said(paths: Sequence[str] = (), system: System | None = None, ceilings: Mapp
     stated = predict.Limits.from_ceilings(ceilings).pcie_bps
     found = pcie_bps(paths, system or System()) if paths and stated is not None else None
     if found is not None:
-        sysfs = "the same as" if round(found) == round(stated) else f"not the {found / 1e6:,.0f} MB/s of"
-        notes.append(f"PCIe from CEILINGS, {stated / 1e6:,.0f} MB/s a device, {sysfs} the link sysfs names: the "
+        sysfs = "the same as" if round(found) == round(stated) else f"not the {rate(found)} of"
+        notes.append(f"PCIe from CEILINGS, {rate(stated)} a device, {sysfs} the link sysfs names: the "
                      "ceilings win")
     datasheet = sorted(k for k in ("device_read_bw_bytes", "device_write_bw_bytes") if k in ceilings)
     if datasheet:

@@ -29,6 +29,7 @@ from ..analysis import scored as scored_analysis
 from ..measure import results
 from ..errors import AnalysisError, ConfigError, FlashscaleError
 from ..publish import tables
+from ..measure.units import percent
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -62,7 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "within it is 'equivalent', beyond it 'tax' or 'gain')")
 
 
-def _ceilings_file(path: str) -> dict:
+def ceilings_file(path: str) -> dict:
     """A --ceilings file, relative to the working directory as a command-line path is (``parameters.ceilings_file``)."""
     return parameters.ceilings_file(Path(path), path)
 
@@ -97,7 +98,7 @@ def baseline_bs(text: str) -> int | dict[str, int]:
     return per_rw(text, "--baseline-bs", "BYTES", lambda bs, rw: _count(bs, f"for {rw!r}: "))
 
 
-def _load(path: str):
+def load_table(path: str):
     """The results table; a file pandas cannot read (empty, not CSV or Parquet inside) is refused by name."""
     try:
         return results.load(path)
@@ -126,7 +127,7 @@ def _print_predicted(frame: pd.DataFrame, args: argparse.Namespace) -> int:
     if args.stated:
         scored = _stated(args.results, frame, args)
     else:
-        limits = predict.Limits.from_ceilings(_ceilings_file(args.ceilings)) if args.ceilings else predict.Limits()
+        limits = predict.Limits.from_ceilings(ceilings_file(args.ceilings)) if args.ceilings else predict.Limits()
         scored = predict.score(predict.predict_results(frame, limits, args.confidence), frame, args.confidence,
                                args.margin)
     if args.format == "csv":
@@ -140,7 +141,7 @@ def _print_predicted(frame: pd.DataFrame, args: argparse.Namespace) -> int:
                                    "in_interval"], kinds={"error": "percent"}).to_string(index=False))
     within = int((scored["in_interval"].eq(False) & scored["beyond_margin"].eq(False)).sum())
     if within:
-        print(f"{within} point(s) outside their predicted interval but within the {args.margin:.0%} margin")
+        print(f"{within} point(s) outside their predicted interval but within the {percent(args.margin, 0)} margin")
     for sentence in scored_analysis.outside_sentences(scored):
         print(f"beyond the margin: {sentence}")
     if args.stated:
@@ -152,7 +153,7 @@ def _print_predicted(frame: pd.DataFrame, args: argparse.Namespace) -> int:
 
 
 def main(args: argparse.Namespace) -> int:
-    frame = _load(args.results)
+    frame = load_table(args.results)
     if args.stated and not args.predict:
         raise ConfigError("--stated scores a campaign's stated predictions: give it with --predict")
     if args.predict:
@@ -168,7 +169,7 @@ def main(args: argparse.Namespace) -> int:
         summary = summary.merge(fits[[*keys, *scaling.FIT_COLUMNS]], on=keys, how="left", validate="one_to_one")
     if args.ceilings:
         split = ceilings.with_direction_split(summary, frame)
-        summary = ceilings.ceiling_table(split, _ceilings_file(args.ceilings)).drop(
+        summary = ceilings.ceiling_table(split, ceilings_file(args.ceilings)).drop(
             columns=[c for c in ("read_bw_bytes", "write_bw_bytes") if c not in summary.columns])
     for sentence in evidence.too_short_sentences(frame) + evidence.truth_sentences(frame):
         print(f"note: {sentence}", file=sys.stderr)

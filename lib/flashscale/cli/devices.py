@@ -9,19 +9,13 @@ from __future__ import annotations
 import argparse
 import json
 
+from ..measure.units import size
 from ..system.devices import System
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", metavar="PATH", help="only these devices (default: every block device)")
     parser.add_argument("--json", action="store_true", help="one JSON list instead of a table")
-
-
-def _size(size_bytes: int) -> str:
-    for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20)):
-        if size_bytes >= scale:
-            return f"{size_bytes / scale:.1f} {unit}"
-    return f"{size_bytes} B"
 
 
 def main(args: argparse.Namespace) -> int:
@@ -34,6 +28,6 @@ def main(args: argparse.Namespace) -> int:
         return 0
     for info in infos:
         verdict = "safe" if info.safe else "in use: " + "; ".join(info.reasons)
-        print(f"{info.path}\t{_size(info.size_bytes)}\t{info.model or '-'}\t{info.id or '(no stable identity)'}\n"
+        print(f"{info.path}\t{size(info.size_bytes)}\t{info.model or '-'}\t{info.id or '(no stable identity)'}\n"
               f"\t{verdict}")
     return 0

@@ -21,7 +21,7 @@ import pandas as pd
 from ..analysis import core, predict, sizing
 from ..errors import ConfigError
 from ..publish import tables
-from .analyze import _ceilings_file, _load, per_rw
+from .analyze import ceilings_file, load_table, per_rw
 
 PREFIXES = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12, "p": 1e15,
             "ki": 2 ** 10, "mi": 2 ** 20, "gi": 2 ** 30, "ti": 2 ** 40, "pi": 2 ** 50}
@@ -85,7 +85,7 @@ def _limits(args: argparse.Namespace) -> predict.Limits:
     counts = {name: value for name, value in (("devices_per_uplink", args.devices_per_uplink),
                                               ("hosts", args.hosts), ("cores", args.cores)) if value is not None}
     if args.ceilings:
-        return predict.Limits.from_ceilings(_ceilings_file(args.ceilings), **rates, **counts)
+        return predict.Limits.from_ceilings(ceilings_file(args.ceilings), **rates, **counts)
     return predict.Limits(**rates, **counts)
 
 
@@ -95,7 +95,7 @@ def _curve(args: argparse.Namespace) -> pd.DataFrame:
         raise ConfigError("give the device's curve: a results table or campaign folder, or --device-bps; not both")
     if args.device_bps is not None:
         return predict.figures(device_figures(args.device_bps, rws or ["read"]), bs=args.bs)
-    base = predict.curve(_load(args.results))
+    base = predict.curve(load_table(args.results))
     if rws:
         unknown = sorted(set(rws) - set(base["rw"]))
         if unknown:

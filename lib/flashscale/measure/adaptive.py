@@ -30,6 +30,7 @@ from scipy import stats as sps
 
 from ..errors import ConfigError
 from .sweep import positive_ints
+from .units import percent
 
 
 @dataclass(frozen=True)
@@ -101,18 +102,18 @@ def gain_is_real(before: Sequence[float], after: Sequence[float], tolerance: flo
     on the logs at 1 - ``confidence``; untested with fewer than two repetitions a side)? And the words why."""
     gain = float(np.mean(after) / np.mean(before) - 1)
     if gain <= tolerance:
-        return False, f"gains {gain:.1%}, not more than the tolerance {tolerance:.1%}"
+        return False, f"gains {percent(gain)}, not more than the tolerance {percent(tolerance)}"
     a, b = np.log(np.asarray(after, float)), np.log(np.asarray(before, float))
     if a.size < 2 or b.size < 2:
-        return True, f"gains {gain:.1%} (one repetition: noise untested)"
+        return True, f"gains {percent(gain)} (one repetition: noise untested)"
     wa, wb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
     if not wa + wb > 0:
-        return True, f"gains {gain:.1%} with no spread at all"
+        return True, f"gains {percent(gain)} with no spread at all"
     df = (wa + wb) ** 2 / (wa ** 2 / (a.size - 1) + wb ** 2 / (b.size - 1))  # Welch-Satterthwaite
     p = float(sps.t.sf((a.mean() - b.mean()) / np.sqrt(wa + wb), df))
     if p >= 1 - confidence:
-        return False, f"gains {gain:.1%}, within the noise (p = {p:.2g})"
-    return True, f"gains {gain:.1%}, more than the noise (p = {p:.2g})"
+        return False, f"gains {percent(gain)}, within the noise (p = {p:.2g})"
+    return True, f"gains {percent(gain)}, more than the noise (p = {p:.2g})"
 
 
 def _measured(measure: Callable[[int], Sequence[float]], value: int, phase: str, reason: str) -> Step:
@@ -182,10 +183,10 @@ def explore(grid: Iterable[int], measure: Callable[[int], Sequence[float]], frac
         if gap is None:
             break
         steps.append(_measured(measure, _between(grid, *gap), "peak",
-                               f"between {gap[0]} and {gap[1]}, within {fraction:.0%} of each other: the peak may lie between"))
+                               f"between {gap[0]} and {gap[1]}, within {percent(fraction, 0)} of each other: the peak may lie between"))
     while (gap := _knee_gap(grid, steps, fraction)) is not None:
         steps.append(_measured(measure, _between(grid, *gap), "knee",
-                               f"between {gap[0]} (below {fraction:.0%} of the peak) and {gap[1]} (above): bisecting to place the knee"))
+                               f"between {gap[0]} (below {percent(fraction, 0)} of the peak) and {gap[1]} (above): bisecting to place the knee"))
     return Exploration(grid, tuple(steps), stopped, _skipped(grid, steps, stopped), fraction)
 
 

@@ -32,6 +32,7 @@ from .sweep import positive_ints
 from ..arrays.layouts import Layout
 from ..errors import ConfigError, FioError
 from ..system.commands import Runner
+from .units import rate
 
 SIZE = re.compile(r"^\s*(\d+)\s*([kmgtp]?)(i?b)?\s*$", re.IGNORECASE)
 POWERS = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
@@ -168,7 +169,7 @@ class Workload:
                     how = {"point": f"{point_name(overrides)}-{row['group']}", "rep": rep, "raw_dir": str(raw_dir),
                            "started_at": started}
                     recorder.keep(layout, layout_row(recorder, layout, {**row, **how}, cgroup_procs), cgroup_procs)
-                recorder.progress.ended(PHASE, ", ".join(f"{r['group']} {r['bw_bytes'] / 1e6:,.1f} MB/s"
+                recorder.progress.ended(PHASE, ", ".join(f"{r['group']} {rate(r['bw_bytes'])}"
                                                           for r in rows))
 
 

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from .precondition import PHASE as PRECONDITION
 from .sweep import Sweep
+from .units import rate, span
 
 LOG_FILE = "progress.log"
 ENVIRONMENT = "FLASHSCALE_PROGRESS"  # "lines": each line also to stdout, prefixed with MARK
@@ -45,16 +46,6 @@ def planned(sweep: Sweep, repeat: int = 1, workload_runs: int = 0) -> dict[str, 
     cluster runs every point once per host count), and its workloads' runs."""
     pre = 0 if not sweep.precondition or sweep.nrfiles else sweep.rounds_max if sweep.steady_rounds else 1
     return {PRECONDITION: pre, MEASURE: sweep.runs() * repeat, WORKLOAD: workload_runs}
-
-
-def duration(seconds: float) -> str:
-    """``2 min 24 s``, ``1 h 5 min``, ``12 s``."""
-    seconds = round(seconds)
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours:
-        return f"{hours} h {minutes} min"
-    return f"{minutes} min {secs} s" if minutes else f"{secs} s"
 
 
 class Progress:
@@ -95,7 +86,7 @@ class Progress:
     def finished(self, row: dict) -> None:
         """The fio run begun last has ended with ``row`` (its bandwidth, or its status failed and error)."""
         if row.get("status", "ok") == "ok":
-            what = f"{float(row.get('bw_bytes', math.nan)) / 1e6:,.1f} MB/s"
+            what = rate(float(row.get('bw_bytes', math.nan)))
         else:
             what = f"failed ({' '.join(str(row.get('error', '')).split())[:80]})"
         self.ended(PRECONDITION if row.get("phase") == PRECONDITION else MEASURE, what,
@@ -158,7 +149,7 @@ class Progress:
         eta = self.eta()
         left = sum(self.left.values())
         untimed = f" and {self.left[WORKLOAD]} workload run(s) not yet timed" if self._untimed() else ""
-        return f"{left} left" + ("" if not left else f", ETA {duration(eta)}{untimed}" if eta is not None
+        return f"{left} left" + ("" if not left else f", ETA {span(eta)}{untimed}" if eta is not None
                                  else ", ETA unknown")
 
     def _say(self, line: str) -> None:

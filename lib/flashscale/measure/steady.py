@@ -17,6 +17,7 @@ import numpy as np
 from scipy import stats as sps
 
 from ..errors import AnalysisError
+from .units import percent
 
 NAN = float("nan")
 
@@ -60,9 +61,9 @@ def steady_state(values, window: int = 5, range_limit: float = 0.20, slope_limit
         mean, spread, excursion = _window(values[end - window:end])
         if spread <= range_limit and excursion <= slope_limit:
             return SteadyState(True, end, mean, spread, excursion,
-                               f"steady at round {end}: rounds {end - window + 1}-{end} range over {spread:.1%} "
-                               f"of their mean (limit {range_limit:.0%}) and drift by {excursion:.1%} "
-                               f"(limit {slope_limit:.0%})")
+                               f"steady at round {end}: rounds {end - window + 1}-{end} range over {percent(spread)} "
+                               f"of their mean (limit {percent(range_limit, 0)}) and drift by {percent(excursion)} "
+                               f"(limit {percent(slope_limit, 0)})")
     return SteadyState(False, 0, mean, spread, excursion,
-                       f"not steady after {values.size} rounds: the last {window} range over {spread:.1%} of their "
-                       f"mean (limit {range_limit:.0%}) and drift by {excursion:.1%} (limit {slope_limit:.0%})")
+                       f"not steady after {values.size} rounds: the last {window} range over {percent(spread)} of their "
+                       f"mean (limit {percent(range_limit, 0)}) and drift by {percent(excursion)} (limit {percent(slope_limit, 0)})")

@@ -28,9 +28,9 @@ import pandas as pd
 
 from ..analysis import ceilings, core, evidence
 from ..analysis import scored as scored_analysis
-from ..analysis.core import MB
 from ..analysis.metadata import ENGINES
 from ..analysis.cluster import ALL
+from ..measure.units import percent, rate
 
 
 def plain(value):
@@ -125,7 +125,7 @@ def baseline(result, table: pd.DataFrame, base: pd.DataFrame, by_bs: pd.DataFram
             "baseline_bw_bytes": dict(zip(base["rw"], base["baseline_bw_bytes"])),
             "best_bw_bytes": {f"{r.rw}/{r.bs}": r.bw_bytes for r in by_bs.itertuples()},
             "best_iops": {f"{r.rw}/{r.bs}": r.iops for r in by_bs.itertuples()},
-            "headline": {f"baseline {r.rw}": f"{r.baseline_bw_bytes / MB:,.0f} MB/s" for r in base.itertuples()}}
+            "headline": {f"baseline {r.rw}": rate(r.baseline_bw_bytes) for r in base.itertuples()}}
 
 
 def scaling(result, source: str, base: pd.DataFrame, best: pd.DataFrame, by_devices: pd.DataFrame,
@@ -137,7 +137,7 @@ def scaling(result, source: str, base: pd.DataFrame, best: pd.DataFrame, by_devi
             "efficiency": {f"jbod/{r.devices}/{r.rw}": r.efficiency for r in best.itertuples()},
             "slope_efficiency": dict(zip(by_devices["rw"], by_devices["slope_efficiency"])),
             "knee_numjobs": {f"jbod/{r.devices}/{r.rw}": r.knee_numjobs for r in fits.itertuples()},
-            "headline": {f"efficiency {r.rw} on {r.devices}": f"{r.efficiency:.0%}" for r in best.itertuples()}}
+            "headline": {f"efficiency {r.rw} on {r.devices}": percent(r.efficiency, 0) for r in best.itertuples()}}
 
 
 def layout_tax(result, source: str, support: pd.DataFrame, summary: pd.DataFrame, won: pd.DataFrame,
@@ -149,7 +149,7 @@ def layout_tax(result, source: str, support: pd.DataFrame, summary: pd.DataFrame
                                                    "tax": r.tax, **_evidence(r)} for r in summary.itertuples()}
     return {**_stage(result), "baseline_source": source, "unsupported": _unsupported(support), "layouts": layouts,
             "winners": dict(zip(won["rw"], won["winner"])), **_predicted(scored),
-            "headline": {f"winner {r.rw}": f"{r.winner} ({r.best_bw_bytes / MB:,.0f} MB/s)" for r in won.itertuples()}}
+            "headline": {f"winner {r.rw}": f"{r.winner} ({rate(r.best_bw_bytes)})" for r in won.itertuples()}}
 
 
 def latency(result, points: pd.DataFrame) -> dict:
@@ -199,7 +199,7 @@ def shared_file(result, rows: pd.DataFrame, file_size: int, support: pd.DataFram
         numbers[column] = {mode: {_point_key(r): plain(getattr(r, column)) for r in group.itertuples()}
                            for mode, group in points.groupby("variant", sort=True)}
     numbers["ratio"] = {_point_key(r): plain(r.ratio) for r in against.itertuples()}
-    headline = {f"N-to-1 {r.layout} {r.rw}": f"{r.n_to_1_bw_bytes / MB:,.0f} MB/s ({r.ratio:.0%} of N-to-N)"
+    headline = {f"N-to-1 {r.layout} {r.rw}": f"{rate(r.n_to_1_bw_bytes)} ({percent(r.ratio, 0)} of N-to-N)"
                 for r in against.itertuples()}
     return {**_stage(result), "runs": len(rows), "file_size": file_size, "unsupported": _unsupported(support),
             **numbers, "headline": headline}
@@ -213,8 +213,8 @@ def consistency(result, nodes: list[int], reps: pd.DataFrame, steady: pd.DataFra
                    for r in reps.itertuples()}
     return {**_stage(result), "numa_nodes": nodes, "repetitions": repetitions,
             "within_run_cv": float(steady["cv"].mean()), "intervals": int(steady["intervals"].sum()),
-            "headline": {"run-to-run CV": f"{reps['bw_bytes_cv'].max():.1%}",
-                         "within-run CV": f"{steady['cv'].mean():.1%}"}}
+            "headline": {"run-to-run CV": percent(reps['bw_bytes_cv'].max()),
+                         "within-run CV": percent(steady['cv'].mean())}}
 
 
 def comparison(where: pd.DataFrame, absent: list[str], frame: pd.DataFrame, wide: pd.DataFrame) -> dict:
@@ -223,7 +223,7 @@ def comparison(where: pd.DataFrame, absent: list[str], frame: pd.DataFrame, wide
     spread = {" ".join(map(str, k)): float(r.dropna().max() / r.dropna().min())
               for k, r in wide.iterrows() if r.notna().sum() > 1}
     return {"sources": list(where["source"]), "absent": absent, "rows": len(frame), "spread": spread,
-            "headline": {"sources": str(len(where)), "largest spread": f"{max(spread.values(), default=1) - 1:.0%}"}}
+            "headline": {"sources": str(len(where)), "largest spread": percent(max(spread.values(), default=1) - 1, 0)}}
 
 
 def reference_studies(claims: pd.DataFrame, ceil003: pd.DataFrame) -> dict:
@@ -245,7 +245,7 @@ def applications(apps: pd.DataFrame, verdicts: pd.DataFrame) -> dict:
     copy, tps = best("transfer", "copy_bw"), best("pgbench", "tps")
     said = {f"{layout}/{workload}": str(group["verdict"].iloc[0])
             for (layout, workload), group in verdicts.groupby(["layout", "workload"])}
-    headline = {f"copy {k}": f"{v / MB:,.0f} MB/s" for k, v in copy.items() if v is not None}
+    headline = {f"copy {k}": rate(v) for k, v in copy.items() if v is not None}
     headline.update({f"pgbench {k}": f"{v:,.0f} tps" for k, v in tps.items() if v is not None})
     return {"application_rows": int(len(apps)), "workloads": sorted(apps["workload"].unique()),
             "layouts": sorted(apps["layout"].unique()), "copy_bw_bytes": copy, "tps": tps, "verdicts": said,
@@ -265,7 +265,7 @@ def cluster(table: pd.DataFrame, efficiency: pd.DataFrame, limits: pd.DataFrame,
     binds = {f"{r.layout}/{r.rw}/{r.hosts}": str(r.binding_limit) for r in limits.itertuples() if r.host == ALL}
     taxes = {} if tax is None else {f"{r.layout}/{r.rw}/{r.hosts}": plain(r.tax) for r in tax.itertuples()}
     failed = table[table["status"] == "failed"]
-    headline = {f"{key} host(s)": f"{v['best_bw_bytes'] / MB:,.0f} MB/s, efficiency {v['efficiency']:.0%}"
+    headline = {f"{key} host(s)": f"{rate(v['best_bw_bytes'])}, efficiency {percent(v['efficiency'], 0)}"
                 for key, v in eff.items() if v["best_bw_bytes"] is not None and v["efficiency"] is not None}
     return {"cluster": eff, "binding_limit": binds, "tax": taxes, "failed_rows": int(len(failed)),
             "failed_hosts": sorted(failed["host"].astype(str).unique()), "headline": headline, **_predicted(scored)}
@@ -277,6 +277,6 @@ def job_file(summary: pd.DataFrame) -> dict:
                                                      "efficiency": plain(r.efficiency), "tax": plain(r.tax),
                                                      "tax_verdict": str(r.tax_verdict)}
               for r in summary.itertuples()}
-    headline = {f"{r.layout} {r.group}": f"{r.best_bw_bytes / MB:,.0f} MB/s" for r in summary.itertuples()
+    headline = {f"{r.layout} {r.group}": rate(r.best_bw_bytes) for r in summary.itertuples()
                 if r.layout != "single"}
     return {"groups": groups, "headline": headline}

@@ -17,6 +17,7 @@ from ..errors import ConfigError
 from ..measure import raw
 from ..measure.progress import MARK
 from ..system.provenance import commit_words, differences, lock_words, software
+from ..measure.units import rate
 
 
 # nbconvert's lab template writes no alt on images (its classic one does); this one adds the output's
@@ -108,7 +109,7 @@ def headline(numbers: dict) -> dict[str, str]:
     if isinstance(numbers.get("headline"), dict):
         return {str(k): str(v) for k, v in numbers["headline"].items()}
     base = numbers.get("baseline_bw_bytes") or {}
-    return {f"baseline {rw}": f"{bw / 1e6:,.0f} MB/s" for rw, bw in base.items()}
+    return {f"baseline {rw}": rate(bw) for rw, bw in base.items()}
 
 
 def _when(run_id: str) -> str:
@@ -126,7 +127,7 @@ def _on_what(run: dict) -> str:
         return f"{devices} real device(s) of the test bed {run.get('testbed')}, no caps"
     if run.get("backend") == "directory":
         return "plain directories on the local disk (no devices, no caps)"
-    caps = ", ".join(f"{run[key] / 1e6:,.0f} MB/s {rw}" for key, rw in (("read_bps", "read"), ("write_bps", "write"))
+    caps = ", ".join(f"{rate(run[key])} {rw}" for key, rw in (("read_bps", "read"), ("write_bps", "write"))
                      if run.get(key))
     scaled = [f"device {index} at {factor * 100:g}%" for index, factor in enumerate(run.get("cap_scale") or [], 1)
               if factor != 1]

@@ -13,17 +13,17 @@ into a table a storage engineer reads at a glance:
 A column's kind comes from its name (``kind_of``: ``*_bw_bytes`` is a bandwidth, ``bs`` a size, ``tax`` a
 fraction shown in %, ...); ``kinds`` names it where the name does not say; ``values`` for every column of a pivot
 or a group that is not one of its keys (each under its own name; in a plain table, each the name does not place);
-``row_kind`` a column that names each row's quantity. ``cell`` formats one number, for a sentence that must read
-as the table does.
+``row_kind`` a column that names each row's quantity. Each cell is formatted by ``measure.units``, the one
+formatter of numbers, so a sentence reads as the table does.
 """
 from __future__ import annotations
 
-import math
 from typing import Iterable, Mapping
 
 import pandas as pd
 
-KINDS = ("bandwidth", "size", "percent", "ns", "us", "ms", "s", "count", "iops", "rate", "ratio", "number", "text")
+from ..measure.units import DASH, KINDS, bandwidth_scale as _bandwidth_scale, cell, missing as _missing
+
 
 # Column name -> header, where the name is not already the word (a unit suffix is dropped by ``header``).
 HEADERS = {
@@ -55,8 +55,6 @@ COUNTS = {"devices", "numjobs", "iodepth", "hosts", "files", "round", "reps", "n
           "numa_node", "saturating_numjobs", "saturating_iodepth", "baseline_numjobs", "baseline_iodepth"}
 SIZES = {"bs", "best_bs", "baseline_bs", "size", "file_size"}
 STATISTICS = ("_lo", "_hi", "_min", "_max", "_mean", "_median", "_std", "_spread")
-DASH = "–"  # an en dash between the bounds of an interval
-MISSING = "—"
 
 
 def kind_of(name: str) -> str:
@@ -96,85 +94,6 @@ def header(name) -> str:
         if name.endswith(suffix) and len(name) > len(suffix):
             return name[: -len(suffix)].replace("_", " ") + (" bandwidth" if SUFFIXES[suffix] == "bandwidth" else "")
     return name.replace("_", " ")
-
-
-def _missing(value) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA or value is pd.NaT
-
-
-def _decimals(value: float, digits: int = 3) -> int:
-    """Decimals that give ``value`` about ``digits`` significant digits (none for 10**digits and more)."""
-    if value == 0 or not math.isfinite(value):
-        return 0
-    return max(0, digits - 1 - math.floor(math.log10(abs(value))))
-
-
-def _fixed(value: float, decimals: int) -> str:
-    text = f"{value:,.{decimals}f}"
-    return "0" if text.strip("-0.,") == "" and decimals == 0 else text
-
-
-def number(value: float, digits: int = 3) -> str:
-    """``value`` with about ``digits`` significant digits, thousands separated, never in e-notation."""
-    value = float(value)
-    if not math.isfinite(value):
-        return MISSING if math.isnan(value) else ("∞" if value > 0 else "-∞")
-    if value != 0 and abs(value) < 10 ** -(digits + 2):
-        return f"<{10 ** -(digits + 2):.{digits + 2}f}" if value > 0 else f">-{10 ** -(digits + 2):.{digits + 2}f}"
-    if value == round(value) and abs(value) < 1e15:
-        return f"{value:,.0f}"
-    return _fixed(value, _decimals(value, digits))
-
-
-def _size(value: float) -> str:
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if abs(value) >= scale:
-            exact = value % scale == 0
-            return f"{value / scale:,.0f} {unit}" if exact else f"{number(value / scale)} {unit}"
-    return f"{number(value)} B"
-
-
-def _time(value: float, unit: str) -> str:
-    seconds = value * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[unit]
-    for name, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
-        if abs(seconds) >= scale:
-            return f"{number(seconds / scale)} {name}"
-    return f"{number(seconds / 1e-9)} ns"
-
-
-def _bandwidth_scale(values: Iterable[float]) -> tuple[str, float]:
-    finite = [abs(v) for v in values if isinstance(v, (int, float)) and not _missing(v) and math.isfinite(v)]
-    return ("GB/s", 1e9) if finite and max(finite) >= 1e10 else ("MB/s", 1e6)
-
-
-def cell(value, kind: str, scale: tuple[str, float] = ("MB/s", 1e6)) -> str:
-    """One value of ``kind`` as ``show`` writes it (a bandwidth in ``scale``'s unit)."""
-    if _missing(value):
-        return MISSING
-    if isinstance(value, (bool,)) or (kind != "text" and hasattr(value, "dtype") and value.dtype == bool):
-        return "yes" if value else "no"
-    if kind == "text" or isinstance(value, str) or not isinstance(value, (int, float)) and not hasattr(value, "real"):
-        return str(value)
-    value = float(value)
-    if not math.isfinite(value):
-        return number(value)
-    if kind == "bandwidth":
-        return f"{number(value / scale[1])} {scale[0]}"
-    if kind == "size":
-        return _size(value)
-    if kind == "percent":
-        return "0%" if value == 0 else f"{100 * value:,.1f}%"
-    if kind in ("ns", "us", "ms", "s"):
-        return _time(value, kind)
-    if kind == "count":
-        return f"{value:,.0f}" if value == round(value) else number(value)
-    if kind == "iops":
-        return f"{value:,.0f}" if abs(value) >= 100 else number(value)
-    if kind == "rate":
-        return f"{number(value)}/s"
-    if kind == "ratio":
-        return number(value)
-    return number(value)
 
 
 def _bare(text: str, unit: str) -> str:

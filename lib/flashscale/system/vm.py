@@ -206,7 +206,7 @@ class Lab(Built):
                 f"cache=writeback,discard=unmap -device nvme,serial={self.serials[i]},drive=fsnvme{i}"
                 for i in order]
 
-    def _argv(self, command: Sequence[str], rwdirs: Sequence[Path], cwd: Path, kvm: bool,
+    def argv(self, command: Sequence[str], rwdirs: Sequence[Path], cwd: Path, kvm: bool,
               order: Sequence[int] | None, output: Path | None = None) -> list[str]:
         """vng's argv; the command's output goes to ``output`` (a file the guest may write), after ``BOOT_MARK``.
         (QEMU reopens the host's stdout for the guest's, where the console goes too: one would overwrite the
@@ -237,7 +237,7 @@ class Lab(Built):
             self.teardown.record("file", path=str(path))
             path.write_bytes(b"")
         script.write_text(f"#!/bin/sh\nexec {shlex.join(command)}\n")  # the kernel's command line holds 2 KiB
-        argv = self._argv(["sh", str(script)], [Path(d) for d in rwdirs], cwd or Path.cwd(),
+        argv = self.argv(["sh", str(script)], [Path(d) for d in rwdirs], cwd or Path.cwd(),
                           self.accelerator == "kvm", order, output)
         started = time.monotonic()
         process = processes.start(argv, self.teardown, console)
@@ -323,7 +323,7 @@ def probe_accelerator(lab: Lab) -> tuple[str, str]:
         return "tcg", "The VM ran under TCG (software emulation): this machine has no /dev/kvm."
     log_file = lab.workdir / "flashscale-kvm-probe.log"
     lab.teardown.record("file", path=str(log_file))
-    argv = lab._argv(["true"], [], Path("/"), True, None)
+    argv = lab.argv(["true"], [], Path("/"), True, None)
     process = processes.start(argv, lab.teardown, log_file)
     returncode, _ = _wait(process, PROBE_S)
     if returncode == 0:

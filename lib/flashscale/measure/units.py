@@ -1,0 +1,161 @@
+"""The one formatter of numbers for people: every number a report, a sentence, a progress line or a command-line
+table shows goes through here; the results keep bytes/s, bytes, nanoseconds and fractions (units in the column names).
+
+- bandwidth in MB/s (GB/s from 10 GB/s on), sizes in KiB/MiB/GiB, times in ns/µs/ms/s, fractions in %, counts with
+  thousands separators, about three significant digits and never an e-notation;
+- a missing number is an em dash, an infinite one ∞.
+
+    number(value)          about three significant digits: "802", "12.3", "0.0451", "1,234"
+    rate(bytes_per_s)      "802 MB/s", "12.5 GB/s"
+    size(bytes)            "1 MiB", "4 KiB", "1.5 GiB"
+    bounds(lo, hi)         an interval's bounds in MB/s with the digits that tell them apart: "798–806", "200.1–200.4"
+    duration(value, unit)  a time given in ns, us, ms or s, in the unit that reads best: "94.1 µs", "2.50 s"
+    percent(fraction)      "4.2%"; ``signed=True`` gives "+4.2%" / "-4.2%"
+    span(seconds)          a wall-clock span: "2 min 24 s", "1 h 5 min", "12 s"
+    cell(value, kind)      one value of a kind (``KINDS``) as a table shows it; ``publish.tables`` formats whole
+                           tables with it
+
+It lives in ``measure`` (the results' own layer) so that measurement's progress lines, analysis's sentences, the
+reports and the command line all use it; it is pure.
+"""
+from __future__ import annotations
+
+import math
+from typing import Iterable
+
+import pandas as pd
+
+KINDS = ("bandwidth", "size", "percent", "ns", "us", "ms", "s", "count", "iops", "rate", "ratio", "number", "text")
+DASH = "–"  # an en dash between the bounds of an interval
+MISSING = "—"
+MB_S = ("MB/s", 1e6)
+GB_S = ("GB/s", 1e9)
+
+
+def missing(value) -> bool:
+    """Whether ``value`` is no number at all: None, NaN, pandas' NA or NaT."""
+    return value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA or value is pd.NaT
+
+
+def _decimals(value: float, digits: int = 3) -> int:
+    """Decimals that give ``value`` about ``digits`` significant digits (none for 10**digits and more)."""
+    if value == 0 or not math.isfinite(value):
+        return 0
+    return max(0, digits - 1 - math.floor(math.log10(abs(value))))
+
+
+def _fixed(value: float, decimals: int) -> str:
+    text = f"{value:,.{decimals}f}"
+    return "0" if text.strip("-0.,") == "" and decimals == 0 else text
+
+
+def number(value: float, digits: int = 3) -> str:
+    """``value`` with about ``digits`` significant digits, thousands separated, never in e-notation."""
+    if missing(value):
+        return MISSING
+    value = float(value)
+    if not math.isfinite(value):
+        return MISSING if math.isnan(value) else ("∞" if value > 0 else "-∞")
+    if value != 0 and abs(value) < 10 ** -(digits + 2):
+        return f"<{10 ** -(digits + 2):.{digits + 2}f}" if value > 0 else f">-{10 ** -(digits + 2):.{digits + 2}f}"
+    if value == round(value) and abs(value) < 1e15:
+        return f"{value:,.0f}"
+    return _fixed(value, _decimals(value, digits))
+
+
+def size(value: float) -> str:
+    """A size in bytes, in the largest binary unit it reaches: "1 MiB", "1.5 GiB", "512 B"."""
+    if missing(value):
+        return MISSING
+    value = float(value)
+    for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if abs(value) >= scale:
+            exact = value % scale == 0
+            return f"{value / scale:,.0f} {unit}" if exact else f"{number(value / scale)} {unit}"
+    return f"{number(value)} B"
+
+
+def duration(value: float, unit: str = "s") -> str:
+    """A time given in ``unit`` (ns, us, ms or s), in the unit that reads best: "94.1 µs", "2.50 s"."""
+    if missing(value):
+        return MISSING
+    seconds = float(value) * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[unit]
+    if not math.isfinite(seconds):
+        return number(seconds)
+    for name, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if abs(seconds) >= scale:
+            return f"{number(seconds / scale)} {name}"
+    return f"{number(seconds / 1e-9)} ns"
+
+
+def bandwidth_scale(values: Iterable[float]) -> tuple[str, float]:
+    """The unit a column of bandwidths is shown in: GB/s when its largest reaches 10 GB/s, else MB/s."""
+    finite = [abs(v) for v in values if isinstance(v, (int, float)) and not missing(v) and math.isfinite(v)]
+    return GB_S if finite and max(finite) >= 1e10 else MB_S
+
+
+def rate(value: float, scale: tuple[str, float] | None = None) -> str:
+    """A bandwidth in bytes/s: "802 MB/s", "12.5 GB/s" (``scale``: a unit chosen for several, ``bandwidth_scale``)."""
+    if missing(value):
+        return MISSING
+    unit, factor = scale or bandwidth_scale([value])
+    return f"{number(float(value) / factor)} {unit}"
+
+
+def bounds(lo: float, hi: float, scale: tuple[str, float] = MB_S) -> str:
+    """An interval's bounds as numbers of ``scale``'s unit, with as many digits as tell them apart (a tight interval
+    is never "200–200"): "798–806", "200.1–200.4"; a negative bound reads "-4,074 to 7,106"."""
+    if missing(lo) or missing(hi):
+        return MISSING
+    low, high = float(lo) / scale[1], float(hi) / scale[1]
+    digits = 3
+    while number(low, digits) == number(high, digits) and low != high and digits < 9:
+        digits += 1
+    between = DASH if low >= 0 else " to "
+    return f"{number(low, digits)}{between}{number(high, digits)}"
+
+
+def percent(value: float, decimals: int = 1, *, signed: bool = False) -> str:
+    """A fraction in % with ``decimals`` decimals: "4.2%", "0.0%"; ``signed``: "+4.2%", "-0.3%"."""
+    if missing(value):
+        return MISSING
+    value = float(value)
+    if not math.isfinite(value):
+        return number(value)
+    return f"{100 * value:+,.{decimals}f}%" if signed else f"{100 * value:,.{decimals}f}%"
+
+
+def span(seconds: float) -> str:
+    """A wall-clock span, whole seconds: "2 min 24 s", "1 h 5 min", "12 s" (an ETA, a campaign's length)."""
+    seconds = round(seconds)
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours} h {minutes} min"
+    return f"{minutes} min {secs} s" if minutes else f"{secs} s"
+
+
+def cell(value, kind: str, scale: tuple[str, float] = MB_S) -> str:
+    """One value of ``kind`` (``KINDS``) as a table shows it (a bandwidth in ``scale``'s unit)."""
+    if missing(value):
+        return MISSING
+    if isinstance(value, (bool,)) or (kind != "text" and hasattr(value, "dtype") and value.dtype == bool):
+        return "yes" if value else "no"
+    if kind == "text" or isinstance(value, str) or not isinstance(value, (int, float)) and not hasattr(value, "real"):
+        return str(value)
+    value = float(value)
+    if not math.isfinite(value):
+        return number(value)
+    if kind == "bandwidth":
+        return rate(value, scale)
+    if kind == "size":
+        return size(value)
+    if kind == "percent":
+        return "0%" if value == 0 else percent(value)
+    if kind in ("ns", "us", "ms", "s"):
+        return duration(value, kind)
+    if kind in ("count", "iops"):
+        return f"{value:,.0f}" if value == round(value) or (kind == "iops" and abs(value) >= 100) else number(value)
+    if kind == "rate":
+        return f"{number(value)}/s"
+    return number(value)
