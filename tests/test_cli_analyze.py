@@ -66,6 +66,17 @@ def test_the_table_format_prints_every_layout(tmp_path, capsys):
     assert status == 0 and all(name in out for name in ("single", "jbod", "raid0", "efficiency", "tax"))
 
 
+def test_the_table_for_people_has_units_and_no_e_notation_and_csv_keeps_full_precision(tmp_path, capsys):
+    rows = [(layout, devices, rw, bs, jobs, qd, rep, warm, bw * 1e7 + rep) for layout, devices, rw, bs, jobs, qd, rep,
+            warm, bw in ROWS]  # 1.5 GB/s and up: raw floats would print 1.5e+09
+    status, out, _ = analyze(capsys, table(tmp_path, rows=rows), "--reference", "jbod")
+    assert status == 0 and "e+0" not in out and "1,500 MB/s" in out and "jbod (reference)" in out
+    assert "10.0%" in out  # raid0's tax, a fraction shown in %
+    status, out, _ = analyze(capsys, table(tmp_path, rows=rows), "--reference", "jbod", "--format", "csv")
+    got = pd.read_csv(io.StringIO(out)).set_index("layout")
+    assert got.loc["single", "best_bw_bytes"] == 1_500_000_001.0  # every digit, for programs
+
+
 def test_unknown_reference_missing_column_and_missing_baseline_fail_with_the_value_named(tmp_path, capsys):
     path = table(tmp_path)
     status, _, err = analyze(capsys, path, "--reference", "raid5")

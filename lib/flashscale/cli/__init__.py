@@ -1,12 +1,14 @@
 """The ``flashscale`` command. Each subcommand lives in its own module with ``add_arguments`` and ``main``.
 
 Only here do errors become messages and exit statuses: 0 success, 1 a flashscale error (the message names the
-bad value), 2 bad usage (argparse), 130 interrupted.
+bad value), 2 bad usage (argparse), 130 interrupted. Output into a pipe that closes early (``| head``) ends
+quietly with status 0, as Unix tools do: the rest of the output is dropped, nothing else.
 """
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from typing import Sequence
 
@@ -39,6 +41,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"flashscale {args.command}: interrupted; everything it created was torn down", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        _quiet_stdout()
+        return 0
+
+
+def _quiet_stdout() -> None:
+    """The reader of our output went away (``| head``): point stdout at /dev/null, so that the flush at exit does
+    not raise BrokenPipeError again (Python's own advice for SIGPIPE)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 if __name__ == "__main__":

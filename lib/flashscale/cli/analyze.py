@@ -176,5 +176,17 @@ def main(args: argparse.Namespace) -> int:
     if args.format == "csv":
         summary.to_csv(sys.stdout, index=False)
     else:
-        print(summary.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+        print(tables.formatted(summary, _shown(summary), reference=args.reference).to_string(index=False))
+        print("(--format csv gives every column at full precision)")
+
+
+# The columns a person reads first, in order, where the summary has them (each one's _lo/_hi merged into it).
+SHOWN = ("layout", "devices", "rw", "bs", "best_bw_bytes", "best_numjobs", "best_iodepth", "baseline_bw_bytes",
+         "efficiency", "tax", "tax_verdict", "best_reps", "knee_numjobs", "usl_peak_numjobs", "fit_note",
+         "expected_ceiling_bw_bytes", "binding_limit", "ceiling_fraction")
+
+
+def _shown(summary: pd.DataFrame) -> list[str]:
+    """The summary's columns for people: ``SHOWN`` where present (``tables.formatted`` shows each with its interval)."""
+    return [c for c in SHOWN if c in summary.columns]
     return 0
