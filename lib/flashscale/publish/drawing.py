@@ -161,6 +161,14 @@ def done(fig: plt.Figure, title: str, legend_title: str | None = None) -> plt.Fi
     return described(fig, checks={LEGEND_KEY: legend_overlaps})
 
 
+def done_from_zero(fig: plt.Figure, axis, title: str, legend_title: str | None = None, **labels) -> plt.Figure:
+    """The end of a one-panel figure of rates: ``axis`` labelled (``labels``: matplotlib's ``xlabel``, ``ylabel``,
+    ...), its y axis from 0 (``from_zero``), and ``fig`` finished by ``done``."""
+    axis.set(**labels)
+    from_zero(axis)
+    return done(fig, title, legend_title)
+
+
 # The legend check: a legend's box against what the panels draw, in display coordinates after drawing
 
 

@@ -21,8 +21,8 @@ import seaborn as sns
 from ..analysis import cluster
 from ..analysis.core import BASELINE_BS, MB, POINT, measured, rates
 from ..analysis.monitor import load as device_loads
-from .drawing import (bounds, done as _done, from_zero, layout_colour, layout_colours, n_text as _n_text,
-                      numjobs_axis, panels, rw_colour, series_colours, styled, with_spread)
+from .drawing import (bounds, done as _done, done_from_zero, from_zero, layout_colour, layout_colours,
+                      n_text as _n_text, numjobs_axis, panels, rw_colour, series_colours, styled, with_spread)
 from ..measure.steady import steady_state
 
 
@@ -222,10 +222,9 @@ def steady_rounds(frame: pd.DataFrame) -> plt.Figure:
         axis.fill_between(wx, wy.mean() * 0.9, wy.mean() * 1.1, color=line.get_color(), alpha=0.15)
         if len(wx) > 1:
             axis.plot(wx, np.polyval(np.polyfit(wx, wy, 1), wx), linestyle="--", color=line.get_color())
-    axis.set(xlabel="precondition round", ylabel="bandwidth, MB/s")
-    from_zero(axis)
-    return _done(fig, "Precondition rounds: the 20% band and the fitted line over the window",
-                 "layout: SNIA verdict (shaded: mean +/- 10%; dashed: fitted line)")
+    return done_from_zero(fig, axis, "Precondition rounds: the 20% band and the fitted line over the window",
+                          "layout: SNIA verdict (shaded: mean +/- 10%; dashed: fitted line)",
+                          xlabel="precondition round", ylabel="bandwidth, MB/s")
 
 
 @styled
@@ -271,9 +270,8 @@ def efficiency(summary: pd.DataFrame) -> plt.Figure:
     axis = axes[0][0]
     legend = _bars(axis, _labelled(summary), "label", "efficiency")
     axis.axhline(1.0, color="black", linestyle=":", linewidth=1)
-    axis.set(xlabel="layout (devices)", ylabel="efficiency")
-    from_zero(axis)
-    return _done(fig, "Scaling efficiency against N x baseline", legend)
+    return done_from_zero(fig, axis, "Scaling efficiency against N x baseline", legend, xlabel="layout (devices)",
+                          ylabel="efficiency")
 
 
 @styled

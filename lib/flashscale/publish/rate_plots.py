@@ -12,7 +12,7 @@ import pandas as pd
 
 from ..analysis import core
 from ..analysis.core import MB
-from .drawing import (bounds, done, from_zero, layout_colours, n_text, panels, rw_colour, series_colours,
+from .drawing import (bounds, done, done_from_zero, from_zero, layout_colours, n_text, panels, rw_colour, series_colours,
                       styled)
 
 
@@ -102,9 +102,8 @@ def comparison(wide: pd.DataFrame, spread: pd.DataFrame | None = None) -> plt.Fi
                  for c in ("low", "high", "n")}
         parts = {c: (v / (MB if c != "n" else 1)).set_axis(names) for c, v in pivot.items()}
     _grouped_bars(axis, shown, *(parts[c] if parts else None for c in ("low", "high", "n")))
-    axis.set(ylabel="best bandwidth, MB/s", xlabel="")
-    from_zero(axis)
-    return done(fig, "Campaigns side by side", "source" + (" (reps); bars: min-max" if parts else ""))
+    return done_from_zero(fig, axis, "Campaigns side by side", "source" + (" (reps); bars: min-max" if parts else ""),
+                          ylabel="best bandwidth, MB/s", xlabel="")
 
 
 @styled
@@ -129,10 +128,9 @@ def shared_vs_own(points: pd.DataFrame) -> plt.Figure:
         for patch, cap in zip(container.patches, table["cap_mb_s"][mode]):
             if pd.notna(cap):
                 axis.hlines(cap, patch.get_x(), patch.get_x() + patch.get_width(), color="black", linewidth=2)
-    axis.set(xlabel="", ylabel="bandwidth, MB/s")
-    from_zero(axis)
-    return done(fig, "One shared file against a file per job",
-                "files (reps; bars: min-max; black: the cap sum of the devices reached)")
+    return done_from_zero(fig, axis, "One shared file against a file per job",
+                          "files (reps; bars: min-max; black: the cap sum of the devices reached)", xlabel="",
+                          ylabel="bandwidth, MB/s")
 
 
 @styled
