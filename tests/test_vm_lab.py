@@ -51,7 +51,7 @@ def _lab(tmp_path: Path, **spec) -> vm.Lab:
 
 def test_each_device_is_an_nvme_controller_with_its_serial_and_the_guest_has_no_network(tmp_path):
     lab = _lab(tmp_path, devices=2, name="t")
-    argv = lab._argv(["true"], [tmp_path], tmp_path, False, None)
+    argv = lab.argv(["true"], [tmp_path], tmp_path, False, None)
     options = [a.removeprefix("--qemu-opts=") for a in argv if a.startswith("--qemu-opts=")]
     assert options == [f"-drive file={tmp_path}/flashscale-nvme{i}.img,if=none,id=fsnvme{i},format=raw,"
                        f"cache=writeback,discard=unmap -device nvme,serial={vm.serial(lab.spec, i)},drive=fsnvme{i}"
