@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # The extras of pyproject.toml that .venv holds, and the lock pins with every dependency they bring.
-EXTRAS := test,lab,vm
+EXTRAS := test,lab,vm,docs
 LOCK := requirements.lock
 # make lock's own venv: pip-tools, never in .venv. make test-latest's: the newest versions pyproject.toml allows.
 TOOLS_VENV := .venv-tools
