@@ -4,6 +4,9 @@ Pure functions on the text and the dict fio gave; nothing here runs fio or reads
 and an import of others' fio output use the same reading as a campaign does.
 
     load_output(text, source)   fio's JSON, past any lines fio printed before it
+    read_output(text, source)   any output of fio 2.0.10 to 3.x (json, json+, terse v2-v5, client/server) in fio
+                                3.33's JSON shape (``fio_versions.normalize``, ``fio_terse.read_terse``)
+    groups(data)                the reporting groups of an output: each group's job entries
     validate(data, source)      every job ran without error, moved data, and has the fields ``parse`` reads
     parse(data, source)         one row: bandwidth and IOPS summed over jobs, latency of the main direction
 """
@@ -14,6 +17,7 @@ import json
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import FioError
+from . import fio_terse, fio_versions
 
 RW_MODES = ("read", "write", "randread", "randwrite", "rw", "readwrite", "randrw")
 # The directions each data rw moves: what its read_bw_bytes and write_bw_bytes hold.
@@ -31,15 +35,53 @@ def load_output(text: str, source: str = "fio output") -> dict:
     lines = text.splitlines(keepends=True)
     for index, line in enumerate(lines):
         if line.startswith("{"):
+            text = "".join(lines[index:])
             try:
-                data = json.loads("".join(lines[index:]))
-            except (json.JSONDecodeError, RecursionError) as exc:
-                raise FioError(f"{source}: fio output is not valid JSON ({exc})") from None
+                data = json.loads(text)
+            except json.JSONDecodeError as exc:
+                end = len(text.rstrip())
+                cut = f"truncated: it stops at byte {end} before the JSON closes" if exc.pos >= end else str(exc)
+                raise FioError(f"{source}: fio output is not valid JSON ({cut})") from None
+            except RecursionError:
+                raise FioError(f"{source}: fio output is not valid JSON (nested too deep)") from None
             if not isinstance(data, dict):
                 raise FioError(f"{source}: fio output is a {type(data).__name__}, not a JSON object")
             data["_preamble"] = "".join(lines[:index])
             return data
     raise FioError(f"{source}: no JSON object in fio output: {text[:200]!r}")
+
+
+def read_output(text: str, source: str = "fio output") -> dict:
+    """Any output fio 2.0.10 to 3.x wrote, in fio 3.33's JSON shape: JSON or json+ (``fio_versions.normalize``,
+    run and client/server alike), else terse (``fio_terse.read_terse``); ``_format`` says which (``json``,
+    ``json+``, ``client/server json``, ``terse v3``...). FioError naming ``source`` when it is empty, truncated, not
+    fio's, or a field cannot be read."""
+    if not text.strip():
+        raise FioError(f"{source}: empty: no fio output in it")
+    if not any(line.startswith("{") for line in text.splitlines()):
+        if fio_terse.terse_lines(text):
+            return fio_terse.read_terse(text, source)
+        if "(groupid=" in text:
+            raise FioError(f"{source}: fio's normal (human) output, which is not read: run fio with "
+                           "--output-format=json (or json+, terse)")
+        raise FioError(f"{source}: not fio's output: no JSON object and no terse line (it begins {text[:60]!r})")
+    data = load_output(text, source)
+    if not ({"jobs", "client_stats"} & set(data)) or "fio version" not in data:
+        raise FioError(f"{source}: a JSON object that is not fio's output (it has no 'fio version' and 'jobs' or "
+                       f"'client_stats'; its keys: {', '.join(sorted(data)[:6])})")
+    form = "json+" if fio_versions.is_json_plus(data) else "json"
+    return {**fio_versions.normalize(data, source),
+            "_format": f"client/server {form}" if "client_stats" in data else form}
+
+
+def groups(data: dict) -> dict[int, list[dict]]:
+    """The job entries of ``data`` (``jobs``) by reporting group (fio's ``groupid``), in the order fio wrote them:
+    one entry per group with group_reporting, one per job without."""
+    found: dict[int, list[dict]] = {}
+    for entry in data.get("jobs") or []:
+        group = entry.get("groupid", 0) if isinstance(entry, dict) else 0
+        found.setdefault(group if isinstance(group, int) else 0, []).append(entry)
+    return found
 
 
 class _Latency(BaseModel):

@@ -1,0 +1,132 @@
+"""Regenerate the fio 3.33 outputs in this folder with the real fio on this machine (see README.md beside it).
+
+    .venv/bin/python tests/golden/imported/make_fio333.py [NAME ...]   # only the outputs named, or all of them
+
+Small jobs of one second on files in a fresh temporary directory (no device is touched); the output kept exactly as
+fio wrote it, the job file beside it. The client/server output comes from two ``fio --server`` this script starts
+on 127.0.0.1 (ports 18765 and 18766) and stops, by the pids it started, before it ends.
+"""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).parent
+WANTED: set[str] = set()
+PORTS = (18765, 18766)
+
+# Two reporting groups (stonewall), 2 jobs each, no group_reporting: fio reports each job on its own.
+GROUPS = """[global]
+ioengine=psync
+direct=0
+size=8m
+bs=4k
+runtime=1
+time_based=1
+numjobs=2
+directory={dir}
+
+[randread-group]
+rw=randread
+
+[randwrite-group]
+stonewall
+rw=randwrite
+"""
+# group_reporting over two sections of different job counts, 64 KiB reads; fio's default percentile list.
+GROUPED = """[global]
+ioengine=psync
+direct=0
+size=8m
+bs=64k
+rw=read
+runtime=1
+time_based=1
+group_reporting=1
+directory={dir}
+
+[first]
+numjobs=2
+
+[second]
+numjobs=1
+"""
+# One job, read 4 KiB at random: written at once as terse v5 and json+ (the same run in both)
+ONE = """[global]
+ioengine=psync
+direct=0
+size=8m
+bs=4k
+rw=randread
+runtime=1
+time_based=1
+directory={dir}
+
+[one]
+"""
+# A job that fails: fio cannot write /proc/version (error 1 in the JSON, no data moved)
+FAILS = "[global]\nrw=write\nbs=4096\nsize=1M\nioengine=psync\n\n[fails]\nfilename=/proc/version\n"
+
+
+def produce(name: str, jobfile_text: str, argv: list[str], workdir: Path, suffix: str = "json") -> None:
+    if WANTED and name not in WANTED:
+        return
+    jobfile = HERE / f"{name}.fio"
+    jobfile.write_text(jobfile_text)
+    out = HERE / f"{name}.{suffix}"
+    proc = subprocess.run(["fio", *argv, f"--output={out}", str(jobfile)], capture_output=True, text=True, cwd=workdir)
+    print(f"{name}: fio exit {proc.returncode}, {out.stat().st_size if out.exists() else 0} bytes")
+
+
+def servers(workdir: Path) -> list[subprocess.Popen]:
+    started = [subprocess.Popen(["fio", f"--server=ip:127.0.0.1,{port}"], cwd=workdir, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL) for port in PORTS]
+    time.sleep(1)
+    return started
+
+
+def produce_client_server(name: str, jobfile_text: str, workdir: Path) -> None:
+    """Both servers run the same job file: one row per host, and fio's own "All clients" sum."""
+    if WANTED and name not in WANTED:
+        return
+    jobfile = HERE / f"{name}.fio"
+    jobfile.write_text(jobfile_text)
+    started = servers(workdir)
+    try:
+        argv = ["fio", "--output-format=json+", f"--output={HERE / f'{name}.json'}"]
+        for port in PORTS:
+            argv += [f"--client=127.0.0.1,{port}", str(jobfile)]
+        proc = subprocess.run(argv, capture_output=True, text=True, cwd=workdir, timeout=120)
+        print(f"{name}: fio exit {proc.returncode}")
+    finally:
+        for server in started:  # the servers this function started, by their own pids
+            server.terminate()
+            server.wait(timeout=30)
+
+
+def main() -> None:
+    work = Path(tempfile.mkdtemp(prefix="flashscale-imported-golden-"))
+    try:
+        folder = work / "files"
+        folder.mkdir()
+        produce("fio333_groups", GROUPS.format(dir=folder), ["--output-format=json"], work)
+        produce("fio333_grouped_jsonplus", GROUPED.format(dir=folder), ["--output-format=json+"], work)
+        produce("fio333_one_terse5_jsonplus", ONE.format(dir=folder),
+                ["--output-format=terse,json+", "--terse-version=5"], work, suffix="txt")
+        for version in (3, 4):
+            produce(f"fio333_groups_terse{version}", GROUPS.format(dir=folder),
+                    ["--output-format=terse", f"--terse-version={version}"], work, suffix="txt")
+        produce("fio333_fails", FAILS, ["--output-format=json"], work)
+        produce_client_server("fio333_client_2servers", ONE.format(dir=folder).replace("[one]", "[one]\nnumjobs=2"),
+                              work)
+    finally:
+        shutil.rmtree(work)  # the temporary directory this script created
+
+
+if __name__ == "__main__":
+    WANTED.update(sys.argv[1:])
+    main()
