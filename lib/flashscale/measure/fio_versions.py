@@ -133,6 +133,8 @@ def _latency(side: Mapping, kind: str, where: str) -> tuple[dict, str | None]:
     if not isinstance(given, Mapping):
         raise FioError(f"{at}: expected an object, got {given!r:.80}")
     out = {k: _number(given, k, at) * scale for k in ("min", "max", "mean", "stddev") if k in given}
+    if isinstance(given.get("N"), int) and not isinstance(given["N"], bool):
+        out["N"] = given["N"]
     listed = given.get("percentile") if isinstance(given.get("percentile"), Mapping) else {}
     found = {}
     for key, value in listed.items():
@@ -292,7 +294,9 @@ def group_entry(entries: list[dict]) -> dict:
     if all(isinstance(r, (int, float)) and r > 0 for r in runtimes):
         out["job_runtime"] = sum(runtimes)
         for name in ("usr_cpu", "sys_cpu"):
-            out[name] = sum(float(e.get(name, 0.0)) * r for e, r in zip(entries, runtimes)) / out["job_runtime"]
+            shares = [e.get(name) for e in entries]
+            known = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in shares)
+            out[name] = sum(v * r for v, r in zip(shares, runtimes)) / out["job_runtime"] if known else math.nan
     merged = "percentile" in out.get("read", {}).get("clat_ns", {}) or "percentile" in out.get("write", {}).get(
         "clat_ns", {})
     read_from = [f for e in entries for f in e.get("_read_from", []) if "percentile" not in f and "bins" not in f]
@@ -318,7 +322,8 @@ def normalize(data: Mapping, source: str = "fio output") -> dict:
 
 def is_json_plus(data: Mapping) -> bool:
     """Whether fio wrote json+: latency buckets (``bins``) beside the percentiles of some direction."""
-    for entry in [*(data.get("jobs") or []), *(data.get("client_stats") or [])]:
+    listed = [data.get(k) for k in ("jobs", "client_stats")]
+    for entry in [e for entries in listed if isinstance(entries, list) for e in entries]:
         for side in (entry.get(d) for d in ("read", "write", "trim", "mixed") if isinstance(entry, Mapping)):
             if isinstance(side, Mapping) and any(isinstance(side.get(k), Mapping) and "bins" in side[k]
                                                  for k in ("clat", "clat_ns", "lat_ns")):

@@ -68,6 +68,21 @@ directory={dir}
 
 [one]
 """
+# bench-fio's job (fio-plot): one section, no group_reporting, options in the job section; run by make_benchfio as
+# bench-fio lays its output out: <layout>/<bs>/run-<n>/<rw>-<iodepth>-<numjobs>.json
+BENCHFIO = """[FIOJOB]
+rw=read
+bs=1m
+iodepth=1
+numjobs={numjobs}
+size=16m
+runtime=1
+time_based=1
+direct=0
+ioengine=psync
+invalidate=1
+filename={files}
+"""
 # A job that fails: fio cannot write /proc/version (error 1 in the JSON, no data moved)
 FAILS = "[global]\nrw=write\nbs=4096\nsize=1M\nioengine=psync\n\n[fails]\nfilename=/proc/version\n"
 
@@ -80,6 +95,28 @@ def produce(name: str, jobfile_text: str, argv: list[str], workdir: Path, suffix
     out = HERE / f"{name}.{suffix}"
     proc = subprocess.run(["fio", *argv, f"--output={out}", str(jobfile)], capture_output=True, text=True, cwd=workdir)
     print(f"{name}: fio exit {proc.returncode}, {out.stat().st_size if out.exists() else 0} bytes")
+
+
+def make_benchfio(workdir: Path) -> None:
+    """Two layouts (``single``: one file; ``jbod``: fio's I/O spread over two files, one per folder), read at
+    1 MiB by 1 and 2 jobs, two runs each: 8 files under benchfio/."""
+    if WANTED and "benchfio" not in WANTED:
+        return
+    for layout, count in (("single", 1), ("jbod", 2)):
+        files = []
+        for index in range(count):
+            (workdir / layout / str(index)).mkdir(parents=True)
+            files.append(str(workdir / layout / str(index) / "f"))
+        for run in (1, 2):
+            out = HERE / "benchfio" / layout / "1m" / f"run-{run}"
+            out.mkdir(parents=True, exist_ok=True)
+            for numjobs in (1, 2):
+                job = workdir / "job.fio"
+                job.write_text(BENCHFIO.format(numjobs=numjobs, files=":".join(files)))
+                target = out / f"read-1-{numjobs}.json"
+                proc = subprocess.run(["fio", "--output-format=json", f"--output={target}", str(job)],
+                                      capture_output=True, text=True, cwd=workdir)
+                print(f"{target.relative_to(HERE)}: fio exit {proc.returncode}")
 
 
 def servers(workdir: Path) -> list[subprocess.Popen]:
@@ -97,7 +134,7 @@ def produce_client_server(name: str, jobfile_text: str, workdir: Path) -> None:
     jobfile.write_text(jobfile_text)
     started = servers(workdir)
     try:
-        argv = ["fio", "--output-format=json+", f"--output={HERE / f'{name}.json'}"]
+        argv = ["fio", "--output-format=json", f"--output={HERE / f'{name}.json'}"]
         for port in PORTS:
             argv += [f"--client=127.0.0.1,{port}", str(jobfile)]
         proc = subprocess.run(argv, capture_output=True, text=True, cwd=workdir, timeout=120)
@@ -121,6 +158,7 @@ def main() -> None:
             produce(f"fio333_groups_terse{version}", GROUPS.format(dir=folder),
                     ["--output-format=terse", f"--terse-version={version}"], work, suffix="txt")
         produce("fio333_fails", FAILS, ["--output-format=json"], work)
+        make_benchfio(work)
         produce_client_server("fio333_client_2servers", ONE.format(dir=folder).replace("[one]", "[one]\nnumjobs=2"),
                               work)
     finally:
