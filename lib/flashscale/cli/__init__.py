@@ -13,10 +13,10 @@ import sys
 from typing import Sequence
 
 from ..errors import FlashscaleError
-from . import analyze, devices, erase, jobfile, plan, reap, reproduce, run, vm_guest
+from . import analyze, devices, erase, import_, jobfile, plan, reap, reproduce, run, vm_guest
 
 SUBCOMMANDS = {"run": run, "reproduce": reproduce, "analyze": analyze, "plan": plan, "devices": devices,
-               "erase": erase, "reap": reap, "jobfile": jobfile, "vm-guest": vm_guest}
+               "erase": erase, "reap": reap, "jobfile": jobfile, "vm-guest": vm_guest, "import": import_}
 
 
 def parser() -> argparse.ArgumentParser:

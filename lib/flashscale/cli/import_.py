@@ -1,0 +1,58 @@
+"""Import fio output from anywhere (fio 2.0.10 to 3.x: json, json+, terse, client/server) into a campaign folder.
+
+    flashscale import PATH... --to DIR --layout NAME --devices N
+    flashscale import results/ --to DIR --pattern '{layout}/{bs}/{rw}-{iodepth}-{numjobs}.json' --devices 4
+    flashscale import a/*.json b/ --to DIR --map map.yaml
+
+PATH: files, folders (every .json, .txt, .out, .terse, .minimal file under them) and globs. DIR is new or an
+earlier import's folder, and the import adds to it: run it again with other files and another layout. What each
+run was (rw, bs, iodepth, numjobs, ioengine, direct, size, runtime, target, fio's version and time, host) comes
+from the file itself; what a file cannot say (layout, devices, and where fio echoed no options, the rest) comes from
+--pattern, --map, then --layout/--devices/--host. Where a name and the file disagree, the file wins and the
+disagreement is printed. A failed job is kept as a failed row; an empty, truncated or non-fio file is refused by
+name and the others are imported. Exit status: 0 every file imported, 3 some refused (the rest imported), 1 an
+error (nothing written), 2 bad usage. The sources are only read. Then: flashscale analyze DIR --reference LAYOUT;
+flashscale run runners/imported.yaml -p IMPORTED=DIR.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..measure import import_folder, import_names
+from ..measure.import_names import Naming
+
+SOME_REFUSED = 3
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="fio output files, folders or globs")
+    parser.add_argument("--to", required=True, metavar="DIR", help="the campaign folder: new, or an earlier import's")
+    parser.add_argument("--layout", default=None, help="the layout of every file (unless --pattern or --map says)")
+    parser.add_argument("--devices", default=None, type=int, metavar="N",
+                        help="devices under every file's layout (unless --pattern or --map says)")
+    parser.add_argument("--host", default=None, help="the host that ran fio (a client/server file names its own)")
+    parser.add_argument("--pattern", default=None, metavar="PATTERN",
+                        help="the end of each file's path, with fields: "
+                             f"{', '.join('{' + f + '}' for f in import_names.FIELDS)}, {{*}}; e.g. "
+                             "'{layout}/{bs}/{rw}-{iodepth}-{numjobs}.json' (fio-plot's bench-fio)")
+    parser.add_argument("--map", default=None, metavar="FILE",
+                        help="YAML: a list of {match: GLOB, layout: NAME, devices: N, ...}; the first match wins")
+
+
+def main(args: argparse.Namespace) -> int:
+    given = {k: v for k, v in (("layout", args.layout), ("devices", args.devices), ("host", args.host))
+             if v is not None}
+    rules = tuple(import_names.read_map(Path(args.map))) if args.map else ()
+    naming = Naming(pattern=args.pattern, rules=rules, given=given)
+    summary = import_folder.run_import(args.paths, Path(args.to), naming, argv=sys.argv)
+    for outcome in summary.outcomes:
+        for sentence in outcome.said:
+            print(f"{outcome.path}: {sentence}", file=sys.stderr)
+        if outcome.reason is not None:
+            print(f"refused {outcome.path}: {outcome.reason}", file=sys.stderr)
+    print(summary.line())
+    if summary.added or summary.already:
+        print(f"campaign folder: {args.to} (flashscale analyze {args.to} --reference LAYOUT)")
+    return SOME_REFUSED if summary.refused else 0

@@ -1,0 +1,124 @@
+"""What a run was, read from fio's own output: rw, bs, iodepth, numjobs, ioengine, direct, size, runtime, target, time.
+
+fio echoes the options it was given from fio 2.3 on (``global options`` and each entry's ``job options``,
+``show_thread_status_json`` and ``__show_run_stats`` in stat.c, 66e19a38); an option it does not echo was left at
+its default, which is fio's own (``.def`` in options.c, the same from fio-2.0.10 to fio-3.33: rw=read, bs=4k,
+iodepth=1, numjobs=1, direct=0; ioengine ``FIO_PREFERRED_ENGINE`` in os/os.h: sync before fio-2.10, psync from
+it, df96a39e). Before fio 2.3, and in terse output, nothing is echoed: what ran is then unknown, not the defaults,
+and must come from the file's name or a mapping (``import_names``).
+
+The number of jobs of a reporting group: without group_reporting fio writes one entry per job, and they are
+counted. With it, one entry stands for the group, and its ``job options`` are those of the group's last job (a
+group of two sections says only the last one's numjobs): for a time-based run the entry's ``job_runtime`` (fio 3.8
+on: every job's run time summed, ``total_run_time``) over its runtime counts the jobs; otherwise the echoed
+``numjobs`` is taken, and said to be.
+"""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Mapping
+
+from . import fio_output, fio_versions
+from .jobrun import size_bytes
+from ..errors import ConfigError, FioError
+
+DEFAULTS = {"rw": "read", "bs": "4096", "iodepth": "1", "numjobs": "1", "direct": "0"}
+TARGETS = ("filename", "directory", "uri")
+OFF = ("0", "false", "off", "no")
+
+
+def options_of(data: Mapping, entry: Mapping) -> dict | None:
+    """The options one job entry ran with: ``global options`` overlaid with its ``job options``; None when the
+    output echoes none (fio before 2.3, terse)."""
+    if "global options" not in data and "job options" not in entry:
+        return None
+    given = {**(data.get("global options") or {}), **(entry.get("job options") or {})}
+    return {str(k): "" if v is None else str(v) for k, v in given.items()}
+
+
+def is_on(options: Mapping, name: str) -> bool:
+    """Whether a boolean option was given and not turned off (``group_reporting`` alone is on)."""
+    return name in options and options[name].strip().lower() not in OFF
+
+
+def default_engine(version: str) -> str:
+    """fio's default ioengine at ``version``: sync before fio-2.10, psync from it (os/os.h)."""
+    found = fio_versions.version_of(version)
+    return "sync" if found is not None and found < (2, 10, 0) else "psync"
+
+
+def block_size(text: str, rw: str) -> int:
+    """The bs of ``rw`` from fio's bs option: ``4k``, or ``read,write[,trim]`` sizes (``4k,64k``: reads of 4 KiB,
+    writes of 64 KiB), the first of a range; a write-only rw takes the write size."""
+    parts = text.split(",")
+    writes = "write" in fio_output.DIRECTIONS.get(rw, ()) and "read" not in fio_output.DIRECTIONS.get(rw, ())
+    chosen = parts[1] if writes and len(parts) > 1 and parts[1].strip() else parts[0]
+    return size_bytes(chosen)
+
+
+def _rw(options: Mapping) -> str:
+    engine = options.get("ioengine", "")
+    if engine in fio_output.METADATA_OPS:
+        return engine
+    return (options.get("rw") or options.get("readwrite") or DEFAULTS["rw"]).split(":")[0].strip()
+
+
+def _count(text: str, name: str) -> int:
+    try:
+        value = size_bytes(text)
+    except ConfigError:
+        value = 0
+    if value <= 0:
+        raise FioError(f"{name}={text!r} is not a whole number above 0")
+    return value
+
+
+def job_count(entries: list[dict], options: Mapping | None) -> tuple[int | None, str]:
+    """How many jobs a reporting group ran, and how that was read (module docstring)."""
+    if options is None:
+        return (len(entries), "job entries counted (fio wrote no options)") if len(entries) > 1 else (
+            None, "not in the file (fio wrote no options)")
+    if len(entries) > 1 or not is_on(options, "group_reporting"):
+        return len(entries), "job entries counted (no group_reporting)"
+    entry = entries[0]
+    runtime = max(float(entry.get(d, {}).get("runtime", 0) or 0) for d in ("read", "write"))
+    total = entry.get("job_runtime")
+    if is_on(options, "time_based") and isinstance(total, (int, float)) and runtime > 0:
+        jobs = round(total / runtime)
+        if jobs >= 1 and abs(total - jobs * runtime) <= 0.05 * jobs * runtime:
+            return jobs, "job_runtime / runtime (group_reporting, time based)"
+    return _count(options.get("numjobs") or DEFAULTS["numjobs"], "numjobs"), \
+        "numjobs option (group_reporting: the group's last job's)"
+
+
+def fio_time(data: Mapping) -> str | None:
+    """When fio wrote the output (``timestamp``, fio 2.2.5 on), UTC, ISO 8601; None before."""
+    stamp = data.get("timestamp")
+    if isinstance(stamp, bool) or not isinstance(stamp, (int, float)):
+        return None
+    return datetime.fromtimestamp(stamp, timezone.utc).isoformat(timespec="seconds")
+
+
+def run_of(data: Mapping, entries: list[dict]) -> tuple[dict, dict]:
+    """What one reporting group (its job entries, as fio wrote them) ran, from the output alone: (the values the
+    file gives, how each was read). Without echoed options only ``fio_time`` and, from its entries, ``numjobs``
+    may be known. FioError when an echoed option cannot be read."""
+    version = str(data.get("fio version") or "")
+    found = {"fio_time": fio_time(data)}
+    options = options_of(data, entries[0])
+    jobs, how_jobs = job_count(entries, options)
+    how = {"numjobs": how_jobs}
+    if jobs is not None:
+        found["numjobs"] = jobs
+    if options is None:
+        return found, how
+    rws = list(dict.fromkeys(_rw(options_of(data, e) or {}) for e in entries))
+    rw = "+".join(rws)
+    found.update(rw=rw, bs=block_size(options.get("bs") or options.get("blocksize") or DEFAULTS["bs"], rws[0]),
+                 iodepth=_count(options.get("iodepth") or DEFAULTS["iodepth"], "iodepth"),
+                 ioengine=options.get("ioengine") or default_engine(version),
+                 direct=int(is_on(options, "direct") or is_on(options, "o_direct")),
+                 size=options.get("size"), runtime=options.get("runtime"),
+                 target=next((options[t] for t in TARGETS if options.get(t)), None))
+    how.update({name: "options (fio's default where not echoed)" for name in ("rw", "bs", "iodepth")})
+    return found, how

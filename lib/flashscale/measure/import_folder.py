@@ -1,0 +1,220 @@
+"""The folder ``flashscale import`` writes: a campaign folder every command accepts (``analyze``, ``--predict``,
+``plan``, 08_compare, ``flashscale run runners/imported.yaml``), built up by one import after another.
+
+    <DIR>/
+        campaign.json             kind "import": what was imported, from what, when; hosts and fio versions
+        rows.jsonl                one row per reporting group (and host) of every file imported, reps numbered
+        results.parquet           the table, rebuilt from rows.jsonl (``results.rebuild_table``)
+        sources.csv               one line per file seen: path, SHA-256, format, fio version, outcome, rows, reason
+        notes.json                what a report must say (mixed fio versions, names the files contradicted)
+        raw/<sha>/source/<name>   each file imported, as it was
+        raw/<sha>/group<g>/fio.json   the output its row's numbers came from, in fio 3.33's shape
+
+DIR is new, or an earlier import's (its campaign.json says kind "import"): nothing else is ever written to, and
+the files imported are only read. A file already in the folder (the same SHA-256) is not read into it again, so
+running the same import twice gives the same table. The repetitions of a point (layout, devices, rw, bs, numjobs,
+iodepth, host) are numbered 0, 1, ... over every file in the folder, in a stable order: the ``{rep}`` of their
+names, then fio's time, then the path.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Sequence
+
+import pandas as pd
+
+from . import imported, results
+from .import_names import Naming
+from .raw import CAMPAIGN_JSON
+from .reanalysis import NOTES_JSON
+from ..errors import RefusedError
+
+KIND = "import"
+SOURCES_FILE = "sources.csv"
+SOURCE_COLUMNS = ["path", "sha256", "bytes", "format", "fio_version", "outcome", "rows", "failed_rows", "reason",
+                  "said"]
+POINT = ["layout", "devices", "rw", "bs", "numjobs", "iodepth", "host"]
+VERSIONS_DIFFER = ("Latency reported by different fio versions does not compare (fio 2.x timed it in usec, 3.x in "
+                   "ns, with other percentile buckets); bandwidth does.")
+
+
+def check_folder(to: Path) -> dict | None:
+    """The campaign.json of the earlier import in ``to``, None when ``to`` is new (or an empty folder).
+    RefusedError when it is anything else: an import writes nowhere it did not make."""
+    to = Path(to)
+    if not to.exists() or (to.is_dir() and not any(to.iterdir())):
+        return None
+    info = to / CAMPAIGN_JSON
+    try:
+        stored = json.loads(info.read_text()) if to.is_dir() else None
+    except (OSError, ValueError):
+        stored = None
+    if not isinstance(stored, dict) or stored.get("kind") != KIND:
+        raise RefusedError(f"--to {str(to)!r} exists and is not an earlier import's folder (no campaign.json of kind "
+                           f"{KIND!r}): flashscale import writes only a new folder or one it made; nothing was written")
+    return stored
+
+
+def renumbered(rows: list[dict]) -> list[dict]:
+    """``rows`` with ``rep`` 0, 1, ... within each point, in the order of their names' rep, fio's time and path."""
+    def order(row: dict) -> tuple:
+        rep = row.get("name_rep")
+        return (rep is None, rep if rep is not None else 0, row.get("fio_time") or "", row["source_file"],
+                row.get("source_group") or 0)
+    seen: Counter = Counter()
+    out = []
+    for row in sorted(rows, key=lambda r: (*[str(r.get(k)) for k in POINT], order(r))):
+        key = tuple(row.get(k) for k in POINT)
+        out.append({**row, "rep": seen[key]})
+        seen[key] += 1
+    return out
+
+
+def versions_note(rows: list[dict]) -> str | None:
+    """A sentence naming the fio versions of ``rows`` and each one's layouts when there is more than one."""
+    by_version: dict[str, set] = {}
+    for row in rows:
+        by_version.setdefault(row.get("fio_version") or "unknown", set()).add(row["layout"])
+    if len(by_version) < 2:
+        return None
+    named = "; ".join(f"{v} ({', '.join(sorted(layouts))})" for v, layouts in sorted(by_version.items()))
+    return f"The rows come from {len(by_version)} fio versions: {named}. {VERSIONS_DIFFER}"
+
+
+@dataclass
+class Summary:
+    """What one import did: every file's outcome, the files of folders left aside by suffix, the folder."""
+
+    folder: Path
+    outcomes: list[imported.FileOutcome] = field(default_factory=list)
+    aside: Counter = field(default_factory=Counter)
+    already: list[str] = field(default_factory=list)  # files whose SHA-256 the folder holds already
+
+    @property
+    def refused(self) -> list[imported.FileOutcome]:
+        return [o for o in self.outcomes if o.reason is not None]
+
+    @property
+    def added(self) -> list[imported.FileOutcome]:
+        return [o for o in self.outcomes if o.reason is None and o.path not in self.already]
+
+    def line(self) -> str:
+        """``12 files: 10 imported (40 rows), 1 failed job kept as a failed row, 1 refused: b.json: truncated``."""
+        rows = sum(len(o.rows) for o in self.added)
+        failed = sum(o.failed_rows for o in self.added)
+        parts = [f"{len(self.added)} imported ({rows} rows)"]
+        parts += [f"{failed} failed job{'s' if failed != 1 else ''} kept as failed rows"] if failed else []
+        parts += [f"{len(self.already)} already in {self.folder} (the same SHA-256), left as they were"] \
+            if self.already else []
+        parts += [f"{len(self.refused)} refused: " + "; ".join(f"{Path(o.path).name}: {o.reason}"
+                                                             for o in self.refused)] if self.refused else []
+        aside = ", ".join(f"{n} {suffix}" for suffix, n in sorted(self.aside.items()))
+        return f"{len(self.outcomes)} files: " + ", ".join(parts) + (f" (left aside by name: {aside})" if aside
+                                                                     else "")
+
+
+def _sources(folder: Path, summary: Summary) -> str:
+    """sources.csv: the earlier lines, each file seen now replacing its own (by path and SHA-256)."""
+    path = folder / SOURCES_FILE
+    lines = {(r["path"], r["sha256"]): r for r in csv.DictReader(io.StringIO(path.read_text()))} if path.exists() \
+        else {}
+    for o in summary.outcomes:
+        if o.path in summary.already:
+            continue
+        lines[(o.path, o.sha256)] = {"path": o.path, "sha256": o.sha256, "bytes": o.size, "format": o.format,
+                                     "fio_version": o.fio_version,
+                                     "outcome": "refused" if o.reason else "imported", "rows": len(o.rows),
+                                     "failed_rows": o.failed_rows, "reason": o.reason or "", "said": " | ".join(o.said)}
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=SOURCE_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(lines[key] for key in sorted(lines))
+    return out.getvalue()
+
+
+def _notes(rows: list[dict], sources: str) -> list[str]:
+    lines = list(csv.DictReader(io.StringIO(sources)))
+    kept = [line for line in lines if line["outcome"] == "imported"]
+    formats = sorted({line["format"] for line in kept})
+    hosts = sorted({r["host"] for r in rows if r.get("host") and r["host"] != imported.ALL_HOSTS})
+    said = [line for line in kept if line["said"]]
+    notes = [f"Imported, not measured by flashscale: {len(rows)} rows from {len(kept)} files of fio's output "
+             f"({', '.join(formats)}; {', '.join(sorted({r['fio_version'] for r in rows}))}"
+             f"{'; hosts ' + ', '.join(hosts) if hosts else ''}); each file's path and SHA-256 are in {SOURCES_FILE}."]
+    notes += [f"{len(said)} file(s) said otherwise than their names; the files' own values were kept: "
+              + "; ".join(f"{Path(line['path']).name}: {line['said']}" for line in said[:5])] if said else []
+    failed = sum(1 for r in rows if r.get("status") == "failed")
+    notes += [f"{failed} row(s) of jobs fio reported failed are kept as failed rows (no rate)."] if failed else []
+    return notes + list(filter(None, [versions_note([r for r in rows if r.get("status") == "ok"])]))
+
+
+def _campaign_json(folder: Path, stored: dict | None, rows: list[dict], summary: Summary, argv: Sequence[str]) -> dict:
+    now = datetime.now(timezone.utc)
+    stamps = sorted(r["run_id"] for r in rows if r.get("run_id"))
+    hosts = sorted({r["host"] for r in rows if r.get("host") and r["host"] != imported.ALL_HOSTS})
+    done = {"at": now.isoformat(timespec="seconds"), "argv": list(argv), "summary": summary.line()}
+    return {"kind": KIND, "campaign": folder.name, "run_id": stamps[0] if stamps else now.strftime("%Y%m%dT%H%M%SZ"),
+            "spec": {"imported": True},
+            "environment": {"hostname": ", ".join(hosts), "kernel": "", "backend": imported.BACKEND,
+                            "fio": ", ".join(sorted({r.get("fio_version") or "" for r in rows}))},
+            "imports": [*(stored or {}).get("imports", []), done]}
+
+
+def run_import(paths: Sequence[str], to: Path, naming: Naming, argv: Sequence[str] = ()) -> Summary:
+    """Import ``paths`` (files, folders, globs) into the campaign folder ``to`` (``check_folder``); returns what
+    happened to each file. ConfigError for a path that is nothing, RefusedError for a folder not an import's."""
+    to = Path(to)
+    stored = check_folder(to)
+    files, aside = imported.find_files(paths, skip=to)
+    earlier, _ = results.read_rows(to) if stored else ([], None)
+    summary, known = Summary(to, aside=aside), {r["source_sha256"]: r["source_file"] for r in earlier}
+    new_rows = []
+    for path in files:
+        outcome = imported.read_file(path, naming, to.name)
+        summary.outcomes.append(outcome)
+        if outcome.reason is None and outcome.sha256 in known:
+            summary.already.append(outcome.path)
+            continue
+        if outcome.reason is None:
+            known[outcome.sha256] = outcome.path
+            new_rows += outcome.rows
+    if not earlier and not new_rows:
+        return summary  # nothing to keep: no folder made
+    to.mkdir(parents=True, exist_ok=True)
+    for outcome in summary.added:
+        for name, text in imported.raw_files(outcome).items():
+            (to / name).parent.mkdir(parents=True, exist_ok=True)
+            (to / name).write_text(text)
+    rows = renumbered(earlier + [{k: v for k, v in r.items() if not k.startswith("_")} for r in new_rows])
+    mixed = len({r.get("fio_version") for r in rows if r.get("status") == "ok"}) > 1
+    rows = [{**r, "fio_versions_mixed": mixed} for r in rows]
+    results.rewrite_rows(to, rows)
+    results.rebuild_table(to)
+    sources = _sources(to, summary)
+    results.write_atomically(to / SOURCES_FILE, sources)
+    results.write_atomically(to / NOTES_JSON, json.dumps(_notes(rows, sources), indent=1))
+    results.write_atomically(to / CAMPAIGN_JSON, json.dumps(_campaign_json(to, stored, rows, summary, argv),
+                                                            indent=1, default=str))
+    return summary
+
+
+def stored(folder: str | Path) -> results.CampaignResult:
+    """An import's folder as a campaign's result, for a notebook: its table, folder, backend and notes (the first
+    saying it was imported and from what). RefusedError when ``folder`` holds no import."""
+    folder = Path(folder)
+    if not folder.is_dir() or check_folder(folder) is None:
+        raise RefusedError(f"{str(folder)!r} holds no import (a folder written by flashscale import)")
+    rows, _ = results.read_rows(folder)
+    notes = json.loads((folder / NOTES_JSON).read_text())
+    return results.CampaignResult(results.to_frame(rows), folder, imported.BACKEND, notes)
+
+
+def sources(folder: str | Path) -> pd.DataFrame:
+    """The sources table of an import's folder (``sources.csv``), as a DataFrame."""
+    return pd.read_csv(Path(folder) / SOURCES_FILE, dtype={"said": "string", "reason": "string"})

@@ -1,0 +1,158 @@
+"""What a file's name says of the run it holds, and what the user says of it: layout, devices, host, and where the
+file is silent (fio before 2.3, terse output) rw, bs, iodepth and numjobs.
+
+Three ways, each filling only what the ones before it left open:
+
+    --pattern '{layout}/{bs}/{rw}-{iodepth}-{numjobs}.json'   the end of each file's path, read by fields
+    --map map.yaml                                           globs of paths to layout, devices, host...; first wins
+    --layout NAME --devices N --host NAME                    for every file
+
+Fields: layout, devices, host, rw, bs (``4k``, ``1M``, bytes), iodepth, numjobs, rep (only orders repetitions),
+and ``{*}`` for a part that says nothing. fio-plot's bench-fio writes ``<output>/<device>/<bs>/<rw>-<iodepth>-
+<numjobs>.json`` (a mixed rw under ``<device>/<rw><rwmixread>/<bs>/``, each of ``--loops`` runs under
+``run-<n>/``): ``'{layout}/{bs}/{rw}-{iodepth}-{numjobs}.json'``, ``'{layout}/{*}/{bs}/{rw}-{iodepth}-{numjobs}.json'``
+and ``'{layout}/{bs}/run-{rep}/{rw}-{iodepth}-{numjobs}.json'``.
+
+Where the file says rw, bs, iodepth or numjobs itself, the file wins and each difference from its name is kept as
+a sentence naming the file (``reconcile``).
+"""
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
+
+import yaml
+
+from .jobrun import size_bytes
+from ..errors import ConfigError
+
+FIELDS = ("layout", "devices", "host", "rw", "bs", "iodepth", "numjobs", "rep")
+FROM_FILE = ("rw", "bs", "iodepth", "numjobs")  # what a file may say itself
+COUNTS = ("devices", "iodepth", "numjobs", "rep")
+PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+
+
+def compile_pattern(pattern: str) -> re.Pattern:
+    """``pattern`` as a regular expression on the end of a path: each ``{field}`` one part of a name (no /),
+    ``{*}`` the same, unnamed. ConfigError naming an unknown or repeated field."""
+    out, seen, at = [], set(), 0
+    for found in PLACEHOLDER.finditer(pattern):
+        out.append(re.escape(pattern[at:found.start()]))
+        name = found[1]
+        if name == "*":
+            out.append(r"[^/]*?")
+        elif name not in FIELDS or name in seen:
+            raise ConfigError(f"--pattern {pattern!r}: {{{name}}} is {'repeated' if name in seen else 'not a field'}"
+                              f"; fields: {', '.join(FIELDS)}, and {{*}} for a part that says nothing")
+        else:
+            seen.add(name)
+            out.append(rf"(?P<{name}>[^/]+?)")
+        at = found.end()
+    out.append(re.escape(pattern[at:]))
+    return re.compile(r"(?:^|/)" + "".join(out) + "$")
+
+
+def value_of(name: str, text: object, where: str) -> object:
+    """A field's value as the table keeps it: counts whole numbers above 0 (rep from 0), bs in bytes, names as
+    text. ConfigError naming ``where``, the field and the value."""
+    if name == "bs":
+        try:
+            value = size_bytes(str(text))
+        except ConfigError:
+            value = 0
+        if value <= 0:
+            raise ConfigError(f"{where}: bs={text!r} is not a block size (4k, 1M, 4096)")
+        return value
+    if name in COUNTS:
+        ok = isinstance(text, int) or (isinstance(text, str) and text.strip().isdigit())
+        least = 0 if name == "rep" else 1
+        if isinstance(text, bool) or not ok or int(text) < least:
+            raise ConfigError(f"{where}: {name}={text!r} is not a whole number of at least {least}")
+        return int(text)
+    if not isinstance(text, str) or not text.strip() or "/" in text:
+        raise ConfigError(f"{where}: {name}={text!r} must be a plain name")
+    return text.strip()
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One entry of a --map file: the glob of paths it names, and what it says of them."""
+
+    match: str
+    names: dict
+
+
+def read_map(path: Path) -> list[Rule]:
+    """A --map file: a list of ``{match: GLOB, layout: NAME, devices: N, ...}`` (or a mapping GLOB -> {...}).
+    ConfigError naming the file and the entry it cannot read."""
+    try:
+        loaded = yaml.safe_load(Path(path).read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"--map {str(path)!r} cannot be read: {exc}") from None
+    if isinstance(loaded, Mapping):
+        loaded = [{"match": glob, **(names or {})} if isinstance(names, Mapping) else {"match": glob, "bad": names}
+                  for glob, names in loaded.items()]
+    if not isinstance(loaded, list) or not loaded:
+        raise ConfigError(f"--map {str(path)!r}: expected a list of entries such as {{match: 'results/md0/*', "
+                          "layout: md-raid0, devices: 4}")
+    rules = []
+    for number, entry in enumerate(loaded, start=1):
+        where = f"--map {str(path)!r} entry {number}"
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("match"), str):
+            raise ConfigError(f"{where}: needs 'match', a glob of paths (got {entry!r:.80})")
+        unknown = sorted(set(entry) - {"match", *FIELDS})
+        if unknown:
+            raise ConfigError(f"{where}: {', '.join(map(repr, unknown))} not known; it may give {', '.join(FIELDS)}")
+        rules.append(Rule(entry["match"], {k: value_of(k, v, where) for k, v in entry.items() if k != "match"}))
+    return rules
+
+
+@dataclass(frozen=True)
+class Naming:
+    """How the files of an import are named: a pattern, a map, and the values given for every file."""
+
+    pattern: str | None = None
+    rules: tuple[Rule, ...] = ()
+    given: dict = field(default_factory=dict)  # --layout, --devices, --host
+
+    def __post_init__(self) -> None:
+        if self.pattern is not None:
+            compile_pattern(self.pattern)
+        for name, value in self.given.items():
+            value_of(name, value, f"--{name}")
+
+    def names_for(self, path: Path) -> dict:
+        """What the pattern, the first matching map entry and the values given say of ``path``. ConfigError
+        naming the file when the pattern does not fit it or one of its values cannot be read."""
+        names: dict = {}
+        if self.pattern is not None:
+            found = compile_pattern(self.pattern).search(Path(path).as_posix())
+            if found is None:
+                raise ConfigError(f"its path does not fit --pattern {self.pattern!r}")
+            names = {k: value_of(k, v, f"{path}") for k, v in found.groupdict().items()}
+        for rule in self.rules:
+            if any(fnmatch.fnmatch(p, rule.match) for p in (Path(path).as_posix(), Path(path).resolve().as_posix())):
+                names = {**rule.names, **names}
+                break
+        return {**{k: value_of(k, v, f"--{k}") for k, v in self.given.items()}, **names}
+
+
+def reconcile(from_file: Mapping, names: Mapping) -> tuple[dict, list[str]]:
+    """The run's axes: the file's where it says them, the name's where it does not; and a sentence for each field
+    where the two differ (the file's kept)."""
+    axes, said = {}, []
+    for name in FROM_FILE:
+        mine, theirs = from_file.get(name), names.get(name)
+        axes[name] = mine if mine is not None else theirs
+        if mine is not None and theirs is not None and mine != theirs:
+            said.append(f"the name says {name}={theirs}, the file {name}={mine}: the file's is kept")
+    return axes, said
+
+
+def missing(axes: Mapping, names: Mapping) -> list[str]:
+    """What a row needs that neither the file nor its names give."""
+    need = [n for n in FROM_FILE if axes.get(n) is None]
+    return need + [n for n in ("layout", "devices") if names.get(n) is None]

@@ -1,0 +1,219 @@
+"""flashscale import on fio output real fio wrote (tests/golden, tests/golden/imported): every file named with what
+it gave, bad files refused by name while the rest are imported, the user's files never written, the same import
+twice the same table, names read by pattern and map with the file winning, and the folder every command reads."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from flashscale import cli
+from flashscale.errors import ConfigError, RefusedError
+from flashscale.measure import fio_output, import_folder, results
+from flashscale.measure.import_names import Naming, compile_pattern
+
+from conftest import sha256
+
+GOLDEN = Path(__file__).parent / "golden"
+IMPORTED = GOLDEN / "imported"
+BENCHFIO = IMPORTED / "benchfio"
+BENCHFIO_PATTERN = "{layout}/{bs}/run-{rep}/{rw}-{iodepth}-{numjobs}.json"
+
+
+def hashes(folder: Path) -> dict[str, tuple[str, int]]:
+    """Every file under ``folder``: its SHA-256 and modification time."""
+    return {str(p.relative_to(folder)): (sha256(p), p.stat().st_mtime_ns) for p in sorted(folder.rglob("*"))
+            if p.is_file()}
+
+
+@pytest.fixture
+def mixed_bag(tmp_path) -> Path:
+    """A user's folder: a good run, a failed job, an empty file, a truncated file, a JSON file not fio's, fio's
+    normal text output, and a bandwidth log (not read: a folder's .log files are left aside)."""
+    bag = tmp_path / "results"
+    bag.mkdir()
+    shutil.copy(GOLDEN / "write_1target.json", bag / "good.json")
+    shutil.copy(IMPORTED / "fio333_fails.json", bag / "failed.json")
+    (bag / "empty.json").write_text("")
+    text = (GOLDEN / "randrw_mixed.json").read_text()
+    (bag / "truncated.json").write_text(text[: len(text) // 2])
+    (bag / "other.json").write_text(json.dumps({"name": "an inventory", "items": [1, 2]}))
+    (bag / "normal.txt").write_text("x: (groupid=0, jobs=1): err= 0: pid=7: Thu Nov 26\n  read: IOPS=10\n")
+    (bag / "bw_bw.1.log").write_text("1000, 5000, 0, 0, 0\n")
+    return bag
+
+
+def test_a_folder_of_bad_files_names_each_and_imports_the_rest(mixed_bag, tmp_path, capsys):
+    before = hashes(mixed_bag)
+    out = tmp_path / "imported"
+    assert cli.main(["import", str(mixed_bag), "--to", str(out), "--layout", "single", "--devices", "1"]) == 3
+    said = capsys.readouterr()
+    assert said.out.startswith("6 files: 2 imported (2 rows), 1 failed job kept as failed rows, 4 refused: ")
+    for name, reason in [("empty.json", "empty"), ("truncated.json", "truncated"),
+                         ("other.json", "not fio's output"), ("normal.txt", "normal (human) output")]:
+        assert f"{name}: " in said.out and f"refused {mixed_bag / name}: " in said.err
+        assert reason in said.err.split(f"refused {mixed_bag / name}: ")[1].splitlines()[0]
+    assert "left aside by name: 1 .log" in said.out
+    table = results.load(out)
+    assert sorted(table["status"]) == ["failed", "ok"]
+    bad = table[table["status"] == "failed"].iloc[0]
+    assert "fio reported error 1 (Operation not permitted) for job 'fails'" == bad["error"]
+    assert pd.isna(bad["bw_bytes"]) and pd.isna(bad["iops"])  # a failed job is no rate, never 0
+    good = table[table["status"] == "ok"].iloc[0]
+    raw = json.loads((GOLDEN / "write_1target.json").read_text())["jobs"][0]["write"]
+    assert good["bw_bytes"] == raw["bw_bytes"] and good["clat_p99_ns"] == raw["clat_ns"]["percentile"]["99.000000"]
+    sources = import_folder.sources(out).set_index("path")
+    assert sources.loc[str((mixed_bag / "empty.json").resolve()), "outcome"] == "refused"
+    assert sources.loc[str((mixed_bag / "good.json").resolve()), "sha256"] == sha256(mixed_bag / "good.json")
+    assert hashes(mixed_bag) == before  # read, never written: contents and times as they were
+
+
+def test_the_same_import_twice_gives_the_same_table(tmp_path, capsys):
+    out = tmp_path / "imported"
+    argv = ["import", str(BENCHFIO), "--to", str(out), "--pattern", "{layout}/{bs}/run-{rep}/{rw}-{iodepth}-{numjobs}.json",
+            "--devices", "1"]
+    assert cli.main(argv) == 0
+    rows, table = (out / "rows.jsonl").read_bytes(), results.load(out)
+    assert cli.main(argv) == 0
+    assert "8 files: 0 imported (0 rows), 8 already in" in capsys.readouterr().out
+    assert (out / "rows.jsonl").read_bytes() == rows
+    pd.testing.assert_frame_equal(results.load(out), table)
+    assert len(json.loads((out / "campaign.json").read_text())["imports"]) == 2
+
+
+def test_bench_fio_s_layout_is_read_by_its_pattern_and_repetitions_by_their_run(tmp_path):
+    out = tmp_path / "imported"
+    naming = Naming(pattern=BENCHFIO_PATTERN, given={"devices": 1})
+    summary = import_folder.run_import([str(BENCHFIO)], out, naming)
+    assert summary.line() == "8 files: 8 imported (8 rows)"
+    table = results.load(out)
+    assert sorted(table["layout"].unique()) == ["jbod", "single"] and set(table["bs"]) == {2**20}
+    assert sorted(table["numjobs"].unique()) == [1, 2] and set(table["rw"]) == {"read"}
+    for row in table.itertuples():  # rep 0 is run-1, rep 1 is run-2
+        assert f"/run-{row.rep + 1}/" in row.source_file
+        data = fio_output.load_output(Path(row.source_file).read_text())
+        assert row.bw_bytes == sum(j["read"]["bw_bytes"] for j in data["jobs"]) or row.numjobs == 2
+        assert row.numjobs == len(data["jobs"])  # bench-fio: no group_reporting, one entry per job
+    assert (table["read_from"].str.contains("numjobs: job entries counted")).all()
+
+
+def test_where_the_name_and_the_file_disagree_the_file_wins_and_it_is_said(tmp_path, capsys):
+    tree = tmp_path / "bench" / "md0" / "4k"
+    tree.mkdir(parents=True)
+    shutil.copy(GOLDEN / "write_1target.json", tree / "randread-8-2.json")  # in fact: write, 128 KiB, qd 1, 1 job
+    out = tmp_path / "imported"
+    assert cli.main(["import", str(tmp_path / "bench"), "--to", str(out), "--pattern",
+                     "{layout}/{bs}/{rw}-{iodepth}-{numjobs}.json", "--devices", "4"]) == 0
+    err = capsys.readouterr().err
+    for field, name, file in [("rw", "randread", "write"), ("bs", 4096, 131072), ("iodepth", 8, 1), ("numjobs", 2, 1)]:
+        assert f"the name says {field}={name}, the file {field}={file}: the file's is kept" in err
+    row = results.load(out).iloc[0]
+    assert (row["layout"], row["devices"], row["rw"], row["bs"], row["iodepth"], row["numjobs"]) == \
+        ("md0", 4, "write", 131072, 1, 1)
+    assert "the name says rw=randread" in import_folder.sources(out)["said"].iloc[0]
+
+
+def test_an_old_fio_that_echoes_no_options_takes_them_from_the_name(tmp_path):
+    named = tmp_path / "old" / "raid5" / "randread-4k-qd1-nj1.json"
+    named.parent.mkdir(parents=True)
+    shutil.copy(IMPORTED / "fio-2.0.10.json", named)
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    shutil.copy(IMPORTED / "fio-2.0.10.json", plain / "run.json")
+    out = tmp_path / "imported"
+    refused = import_folder.run_import([str(plain)], out, Naming(given={"layout": "raid5", "devices": 4}))
+    assert "rw, bs, iodepth, numjobs neither in the file nor given" in refused.refused[0].reason
+    naming = Naming(pattern="{layout}/{rw}-{bs}-qd{iodepth}-nj{numjobs}.json", given={"devices": 4})
+    assert import_folder.run_import([str(named)], out, naming).line() == "1 files: 1 imported (1 rows)"
+    row = results.load(out).iloc[0]
+    assert (row["rw"], row["bs"], row["iodepth"], row["numjobs"], row["fio_version"]) == \
+        ("randread", 4096, 1, 1, "fio-2.0.10")
+    assert row["read_from"].startswith("io_bytes (KiB) x 1024 x 1000 / runtime (ms); clat, lat (usec x 1000)")
+
+
+def test_a_map_names_layouts_and_devices_by_glob(tmp_path, capsys):
+    mapping = tmp_path / "map.yaml"
+    mapping.write_text("- match: '*/single/*'\n  layout: one-ssd\n  devices: 1\n"
+                       "- match: '*/jbod/*'\n  layout: two-ssd\n  devices: 2\n")
+    out = tmp_path / "imported"
+    assert cli.main(["import", str(BENCHFIO), "--to", str(out), "--map", str(mapping)]) == 0
+    table = results.load(out)
+    assert dict(table.groupby("layout")["devices"].first()) == {"one-ssd": 1, "two-ssd": 2}
+    assert table.groupby(["layout", "numjobs"])["rep"].apply(sorted).tolist() == [[0, 1]] * 4
+    mapping.write_text("- match: '*'\n  layuot: x\n")
+    assert cli.main(["import", str(BENCHFIO), "--to", str(tmp_path / "x"), "--map", str(mapping)]) == 1
+    assert "entry 1: 'layuot' not known" in capsys.readouterr().err and not (tmp_path / "x").exists()
+
+
+def test_a_second_import_adds_another_layout_and_mixed_versions_are_flagged(tmp_path):
+    out = tmp_path / "imported"
+    import_folder.run_import([str(IMPORTED / "fio-2.21_jsonplus.json")], out,
+                             Naming(given={"layout": "old-array", "devices": 2}))
+    assert not results.load(out)["fio_versions_mixed"].any()
+    import_folder.run_import([str(IMPORTED / "fio333_groups.json")], out, Naming(given={"layout": "new-array",
+                                                                                       "devices": 2}))
+    table = results.load(out)
+    assert sorted(table["layout"]) == ["new-array", "new-array", "old-array"] and table["fio_versions_mixed"].all()
+    notes = json.loads((out / "notes.json").read_text())
+    assert any("2 fio versions: fio-2.21 (old-array); fio-3.33 (new-array)" in n and "does not compare" in n
+               for n in notes)
+
+
+def test_client_server_output_gives_a_row_per_host_and_the_cluster(tmp_path):
+    out = tmp_path / "imported"
+    import_folder.run_import([str(GOLDEN / "cluster_client_2hosts.json")], out,
+                             Naming(given={"layout": "jbod", "devices": 2}))
+    table = results.load(out).set_index("host")
+    assert sorted(table.index) == ["10.213.1.2", "10.213.2.2", "all"] and (table["hosts"] == 2).all()
+    assert table.loc["all", "devices"] == 4 and table.loc["all", "numjobs"] == 4
+    hosts = table.drop(index="all")
+    assert table.loc["all", "io_bytes"] == hosts["io_bytes"].sum()
+    assert table.loc["all", "bw_bytes"] == pytest.approx(hosts["io_bytes"].sum() / hosts["runtime_s"].max())
+
+
+def test_a_folder_that_is_not_an_import_is_refused_and_left_alone(tmp_path, capsys):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep me")
+    before = hashes(mine)
+    assert cli.main(["import", str(BENCHFIO), "--to", str(mine), "--layout", "x", "--devices", "1"]) == 1
+    assert "is not an earlier import's folder" in capsys.readouterr().err
+    assert hashes(mine) == before
+    with pytest.raises(RefusedError):
+        import_folder.check_folder(mine)
+
+
+def test_the_import_folder_inside_a_source_folder_is_not_read_again(tmp_path):
+    bag = tmp_path / "bag"
+    shutil.copytree(BENCHFIO / "single", bag)
+    naming = Naming(given={"layout": "single", "devices": 1})
+    assert import_folder.run_import([str(bag)], bag / "imported", naming).line() == "4 files: 4 imported (4 rows)"
+    again = import_folder.run_import([str(bag)], bag / "imported", naming)
+    assert again.line() == f"4 files: 0 imported (0 rows), 4 already in {bag / 'imported'} (the same SHA-256), " \
+                           "left as they were"
+
+
+def test_a_bad_pattern_is_named_before_anything_is_read():
+    with pytest.raises(ConfigError, match=r"\{layuot\} is not a field"):
+        compile_pattern("{layuot}/{rw}.json")
+    assert compile_pattern("{layout}/{*}/{bs}/{rw}-{iodepth}-{numjobs}.json").search(
+        "out/md0/randrw75/4k/randrw-16-8.json").groupdict() == {"layout": "md0", "bs": "4k", "rw": "randrw",
+                                                                  "iodepth": "16", "numjobs": "8"}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.binary(max_size=300) | st.sampled_from(sorted(p.name for p in IMPORTED.glob("*.json"))).map(
+    lambda n: (IMPORTED / n).read_bytes()[: len((IMPORTED / n).read_bytes()) * 3 // 4]))
+def test_any_bytes_are_imported_or_refused_by_name(tmp_path, content):
+    folder = tmp_path / f"in{os.getpid()}"
+    folder.mkdir(exist_ok=True)
+    (folder / "x.json").write_bytes(content)
+    out = tmp_path / "out"
+    shutil.rmtree(out, ignore_errors=True)
+    summary = import_folder.run_import([str(folder / "x.json")], out, Naming(given={"layout": "l", "devices": 1}))
+    assert len(summary.outcomes) == 1 and (summary.refused[0].reason if summary.refused else summary.added)
