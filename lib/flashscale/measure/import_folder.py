@@ -21,6 +21,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -144,9 +145,14 @@ def _notes(rows: list[dict], sources: str) -> list[str]:
     formats = sorted({line["format"] for line in kept})
     hosts = sorted({r["host"] for r in rows if r.get("host") and r["host"] != imported.ALL_HOSTS})
     said = [line for line in kept if line["said"]]
-    notes = [f"Imported, not measured by flashscale: {len(rows)} rows from {len(kept)} files of fio's output "
-             f"({', '.join(formats)}; {', '.join(sorted({r['fio_version'] for r in rows}))}"
-             f"{'; hosts ' + ', '.join(hosts) if hosts else ''}); each file's path and SHA-256 are in {SOURCES_FILE}."]
+    under = os.path.commonpath([line["path"] for line in kept]) if kept else ""
+    times = sorted(r["fio_time"] for r in rows if r.get("fio_time"))
+    when = (f", written by fio {times[0][:10]}" + (f" to {times[-1][:10]}" if times[-1][:10] != times[0][:10] else "")
+            if times else "")
+    notes = [f"Imported, not measured by flashscale: {len(rows)} rows from {len(kept)} files of fio's output under "
+             f"{under} ({', '.join(formats)}; {', '.join(sorted({r['fio_version'] for r in rows}))}"
+             f"{'; hosts ' + ', '.join(hosts) if hosts else ''}{when}); each file's path and SHA-256 are in "
+             f"{SOURCES_FILE}."]
     notes += [f"{len(said)} file(s) said otherwise than their names; the files' own values were kept: "
               + "; ".join(f"{Path(line['path']).name}: {line['said']}" for line in said[:5])] if said else []
     failed = sum(1 for r in rows if r.get("status") == "failed")
