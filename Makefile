@@ -20,7 +20,7 @@ LAB_PORT ?= 8888
 REPORT ?= reports/quickstart/quickstart.html
 
 .PHONY: app-deps applications demo demo-uncapped demo-vm deps-vm test test-vm test-fast bench study long-quickstart reference deps system-deps browser-deps lab screenshot \
-	clean-reports help lock test-latest
+	clean-reports help lock test-latest docs
 
 help:
 	@echo "make demo   - install what is needed, run the quickstart campaign, publish its report"
@@ -38,6 +38,7 @@ help:
 	@echo "make screenshot - docs/quickstart-report.png and -conclusions.png from $(REPORT) (after make demo), in headless Chromium"
 	@echo "make lock   - refresh $(LOCK) to the newest versions pyproject.toml allows (UPGRADE=pandas: only pandas), and environment.yml from it"
 	@echo "make test-latest - the fast tests and the layer contract on the newest versions allowed, in $(LATEST_VENV) (the lock stays)"
+	@echo "make docs   - the documentation site from docs/ into docs/_build/html (offline, the lock's Sphinx)"
 
 demo: deps
 	$(BIN)/flashscale run $(CAMPAIGN)
@@ -145,6 +146,12 @@ test-latest: system-deps
 	$(LATEST_VENV)/bin/lint-imports
 	$(LATEST_VENV)/bin/python -m pytest tests -p no:cacheprovider -m "$(FAST_TIER)" \
 	  --deselect tests/test_lock.py::test_the_installed_packages_are_the_locks
+
+# The documentation site (docs/: Sphinx, MyST and the PyData theme, the docs extra of the lock), built offline; every
+# warning (a broken link, a page in no table of contents) is an error, as in tests/test_docs.py.
+docs: deps
+	$(BIN)/sphinx-build -q -W --keep-going -n docs docs/_build/html
+	@echo "Site: $(CURDIR)/docs/_build/html/index.html"
 
 bench: deps
 	$(BIN)/python benchmarks/bench_analysis.py

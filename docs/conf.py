@@ -1,0 +1,38 @@
+"""Sphinx configuration of flashscale's documentation: MyST Markdown pages, the pydata theme, and the reference
+rendered from the code at build time by the directives of ``_ext/flashscale_docs.py``. ``make docs`` builds it into
+docs/_build/html; ``tests/test_docs.py`` builds it with every warning an error."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent / "_ext"))
+
+project = "flashscale"
+author = "the flashscale developers"
+copyright = "the flashscale developers"
+
+extensions = ["myst_parser", "flashscale_docs"]
+source_suffix = {".md": "markdown"}
+root_doc = "index"
+exclude_patterns = ["_build", "_ext", "Thumbs.db", ".DS_Store"]
+
+# Headings up to ### get GitHub's anchors, so a link such as commands.md#flashscale-analyze works on the site and on
+# GitHub alike.
+myst_heading_anchors = 3
+myst_enable_extensions = ["colon_fence", "deflist"]
+# Option names and shell text stay as written: no -- turned into a dash, no quote curled.
+smartquotes = False
+
+html_theme = "pydata_sphinx_theme"
+html_title = "flashscale"
+html_static_path: list[str] = []
+html_show_sourcelink = False
+# Offline: no icon links, no version switcher, nothing fetched when a page is built or opened.
+html_theme_options = {
+    "navbar_align": "left",
+    "show_toc_level": 2,
+    "navigation_with_keys": False,
+    "footer_start": ["copyright"],
+    "footer_end": [],
+}
