@@ -58,10 +58,12 @@ def test_jbod_and_a_stripe_recover_the_known_curve():
     assert jbod["predicted_bw_bytes"].to_dict() == pytest.approx(
         {1: 300e6, 2: 600e6, 4: 1200e6, 6: 2 * 500e6 + 2 * 300e6, 8: 2000e6})
     assert jbod["busy_devices"].to_dict() == {1: 1, 2: 2, 4: 4, 6: 4, 8: 4}
-    stripe = predict.predict(base, "md-raid0", points).set_index("numjobs")
-    # every device serves numjobs / 4 jobs, the curve held at its first point below 1 and linear from 1 to 2
+    stripe = predict.predict(base, "md-raid0", points, chunk_bytes=128 * 1024).set_index("numjobs")
+    # 1 MiB over 128 KiB chunks spans all 4 members: each holds a piece of every request, numjobs in flight
+    assert stripe["routing"].eq("every member").all() and stripe["member_outstanding"].to_dict() == {
+        1: 1, 2: 2, 4: 4, 6: 6, 8: 8}
     assert stripe.loc[1, "predicted_bw_bytes"] == pytest.approx(4 * 300e6)
-    assert stripe.loc[6, "predicted_bw_bytes"] == pytest.approx(4 * (300e6 + 0.5 * 200e6))
+    assert stripe.loc[6, "predicted_bw_bytes"] == pytest.approx(4 * 500e6)
     assert stripe.loc[8, "predicted_bw_bytes"] == pytest.approx(4 * 500e6)
     assert set(stripe["predicted_limit"]) == {"devices"}
 

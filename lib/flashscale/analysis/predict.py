@@ -1,7 +1,9 @@
-"""Predict before you build: what N devices in a layout should deliver, from one device's curve and the ceilings.
+"""Predict before you build: what N devices in a layout should deliver, from one device's curve, the routing of the
+layout's requests over its devices, the layer's own cost where a calibration measured it, and the ceilings.
 
-    curve(rows)                           the single-device curve: per (rw, bs, iodepth, numjobs) the mean of the
-                                          repetitions, its interval and the CPU-seconds per byte where measured
+    curve(rows)                           the single-device curve (``analysis.curve``): per (rw, bs, iodepth,
+                                          numjobs) the mean, its interval, the I/O in flight, the latency and the
+                                          CPU-seconds per byte
     figures({"read": 3.2e9, ...})         a curve from published per-device figures (one value per rw, no spread)
     predict(curve, layout, points, lim)   per point: each term, the prediction (the smallest), the term that binds,
                                           and the interval the single device's intervals give it
@@ -10,242 +12,97 @@
                                           the model did not explain
 
 A campaign that has measured its baseline calls, before it builds a layout,
-``predict(curve(baseline_rows), "btrfs-raid0", points, Limits(...))`` with ``points`` the sweep's (rw, bs, numjobs,
-iodepth, devices), and keeps the frame to ``score`` once the layout is measured.
+``predict(curve(baseline_rows), "btrfs-raid0", points, Limits(...), chunk_bytes=..., layer=...)`` with ``points``
+the sweep's (rw, bs, numjobs, iodepth, devices), and keeps the frame to ``score`` once the layout is measured.
 
 The terms, each in bytes/s of the data fio moves, each its own column (``<term>_limit_bw_bytes``):
 
-    devices   the layout's devices, each at the single-device curve at its own jobs, same rw, bs and iodepth,
-              times the layout's design share (``core.design_share``: a mirror writes each byte twice). jbod (and
-              single) spread the jobs over the devices as fio spreads them over targets (``jobs_per_device``): a
-              device with no job gives nothing. Any other layout (a stripe, a mirror, one file system or volume over
-              all devices) sends a share of every job's I/O to every device: numjobs / N jobs a device, the curve
-              interpolated linearly between measured job counts and held at its first and last measured points
-              outside them (a stripe splits each request, so even 1 / N of a job keeps every device working)
-    pcie      N x each device's PCIe link x the design share (a mirror's second copy crosses the bus too)
-    uplink    a link shared by k devices (a PCIe switch's or an HBA's): N / min(k, N) uplinks' worth x the share,
-              the jobs being spread evenly
-    network   links (default: one per host) x the link, for data that crosses the network
-    memory    hosts x each host's memory bandwidth
-    cpu       hosts x cores / (CPU-seconds per byte the single device cost at that point): the row's
-              ``cpu_busy_cores`` (the whole machine's, from /proc/stat around the run: the recorder's), else fio's
-              ``fio_usr_cpu`` + ``fio_sys_cpu`` (``usr_cpu`` + ``sys_cpu``: percent of one CPU, the run's jobs
-              together)
+    devices   what the layout's devices deliver at what each receives (``analysis.routing``): a jbod's device runs
+              its own jobs (fio's spread over targets), at the single device's curve for that many jobs in flight;
+              a stripe's member receives a piece of every request when requests span every member, else requests
+              that land on it at random (the closed network's product form: unevenly, the busiest member holding
+              more), each member at the curve for the requests it holds (``analysis.curve``: indexed by the I/O
+              outstanding, Little's law below the least measured); times the layout's design share
+              (``core.design_share``: a mirror writes each byte twice)
+    pcie, uplink, network, memory, cpu    the ceilings (``analysis.limits``); the cpu's cost per byte is the
+              device's at its load, plus the layer's where a calibration measured it
+    layer     where a calibration measured the layout on fewer devices (``analysis.calibration``): each request
+              spends layer_s_per_io more than the raw devices and ceilings allow it, so k x bs / (k x bs / the
+              smallest of those terms + layer_s_per_io) with k = numjobs x iodepth in flight (Little's law)
 
 The smallest term binds (``predicted_limit``); any other within 5% of it (``CLOSE``) is named beside it
-(``predicted_close``): uncapped loop devices each keep about one core busy, so on 2 cores two of them meet the
-devices' and the CPU's limits together, and naming one alone would hide the other. A term whose parameter is not
-given is no term. A mixed rw (fio's 50/50) reaches a per-direction link (PCIe,
-uplink, network) when either half does: twice the link. The interval: each point of the curve carries the t
-interval of its repetitions (``stats.describe``); a device term is the same sum of the bounds (every device is
-the same measured device, so their errors move together); a ceiling is a parameter, exact. ``predicted_lo`` and
-``_hi`` are the smallest of the terms' bounds. A curve point of one run, or a published figure, has no spread and
-counts as exact.
+(``predicted_close``). A term whose parameter is not given is no term; where no term but the devices' (and PCIe's,
+which grows with them) is known, the note says the prediction is ``limits.UNBOUNDED``. The interval: each point of
+the curve carries the t interval of its repetitions; a device term is the same sum of the bounds (every device is
+the same measured device, so their errors move together); a ceiling is a parameter, exact. A curve point of one
+run, or a published figure, has no spread and counts as exact.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from typing import Iterable, Mapping
+from typing import Mapping
 
 import numpy as np
 import pandas as pd
 
-from . import core, stats
-from .ceilings import FIO_READ_SHARE, MIXED, Ceilings, pcie_link_bw_bytes
+from . import core, curve as curves, routing, stats
+from .calibration import LayerCost, check_not_scored_on
+from .curve import CURVE, figures, nearest
+from .limits import SHARED, UNBOUNDED, Limits, ceiling_terms
+from .routing import PER_DEVICE, jobs_per_device
 from .significance import DEFAULT_MARGIN, check_margin
 from ..errors import AnalysisError, ConfigError
 from ..measure.units import percent, rate
 
-TERMS = ("devices", "pcie", "uplink", "network", "memory", "cpu")  # ties bind in this order
+__all__ = ["CURVE", "PER_DEVICE", "Limits", "curve", "figures", "jobs_per_device", "nearest", "predict",
+           "predict_results", "score", "limit_words", "outside_sentences", "drift_words"]
+
+TERMS = ("devices", "pcie", "uplink", "network", "memory", "cpu", "layer")  # ties bind in this order
 CLOSE = 0.05  # a term within this fraction above the binding one binds as well, as far as the model can tell
-PER_DEVICE = ("single", "jbod")  # one target per device: fio spreads the jobs over them
 KEYS = ["layout", "devices", "rw", "bs", "numjobs", "iodepth"]
-CURVE = ["rw", "bs", "iodepth", "numjobs", "bw_bytes", "bw_bytes_lo", "bw_bytes_hi", "reps", "cpu_s_per_byte"]
+VALUES = curves.VALUES
+curve = curves.curve
 
 
-@dataclass(frozen=True)
-class Limits:
-    """The parameters of the ceilings, bytes/s; any left as None is no term. ``memory_bps`` and ``cores`` are
-    each host's; ``links`` defaults to ``hosts``."""
-
-    pcie_bps: float | None = None
-    uplink_bps: float | None = None
-    devices_per_uplink: int | None = None
-    link_bps: float | None = None
-    links: int | None = None
-    hosts: int = 1
-    memory_bps: float | None = None
-    cores: float | None = None
-
-    def __post_init__(self):
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float, np.number))
-                                      or not (np.isfinite(value) and value > 0)):
-                raise ConfigError(f"limit {f.name} = {value!r} must be a positive number")
-        for name in ("devices_per_uplink", "links", "hosts"):
-            value = getattr(self, name)
-            if value is not None and value != int(value):
-                raise ConfigError(f"limit {name} = {value!r} must be a whole number")
-        if (self.uplink_bps is None) != (self.devices_per_uplink is None):
-            raise ConfigError("give both uplink_bps and devices_per_uplink, or neither")
-
-    @classmethod
-    def from_ceilings(cls, ceilings: Ceilings | Mapping, **more) -> "Limits":
-        """From the ceilings module's parameters (a YAML file's mapping): PCIe from its generation, lanes and
-        efficiency, the network's links and link, the memory; ``more`` (hosts, cores, uplink...) on top."""
-        config = Ceilings.from_mapping(ceilings)
-        values = dict(memory_bps=config.memory_bw_bytes, link_bps=config.network_link_bw_bytes,
-                      links=config.network_links)
-        if config.pcie_gen is not None:
-            values["pcie_bps"] = pcie_link_bw_bytes(config.pcie_gen, config.pcie_lanes, config.pcie_efficiency)
-        values.update({k: v for k, v in more.items() if v is not None})
-        return cls(**values)
+def _own_jobs(base: pd.DataFrame, route: routing.Route, point) -> dict:
+    """A jbod's devices, each running its own jobs: the sum of the curve at each device's jobs x iodepth."""
+    where, note = curves.at(base, point.rw, point.bs)
+    rates = {jobs: where.rate(jobs * point.iodepth, jobs, point.iodepth) for jobs in set(route.jobs) if jobs}
+    sums = {c: sum(route.jobs.count(jobs) * getattr(r, c) for jobs, r in rates.items()) for c in VALUES}
+    top = rates[max(rates)]
+    return dict(sums, cpu_s_per_byte=top.cpu_s_per_byte, busy_devices=sum(1 for j in route.jobs if j),
+                member_outstanding=max(route.jobs) * point.iodepth, busiest_member=max(route.jobs) * point.iodepth,
+                exact=not note and all(r.exact for r in rates.values()),
+                note="; ".join(filter(None, [note, *{r.note for r in rates.values()}])))
 
 
-def jobs_per_device(numjobs: int, devices: int) -> list[int]:
-    """The jobs each device of a jbod runs: fio's spread over targets (``fio.Job.jobs_per_target``), earlier
-    devices take the remainder."""
-    return [numjobs // devices + (1 if i < numjobs % devices else 0) for i in range(devices)]
+def _members(base: pd.DataFrame, route: routing.Route, point) -> dict:
+    """A stripe's members, each at the curve for the pieces it holds: every member alike, or spread at random."""
+    where, note = curves.at(base, point.rw, round(route.piece_bytes))
+    if route.kind == "every member":
+        one = where.rate(route.per_member)
+        return dict({c: route.members * getattr(one, c) for c in VALUES}, cpu_s_per_byte=one.cpu_s_per_byte,
+                    busy_devices=route.members, member_outstanding=route.per_member,
+                    busiest_member=route.per_member, exact=one.exact and not note,
+                    note="; ".join(filter(None, [route.note, note, one.note])))
+    occupancy = np.arange(1, route.customers + 1) * route.weight
+    values = where.values(occupancy)
+    found = {c: routing.spread(values[c], route.members, busiest=c == "bw_bytes") for c in VALUES}
+    mean = found["bw_bytes"]
+    cpu = float(where.values([max(mean.mean, 1e-9) * route.weight])["cpu_s_per_byte"][0])
+    words = (f"{route.customers * route.weight:g} in flight land at random on {route.members} members "
+             f"({route.per_request} a request): {mean.mean * route.weight:.3g} a member on average, the busiest "
+             f"{mean.busiest * route.weight:.3g}")
+    return dict({c: found[c].throughput for c in VALUES}, cpu_s_per_byte=cpu, busy_devices=mean.busy_members,
+                member_outstanding=mean.mean * route.weight, busiest_member=mean.busiest * route.weight,
+                exact=False, note="; ".join(filter(None, [note, words])))
 
 
-def _cpu_cores(rows: pd.DataFrame) -> pd.Series:
-    """CPU cores busy during each run, the first known of: ``cpu_busy_cores`` (the whole machine's, kernel threads
-    included: on loop devices the copying is the loop workers', not fio's), fio's ``fio_usr_cpu`` + ``fio_sys_cpu``
-    (percent of one CPU, all jobs together), or a table's own ``usr_cpu`` + ``sys_cpu`` (the same); NaN."""
-    found = pd.Series(np.nan, index=rows.index)
-    if "cpu_busy_cores" in rows.columns:
-        found = pd.to_numeric(rows["cpu_busy_cores"], errors="coerce").astype("float64")
-    for usr, sys_ in (("fio_usr_cpu", "fio_sys_cpu"), ("usr_cpu", "sys_cpu")):
-        if {usr, sys_} <= set(rows.columns):
-            fio_cores = (pd.to_numeric(rows[usr], errors="coerce") + pd.to_numeric(rows[sys_], errors="coerce")) / 100
-            found = found.fillna(fio_cores.astype("float64"))
-    return found
-
-
-def curve(rows: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
-    """The single-device curve of a results table: its measured rate rows with one device (``core.rates``; those of
-    layout ``single`` when other one-device layouts are there too), per (rw, bs, iodepth, numjobs) the mean, the
-    t interval of its repetitions (the mean itself where there is one run), ``reps`` and ``cpu_s_per_byte``: the
-    least of its repetitions', for the machine's busy CPUs count whatever else ran meanwhile and only ever add to the
-    run's own cost (the first runs after a precondition cost a capped device 1.2 cores at 200 MB/s, the next
-    0.1: the kernel still settling the precondition's writes), and a CPU term made of such a run would bind where
-    the CPU is not the limit. Rows measured under an emulated cap (a finite ``cap_bps``) give no CPU cost at all:
-    the device waited on its throttle, not on the CPU, so its few busy CPUs are mostly whatever else the machine did
-    (a capped device's reads seemed to cost 0.2 cores in one quickstart and 1.1 in the next, while tests ran
-    beside it); the devices bind there, and the CPU term is left to uncapped devices."""
-    rates = core.rates(rows)
-    single = rates[rates["devices"] == 1]
-    if "single" in set(single["layout"]):
-        single = single[single["layout"] == "single"]
-    if single.empty:
-        raise AnalysisError("no single-device (devices == 1) rows to predict from; layouts present: "
-                            f"{', '.join(map(repr, sorted(rates['layout'].astype(str).unique())))}")
-    layouts = sorted(single["layout"].astype(str).unique())
-    if len(layouts) > 1:
-        raise AnalysisError(f"several one-device layouts ({', '.join(map(repr, layouts))}) and none is 'single': "
-                            "say which one is the device's curve")
-    single = single.assign(cpu_s_per_byte=_cpu_cores(single) / single["bw_bytes"])
-    if "cap_bps" in single.columns:
-        capped = pd.to_numeric(single["cap_bps"], errors="coerce").fillna(0) > 0
-        single = single.assign(cpu_s_per_byte=single["cpu_s_per_byte"].mask(capped))
-    out = []
-    for (rw, bs, iodepth, numjobs), group in single.groupby(["rw", "bs", "iodepth", "numjobs"], sort=True):
-        d = stats.describe(group["bw_bytes"].to_numpy(float), confidence)
-        lo, hi = (d["lo"], d["hi"]) if d["reps"] >= 2 else (d["mean"], d["mean"])
-        out.append(dict(rw=str(rw), bs=int(bs), iodepth=int(iodepth), numjobs=int(numjobs), bw_bytes=d["mean"],
-                        bw_bytes_lo=lo, bw_bytes_hi=hi, reps=d["reps"],
-                        cpu_s_per_byte=float(group["cpu_s_per_byte"].min())))
-    return pd.DataFrame(out, columns=CURVE)
-
-
-def figures(per_rw: Mapping[str, float], bs: int = core.BASELINE_BS, iodepth: int = 1, numjobs: int = 1,
-            cpu_s_per_byte: Mapping[str, float] | None = None) -> pd.DataFrame:
-    """A curve from published per-device figures, bytes/s per rw (a datasheet, a paper's single-device number): one
-    point per rw with no spread; a curve of one job count stands for every job count."""
-    rows = []
-    for rw, value in per_rw.items():
-        if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) or not (
-                np.isfinite(value) and value > 0):
-            raise ConfigError(f"per-device figure for {rw!r} = {value!r} must be a rate above 0, bytes/s")
-        cpu = (cpu_s_per_byte or {}).get(rw, np.nan)
-        rows.append(dict(rw=rw, bs=bs, iodepth=iodepth, numjobs=numjobs, bw_bytes=float(value),
-                         bw_bytes_lo=float(value), bw_bytes_hi=float(value), reps=1, cpu_s_per_byte=cpu))
-    if not rows:
-        raise ConfigError("no per-device figure given")
-    return pd.DataFrame(rows, columns=CURVE)
-
-
-def nearest(values: Iterable[int], wanted: int) -> int:
-    """The measured value closest to ``wanted`` on a log scale (block sizes and queue depths double)."""
-    values = sorted(set(int(v) for v in values))
-    return min(values, key=lambda v: (abs(np.log2(v / wanted)), v))
-
-
-def _curve_at(base: pd.DataFrame, rw: str, bs: int, iodepth: int) -> tuple[dict | None, str, bool]:
-    """The curve's points over numjobs for one (rw, bs, iodepth) as arrays sorted by numjobs (None when the curve
-    has no such rw); the nearest measured bs and iodepth when the exact ones were not, with a note saying so; and
-    whether they were the exact ones."""
-    rows = base[base["rw"] == rw]
-    if rows.empty:
-        return None, f"no single-device {rw} rows", False
-    notes = []
-    near_bs = nearest(rows["bs"], bs)
-    if near_bs != bs:
-        notes.append(f"single device measured at bs {near_bs}, not {bs}")
-    rows = rows[rows["bs"] == near_bs]
-    near_qd = nearest(rows["iodepth"], iodepth)
-    if near_qd != iodepth:
-        notes.append(f"single device measured at iodepth {near_qd}, not {iodepth}")
-    rows = rows[rows["iodepth"] == near_qd].sort_values("numjobs")
-    points = {c: rows[c].to_numpy(float) for c in ("numjobs", "bw_bytes", "bw_bytes_lo", "bw_bytes_hi",
-                                                    "cpu_s_per_byte")}
-    return points, "; ".join(notes), (near_bs, near_qd) == (bs, iodepth)
-
-
-def _at_jobs(points: dict, jobs: float, column: str) -> float:
-    """The curve's ``column`` at ``jobs`` jobs a device: 0 with no job; linear between measured job counts, held at
-    the first and last measured points outside them."""
-    if jobs == 0:
-        return 0.0
-    return float(np.interp(jobs, points["numjobs"], points[column]))
-
-
-def _devices_term(points: dict, layout: str, devices: int, numjobs: int) -> dict:
-    """The devices' sum (value, lo, hi) before the design share, the job count a device runs and how many work."""
-    if layout in PER_DEVICE:
-        spread = jobs_per_device(numjobs, devices)
-    else:
-        spread = [numjobs / devices] * devices
-    counts = {jobs: spread.count(jobs) for jobs in set(spread)}
-    sums = {c: sum(k * _at_jobs(points, jobs, c) for jobs, k in counts.items())
-            for c in ("bw_bytes", "bw_bytes_lo", "bw_bytes_hi")}
-    cpu = _at_jobs(points, max(spread), "cpu_s_per_byte") if np.isfinite(points["cpu_s_per_byte"]).all() else np.nan
-    measured = set(points["numjobs"].tolist())
-    note = ""
-    largest = int(points["numjobs"].max())
-    if len(points["numjobs"]) > 1 and max(spread) > largest:
-        note = f"{max(spread):g} jobs a device, beyond the single device's largest measured ({largest}): held there"
-    return dict(sums, cpu_s_per_byte=cpu, jobs_per_device=numjobs / devices,
-                busy_devices=sum(k for jobs, k in counts.items() if jobs > 0), note=note,
-                exact=all(jobs in measured for jobs in counts if jobs > 0))
-
-
-def _duplex(rw: str) -> float:
-    """How much more than one direction's link a rw's data may use: a mixed rw's larger half reaches it first."""
-    return 1.0 / max(FIO_READ_SHARE, 1.0 - FIO_READ_SHARE) if rw in MIXED else 1.0
-
-
-def _ceiling_terms(limits: Limits, rw: str, devices: int, share: float, cpu_s_per_byte: float) -> dict[str, float]:
-    duplex = _duplex(rw)
-    hosts = limits.hosts
-    terms = {"pcie": devices * limits.pcie_bps * share * duplex if limits.pcie_bps else np.nan, "uplink": np.nan,
-             "network": (limits.links or hosts) * limits.link_bps * duplex if limits.link_bps else np.nan,
-             "memory": hosts * limits.memory_bps if limits.memory_bps else np.nan,
-             "cpu": hosts * limits.cores / cpu_s_per_byte if limits.cores and cpu_s_per_byte > 0 else np.nan}
-    if limits.uplink_bps:
-        terms["uplink"] = devices / min(limits.devices_per_uplink, devices) * limits.uplink_bps * share * duplex
-    return terms
+def _devices_term(base: pd.DataFrame, layout: str, point, chunk: int | None) -> dict:
+    """The devices' sum (value, lo, hi) before the design share, and what each device receives."""
+    route = routing.route(layout, point.devices, point.rw, point.bs, point.numjobs, point.iodepth,
+                          routing.chunk_of(layout, chunk))
+    found = _own_jobs(base, route, point) if route.kind == "own jobs" else _members(base, route, point)
+    return dict(found, routing=route.kind, members_per_request=route.per_request, piece_bytes=route.piece_bytes)
 
 
 def _check_points(points) -> pd.DataFrame:
@@ -262,46 +119,78 @@ def _check_points(points) -> pd.DataFrame:
     return frame[wanted].astype({n: "int64" for n in wanted if n != "rw"}).assign(rw=frame["rw"].astype(str))
 
 
-def predict(base: pd.DataFrame, layout: str, points, limits: Limits = Limits()) -> pd.DataFrame:
-    """Per point of ``points`` (rows or a frame of devices, rw, bs, numjobs, iodepth) of ``layout``: each term
-    (``<term>_limit_bw_bytes``, the devices' with ``_lo``/``_hi``), ``layout_share``, ``jobs_per_device``,
-    ``busy_devices``, ``hosts``, ``cpu_s_per_byte``, and ``predicted_bw_bytes`` (the smallest term),
-    ``predicted_lo``, ``predicted_hi``, ``predicted_limit`` (the term that binds), ``predicted_close`` (the other
-    terms within ``CLOSE`` of it, comma-separated: where two limits meet, both are named), ``predicted_exact``
-    (each busy device runs a point the single device was measured at: this rw, bs, iodepth and job count, nothing
-    nearest or interpolated standing in) and ``predicted_note``.
-    ``base`` is a ``curve`` or ``figures``."""
+def _check(base: pd.DataFrame, layout: str, limits: Limits) -> None:
     if not isinstance(layout, str) or not layout.strip():
         raise ConfigError(f"layout {layout!r} must be a layout's name")
     if not isinstance(limits, Limits):
         raise ConfigError(f"limits must be a predict.Limits; got {type(limits).__name__}")
-    missing = [c for c in CURVE if c not in base.columns]
+    missing = [c for c in CURVE if c not in curves.with_outstanding(base).columns]
     if missing:
         raise ConfigError(f"the single-device curve lacks {missing}: make it with predict.curve or predict.figures")
-    rows, curves = [], {}
+
+
+UNKNOWN = dict(bw_bytes=np.nan, bw_bytes_lo=np.nan, bw_bytes_hi=np.nan, cpu_s_per_byte=np.nan, busy_devices=0,
+               member_outstanding=np.nan, busiest_member=np.nan, exact=False, routing="", members_per_request=0,
+               piece_bytes=np.nan)
+
+
+def predict(base: pd.DataFrame, layout: str, points, limits: Limits = Limits(), chunk_bytes: int | None = None,
+            layer: LayerCost | None = None) -> pd.DataFrame:
+    """Per point of ``points`` (rows or a frame of devices, rw, bs, numjobs, iodepth) of ``layout``: each term
+    (``<term>_limit_bw_bytes``, the devices' with ``_lo``/``_hi``), ``layout_share``, ``jobs_per_device``,
+    ``busy_devices``, ``routing``, ``members_per_request``, ``piece_bytes``, ``member_outstanding`` and
+    ``busiest_member`` (requests in flight on a member, on average and on the busiest), ``hosts``,
+    ``cpu_s_per_byte``, ``layer_s_per_io`` and ``layer_cpu_s_per_byte`` (where ``layer`` was calibrated),
+    ``predicted_bw_bytes`` (the smallest term), ``predicted_lo``, ``predicted_hi``, ``predicted_limit``,
+    ``predicted_close``, ``predicted_exact`` (each busy device runs a point the single device was measured at: this
+    rw, bs, iodepth and job count, nothing nearest or interpolated standing in) and ``predicted_note``.
+    ``base`` is a ``curve`` or ``figures``; ``chunk_bytes`` the stripe unit (None: unknown)."""
+    _check(base, layout, limits)
+    rows = []
     for point in _check_points(points).itertuples(index=False):
+        check_not_scored_on(layer, layout, point.devices)
         share = core.design_share(layout, point.rw)
-        where = (point.rw, point.bs, point.iodepth)
-        at, note, here = curves[where] if where in curves else curves.setdefault(where, _curve_at(base, *where))
-        dev = (_devices_term(at, layout, point.devices, point.numjobs) if at is not None else
-               dict(bw_bytes=np.nan, bw_bytes_lo=np.nan, bw_bytes_hi=np.nan, cpu_s_per_byte=np.nan,
-                    jobs_per_device=point.numjobs / point.devices, busy_devices=0, note="", exact=False))
-        exact = dev["exact"] and here  # the curve's own (rw, bs, iodepth), no nearest one standing in
-        terms = {"devices": dev["bw_bytes"] * share,
-                 **_ceiling_terms(limits, point.rw, point.devices, share, dev["cpu_s_per_byte"])}
+        known = not base[base["rw"] == point.rw].empty
+        dev = _devices_term(base, layout, point, chunk_bytes) if known else dict(
+            UNKNOWN, note=f"no single-device {point.rw} rows")
+        seconds, extra_cpu, layer_note = layer.at(point.rw, point.bs, point.numjobs, point.iodepth) if layer else (
+            np.nan, np.nan, "")
+        cpu = dev["cpu_s_per_byte"] + (extra_cpu if np.isfinite(extra_cpu) else 0.0)
+        raw = ceiling_terms(limits, point.rw, point.devices, share, dev["cpu_s_per_byte"])
+        terms = {"devices": dev["bw_bytes"] * share, **ceiling_terms(limits, point.rw, point.devices, share, cpu)}
         lows = {**terms, "devices": dev["bw_bytes_lo"] * share}
         highs = {**terms, "devices": dev["bw_bytes_hi"] * share}
+        for side in (terms, lows, highs):
+            side["layer"] = _layer_term({**raw, "devices": side["devices"]}, point, seconds)
+        notes = [dev["note"]]
         if limits.cores and not np.isfinite(dev["cpu_s_per_byte"]):
-            note = "; ".join(filter(None, [note, "no CPU cost from the single device (not measured, or at a cap): "
-                                                 "no cpu term"]))
+            notes.append("no CPU cost from the single device (not measured, or at a cap): no cpu term")
+        if layer is not None:
+            notes.append("; ".join(filter(None, [layer.words(), layer_note])))
+        if np.isfinite(terms["devices"]) and not any(np.isfinite(terms[t]) for t in SHARED):
+            notes.append(UNBOUNDED)
         row = dict(layout=layout, **point._asdict(), hosts=limits.hosts, busy_devices=dev["busy_devices"],
-                   jobs_per_device=dev["jobs_per_device"], layout_share=share, cpu_s_per_byte=dev["cpu_s_per_byte"],
+                   jobs_per_device=point.numjobs / point.devices, layout_share=share, routing=dev["routing"],
+                   members_per_request=dev["members_per_request"], piece_bytes=dev["piece_bytes"],
+                   member_outstanding=dev["member_outstanding"], busiest_member=dev["busiest_member"],
+                   cpu_s_per_byte=cpu, layer_s_per_io=seconds, layer_cpu_s_per_byte=extra_cpu,
                    **{f"{t}_limit_bw_bytes": terms[t] for t in TERMS},
                    devices_limit_bw_bytes_lo=lows["devices"], devices_limit_bw_bytes_hi=highs["devices"])
-        row.update(_smallest(terms, lows, highs), predicted_exact=exact,
-                   predicted_note="; ".join(filter(None, [note, dev["note"]])))
+        row.update(_smallest(terms, lows, highs), predicted_exact=dev["exact"],
+                   predicted_note="; ".join(filter(None, notes)))
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _layer_term(raw: dict, point, seconds: float) -> float:
+    """The layer's term: each of the k requests in flight spends ``seconds`` more than the smallest of the raw
+    terms (the cpu's at the device's own cost, as the calibration held it) allows it (Little's law: a request's
+    time is k x bs / rate); NaN without a calibration."""
+    below = [value for value in raw.values() if np.isfinite(value)]
+    if not np.isfinite(seconds) or not below:
+        return np.nan
+    work = point.numjobs * point.iodepth * point.bs
+    return work / (work / min(below) + seconds)
 
 
 def _smallest(terms: dict, lows: dict, highs: dict) -> dict:
@@ -324,15 +213,28 @@ def limit_words(limit: str, close: str = "") -> str:
     return f"{limit} ({' and '.join(others)} within {percent(CLOSE, 0)})" if others else str(limit)
 
 
-def predict_results(frame: pd.DataFrame, limits: Limits = Limits(), confidence: float = 0.95) -> pd.DataFrame:
+def chunks(frame: pd.DataFrame, chunk_bytes: int | None = None) -> dict[str, int | None]:
+    """Per layout of ``frame``, its stripe unit: the rows' own ``chunk_bytes`` (an imported run's metadata) where
+    they give one, else ``chunk_bytes`` (the user's, or the layout flashscale built)."""
+    out = {}
+    for layout, rows in frame.groupby("layout", sort=True):
+        given = pd.to_numeric(rows["chunk_bytes"], errors="coerce").dropna() if "chunk_bytes" in rows else []
+        out[str(layout)] = int(given.iloc[0]) if len(given) else chunk_bytes
+    return out
+
+
+def predict_results(frame: pd.DataFrame, limits: Limits = Limits(), confidence: float = 0.95,
+                    chunk_bytes: int | None = None) -> pd.DataFrame:
     """Every measured point of ``frame``'s layouts of more than one device, predicted from ``frame``'s own
-    single-device rows (``curve``)."""
+    single-device rows (``curve``), each stripe routed by its chunk (``chunks``)."""
     base = curve(frame, confidence)
     points = core.point_means(frame)
     points = points[points["devices"] > 1]
     if points.empty:
         raise AnalysisError("no layout of more than one device to predict: the results hold single-device rows only")
-    parts = [predict(base, str(layout), group[["devices", "rw", "bs", "numjobs", "iodepth"]], limits)
+    unit = chunks(frame, chunk_bytes)
+    parts = [predict(base, str(layout), group[["devices", "rw", "bs", "numjobs", "iodepth"]], limits,
+                     unit.get(str(layout)))
              for layout, group in points.groupby("layout", sort=True)]
     return pd.concat(parts, ignore_index=True)
 

@@ -1,0 +1,246 @@
+"""One device's curve, indexed by the I/O outstanding on it: what the prediction's devices term reads.
+
+    curve(rows)                    per (rw, bs, iodepth, numjobs) of the single-device rows: the mean rate, its t
+                                   interval, ``outstanding`` (numjobs x iodepth), the CPU-seconds per byte and the
+                                   mean latency of a request (``lat_ns``)
+    figures({"read": 3.2e9})       a curve from published per-device figures (one value per rw, no spread)
+    at(curve, rw, bs)              the curve of one rw at the measured block size nearest ``bs``: a ``Slice``
+    Slice.rate(outstanding, ...)   what the device delivers with that many requests in flight
+
+A device does not see jobs, it sees requests: a jbod's device runs its own jobs (jobs x iodepth in flight), a
+stripe's member receives whatever the routing sends it (``analysis.routing``), which is a count of requests, not of
+jobs. So the curve's axis is the I/O outstanding on the device:
+
+    measured          the point itself, where this job count and iodepth were measured (``exact``)
+    between           linear on the outstanding axis between the two nearest measured counts; where several
+                      job counts and iodepths give the same count (2 jobs at iodepth 1, 1 job at iodepth 2), the
+                      one of the asked iodepth when measured, else the best of them
+    below the first   Little's law from the device's own latency: throughput = outstanding x bs / latency, the
+                      latency being the mean of fio's ``lat_mean_ns`` (else ``clat_mean_ns``) at the least
+                      outstanding measured; without a latency column the same line through that point (its latency
+                      is then outstanding x bs / rate). A device does not get faster per request with fewer in flight.
+    above the last    held at the largest measured count (saturated, as far as the curve shows), with a note
+    none              0
+
+The CPU-seconds per byte follow the same axis (held outside it). ``latency(outstanding)`` is a request's mean time
+in the device at that load by Little's law on the curve itself (outstanding x bs / rate), which the layer's
+calibration (``analysis.calibration``) subtracts from what a layout measured.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Mapping
+
+import numpy as np
+import pandas as pd
+
+from . import core, stats
+from ..errors import AnalysisError, ConfigError
+from ..measure.units import duration
+
+CURVE = ["rw", "bs", "iodepth", "numjobs", "outstanding", "bw_bytes", "bw_bytes_lo", "bw_bytes_hi", "reps",
+         "cpu_s_per_byte", "lat_ns"]
+VALUES = ("bw_bytes", "bw_bytes_lo", "bw_bytes_hi")
+LATENCY_COLUMNS = ("lat_mean_ns", "clat_mean_ns")  # fio's total latency first: submission to completion
+
+
+def _cpu_cores(rows: pd.DataFrame) -> pd.Series:
+    """CPU cores busy during each run, the first known of: ``cpu_busy_cores`` (the whole machine's, kernel threads
+    included: on loop devices the copying is the loop workers', not fio's), fio's ``fio_usr_cpu`` + ``fio_sys_cpu``
+    (percent of one CPU, all jobs together), or a table's own ``usr_cpu`` + ``sys_cpu`` (the same); NaN."""
+    found = pd.Series(np.nan, index=rows.index)
+    if "cpu_busy_cores" in rows.columns:
+        found = pd.to_numeric(rows["cpu_busy_cores"], errors="coerce").astype("float64")
+    for usr, sys_ in (("fio_usr_cpu", "fio_sys_cpu"), ("usr_cpu", "sys_cpu")):
+        if {usr, sys_} <= set(rows.columns):
+            fio_cores = (pd.to_numeric(rows[usr], errors="coerce") + pd.to_numeric(rows[sys_], errors="coerce")) / 100
+            found = found.fillna(fio_cores.astype("float64"))
+    return found
+
+
+def cpu_s_per_byte(rows: pd.DataFrame) -> pd.Series:
+    """Each row's CPU-seconds per byte moved: its busy cores (``cpu_busy_cores``, else fio's own) / its rate; NaN
+    where a row was held at an emulated cap (a finite ``cap_bps``): the device waited on its throttle, not on the
+    CPU, so its few busy CPUs are mostly whatever else the machine did."""
+    cost = _cpu_cores(rows) / pd.to_numeric(rows["bw_bytes"], errors="coerce")
+    if "cap_bps" in rows.columns:
+        capped = pd.to_numeric(rows["cap_bps"], errors="coerce").fillna(0) > 0
+        cost = cost.mask(capped)
+    return cost
+
+
+def latency_ns(rows: pd.DataFrame) -> pd.Series:
+    """Each row's mean request latency, ns: fio's ``lat_mean_ns`` (submission to completion), else
+    ``clat_mean_ns``; NaN where neither was measured."""
+    found = pd.Series(np.nan, index=rows.index)
+    for column in LATENCY_COLUMNS:
+        if column in rows.columns:
+            found = found.fillna(pd.to_numeric(rows[column], errors="coerce").astype("float64"))
+    return found
+
+
+def single_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """The measured rate rows of one device (``core.rates``; those of layout ``single`` when other one-device
+    layouts are there too); AnalysisError naming the layouts when there are none, or several and no ``single``."""
+    rates = core.rates(rows)
+    single = rates[rates["devices"] == 1]
+    if "single" in set(single["layout"]):
+        single = single[single["layout"] == "single"]
+    if single.empty:
+        raise AnalysisError("no single-device (devices == 1) rows to predict from; layouts present: "
+                            f"{', '.join(map(repr, sorted(rates['layout'].astype(str).unique())))}")
+    layouts = sorted(single["layout"].astype(str).unique())
+    if len(layouts) > 1:
+        raise AnalysisError(f"several one-device layouts ({', '.join(map(repr, layouts))}) and none is 'single': "
+                            "say which one is the device's curve")
+    return single
+
+
+def curve(rows: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
+    """The single-device curve of a results table (``single_rows``): per (rw, bs, iodepth, numjobs) the mean, the t
+    interval of its repetitions (the mean itself where there is one run), ``reps``, ``outstanding`` (numjobs x
+    iodepth), ``lat_ns`` (the mean of the repetitions' ``latency_ns``) and ``cpu_s_per_byte``: the least of its
+    repetitions', for the machine's busy CPUs count whatever else ran meanwhile and only ever add to the run's own
+    cost (the first runs after a precondition cost a capped device 1.2 cores at 200 MB/s, the next 0.1), and a CPU
+    term made of such a run would bind where the CPU is not the limit. Rows measured under an emulated cap give no
+    CPU cost at all (``cpu_s_per_byte``): the devices bind there, and the CPU term is left to uncapped devices."""
+    single = single_rows(rows)
+    single = single.assign(cpu_s_per_byte=cpu_s_per_byte(single), lat_ns=latency_ns(single))
+    out = []
+    for (rw, bs, iodepth, numjobs), group in single.groupby(["rw", "bs", "iodepth", "numjobs"], sort=True):
+        d = stats.describe(group["bw_bytes"].to_numpy(float), confidence)
+        lo, hi = (d["lo"], d["hi"]) if d["reps"] >= 2 else (d["mean"], d["mean"])
+        out.append(dict(rw=str(rw), bs=int(bs), iodepth=int(iodepth), numjobs=int(numjobs),
+                        outstanding=int(numjobs) * int(iodepth), bw_bytes=d["mean"], bw_bytes_lo=lo, bw_bytes_hi=hi,
+                        reps=d["reps"], cpu_s_per_byte=float(group["cpu_s_per_byte"].min()),
+                        lat_ns=float(group["lat_ns"].mean())))
+    return pd.DataFrame(out, columns=CURVE)
+
+
+def figures(per_rw: Mapping[str, float], bs: int = core.BASELINE_BS, iodepth: int = 1, numjobs: int = 1,
+            cpu_s_per_byte: Mapping[str, float] | None = None) -> pd.DataFrame:
+    """A curve from published per-device figures, bytes/s per rw (a datasheet, a paper's single-device number): one
+    point per rw with no spread and no latency; a curve of one point stands for every load above it (held)."""
+    rows = []
+    for rw, value in per_rw.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) or not (
+                np.isfinite(value) and value > 0):
+            raise ConfigError(f"per-device figure for {rw!r} = {value!r} must be a rate above 0, bytes/s")
+        cpu = (cpu_s_per_byte or {}).get(rw, np.nan)
+        rows.append(dict(rw=rw, bs=bs, iodepth=iodepth, numjobs=numjobs, outstanding=numjobs * iodepth,
+                         bw_bytes=float(value), bw_bytes_lo=float(value), bw_bytes_hi=float(value), reps=1,
+                         cpu_s_per_byte=cpu, lat_ns=np.nan))
+    if not rows:
+        raise ConfigError("no per-device figure given")
+    return pd.DataFrame(rows, columns=CURVE)
+
+
+def with_outstanding(base: pd.DataFrame) -> pd.DataFrame:
+    """``base`` with the columns a curve made before they existed lacks: ``outstanding`` and ``lat_ns``."""
+    if "outstanding" not in base.columns:
+        base = base.assign(outstanding=base["numjobs"].astype(int) * base["iodepth"].astype(int))
+    return base if "lat_ns" in base.columns else base.assign(lat_ns=np.nan)
+
+
+def nearest(values: Iterable[int], wanted: float) -> int:
+    """The measured value closest to ``wanted`` on a log scale (block sizes and queue depths double)."""
+    values = sorted(set(int(v) for v in values))
+    return min(values, key=lambda v: (abs(np.log2(v / wanted)), v))
+
+
+@dataclass(frozen=True)
+class Rate:
+    """What the device delivers at one load: bytes/s with its interval, CPU-seconds per byte, whether the point was
+    measured as asked (``exact``) and what stood in where it was not (``note``)."""
+
+    bw_bytes: float
+    bw_bytes_lo: float
+    bw_bytes_hi: float
+    cpu_s_per_byte: float
+    exact: bool
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Slice:
+    """The curve of one rw at one measured block size ``bs``: its rows (``points``) sorted by outstanding."""
+
+    rw: str
+    bs: int
+    points: pd.DataFrame
+
+    def _axis(self, iodepth: int | None) -> pd.DataFrame:
+        """One row per outstanding count: of ``iodepth`` where that iodepth was measured, else the best."""
+        rows = self.points
+        if iodepth is not None and (rows["iodepth"] == iodepth).any():
+            own = rows[rows["iodepth"] == iodepth]
+            rows = pd.concat([own, rows[~rows["outstanding"].isin(own["outstanding"])]])
+        rows = rows.sort_values(["outstanding", "bw_bytes"], ascending=[True, False], kind="mergesort")
+        return rows.drop_duplicates("outstanding", keep="first")
+
+    def values(self, outstanding, iodepth: int | None = None) -> dict[str, np.ndarray]:
+        """The curve at each of ``outstanding`` (an array of counts in flight): bytes/s with its interval and the
+        CPU-seconds per byte, linear between measured counts, Little's law below them, held above them, 0 at 0."""
+        wanted = np.atleast_1d(np.asarray(outstanding, dtype=float))
+        axis = self._axis(iodepth)
+        counts = axis["outstanding"].to_numpy(float)
+        out = {c: np.interp(wanted, counts, axis[c].to_numpy(float)) for c in (*VALUES, "cpu_s_per_byte")}
+        below = (wanted < counts[0]) & (wanted > 0)
+        if below.any():
+            first = axis.iloc[0]
+            latency = float(first["lat_ns"])
+            line = (wanted * self.bs * 1e9 / latency if np.isfinite(latency) and latency > 0
+                    else wanted * float(first["bw_bytes"]) / counts[0])
+            for c in VALUES:
+                out[c] = np.where(below, line * float(first[c]) / float(first["bw_bytes"]), out[c])
+        for c in VALUES:
+            out[c] = np.where(wanted > 0, out[c], 0.0)
+        return out
+
+    def rate(self, outstanding: float, numjobs: int | None = None, iodepth: int | None = None) -> Rate:
+        """The device at ``outstanding`` requests in flight (``numjobs`` x ``iodepth`` where the device runs its own
+        jobs): the measured point where that job count and iodepth were measured (``exact``), else ``values``,
+        with a note where Little's law or the held last point stood in."""
+        if outstanding <= 0:
+            return Rate(0.0, 0.0, 0.0, 0.0, True)
+        rows = self.points
+        if numjobs is not None and iodepth is not None:
+            same = rows[(rows["numjobs"] == numjobs) & (rows["iodepth"] == iodepth)]
+            if len(same):
+                return Rate(*(float(same.iloc[0][c]) for c in (*VALUES, "cpu_s_per_byte")), True)
+        found = {c: float(v[0]) for c, v in self.values([outstanding], iodepth).items()}
+        counts = self._axis(iodepth)["outstanding"].to_numpy(float)
+        note = ""
+        if outstanding < counts[0]:
+            first = self._axis(iodepth).iloc[0]
+            how = (f"its latency there ({duration(first['lat_ns'], 'ns')})" if np.isfinite(first["lat_ns"])
+                   else "the line through its rate there")
+            note = (f"{outstanding:g} in flight, below the single device's least measured ({counts[0]:g}): "
+                    f"Little's law from {how}")
+        elif outstanding > counts[-1] and len(counts) > 1:
+            note = (f"{outstanding:g} in flight a device, beyond the single device's largest measured "
+                    f"({counts[-1]:g}): held there")
+        exact = numjobs is None and bool(np.isin(outstanding, counts))
+        return Rate(found["bw_bytes"], found["bw_bytes_lo"], found["bw_bytes_hi"], found["cpu_s_per_byte"], exact,
+                    note)
+
+    def latency_s(self, outstanding: float, iodepth: int | None = None) -> float:
+        """A request's mean time in the device at ``outstanding`` in flight, seconds: Little's law on the curve
+        (outstanding x bs / rate); NaN with nothing in flight."""
+        if outstanding <= 0:
+            return np.nan
+        found = float(self.values([outstanding], iodepth)["bw_bytes"][0])
+        return outstanding * self.bs / found if found > 0 else np.nan
+
+
+def at(base: pd.DataFrame, rw: str, bs: int) -> tuple[Slice | None, str]:
+    """The curve of ``rw`` at the measured block size nearest ``bs`` (None when the curve has no such rw), with a
+    note when it is not ``bs`` itself."""
+    base = with_outstanding(base)
+    rows = base[base["rw"] == rw]
+    if rows.empty:
+        return None, f"no single-device {rw} rows"
+    near = nearest(rows["bs"], bs)
+    note = f"single device measured at bs {near}, not {bs}" if near != bs else ""
+    rows = rows[rows["bs"] == near].sort_values(["outstanding", "numjobs"], kind="mergesort").reset_index(drop=True)
+    return Slice(str(rw), int(near), rows), note
