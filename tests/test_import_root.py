@@ -4,7 +4,6 @@ one run agree with each other as fio's units allow. Loop devices only through th
 from __future__ import annotations
 
 import subprocess
-from pathlib import Path
 
 import pandas as pd
 import pytest
