@@ -64,7 +64,7 @@ def test_an_interval_given_as_bounds_is_the_delta_method_s_for_a_t_interval():
 
 @pytest.mark.parametrize("call, words", [
     (lambda: between([1.0, -2.0], [1.0, 1.0]), "positive and finite"),
-    (lambda: agree(Side.exact(1.0), Side.exact(1.0), 2), "margin 2 .*0.02 for 2%"),
+    (lambda: agree(Side.exact(1.0), Side.exact(1.0), 2), "tax margin 2 .*0.02 for 2%"),
     (lambda: agree(Side.exact(1.0), Side.exact(1.0), 0.02, confidence=95), "confidence 95"),
     (lambda: judge(0.0, 1.0), "positive and ordered"),
 ])

@@ -8,6 +8,7 @@ import pytest
 
 from flashscale.analysis import core, evidence, findings, stats
 from flashscale.errors import AnalysisError
+from flashscale.measure.units import ONE_RUN
 
 MB = 1e6
 MIB = 1048576
@@ -89,13 +90,16 @@ def test_tax_sentences_follow_the_verdict(table):
                                 "interval reaches across the 2% margin")
     assert undecided.endswith(f"; about {int(md['tax_reps_needed'])} runs a side would decide it")
     assert "costs" not in undecided and md["tax_reps_needed"] > 3
-    assert _said(said, "lvm costs").endswith("(1 run(s) of lvm, 3 of jbod: no interval)")
+    assert _said(said, "lvm measured") == ("lvm measured 2.5% below jbod for write at 4 devices (1 run of lvm, 3 of jbod; "
+                                           "one run: no interval: no verdict against the 2% margin can be given)")
 
 
 def test_one_run_each_says_so():
     rows = _rows("single", 1, "read", [100]) + _rows("jbod", 2, "read", [200]) + _rows("raid0", 2, "read", [180])
     said = findings.conclusions(stats.summary_intervals(pd.DataFrame(rows), reference="jbod"))
-    assert "raid0 costs a 10.0% tax against jbod for read at 2 devices (one run each: no interval)" in said
+    assert ("raid0 measured 10.0% below jbod for read at 2 devices (one run each; one run: no interval: no verdict "
+            "against the 2% margin can be given)") in said
+    assert not any("costs" in line for line in said)  # one run names no tax: it cannot tell one from noise
 
 
 def test_a_real_gain_is_faster_with_its_interval():
@@ -201,7 +205,7 @@ def test_tax_by_threads_tests_each_thread_count_and_the_sentence_counts_them():
     rows += _rows("lvm", 4, "write", [390], numjobs=1) + _rows("lvm", 4, "write", [700], numjobs=4)
     taxes = layout_tax.tax_by_threads(pd.DataFrame(rows), "jbod").set_index(["layout", "numjobs"])
     assert taxes.loc[("raid0", 1), "tax_verdict"] == "inconclusive" and taxes.loc[("raid0", 4), "tax_verdict"] == "tax"
-    assert taxes.loc[("jbod", 4), "tax_verdict"] == "reference" and taxes.loc[("lvm", 4), "tax_verdict"] == "unknown"
+    assert taxes.loc[("jbod", 4), "tax_verdict"] == "reference" and taxes.loc[("lvm", 4), "tax_verdict"] == ONE_RUN
     checks = layout_tax.consistency(taxes.reset_index()).set_index("layout")
     assert (checks.loc["raid0", "taxes_real"], checks.loc["raid0", "taxes_tested"]) == (1, 2)
     won = layout_tax.winners(pd.DataFrame([dict(rw="write", devices=4, layout="jbod", best_bw_bytes=800 * MB)]))

@@ -139,7 +139,7 @@ def test_the_practical_verdict_reads_the_interval_against_the_margin(lo, hi, ver
     """Beyond the margin: the whole interval past its edge; within: the whole interval inside; else undecided."""
     test = TaxTest((lo + hi) / 2, lo, hi, 0.01, "real", 3, 3, 0.01)
     assert practical(test, 0.02) == verdict
-    assert practical(TaxTest(0.05, NAN, NAN, NAN, "n/a", 1, 3), 0.02) == "unknown"
+    assert practical(TaxTest(0.05, NAN, NAN, NAN, "n/a", 1, 3), 0.02) == "one run: no interval"
 
 
 def test_the_runs_that_would_decide_move_the_interval_off_the_margins_edge():

@@ -184,10 +184,11 @@ def test_tax_verdict_when_the_interval_excludes_zero(btrfs, verdict):
     assert out.loc["btrfs", "tax_verdict"] == verdict
 
 
-def test_one_repetition_gives_unknown_not_a_number():
+def test_one_repetition_gives_no_interval_and_says_no_verdict_can_be_given():
     rows = _rows("single", 1, [100.0]) + _rows("jbod", 2, [190.0]) + _rows("btrfs", 2, [180.0])
     out = summary_intervals(pd.DataFrame(rows), reference="jbod").set_index("layout")
-    assert np.isnan(out.loc["btrfs", "tax_lo"]) and out.loc["btrfs", "tax_verdict"] == "unknown"
+    assert np.isnan(out.loc["btrfs", "tax_lo"]) and out.loc["btrfs", "tax_verdict"] == "one run: no interval"
+    assert np.isnan(out.loc["btrfs", "efficiency_lo"]) and np.isnan(out.loc["btrfs", "best_bw_bytes_lo"])
     assert out.loc["btrfs", "tax"] == pytest.approx(1 - 180 / 190)  # the point estimate is still there
 
 

@@ -93,3 +93,10 @@ def test_an_empty_table_keeps_its_headers():
     soup = BeautifulSoup(tables.show(empty, ["layout", "best_bw_bytes"]).to_html(), "html.parser")
     assert [th.text for th in soup.find("thead").find_all("th")] == ["layout", "best"]
     assert soup.find("tbody").find_all("td") == []
+
+
+def test_a_value_of_one_run_says_it_has_no_interval_instead_of_a_zero_wide_one():
+    frame = pd.DataFrame({"layout": ["jbod", "raid0"], "best_bw_bytes": [379e6, 402e6],
+                          "best_bw_bytes_lo": [np.nan, 398e6], "best_bw_bytes_hi": [np.nan, 406e6]})
+    shown = tables.formatted(frame)
+    assert shown["best"].tolist() == ["379 MB/s (one run: no interval)", "402 MB/s (398–406)"]

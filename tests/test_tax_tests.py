@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from flashscale.analysis import jobfile, layout_tax, stats
+from flashscale.measure.units import ONE_RUN
 
 MB = 1e6
 NAN = float("nan")
@@ -45,7 +46,7 @@ SUMMARY = [
     ("btrfs", "write", -0.07444855941954387, -0.030909026555583585, 0.0023608136470938445, "gain", 3, 3),
     ("jbod", "read", 0.0, 0.0, NAN, "reference", 3, 3),
     ("jbod", "write", 0.0, 0.0, NAN, "reference", 3, 3),
-    ("lvm", "read", NAN, NAN, NAN, "unknown", 1, 3),
+    ("lvm", "read", NAN, NAN, NAN, ONE_RUN, 1, 3),
     ("md", "read", -0.012766205193836422, 0.021698230224878046, 0.4993399998191868, "inconclusive", 3, 3),
     ("md", "write", 0.5492182058141423, 0.5655232722206024, 2.6312914607636523e-08, "tax", 3, 3),
     ("single", "read", NAN, NAN, NAN, "unknown", 3, 0),
@@ -76,8 +77,8 @@ THREADS = [
     ("jbod", "read", 2, "reference", 0.0, 0.0, 3),
     ("jbod", "write", 1, "reference", 0.0, 0.0, 3),
     ("jbod", "write", 2, "reference", 0.0, 0.0, 3),
-    ("lvm", "read", 1, "unknown", NAN, NAN, 1),
-    ("lvm", "read", 2, "unknown", NAN, NAN, 1),
+    ("lvm", "read", 1, ONE_RUN, NAN, NAN, 1),
+    ("lvm", "read", 2, ONE_RUN, NAN, NAN, 1),
     ("md", "read", 1, "inconclusive", -0.01588157933175438, 0.023812965108311657, 3),
     ("md", "read", 2, "inconclusive", -0.012766205193836422, 0.021698230224878046, 3),
     ("md", "write", 1, "tax", 0.1461636572311008, 0.18981187299561586, 3),
@@ -104,7 +105,7 @@ JOBFILE_90 = [
     ("btrfs", "scan", 0.10104044077996133, 0.12503738830835798, 4.599231788140439e-05, "tax"),
     ("jbod", "log", 0.0, 0.0, NAN, "reference"),
     ("jbod", "scan", 0.0, 0.0, NAN, "reference"),
-    ("lvm", "scan", NAN, NAN, NAN, "unknown"),
+    ("lvm", "scan", NAN, NAN, NAN, ONE_RUN),
     ("md", "log", 0.551141916203409, 0.5636611972679708, 2.6312914607636523e-08, "tax"),
     ("md", "scan", -0.008703967832666581, 0.017758428135848825, 0.4993399998191868, "equivalent"),
     ("single", "log", NAN, NAN, NAN, "unknown"),

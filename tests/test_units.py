@@ -54,3 +54,12 @@ def test_no_number_is_ever_written_in_e_notation(value):
 def test_about_three_significant_digits(value):
     shown = float(units.number(value).replace(",", ""))
     assert math.isclose(shown, value, rel_tol=0.006)
+
+
+def test_an_interval_of_one_run_says_so_and_none_is_zero_wide():
+    nan = float("nan")
+    assert units.interval(nan, nan) == "one run: no interval" == units.ONE_RUN
+    assert units.with_interval(379e6, nan, nan) == "379 MB/s (one run: no interval)"
+    assert units.interval(379e6, 379e6) == "379 MB/s, no spread"  # never "379 MB/s-379 MB/s"
+    assert units.interval(798e6, 806e6) == "798–806 MB/s" and units.interval(-0.012, 0.034, "percent") == "-1.2% to 3.4%"
+    assert units.with_interval(802e6, 798e6, 806e6) == "802 MB/s (798–806 MB/s)"

@@ -44,18 +44,20 @@ import numpy as np
 from scipy import stats as sps
 
 from ..errors import AnalysisError, ConfigError
+from ..measure import units
 
 DEFAULT_MARGIN = 0.02  # a difference below 2% is within one rerun of the same layout on real NVMe devices
 SAME, ABOVE, BELOW, UNDECIDED, NO_INTERVAL = "same", "above", "below", "undecided", "no interval"
 VERDICTS = (SAME, ABOVE, BELOW, UNDECIDED, NO_INTERVAL)
-ONE_RUN = "one run: no interval"  # what a number of one run says instead of an interval, and why no verdict
+ONE_RUN = units.ONE_RUN  # what a number of one run says instead of an interval, and why no verdict can be given
 
 
 def check_margin(margin) -> float:
-    """``margin`` as a float in [0, 1); ConfigError naming the value otherwise (e.g. 2 for 2%)."""
+    """``margin`` as a float in [0, 1); ConfigError naming the value otherwise (e.g. 2 for 2%). One margin serves a
+    whole report: the tax's, a reproduction's and a prediction's (``TAX_MARGIN``, ``--margin``)."""
     if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0.0 <= margin < 1.0:
-        raise ConfigError(f"margin {margin!r} (TAX_MARGIN, --margin) must be a fraction in [0, 1), e.g. 0.02 "
-                          "for 2%")
+        raise ConfigError(f"tax margin {margin!r} (TAX_MARGIN, --margin) must be a fraction in [0, 1), "
+                          "e.g. 0.02 for 2%")
     return float(margin)
 
 
@@ -159,12 +161,21 @@ def judge_log(lo: float, hi: float, margin: float) -> str:
 
 
 def judge(lo: float, hi: float, margin: float = DEFAULT_MARGIN) -> str:
-    """The verdict of a ratio's interval ``lo``..``hi`` (both positive), read against ``margin``."""
+    """The verdict of a ratio's interval ``lo``..``hi`` (both positive), read against ``margin``: the band's edges
+    1 - margin and 1 / (1 - margin) compared as ratios, so that a tax interval whose bound is the margin itself
+    (1 - 0.02) lies on the edge, not beyond it by a rounding."""
     if not (np.isfinite(lo) and np.isfinite(hi)):
         return NO_INTERVAL
     if lo <= 0 or hi < lo:
         raise AnalysisError(f"a ratio's interval must be positive and ordered; got {lo!r} to {hi!r}")
-    return judge_log(math.log(lo), math.log(hi), margin)
+    low = 1.0 - check_margin(margin)
+    if low < lo and hi < 1.0 / low:
+        return SAME
+    if lo > 1.0 / low:
+        return ABOVE
+    if hi < low:
+        return BELOW
+    return UNDECIDED
 
 
 def agree(a: Side, b: Side, margin: float = DEFAULT_MARGIN, confidence: float = 0.95) -> Agreement:

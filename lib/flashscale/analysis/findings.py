@@ -31,7 +31,7 @@ from .metadata import ENGINES
 from .shared_file import LABEL, THROTTLE_SLICE_S
 # the sentences on the runs themselves live in ``evidence``; named here too, as every sentence is a finding
 from .evidence import bs_text
-from ..measure.units import bounds, duration, percent, rate
+from ..measure.units import ONE_RUN, bounds, duration, percent, rate
 
 
 def _design_clause(row: pd.Series) -> str:
@@ -59,13 +59,14 @@ def _efficiency_sentence(row: pd.Series, at_bs: str) -> str:
 
 
 def _untested(row: pd.Series) -> str:
-    """Why a tax has no verdict: the repetitions there were."""
+    """Why a tax has no verdict: the repetitions there were; with fewer than two runs on a side, one run gives no
+    interval and no verdict against the margin can be given."""
     if "tax_verdict" not in row.index:
         return " (not tested against the noise: no repetitions given)"
     n, m = int(row["best_reps"]), int(row["reference_reps"])
-    if n < 2 and m < 2:
-        return " (one run each: no interval)"
-    return f" ({n} run(s) of {row['layout']}, {m} of {row['reference']}: no interval)"
+    runs = "one run each" if n < 2 and m < 2 else f"{core.count_of(n, 'run')} of {row['layout']}, {m} of {row['reference']}"
+    margin = f" against the {100 * row['tax_margin']:g}% margin" if "tax_margin" in row.index else ""
+    return f" ({runs}; {ONE_RUN}: no verdict{margin} can be given)"
 
 
 def _interval(row: pd.Series, faster: bool = False) -> str:
@@ -103,8 +104,8 @@ def _tax_sentence(row: pd.Series, at_bs: str) -> str:
         return (f"{row['layout']} against {other} {where} is undecided: {percent(row['tax'])} tax, but its interval "
                 f"reaches across the {margin} margin ({_interval(row)}); {decide}")
     if row["tax"] < 0:
-        return f"{row['layout']} is {percent(-row['tax'])} faster than {other} {where}{_untested(row)}"
-    return f"{row['layout']} costs a {percent(row['tax'])} tax against {other} {where}{_untested(row)}"
+        return f"{row['layout']} measured {percent(-row['tax'])} faster than {other} {where}{_untested(row)}"
+    return f"{row['layout']} measured {percent(row['tax'])} below {other} {where}{_untested(row)}"
 
 
 def conclusions(summary: pd.DataFrame) -> list[str]:
@@ -182,7 +183,7 @@ def _one_job_clause(r, of: str, delivers: str = "one job delivers ") -> str:
         return "no point was measured at one job"
     runs = f"n = {r.one_job_reps}"
     if not np.isfinite(r.one_job_bw_bytes_lo):
-        spread = f"{runs}: no interval"
+        spread = ONE_RUN if r.one_job_reps < 2 else f"{runs}: no interval"
     elif r.one_job_bw_bytes_lo == r.one_job_bw_bytes_hi:
         spread = f"the same in every run, {runs}"
     else:
@@ -349,7 +350,8 @@ def repetition_sentences(reps: pd.DataFrame, steady: pd.DataFrame) -> list[str]:
     (``timeseries.stability``)."""
     out = [f"{r.rw} with {r.numjobs} job(s): {r.reps} runs, mean {rate(r.bw_bytes)}, median "
            f"{rate(r.bw_bytes_median)}, deviation {rate(r.bw_bytes_std)} (coefficient of variation "
-           f"{percent(r.bw_bytes_cv)})." for r in reps.itertuples()]
+           f"{percent(r.bw_bytes_cv)})." if r.reps >= 2 else
+           f"{r.rw} with {r.numjobs} job(s): {rate(r.bw_bytes)} ({ONE_RUN})." for r in reps.itertuples()]
     return out + [f"Within runs, bandwidth moves by {percent(steady['cv'].mean())} (mean coefficient of variation over "
                   f"{len(steady)} runs)."]
 

@@ -23,18 +23,14 @@ repetitions on a side (nothing to test; the values are then NaN, never invented)
 on either side (a throttle that precise) give the exact interval: tax to tax.
 
 Significant is not the same as important: on an array whose throttle is exact to 0.1%, a 0.3% difference is
-"real" and nobody's tax. ``practical`` reads the same interval against a margin of practical equivalence
-(``DEFAULT_MARGIN``): a ``tax`` beyond the margin (the whole interval above it), a ``gain`` beyond it (the whole
-interval below minus the margin), ``equivalent`` (the whole interval inside it: both one-sided tests of TOST at
-(1 - confidence) / 2 reject a difference as large as the margin) or ``inconclusive`` (the interval reaches across
-the margin's edge); ``reps_to_decide`` says how many repetitions a side would, at the spread measured, move the
-interval off that edge. Margin 0 gives back the plain significance test (``tax``, ``gain`` or ``inconclusive``).
-
-Why 2% by default: the seeds treat differences of a few per cent as none (seed 004 shows only Turbo Boost off,
-the two differing by less than 3%, and calls deeper queues no change within 5%; seed 001 runs every test three
-times and records the standard deviation, as run-to-run variation on real servers is visible), the tax seed 000
-reports is 9.1% (IMSM, read), and the emulated array repeats within 0.5%, so 2% is well clear of its noise. A study of finer differences sets ``TAX_MARGIN`` lower and pays in
-repetitions; ``reps_to_decide`` says how many.
+"real" and nobody's tax. ``practical`` reads the same interval by the one rule of ``analysis.agreement`` (the
+ratio layout / reference against the margin of practical equivalence, ``DEFAULT_MARGIN``): a ``tax`` beyond the
+margin (the whole interval of the ratio below 1 - margin), a ``gain`` beyond it (the whole interval above
+1 / (1 - margin)), ``equivalent`` (the whole interval between: both one-sided tests of TOST at
+(1 - confidence) / 2 reject a difference as large as the margin), ``inconclusive`` (the interval reaches across an
+edge) or "one run: no interval" (fewer than two runs on a side: no verdict can be given); ``reps_to_decide`` says how many
+repetitions a side would, at the spread measured, move the interval off that edge. Margin 0 gives back the plain
+significance test (``tax``, ``gain`` or ``inconclusive``). Why 2% by default: ``analysis.agreement``.
 
 ``log_t_test`` is the t test on the logs itself, for any two samples of positive values: the tax test's, and
 ``plateau``'s test of the last step of a curve (one-sided, ``alternative="greater"``, its variance pooled over
@@ -47,12 +43,15 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as sps
 
-from ..errors import AnalysisError, ConfigError
+from . import agreement
+from .agreement import DEFAULT_MARGIN, check_margin
+from ..errors import AnalysisError
 
 NAN = float("nan")
 METHODS = ("student", "welch")
 VERDICTS = ("real", "noise", "n/a")
-DEFAULT_MARGIN = 0.02  # a tax below 2% is within one rerun of the same layout on real NVMe devices (module doc)
+PRACTICAL = {agreement.SAME: "equivalent", agreement.BELOW: "tax", agreement.ABOVE: "gain",
+             agreement.UNDECIDED: "inconclusive", agreement.NO_INTERVAL: agreement.ONE_RUN}  # the rule's, of a tax
 MAX_REPS = 1000  # reps_to_decide looks no further
 ALTERNATIVES = ("two-sided", "greater")
 
@@ -162,27 +161,14 @@ def tax_test(layout_reps, reference_reps, confidence: float = 0.95, method: str 
                    *n, log_sd)
 
 
-def check_margin(margin) -> float:
-    """``margin`` as a float in [0, 1); ConfigError naming the value otherwise (e.g. 2 for 2%)."""
-    if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0.0 <= margin < 1.0:
-        raise ConfigError(f"tax margin {margin!r} (TAX_MARGIN, --margin) must be a fraction in [0, 1), "
-                          "e.g. 0.02 for 2%")
-    return float(margin)
-
-
 def practical(test: TaxTest, margin: float = DEFAULT_MARGIN) -> str:
-    """The verdict that matters (module doc): ``tax``, ``gain``, ``equivalent``, ``inconclusive``, or ``unknown``
-    where there was nothing to test."""
+    """The verdict that matters (module doc): ``agreement.judge`` of the ratio layout / reference, 1 - tax, whose
+    interval is 1 - hi to 1 - lo: ``tax``, ``gain``, ``equivalent``, ``inconclusive``, or "one run: no interval"
+    (``agreement.ONE_RUN``) where a side had fewer than two runs: no verdict can be given."""
     margin = check_margin(margin)
     if test.verdict == "n/a" or np.isnan(test.lo):
-        return "unknown"
-    if test.lo > margin:
-        return "tax"
-    if test.hi < -margin:
-        return "gain"
-    if -margin < test.lo and test.hi < margin:
-        return "equivalent"
-    return "inconclusive"
+        return agreement.ONE_RUN
+    return PRACTICAL[agreement.judge(1.0 - test.hi, 1.0 - test.lo, margin)]
 
 
 def reps_to_decide(test: TaxTest, margin: float = DEFAULT_MARGIN, confidence: float = 0.95) -> int | None:
@@ -194,7 +180,7 @@ def reps_to_decide(test: TaxTest, margin: float = DEFAULT_MARGIN, confidence: fl
     if not test.log_sd > 0 or np.isnan(test.tax):
         return None
     diff = float(np.log(1.0 - test.tax))  # log(layout / reference), as the interval was made
-    edges = [np.log(1.0 - margin), np.log(1.0 + margin)]
+    edges = [-agreement.edge(margin), agreement.edge(margin)]
     distance = min(abs(diff - e) for e in edges)
     for n in range(max(test.n_layout, test.n_reference) + 1, MAX_REPS + 1):
         if float(sps.t.ppf((1 + confidence) / 2, 2 * n - 2)) * test.log_sd * np.sqrt(2 / n) < distance:

@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from . import agreement
 from .core import BASELINE_BS, POINT, baseline, rates, summarize, with_reference
 from .significance import DEFAULT_MARGIN, check_margin, practical, reps_to_decide, tax_test
 from ..errors import ConfigError
@@ -145,19 +146,15 @@ def _repetitions(frame: pd.DataFrame) -> dict[tuple, np.ndarray]:
 
 
 def ratio_interval(a: np.ndarray, b: np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
-    """The interval of mean(a) / mean(b) on the log scale: the ratio x exp(+/- t s), s = sqrt(cv_a^2 / n_a +
-    cv_b^2 / n_b) (the delta method's standard error of the log of the ratio), t on Welch-Satterthwaite degrees of
-    freedom. Positive, and lo <= ratio <= hi always; (nan, nan) with fewer than two values on a side."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if a.size < 2 or b.size < 2:
+    """The interval of mean(a) / mean(b) on the log scale, ``agreement``'s (the one rule's): the ratio x
+    exp(+/- t s), s = sqrt(cv_a^2 / n_a + cv_b^2 / n_b) (the delta method's standard error of the log of the
+    ratio), t on Welch-Satterthwaite degrees of freedom. Positive, and lo <= ratio <= hi always; (nan, nan) with
+    fewer than two values on a side (one run: no interval) or a value that is not a positive rate."""
+    a, b = np.asarray(a, dtype=float).ravel(), np.asarray(b, dtype=float).ravel()
+    if a.size < 2 or b.size < 2 or not all(np.isfinite(x).all() and (x > 0).all() for x in (a, b)):
         return (NAN, NAN)
-    ratio = float(a.mean() / b.mean())
-    wa, wb = a.var(ddof=1) / (a.size * a.mean() ** 2), b.var(ddof=1) / (b.size * b.mean() ** 2)
-    if not wa + wb > 0:
-        return (ratio, ratio)
-    df = (wa + wb) ** 2 / (wa ** 2 / (a.size - 1) + wb ** 2 / (b.size - 1))
-    half = float(sps.t.ppf((1 + confidence) / 2, df)) * float(np.sqrt(wa + wb))
-    return (ratio * float(np.exp(-half)), ratio * float(np.exp(half)))
+    said = agreement.between(a, b, confidence=confidence)
+    return (said.lo, said.hi)
 
 
 def _efficiency_bounds(row, reps: dict[tuple, np.ndarray], base_reps: dict[tuple, np.ndarray],
@@ -183,7 +180,8 @@ def tax_tests(rows: pd.DataFrame, repetitions: pd.DataFrame, reference: str, gro
     best bs, numjobs and iodepth by default; none where the group is the point) to those of ``repetitions``.
 
     Columns, on ``rows``' index: ``tax_lo``, ``tax_hi``, ``tax_p``, ``tax_verdict`` (``significance.practical``
-    against ``margin``: tax, gain, equivalent, inconclusive, unknown), ``tax_reps_needed`` (for an inconclusive
+    against ``margin``: tax, gain, equivalent, inconclusive, or "one run: no interval" where a side had fewer than
+    two runs and no verdict can be given), ``tax_reps_needed`` (for an inconclusive
     verdict, ``significance.reps_to_decide``; else NaN), ``best_reps`` and ``reference_reps`` (the repetitions on
     each side) and ``tax_margin``. The reference's own rows: 0, 0, NaN, 'reference', NaN, n, n; rows with no
     reference row (or no reference repetitions) in their group: NaN, NaN, NaN, 'unknown', NaN, n, 0."""
@@ -224,8 +222,8 @@ def summary_intervals(
     ``efficiency_lo/hi`` and ``layout_efficiency_lo/hi`` (``ratio_interval``) and the tax test of ``tax_tests`` on
     the repetitions of each row's best point against the reference's best point at the same devices, rw (and
     ``by``): ``tax_lo/hi``, ``tax_p``, ``tax_verdict`` (against ``margin``: 'tax' or 'gain' beyond it,
-    'equivalent' within it, 'inconclusive' across its edge with ``tax_reps_needed``, 'unknown' with fewer than 2
-    repetitions a side or no reference row, 'reference'), ``best_reps``, ``reference_reps``, ``tax_margin`` and
+    'equivalent' within it, 'inconclusive' across its edge with ``tax_reps_needed``, 'one run: no interval' with
+    fewer than 2 repetitions on a side, 'unknown' with no reference row, 'reference'), ``best_reps``, ``reference_reps``, ``tax_margin`` and
     ``tax_confidence`` (the level of the interval).
     ``base_frame``: the results whose single-device rows give the baseline (another stage's, ``01_baseline``);
     by default ``frame``'s own."""

@@ -9,6 +9,9 @@ table shows goes through here; the results keep bytes/s, bytes, nanoseconds and 
     rate(bytes_per_s)      "802 MB/s", "12.5 GB/s"
     size(bytes)            "1 MiB", "4 KiB", "1.5 GiB"
     bounds(lo, hi)         an interval's bounds in MB/s with the digits that tell them apart: "798–806", "200.1–200.4"
+    interval(lo, hi)       an interval in words: "798–806 MB/s"; "one run: no interval" (``ONE_RUN``) where there
+                           is none, never a zero-width "379–379"
+    with_interval(v, lo, hi)  a value and its interval: "802 MB/s (798–806 MB/s)", "379 MB/s (one run: no interval)"
     duration(value, unit)  a time given in ns, us, ms or s, in the unit that reads best: "94.1 µs", "2.50 s"
     percent(fraction)      "4.2%"; ``signed=True`` gives "+4.2%" / "-4.2%"
     span(seconds)          a wall-clock span: "2 min 24 s", "1 h 5 min", "12 s"
@@ -159,3 +162,33 @@ def cell(value, kind: str, scale: tuple[str, float] = MB_S) -> str:
     if kind == "rate":
         return f"{number(value)}/s"
     return number(value)
+
+
+ONE_RUN = "one run: no interval"  # what a number of fewer than two runs shows instead of an interval
+
+
+def interval(lo: float, hi: float, kind: str = "bandwidth", scale: tuple[str, float] | None = None) -> str:
+    """An interval's bounds in words, in the unit of ``kind`` (``cell``'s): "798–806 MB/s", "-1.2% to 3.4%";
+    ``ONE_RUN`` where it has no bounds (NaN: fewer than two runs, nothing to make an interval of), and a
+    zero-width one as its one value with "no spread" ("200 MB/s, no spread"), never "200–200"."""
+    if missing(lo) or missing(hi) or not (math.isfinite(float(lo)) and math.isfinite(float(hi))):
+        return ONE_RUN
+    if kind == "bandwidth":
+        scale = scale or bandwidth_scale([lo, hi])
+        if float(lo) == float(hi):
+            return f"{rate(lo, scale)}, no spread"
+        return f"{bounds(lo, hi, scale)} {scale[0]}"
+    if float(lo) == float(hi):
+        return f"{cell(lo, kind)}, no spread"
+    between = DASH if kind != "percent" and float(lo) >= 0 else " to "
+    return f"{cell(lo, kind)}{between}{cell(hi, kind)}"
+
+
+def with_interval(value: float, lo: float, hi: float, kind: str = "bandwidth",
+                  scale: tuple[str, float] | None = None) -> str:
+    """A value with its interval for a sentence: "802 MB/s (798–806 MB/s)", "379 MB/s (one run: no interval)"."""
+    if missing(value):
+        return MISSING
+    scale = scale or (bandwidth_scale([value]) if kind == "bandwidth" else MB_S)
+    shown = rate(value, scale) if kind == "bandwidth" else cell(value, kind, scale)
+    return f"{shown} ({interval(lo, hi, kind, scale)})"

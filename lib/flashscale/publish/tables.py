@@ -5,7 +5,8 @@ into a table a storage engineer reads at a glance:
 
 - bandwidth in MB/s (GB/s from 10 GB/s on), sizes in KiB/MiB/GiB, times in µs/ms/s, fractions in %, counts with
   thousands separators, about three significant digits and never an e-notation;
-- a value with its interval when the frame has ``<column>_lo`` and ``<column>_hi``: "802 MB/s (798–806)";
+- a value with its interval when the frame has ``<column>_lo`` and ``<column>_hi``: "802 MB/s (798–806)", and
+  "379 MB/s (one run: no interval)" where the bounds are missing (fewer than two runs), never a zero-width one;
 - words for headers (``HEADERS``; otherwise the name without its unit, underscores as spaces);
 - no index column (a pivot's index becomes columns);
 - the reference row marked: "jbod (reference)", in bold.
@@ -22,7 +23,7 @@ from typing import Iterable, Mapping
 
 import pandas as pd
 
-from ..measure.units import DASH, KINDS, bandwidth_scale as _bandwidth_scale, cell, missing as _missing
+from ..measure.units import DASH, KINDS, ONE_RUN, bandwidth_scale as _bandwidth_scale, cell, missing as _missing
 
 
 # Column name -> header, where the name is not already the word (a unit suffix is dropped by ``header``).
@@ -102,8 +103,14 @@ def _bare(text: str, unit: str) -> str:
 
 
 def _interval(value, lo, hi, kind: str, scale) -> str:
+    """A value with its interval: "802 MB/s (798–806)"; "379 MB/s (one run: no interval)" where a value has no
+    bounds (fewer than two runs), the value alone where its interval is exact (lo = hi = value)."""
     shown = cell(value, kind, scale)
-    if _missing(value) or _missing(lo) or _missing(hi) or float(lo) == float(hi) == float(value):
+    if _missing(value):
+        return shown
+    if _missing(lo) or _missing(hi):
+        return f"{shown} ({ONE_RUN})"
+    if float(lo) == float(hi) == float(value):
         return shown
     unit = {"bandwidth": scale[0], "percent": "%"}.get(kind, "")
     low, high = _bare(cell(lo, kind, scale), unit), _bare(cell(hi, kind, scale), unit)
