@@ -109,3 +109,52 @@ def test_a_measured_curve_gives_an_interval(capsys):
 def test_bad_input_exits_1_naming_the_value(capsys, args, message):
     status, _, err = plan(capsys, *args)
     assert status == 1 and message in err
+
+
+def _ram_disks(single_bw: float, measured: dict[int, float] | None = None) -> pd.DataFrame:
+    """A table of RAM disks: one device at one job (1 MiB reads), and jbod measured on more."""
+    rows = [dict(layout="single", devices=1, rw="read", bs=2**20, numjobs=1, iodepth=1, rep=rep, bw_bytes=single_bw)
+            for rep in range(2)]
+    rows += [dict(layout="jbod", devices=n, rw="read", bs=2**20, numjobs=n, iodepth=1, rep=rep, bw_bytes=bw)
+             for n, bw in (measured or {}).items() for rep in range(2)]
+    return pd.DataFrame(rows)
+
+
+def test_plan_never_answers_fewer_devices_than_the_table_measured_falling_short(tmp_path, capsys):
+    """The table measured jbod on 4 RAM disks at 2.5 GB/s, short of 3 GB/s, where the model of 4 x 1 GB/s said 4
+    GB/s: the old plan answered 3 devices. The table answers that 4 fall short, so the answer is above 4, the
+    model held to the table's -37.5% there; and a target the table reached is answered by the table."""
+    path = tmp_path / "ram.csv"
+    _ram_disks(1e9, {4: 2.5e9}).to_csv(path, index=False)
+    status, out, _ = plan(capsys, path, "--target", "3GB/s", "--max-devices", 16, "--format", "csv")
+    assert status == 0
+    got = pd.read_csv(io.StringIO(out)).iloc[0]
+    assert got["devices"] == 5 and got["source"] == "held to the table on 4 devices (-37.5%)"
+    assert got["predicted_bw_bytes"] == pytest.approx(5e9 * 0.625)
+    status, out, _ = plan(capsys, path, "--target", "2.4GB/s", "--max-devices", 16)
+    assert "read: 3 devices on 1 host reach 2,400 MB/s (2,500 MB/s predicted" in out  # no more than 4 measured
+    assert "the table measured jbod read on 4 devices at 2,500 MB/s (bs 1048576, 4 jobs, iodepth 1), -37.5% against " \
+           "the model's 4,000 MB/s" in out
+    table, answers = sizing.sizing(predict.curve(_ram_disks(1e9, {4: 2.5e9})), 2.5e9, max_devices=16,
+                                   table=_ram_disks(1e9, {4: 2.5e9}))
+    assert answers.iloc[0]["devices"] == 3 and table.set_index("devices").loc[4, "source"] == "measured"
+    assert sizing.sizing(predict.curve(_ram_disks(1e9, {4: 2.5e9})), 2.6e9, max_devices=16,
+                         table=_ram_disks(1e9, {4: 2.5e9}))[1].iloc[0]["devices"] == 5
+
+
+def test_without_a_ceiling_plan_does_not_drive_two_thousand_ram_disks_at_a_terabyte_per_second(tmp_path, capsys):
+    """One RAM disk read 0.6 GB/s at one job; with no ceiling but the devices the old plan answered 1.2 TB/s with
+    2,000 disks, one job each. Nothing but the devices bounds that: plan stops at 4 x the largest layout measured
+    (one device here: 4), and says why; the memory this machine measured holds it at its copy rate."""
+    path = tmp_path / "ram.csv"
+    _ram_disks(0.6e9).to_csv(path, index=False)
+    status, out, _ = plan(capsys, path, "--target", "1.2TB/s", "--max-devices", 2048)
+    assert status == 0
+    assert "read: no count up to 4 devices reaches 1,200 GB/s" in out or "no count up to 4 devices reaches" in out
+    assert "nothing but the devices bounds the prediction as far as known" in out
+    assert "4 x the largest layout measured (1 device)" in out
+    status, out, _ = plan(capsys, path, "--target", "1.2TB/s", "--max-devices", 2048, "--memory-bps", "18GB/s",
+                          "--format", "csv")
+    got = pd.read_csv(io.StringIO(out)).iloc[0]
+    assert pd.isna(got["devices"]) and got["ceiling_limit"] == "memory" and got["ceiling_bw_bytes"] == 18e9
+    assert got["max_devices"] == 2048 and got["other_limit_devices"] == 31  # 30 x 0.6 GB/s = 18 GB/s: a tie, the devices'

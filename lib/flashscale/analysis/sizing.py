@@ -1,14 +1,30 @@
 """How many devices (and hosts) reach a target throughput, and which limit binds first: ``predict``'s model run
-over the device count, before anything is bought or built.
+over the device count, before anything is bought or built, held to what the table in hand already measured.
 
-    sizing(base, target, limits)   per rw: the prediction for 1 ... ``max_devices`` devices, the fewest that reach
-                                   the target, and where a limit other than the devices first binds
+    sizing(base, target, limits, evidence=...)   per rw: the prediction for 1 ... ``max_devices`` devices, the fewest
+                                                 that reach the target, and where a limit other than the devices
+                                                 first binds
+    evidence(table, base, layout, limits)        the table's own multi-device rows of the layout against the model
 
 Each of N devices runs the single device's best point at the baseline block size (``base``: ``predict.curve`` or
 ``predict.figures``; the best over numjobs and iodepth, fewest jobs on a tie, as ``core.best_points`` chooses): N x
 its jobs over the layout, at its queue depth. With ``devices_per_host`` the hosts grow with the devices
 (ceil(N / devices_per_host), one network link each, each with its memory and cores); without, ``limits.hosts`` is
 fixed.
+
+The data in hand first. Where the results table measured the layout on several devices (``evidence``), a count it
+measured is answered by what it measured (``source`` "measured"), and every count above it by the model held to
+the table's ratio there (measured / predicted at the table's best point on that count, "held to the table"): the
+answer never names fewer devices than the table measured falling short of the target, nor more than it measured
+reaching it. Where the table and the model disagree by more than the margin (2%), ``evidence`` says by how much.
+
+Not far beyond the evidence. Where no ceiling that does not grow with the devices is known (memory, CPU with the
+device's CPU cost, network, uplink: ``limits.SHARED``), nothing but the devices bounds the prediction, as far as
+known, and every count would scale without end (one job a device, two thousand RAM disks, a terabyte per second).
+Then the counts stop at ``EXTRAPOLATION`` (4) x the largest layout measured (1 for a single device or a published
+figure): two doublings past what any shared part of the machine (memory, CPUs, the root complex, interrupts) has
+been seen to carry. A ceiling at a quarter of its capacity at the largest measured layout binds within them; one
+that is not known could bind anywhere beyond. ``reach`` in the answers says where the counts stopped and why.
 """
 from __future__ import annotations
 
@@ -19,10 +35,14 @@ import numpy as np
 import pandas as pd
 
 from . import core
+from .limits import SHARED
 from .predict import Limits, nearest, predict
+from .significance import DEFAULT_MARGIN
 from ..errors import AnalysisError, ConfigError
+from ..measure.units import percent
 
 MAX_DEVICES = 512
+EXTRAPOLATION = 4  # without a shared ceiling, counts stop at this many times the largest layout measured
 
 
 def baseline_points(base: pd.DataFrame, baseline_bs: int = core.BASELINE_BS) -> pd.DataFrame:
@@ -52,28 +72,106 @@ def _check(target: float, devices_per_host, max_devices, limits: Limits) -> None
                           f"({limits.hosts}) and links ({limits.links}), not both")
 
 
+def evidence(table: pd.DataFrame, base: pd.DataFrame, layout: str, limits: Limits = Limits(),
+             chunk_bytes: int | None = None, devices_per_host: int | None = None,
+             margin: float = DEFAULT_MARGIN) -> pd.DataFrame:
+    """The table's own rows of ``layout`` on more than one device: per rw and count, its best point (``core``'s best
+    of the point means) against the model at that same point, with the limits ``sizing`` gives that count:
+    ``measured_bw_bytes``, ``predicted_bw_bytes``, ``error`` (measured / predicted - 1) and ``contradicts`` (beyond
+    ``margin`` either way). Empty without such rows."""
+    columns = ["rw", "devices", "bs", "numjobs", "iodepth", "measured_bw_bytes", "predicted_bw_bytes", "error",
+               "contradicts"]
+    points = core.point_means(table) if table is not None and not table.empty else pd.DataFrame()
+    if points.empty:
+        return pd.DataFrame(columns=columns)
+    mine = points[(points["layout"].astype(str) == layout) & (points["devices"] > 1)
+                  & points["rw"].isin(set(base["rw"]))]
+    if mine.empty:
+        return pd.DataFrame(columns=columns)
+    best = core.best_points(mine, ["rw", "devices"])
+    said = [predict(base, layout, [row], _limits_for(limits, row["devices"], devices_per_host), chunk_bytes)
+            for row in best[["devices", "rw", "bs", "numjobs", "iodepth"]].to_dict("records")]
+    out = best[["rw", "devices", "bs", "numjobs", "iodepth"]].assign(
+        measured_bw_bytes=best["bw_bytes"].to_numpy(),
+        predicted_bw_bytes=[float(frame["predicted_bw_bytes"].iloc[0]) for frame in said])
+    out["error"] = out["measured_bw_bytes"] / out["predicted_bw_bytes"] - 1
+    out["contradicts"] = out["error"].abs() > margin
+    return out[columns].reset_index(drop=True)
+
+
+def largest_measured(table: pd.DataFrame | None) -> int:
+    """The most devices any layout of ``table`` was measured on (1 without a table: a published figure)."""
+    if table is None or table.empty:
+        return 1
+    return int(core.rates(table)["devices"].max())
+
+
+def _bounded(table: pd.DataFrame) -> bool:
+    """Whether any term that does not grow with the devices is known at some count of ``table``."""
+    return bool(table[[f"{t}_limit_bw_bytes" for t in SHARED]].notna().any().any())
+
+
+def _held(rows: pd.DataFrame, found: pd.DataFrame) -> pd.DataFrame:
+    """``rows`` (one rw's predictions by count) held to the table's evidence ``found``: a measured count answered by
+    its measurement, a count above it by the model times the ratio there, a count below it by no more than it
+    measured (``source``, ``model_bw_bytes``)."""
+    out = rows.assign(model_bw_bytes=rows["predicted_bw_bytes"], source="model")
+    for row in found.sort_values("devices").itertuples(index=False):
+        ratio = row.measured_bw_bytes / row.predicted_bw_bytes
+        above = rows["devices"] > row.devices
+        for column in ("predicted_bw_bytes", "predicted_lo", "predicted_hi"):
+            out.loc[above, column] = rows.loc[above, column] * ratio
+        out.loc[above, "source"] = f"held to the table on {row.devices} devices ({percent(ratio - 1, signed=True)})"
+        at = rows["devices"] == row.devices
+        out.loc[at, ["predicted_bw_bytes", "predicted_lo", "predicted_hi"]] = row.measured_bw_bytes
+        out.loc[at, "source"] = "measured"
+    for row in found.itertuples(index=False):  # fewer devices deliver no more than more did
+        below = (out["devices"] < row.devices) & (out["predicted_bw_bytes"] > row.measured_bw_bytes)
+        out.loc[below, ["predicted_bw_bytes", "predicted_lo", "predicted_hi"]] = out.loc[
+            below, ["predicted_bw_bytes", "predicted_lo", "predicted_hi"]].clip(upper=row.measured_bw_bytes)
+        out.loc[below, "source"] = f"no more than the table measured on {row.devices} devices"
+    return out
+
+
 def sizing(base: pd.DataFrame, target: float, limits: Limits = Limits(), layout: str = "jbod",
            devices_per_host: int | None = None, max_devices: int = MAX_DEVICES,
-           baseline_bs: int = core.BASELINE_BS) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """``(table, answers)``. ``table``: ``predict``'s frame for every rw and 1 ... ``max_devices`` devices.
-    ``answers``, per rw: ``devices`` (the fewest whose prediction reaches ``target``; NaN when none up to
-    ``max_devices`` does), ``devices_lo`` (the fewest whose interval's low side does), their ``hosts``,
+           baseline_bs: int = core.BASELINE_BS, table: pd.DataFrame | None = None,
+           chunk_bytes: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``(rows, answers)``. ``rows``: ``predict``'s frame for every rw and 1 ... ``max_devices`` devices (fewer
+    where nothing but the devices bounds it: ``EXTRAPOLATION``), held to ``table``'s own rows of ``layout``
+    (``evidence``; ``model_bw_bytes`` the model's own, ``source`` which answered).
+    ``answers``, per rw: ``devices`` (the fewest whose prediction reaches ``target``; NaN when none up to the last
+    count does), ``devices_lo`` (the fewest whose interval's low side does), their ``hosts``,
     ``predicted_bw_bytes`` and ``predicted_limit`` there, ``other_limit`` and ``other_limit_devices``: the first
-    limit other than the devices to bind as N grows, and from how many devices ("" and NaN within
-    ``max_devices`` none does), and ``ceiling_bw_bytes``: the prediction at ``max_devices``."""
+    limit other than the devices to bind as N grows, and from how many devices ("" and NaN within the counts none
+    does), ``ceiling_bw_bytes``: the prediction at the last count, ``reach``: why the counts stop there."""
     _check(target, devices_per_host, max_devices, limits)
     points = pd.DataFrame([dict(devices=n, rw=p.rw, bs=p.bs, numjobs=n * p.numjobs, iodepth=p.iodepth)
                            for p in baseline_points(base, baseline_bs).itertuples(index=False)
                            for n in range(1, max_devices + 1)])
     hosts = points["devices"].map(lambda n: _limits_for(limits, n, devices_per_host).hosts)
-    parts = [predict(base, layout, group, _limits_for(limits, int(group["devices"].iloc[0]), devices_per_host))
+    parts = [predict(base, layout, group, _limits_for(limits, int(group["devices"].iloc[0]), devices_per_host),
+                     chunk_bytes)
              for _, group in points.groupby(hosts, sort=True)]
-    table = pd.concat(parts, ignore_index=True).sort_values(["rw", "devices"], kind="mergesort")
-    table = table.reset_index(drop=True)
-    if table["predicted_bw_bytes"].isna().all():
-        raise AnalysisError(f"no prediction: {table['predicted_note'].iloc[0]}")
-    answers = [_answer(rows, target) for _, rows in table.groupby("rw", sort=True)]
-    return table, pd.DataFrame(answers)
+    rows = pd.concat(parts, ignore_index=True).sort_values(["rw", "devices"], kind="mergesort")
+    rows = rows.reset_index(drop=True)
+    if rows["predicted_bw_bytes"].isna().all():
+        raise AnalysisError(f"no prediction: {rows['predicted_note'].iloc[0]}")
+    found = evidence(table, base, layout, limits, chunk_bytes, devices_per_host)
+    held, answers = [], []
+    for rw, group in rows.groupby("rw", sort=True):
+        group = _held(group, found[found["rw"] == rw])
+        reach = f"up to {max_devices} devices, as asked"
+        if not _bounded(group):
+            last = min(max_devices, EXTRAPOLATION * largest_measured(table))
+            if last < max_devices:
+                group = group[group["devices"] <= last]
+                reach = (f"{last} devices: nothing but the devices bounds the prediction as far as known, and "
+                         f"plan goes no further than {EXTRAPOLATION} x the largest layout measured "
+                         f"({core.count_of(largest_measured(table), 'device')}) without a ceiling")
+        held.append(group)
+        answers.append(dict(_answer(group, target), reach=reach))
+    return pd.concat(held, ignore_index=True), pd.DataFrame(answers)
 
 
 def _first(rows: pd.DataFrame, mask: pd.Series) -> pd.Series | None:
@@ -97,7 +195,8 @@ def _answer(rows: pd.DataFrame, target: float) -> dict:
                 other_limit=other["predicted_limit"] if other is not None else "",
                 other_limit_devices=other["devices"] if other is not None else np.nan,
                 ceiling_bw_bytes=rows["predicted_bw_bytes"].iloc[-1],
-                ceiling_limit=rows["predicted_limit"].iloc[-1], max_devices=int(rows["devices"].iloc[-1]))
+                ceiling_limit=rows["predicted_limit"].iloc[-1], max_devices=int(rows["devices"].iloc[-1]),
+                source=reach["source"] if reach is not None and "source" in rows else "")
 
 
 def shown(table: pd.DataFrame, answers: pd.DataFrame) -> pd.DataFrame:

@@ -20,6 +20,7 @@ import pandas as pd
 
 from ..analysis import core, predict, sizing
 from ..errors import ConfigError
+from ..measure.units import percent
 from ..publish import tables
 from .analyze import ceilings_file, load_table, per_rw
 
@@ -75,6 +76,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ceilings", metavar="FILE", default=None, help="YAML file of ceiling parameters "
                         "(flashscale.analysis.ceilings.Ceilings); the flags above take precedence")
     parser.add_argument("--max-devices", type=int, default=sizing.MAX_DEVICES, help="largest N tried")
+    parser.add_argument("--chunk-bytes", type=int, default=None, help="the stripe unit of --layout, bytes (a "
+                        "stripe's requests reach ceil(bs / chunk) members; default: the table's chunk_bytes column, "
+                        "else unknown: every member)")
     parser.add_argument("--format", choices=["table", "csv"], default="table", help="output format")
 
 
@@ -89,20 +93,22 @@ def _limits(args: argparse.Namespace) -> predict.Limits:
     return predict.Limits(**rates, **counts)
 
 
-def _curve(args: argparse.Namespace) -> pd.DataFrame:
+def _curve(args: argparse.Namespace) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """The device's curve, and the results table it came from (None for --device-bps)."""
     rws = args.rw.split(",") if args.rw else None
     if (args.results is None) == (args.device_bps is None):
         raise ConfigError("give the device's curve: a results table or campaign folder, or --device-bps; not both")
     if args.device_bps is not None:
-        return predict.figures(device_figures(args.device_bps, rws or ["read"]), bs=args.bs)
-    base = predict.curve(load_table(args.results))
+        return predict.figures(device_figures(args.device_bps, rws or ["read"]), bs=args.bs), None
+    table = load_table(args.results)
+    base = predict.curve(table)
     if rws:
         unknown = sorted(set(rws) - set(base["rw"]))
         if unknown:
             raise ConfigError(f"--rw {args.rw!r}: the single device has no {', '.join(map(repr, unknown))} rows; "
                               f"it has {', '.join(map(repr, sorted(set(base['rw']))))}")
         base = base[base["rw"].isin(rws)]
-    return base
+    return base, table
 
 
 def _rate(value: float) -> str:
@@ -113,11 +119,15 @@ def answer_sentence(answer, layout: str) -> str:
     """One rw's answer in words."""
     target = _rate(answer.target_bw_bytes)
     if not np.isfinite(answer.devices):
-        return (f"{answer.rw}: no count up to {answer.max_devices} devices reaches {target}: the "
-                f"{answer.ceiling_limit} holds {layout} at {_rate(answer.ceiling_bw_bytes)}.")
+        text = (f"{answer.rw}: no count up to {answer.max_devices} devices reaches {target}: the "
+                f"{answer.ceiling_limit} holds {layout} at {_rate(answer.ceiling_bw_bytes)}")
+        reach = getattr(answer, "reach", "")
+        return text + (f"; the counts stop at {reach}." if reach and not reach.endswith("as asked") else ".")
     hosts = f" on {core.count_of(answer.hosts, 'host')}"
-    text = (f"{answer.rw}: {int(answer.devices)} devices{hosts} reach {target} ({_rate(answer.predicted_bw_bytes)} "
-            f"predicted for {layout}, the {answer.predicted_limit} binding)")
+    source = getattr(answer, "source", "") or "model"
+    how = ("measured in the table" if source == "measured" else f"predicted for {layout}, the "
+           f"{answer.predicted_limit} binding" + ("" if source == "model" else f", {source}"))
+    text = f"{answer.rw}: {int(answer.devices)} devices{hosts} reach {target} ({_rate(answer.predicted_bw_bytes)} {how})"
     if np.isfinite(answer.devices_lo) and answer.devices_lo != answer.devices:
         text += f"; {int(answer.devices_lo)} reach it at the low side of the interval"
     if answer.other_limit:
@@ -127,25 +137,40 @@ def answer_sentence(answer, layout: str) -> str:
     return text + "."
 
 
+def evidence_sentences(found: pd.DataFrame, layout: str) -> list[str]:
+    """Each count at which the table's own rows of ``layout`` contradict the model beyond the margin, in words."""
+    return [f"the table measured {layout} {r.rw} on {r.devices} devices at {_rate(r.measured_bw_bytes)} (bs {r.bs}, "
+            f"{core.count_of(r.numjobs, 'job')}, iodepth {r.iodepth}), {percent(r.error, signed=True)} against the "
+            f"model's {_rate(r.predicted_bw_bytes)}: the answers above {r.devices} devices are held to it."
+            for r in found[found["contradicts"]].itertuples(index=False)]
+
+
 def people(table: pd.DataFrame) -> pd.DataFrame:
     """The rows shown: devices, hosts, the prediction with its interval, each term present, the limit that binds."""
     terms = [f"{t}_limit_bw_bytes" for t in predict.TERMS if table[f"{t}_limit_bw_bytes"].notna().any()]
     shown = table[["rw", "devices", "hosts", "predicted_bw_bytes", "predicted_limit", *terms]]
     if (table["predicted_lo"] != table["predicted_hi"]).any():  # an interval only where the curve had a spread
         shown = shown.assign(predicted_bw_bytes_lo=table["predicted_lo"], predicted_bw_bytes_hi=table["predicted_hi"])
+    if "source" in table.columns and (table["source"] != "model").any():  # the table's own rows answered some
+        shown = shown.assign(source=table["source"])
     return tables.formatted(shown)
 
 
 def main(args: argparse.Namespace) -> int:
     target = parse_rate(args.target, "--target")
-    table, answers = sizing.sizing(_curve(args), target, _limits(args), layout=args.layout,
-                                   devices_per_host=args.devices_per_host, max_devices=args.max_devices,
-                                   baseline_bs=args.bs)
+    base, results_table = _curve(args)
+    limits = _limits(args)
+    table, answers = sizing.sizing(base, target, limits, layout=args.layout, devices_per_host=args.devices_per_host,
+                                   max_devices=args.max_devices, baseline_bs=args.bs, table=results_table,
+                                   chunk_bytes=args.chunk_bytes)
     if args.format == "csv":
         answers.to_csv(sys.stdout, index=False)
         return 0
     print(people(sizing.shown(table, answers)).to_string(index=False))
     print()
+    found = sizing.evidence(results_table, base, args.layout, limits, args.chunk_bytes, args.devices_per_host)
+    for line in evidence_sentences(found, args.layout):
+        print(line)
     for answer in answers.itertuples(index=False):
         print(answer_sentence(answer, args.layout))
     return 0
