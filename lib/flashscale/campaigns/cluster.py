@@ -17,10 +17,16 @@ term where the data crosses it (``nbd``: the data a link carries, as the truth c
 ``predicted_at`` to ``predictions.csv`` (``result.predictions``); a layout and host count already there is kept as it
 was stated. Nothing is predicted before one host was measured alone (``HOSTS`` without 1: a note says so).
 
-Real hosts (``REMOTE_HOSTS``: name, address, port, mount point, and optionally a local directory and the host's
-link bandwidth): flashscale measures inside the mount point each host names (layout ``mounted``), and in its local
-directory (layout ``local``, the reference of the tax) when every host names one, and only there: it cannot run
-the guard on a remote machine, so a raw device, an erase or a layout on a remote host is refused.
+Real hosts over SSH (``KNOWN_HOSTS`` given; hosts from ``REMOTE_HOSTS`` or an Ansible ``INVENTORY``'s
+``HOST_GROUP``): ``campaigns.remote`` connects to every host, ships flashscale there, checks each host before anything
+runs, builds each of ``LAYOUTS`` on the devices the hosts test bed (``TESTBED``) names by identity and ``CONFIRM``
+confirms, through the same guard, starts a fio server on each host's loopback reached through the connection, and
+undoes everything; ``local`` and ``mounted`` are a directory of ours in each host's ``local_dir`` and ``mount_dir``.
+
+Real hosts without SSH (``REMOTE_HOSTS`` and no ``KNOWN_HOSTS``: each host's own ``fio --server`` at address and
+port, started by hand): flashscale measures inside the mount point each host names (layout ``mounted``), and in its
+local directory (layout ``local``) when every host names one, and only there; nothing is built on such a host.
+Anyone who reaches such a server's port can run any job on it as root: prefer SSH.
 
 Rows go to ``data/campaigns/<name>/rows.jsonl`` as each point finishes (``results.parquet`` is rebuilt from them).
 ``host`` is the host's name, or ``all`` for the cluster's own aggregate (``measure.cluster.aggregate``); ``hosts``
@@ -33,6 +39,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import time
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -42,7 +49,8 @@ from typing import Sequence
 from ..arrays.cluster import STORAGE, EmulatedCluster
 from ..analysis import cluster as cluster_analysis
 from ..arrays.emulated import ArraySpec
-from . import parameters, stated
+from ..arrays.layouts import Options
+from . import over_ssh as remote, parameters, stated
 from ..errors import AnalysisError, ConfigError, RefusedError, UnsupportedError
 from ..measure import cluster as fio_cluster, fio_output, precondition, reanalysis, results
 from ..measure.cluster import Endpoint
@@ -56,21 +64,24 @@ from ..system.netns import SUBNET
 from ..measure.units import rate
 
 ALL = cluster_analysis.ALL
-REMOTE_KEYS = ("name", "address", "port", "mount_dir", "devices", "local_dir", "link_bps")
+REMOTE_KEYS = ("name", "address", "port", "mount_dir", "devices", "local_dir", "link_bps", "ssh_port", "user")
 REFUSED_ON_REMOTE = ("device", "devices_path", "layout", "erase", "testbed", "confirm")
 
 
 @dataclass(frozen=True)
 class RemoteHost:
-    """A real host running ``fio --server``: flashscale measures inside ``mount_dir`` there, nothing else."""
+    """A real host: reached over SSH (``ssh_port``, ``user``) when the campaign gives ``KNOWN_HOSTS``, else its own
+    ``fio --server`` at ``port``, measured inside ``mount_dir`` only."""
 
     name: str
     address: str
-    mount_dir: str
+    mount_dir: str | None = None
     port: int = fio_cluster.PORT
     devices: int = 1  # devices under the mount point, for efficiency against N x baseline
     local_dir: str | None = None  # a local file system on the host: the reference of the mount point's tax
     link_bps: int | None = None  # the data per second the host's network link carries: the network's ceiling
+    ssh_port: int = 22
+    user: str = "root"
 
     @classmethod
     def from_mapping(cls, entry: dict) -> "RemoteHost":
@@ -80,9 +91,9 @@ class RemoteHost:
                                "flashscale measures inside an existing mount point only (mount_dir): it cannot run "
                                "the guard there, so it never touches a raw device, erases or builds a layout")
         unknown = sorted(set(entry) - set(REMOTE_KEYS))
-        if unknown or not entry.get("mount_dir"):
-            raise ConfigError(f"remote host {entry!r}: give name, address, mount_dir (and port, devices, local_dir, "
-                              f"link_bps); unknown: {unknown}")
+        if unknown or not entry.get("name") or not entry.get("address"):
+            raise ConfigError(f"remote host {entry!r}: give name, address, and mount_dir, local_dir, devices, "
+                              f"link_bps, ssh_port, user (or port: a fio server you started); unknown: {unknown}")
         link = entry.get("link_bps")
         if link is not None and (isinstance(link, bool) or not isinstance(link, (int, float)) or link <= 0):
             raise ConfigError(f"remote host {entry.get('name')!r}: link_bps={link!r} must be a positive number of "
@@ -105,12 +116,25 @@ class ClusterSpec:
     storage: tuple[str, ...] = ("local",)  # the emulated hosts' storage, each in turn (STORAGE)
     remote: tuple[RemoteHost, ...] = ()
     data_dir: str = "data/campaigns"
+    # over SSH (campaigns.remote): the hosts, how they are reached, what is built on them
+    inventory: str | None = None
+    host_group: str = "all"
+    known_hosts: str | None = None
+    ssh_identity: str | None = None
+    ssh_config: str | None = None
+    layouts: tuple[str, ...] = ()
+    testbed: str | None = None
+    confirm: object = None
+    wipe: object = False
+    options: Options = field(default_factory=Options)
+    clock_tolerance_s: float = 1.0
 
     def __post_init__(self) -> None:
         parameters.check_campaign_name(self.name)
         counts = tuple(self.hosts)
         if not counts or any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in counts):
             raise ConfigError(f"hosts={list(counts)!r} must list host counts >= 1")
+        remote.resolve_hosts(self)
         if self.remote and max(counts) > len(self.remote):
             raise ConfigError(f"hosts={list(counts)} but only {len(self.remote)} remote hosts are named")
         storage = (self.storage,) if isinstance(self.storage, str) else tuple(self.storage)
@@ -140,11 +164,11 @@ class ClusterSpec:
         own = parts["spec"]
         remote = tuple(RemoteHost.from_mapping(dict(h)) for h in own.pop("remote", ()))
         return cls(name=p.get("CAMPAIGN", "cluster"), array=ArraySpec(**{**CLUSTER_ARRAY, **parts["array"]}),
-                   sweep=Sweep(**parts["sweep"]), remote=remote, **own)
+                   sweep=Sweep(**parts["sweep"]), remote=remote, options=Options(**parts["options"]), **own)
 
 
-# The dataclass of each part of the parameters (``parameters.PARTS``): a cluster has no layouts' options.
-PARTS = {"array": ArraySpec, "sweep": Sweep, "spec": ClusterSpec}
+# The dataclass of each part of the parameters (``parameters.PARTS``): the layouts' options are for SSH hosts.
+PARTS = {"array": ArraySpec, "sweep": Sweep, "options": Options, "spec": ClusterSpec}
 
 
 @dataclass(frozen=True)
@@ -174,11 +198,13 @@ def run(spec: ClusterSpec, runner: Runner | None = None) -> CampaignResult:
            "backend": backend, "software": provenance.software()}
     (directory / "campaign.json").write_text(json.dumps({"run_id": run_id, "spec": asdict(spec), "environment": env},
                                                         indent=1, default=str))
-    layouts = (2 if spec.remote[0].local_dir else 1) if spec.remote else len(spec.storage)
+    layouts = len(remote.order(spec)) if spec.remote else len(spec.storage)
     progress = Progress(spec.sweep, layouts, directory, repeat=len(spec.hosts))
     sweep = _Sweep(spec, directory, runner, run_id, version, progress)
     try:
-        if spec.remote:
+        if spec.known_hosts:
+            sweep.notes += remote.run(spec, directory, runner, version, sweep.run_served)
+        elif spec.remote:
             for layout in ("local", "mounted") if spec.remote[0].local_dir else ("mounted",):
                 sweep.run([Target(Endpoint(h.name, h.address, h.port), layout,
                                   (h.local_dir if layout == "local" else h.mount_dir,), h.devices, {},
@@ -196,6 +222,11 @@ def run(spec: ClusterSpec, runner: Runner | None = None) -> CampaignResult:
     notes = sweep.notes + _link_note(spec, backend)
     (directory / "notes.json").write_text(json.dumps(notes, indent=1))
     return CampaignResult(table, directory, backend, notes)
+
+
+def rows_point(job, point: dict | None) -> str:
+    """The ``point`` a run's rows name: the job's, or the precondition's."""
+    return job.point if point is not None else precondition.point(job)
 
 
 def _link_note(spec: ClusterSpec, backend: str) -> list[str]:
@@ -247,15 +278,18 @@ class _Sweep:
         self.progress = progress
         self.system = System(runner=runner)
         self.dead: dict[str, str] = {}  # host name -> why it no longer answers
+        self.windows: list | None = None  # each run's raw folder and times, for a real host's monitor samples
         self.notes: list[str] = []
         # the emulated hosts share this machine's CPUs; a real host's are its own, unknown here
         self.cores = None if spec.remote else stated.cores()
 
-    def run(self, hosts: list[Target]) -> None:
-        """Every point on 1..H of ``hosts`` (one layout: their servers are fresh, none is dead yet)."""
-        self.dead = {}
+    def run(self, hosts: list[Target], dead: dict[str, str] | None = None, windows: list | None = None) -> None:
+        """Every point on 1..H of ``hosts`` (one layout: their servers are fresh); ``dead``: hosts already known not
+        to answer, with the reason; ``windows`` gets each run's raw folder, start and end (``time.time``)."""
+        self.dead, self.windows = dict(dead or {}), windows
         raw = Path("raw") / hosts[0].layout
-        fio_cluster.check_servers([h.endpoint for h in hosts], self.runner, self.directory, self.version)
+        fio_cluster.check_servers([h.endpoint for h in hosts if h.endpoint.name not in self.dead], self.runner,
+                                  self.directory, self.version)
         if self.spec.sweep.precondition and not self.spec.sweep.nrfiles:  # every file the reads open, written first
             self._point(hosts, None, raw / precondition.PHASE, rep=0, warmup=False, phase=precondition.PHASE)
         for count in self.spec.hosts:
@@ -265,6 +299,13 @@ class _Sweep:
                     self._point(hosts[:count], point, raw / f"hosts{count}", rep=rep, warmup=warmup,
                                 phase="measure")
         self.progress.layout_done(hosts[0].layout)
+
+    def run_served(self, served: Sequence, dead: dict[str, str], windows: list) -> None:
+        """One layout on real hosts over SSH (``campaigns.remote.Served``, in the campaign's order of hosts): each
+        reached at its forwarded port on this machine's loopback; a host in ``dead`` gets failed rows."""
+        self.run([Target(Endpoint(s.name, "127.0.0.1", s.port or fio_cluster.PORT), s.layout, s.targets, s.devices,
+                         {}, network_bw_bytes=s.link_bps if s.layout == "mounted" else None, backend="remote")
+                  for s in served], dead, windows)
 
     def _state(self, hosts: list[Target]) -> None:
         said = state(self.directory, hosts, self.spec.sweep.points(), self.cores)
@@ -285,8 +326,12 @@ class _Sweep:
                               f"rep{how['rep']} on {len(hosts)} host(s)")
         before = {h.endpoint.name: self.system.link_bytes(h.link) for h in hosts if h.link}
         started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        begun = time.time()
         with idle.held(None if self.spec.remote else self.spec.sweep.cpu_latency_us) as latency_us:  # this machine's
             outcome = fio_cluster.run(live, self.directory / raw, self.runner) if live else {}
+        if self.windows is not None:
+            self.windows.append({"raw_dir": str(raw), "layout": hosts[0].layout, "point": rows_point(first, point),
+                                 "rep": how["rep"], "start": begun, "end": time.time()})
         outcome.update({name: f"its fio server stopped answering earlier: {why}" for name, why in self.dead.items()
                         if name in {e.name for e in jobs}})
         rows = [{**self._row(h, jobs[h.endpoint], outcome[h.endpoint.name], raw, started, len(hosts), before, **how),

@@ -68,11 +68,15 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     # a cluster campaign's own (fields of cluster.ClusterSpec, which a CampaignSpec does not have)
     "HOSTS": ("spec", "hosts"), "LINK_BPS": ("spec", "link_bps"), "SUBNET": ("spec", "subnet"),
     "STORAGE": ("spec", "storage"), "REMOTE_HOSTS": ("spec", "remote"),
+    # a cluster over real hosts reached by SSH (campaigns.over_ssh)
+    "INVENTORY": ("spec", "inventory"), "HOST_GROUP": ("spec", "host_group"), "KNOWN_HOSTS": ("spec", "known_hosts"),
+    "SSH_IDENTITY": ("spec", "ssh_identity"), "SSH_CONFIG": ("spec", "ssh_config"),
+    "CLOCK_TOLERANCE_S": ("spec", "clock_tolerance_s"),
 }
 # Parameters whose None or empty value means "none": the field's default (None, or nothing to wipe) applies.
 OPTIONAL_PARAMETERS = {"ADAPTIVE", "BACKING_DIR", "TESTBED", "CONFIRM", "WIPE", "MOUNT_DIR", "ERASE_FALLBACK", "SS", "SS_DUR_S",
                        "SS_RAMP_S", "USE_DEVICES", "REMOTE_HOSTS", "CEILINGS",
-                       "CPU_LATENCY_US"}
+                       "CPU_LATENCY_US", "INVENTORY", "KNOWN_HOSTS", "SSH_IDENTITY", "SSH_CONFIG"}
 
 PARTS = ("array", "sweep", "options", "spec")
 NAME_MAX = 200  # characters of a campaign's name (its folder's: a file system allows 255 bytes)
@@ -220,8 +224,16 @@ SCHEMA: dict[str, tuple[object, str]] = {
     "STORAGE": (Union[Literal[tuple(CLUSTER_STORAGE)], list[Literal[tuple(CLUSTER_STORAGE)]],
                       tuple[Literal[tuple(CLUSTER_STORAGE)], ...]],
                 "where each emulated host's data lives, each at most once: " + " | ".join(CLUSTER_STORAGE)),
-    "REMOTE_HOSTS": (Optional[Mappings], "real hosts running fio --server, a mapping each: name, address, mount_dir "
-                                         "(and port, devices, local_dir, link_bps)"),
+    "REMOTE_HOSTS": (Optional[Mappings], "real hosts, a mapping each: name, address, and ssh_port, user, mount_dir, "
+                                         "local_dir, devices, link_bps (without KNOWN_HOSTS: port of a fio server "
+                                         "you started, and mount_dir)"),
+    "INVENTORY": (Optional[str], "an Ansible inventory file (INI or YAML) naming the real hosts, read without Ansible"),
+    "HOST_GROUP": (str, "the inventory's group whose hosts the campaign runs on"),
+    "KNOWN_HOSTS": (Optional[str], "the known_hosts file the real hosts' keys are checked against: hosts reached "
+                                   "over SSH (never without it)"),
+    "SSH_IDENTITY": (Optional[str], "the private key ssh logs in to the hosts with (None: ssh's own choice)"),
+    "SSH_CONFIG": (Optional[str], "an ssh_config file for the hosts, or none (None: ~/.ssh/config)"),
+    "CLOCK_TOLERANCE_S": (Annotated[float, Field(gt=0)], "how far a host's clock may be off this machine's, s"),
 }
 
 

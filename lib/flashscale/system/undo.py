@@ -24,6 +24,9 @@ check read through ``System``: the mount table, the loop devices' backing files,
                    symlink): removed with everything in it (bonnie++'s files, a PostgreSQL cluster's data directory)
     nullb          a null_blk device we made through configfs (``<configfs>/nullb/fs<token><i>``): power=0, read back,
                    then rmdir of its configfs directory, only while that directory still has the recorded name of ours
+    remote         what an SSH campaign made on a real host (``system.ssh.undo_remote``): the host is reached again
+                   over ssh, the manifests it keeps there are undone by flashscale on the host, then the folder the
+                   code was shipped to goes; a host that cannot be reached keeps the entry, for a later reap
 """
 from __future__ import annotations
 
@@ -31,11 +34,12 @@ import logging
 import re
 import secrets
 import shutil
+import tempfile
 import time
 from pathlib import Path
 from typing import Callable
 
-from . import processes
+from . import processes, ssh
 from .commands import Runner
 from .devices import System
 from ..errors import CommandError, ConfigError, FlashscaleError, UnsupportedError
@@ -258,6 +262,14 @@ def _undo_nullb(d: dict, runner: Runner, system: System) -> None:
     remove_configfs_item(folder)
 
 
+def _undo_remote(d: dict, runner: Runner, system: System) -> None:
+    """A real host's share of an SSH campaign, undone there (verified there: the host reports what it left)."""
+    with tempfile.TemporaryDirectory(prefix="flashscale-zip-") as folder:
+        problems = ssh.undo_remote(d, runner, Path(folder))
+    if problems:
+        raise UnsupportedError(f"host {d['name']} left things behind: " + "; ".join(problems))
+
+
 def settle(runner: Runner) -> None:
     """Wait for udev to create or remove device nodes, where there is a udev."""
     if runner.which("udevadm"):
@@ -304,6 +316,7 @@ UNDO: dict[str, Callable[[dict, Runner, System], None]] = {
     "netns": _undo_netns,
     "scratch": _undo_scratch,
     "nullb": _undo_nullb,
+    "remote": _undo_remote,
 }
 
 PRESENT: dict[str, Callable[[dict, System], bool | None]] = {
@@ -322,6 +335,7 @@ PRESENT: dict[str, Callable[[dict, System], bool | None]] = {
     "netns": lambda d, s: d["name"] in s.netns_names(),
     "scratch": lambda d, s: Path(d["path"]).is_dir() and (Path(d["path"]) / SCRATCH_MARKER).is_file(),
     "nullb": lambda d, s: Path(d["path"]).is_dir() if _ours_by_name(d) else None,  # not ours: never looked at
+    "remote": lambda d, s: None,  # on another machine: its undo asks the host, which reports what it left
 }
 
 

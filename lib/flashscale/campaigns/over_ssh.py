@@ -1,0 +1,111 @@
+"""A cluster campaign's hosts over SSH: which hosts (``REMOTE_HOSTS`` or an ``INVENTORY``), checked as a spec is, and
+the layouts run on them one after another (``campaigns.remote.RemoteCluster`` does the work on the hosts).
+
+    resolve_hosts(spec)     the inventory's hosts as the spec's ``remote``; every SSH rule checked, before anything
+    order(spec)             the layouts measured, in order: ``LAYOUTS``, then ``local`` and ``mounted`` where named
+    run(spec, directory, runner, fio_version, measure)   each layout built, measured by ``measure``, undone
+"""
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+from typing import Callable
+
+from ..arrays.guard import confirmation
+from ..arrays.layouts import DEVICE_LAYOUTS
+from ..errors import ConfigError
+from ..measure import cluster as fio_cluster
+from ..paths import project_root
+from ..system.commands import Runner
+from . import inventory
+from .remote import SPECIAL, Plan, RemoteCluster, Served, ssh_options
+
+SSH_ONLY = ("layouts", "testbed", "confirm", "inventory", "ssh_identity", "ssh_config")
+
+
+def _path(value: str | None) -> str | None:
+    """A file parameter: absolute as given, else relative to the checkout (as ``DATA_DIR`` is)."""
+    if value is None:
+        return None
+    return str(Path(value).expanduser() if Path(value).expanduser().is_absolute() else project_root() / value)
+
+
+def resolve_hosts(spec) -> None:
+    """Set ``spec.remote`` from ``spec.inventory`` and check what an SSH campaign needs; ConfigError naming it."""
+    given = [name for name in SSH_ONLY if getattr(spec, name) not in (None, (), "", [])]
+    if not spec.known_hosts:
+        if given:
+            raise ConfigError(f"{', '.join(n.upper() for n in given)} need hosts reached over SSH: give KNOWN_HOSTS, "
+                              "the file their host keys are checked against")
+        if any(h.mount_dir is None for h in spec.remote):
+            raise ConfigError("a remote host without SSH (no KNOWN_HOSTS) is measured in its mount_dir: give one")
+        return
+    if spec.inventory:
+        if spec.remote:
+            raise ConfigError("give REMOTE_HOSTS or INVENTORY, not both")
+        from .cluster import RemoteHost  # the spec's own class, whose module imports this one
+        hosts = inventory.read(_path(spec.inventory), spec.host_group)
+        object.__setattr__(spec, "remote", tuple(RemoteHost.from_mapping(h.remote()) for h in hosts))
+    if not spec.remote:
+        raise ConfigError("KNOWN_HOSTS is for real hosts: name them in REMOTE_HOSTS or INVENTORY")
+    ports = [h.name for h in spec.remote if h.port != fio_cluster.PORT]
+    if ports:
+        raise ConfigError(f"host(s) {', '.join(ports)}: over SSH the fio server's port is chosen on each host; "
+                          "give ssh_port for SSH's own")
+    names = [h.name for h in spec.remote]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"host names {names} are not unique")
+    wrong = [name for name in spec.layouts if name not in DEVICE_LAYOUTS]
+    if wrong:
+        raise ConfigError(f"LAYOUTS={list(spec.layouts)}: {', '.join(wrong)} cannot be built on a host's devices "
+                          f"(one of {', '.join(DEVICE_LAYOUTS)}; local and mounted come from each host's local_dir "
+                          "and mount_dir)")
+    for key in ("mount_dir", "local_dir"):
+        named = {getattr(h, key) is not None for h in spec.remote}
+        if len(named) > 1:
+            raise ConfigError(f"give {key} for every remote host or for none: a layout runs on the same hosts")
+    if not order(spec):
+        raise ConfigError("nothing to measure on the hosts: give LAYOUTS (with TESTBED and CONFIRM), or each "
+                          "host's mount_dir or local_dir")
+    if spec.layouts:
+        _check_testbed(spec)
+
+
+def _check_testbed(spec) -> None:
+    if not spec.testbed:
+        raise ConfigError(f"LAYOUTS={list(spec.layouts)} on the hosts' devices: give TESTBED, naming each host's "
+                          "devices by identity (`flashscale devices` on the host prints them)")
+    if spec.confirm is None:
+        raise ConfigError("LAYOUTS on the hosts' devices: give CONFIRM, the identities you confirm may be erased")
+    confirmation(spec.confirm)
+    _, beds = inventory.read_testbed(_path(spec.testbed))
+    missing = [h.name for h in spec.remote if h.name not in beds]
+    if missing:
+        raise ConfigError(f"test bed {spec.testbed} names no devices for host(s) {', '.join(missing)}")
+
+
+def order(spec) -> list[str]:
+    """The layouts measured on the hosts, in order."""
+    if not spec.known_hosts:
+        return ["local", "mounted"] if spec.remote and spec.remote[0].local_dir else ["mounted"]
+    first = spec.remote[0] if spec.remote else None
+    return [*spec.layouts, *[name for name in SPECIAL
+                             if first is not None and getattr(first, f"{name.replace('mounted', 'mount')}_dir")]]
+
+
+def plan(spec, fio_version: str) -> Plan:
+    beds = inventory.read_testbed(_path(spec.testbed))[1] if spec.testbed else {}
+    return Plan(tuple(spec.layouts), beds, confirmation(spec.confirm) if spec.confirm is not None else (),
+                spec.wipe, asdict(spec.options), spec.clock_tolerance_s, fio_version)
+
+
+def run(spec, directory: Path, runner: Runner, fio_version: str, measure: Callable) -> list[str]:
+    """Every layout of ``order(spec)`` on the hosts, each measured by ``measure(served, dead, windows)``; the notes."""
+    options = ssh_options(_path(spec.known_hosts), _path(spec.ssh_identity), spec.ssh_config)
+    with RemoteCluster(spec.remote, options, plan(spec, fio_version), directory, runner) as cluster:
+        for name in order(spec):
+            with cluster.layout(name) as (served, dead):
+                by_name = {s.name: s for s in served}
+                hosts = [by_name.get(h.name) or Served(h.name, 0, name, (), 0, h.link_bps) for h in spec.remote]
+                measure(hosts, dead, cluster.windows)
+    return cluster.notes
