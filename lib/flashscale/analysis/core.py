@@ -1,6 +1,6 @@
 """The analysis of a campaign: baseline, best point, scaling efficiency and tax.
 
-Pure functions on the tidy results table (``flashscale.results``): no I/O, no plotting, inputs never mutated.
+Pure functions on the tidy results table (``flashscale.measure.results``): no I/O, no plotting, inputs never mutated.
 Bandwidth stays in bytes/s and ``bs`` in bytes (``findings`` converts, for its sentences, to MB/s = 1e6 bytes/s).
 
 The pipeline reads top to bottom:

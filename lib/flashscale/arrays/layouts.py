@@ -12,7 +12,7 @@
     mounted        an existing mount point (GPFS, BeeGFS, Lustre, NFS): ``use_directory`` only makes and removes
                    its own directory and files inside the directory the user names
 
-Every destructive step goes through ``flashscale.guard``; ``plan`` returns the exact commands ``build`` runs, so a
+Every destructive step goes through ``arrays.guard``; ``plan`` returns the exact commands ``build`` runs, so a
 notebook can print them (a dry run) before anything is touched.
 """
 from __future__ import annotations

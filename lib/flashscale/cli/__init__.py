@@ -20,7 +20,9 @@ SUBCOMMANDS = {"run": run, "reproduce": reproduce, "analyze": analyze, "plan": p
 
 
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="flashscale", description="Measure how flash storage scales.")
+    top = argparse.ArgumentParser(prog="flashscale", description=(
+        "Measure how flash storage scales. Guide: docs/index.md (make docs builds the site); every command and "
+        "option: docs/reference/commands.md."))
     top.add_argument("-v", "--verbose", action="store_true", help="log every external command")
     subs = top.add_subparsers(dest="command", required=True)
     for name, module in SUBCOMMANDS.items():

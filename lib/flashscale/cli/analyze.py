@@ -1,19 +1,9 @@
-"""Baseline, best bandwidth, scaling efficiency and tax from a results table (Parquet or CSV).
+"""Baseline, best bandwidth, scaling efficiency and tax from a results table (Parquet or CSV) or campaign folder.
 
-One row per (layout, devices, rw), and per bs with --by bs: best_bw_bytes, best_bs, best_numjobs, best_iodepth,
-baseline_bw_bytes, efficiency = best / (devices x baseline), tax = 1 - best / best of the reference layout with
-the same devices and rw, each with a confidence interval (*_lo, *_hi) over the repetitions; the layout's own
-ideal: ideal_bw_bytes = devices x baseline x its design share (a mirror writes every block twice: half),
-layout_efficiency = best / ideal_bw_bytes and design_tax = 1 - share; the tax tested against the noise and read
-against --margin: tax_lo, tax_hi, tax_p and tax_verdict (tax or gain beyond the margin, equivalent within it,
-inconclusive across its edge with tax_reps_needed, unknown, reference), best_reps and reference_reps. Rows whose
-``warmup`` column is true, or whose ``phase`` is not measure, are ignored; runs flagged too_short are no rate, and
-they and runs above the emulated array's known cap (above_truth) are named on stderr. --fit adds the knee and
-the Universal Scalability Law fitted against numjobs;
---ceilings FILE (YAML, see flashscale.ceilings.Ceilings) adds the expected ceiling, the binding limit and the
-fraction of it reached. --predict prints instead each layout's points predicted from the single-device rows (and
-the --ceilings) against what was measured (``analysis.predict``): the error, the limit that binds, in or out of
-the predicted interval; --reference is then not needed.
+One row per (layout, devices, rw): the best point, its efficiency against devices x baseline and its tax against
+--reference, with intervals and the tax's verdict at --margin; --fit adds the knee and the USL, --ceilings the
+binding limit, --predict each point predicted against measured. Every column and option:
+docs/reference/commands.md#flashscale-analyze.
 """
 from __future__ import annotations
 
@@ -37,26 +27,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reference", default=None, metavar="LAYOUT",
                         help="layout the tax is measured against (required, but with --predict)")
     parser.add_argument("--baseline-bs", default=str(analysis.BASELINE_BS), metavar="BYTES|RW=BYTES,...",
-                        help=f"block size of the single-device baseline, bytes (default {analysis.BASELINE_BS}): one "
-                             "for every rw, or per rw as read=1048576,randread=4096 (an rw not named takes the block "
-                             "size of its best single-device point); not used with --by bs, where each bs is measured "
-                             "against the single device at that bs")
+                        help=f"block size of the single-device baseline, bytes (default {analysis.BASELINE_BS}), or "
+                             "one per rw: read=1048576,randread=4096; with --by bs each bs has its own")
     parser.add_argument("--by", choices=analysis.BY_CHOICES, action="append", default=[], help="also group by this column")
     parser.add_argument("--format", choices=["table", "csv"], default="table", help="output format")
     parser.add_argument("--fit", action="store_true",
                         help="add the knee and the USL fit against numjobs (knee_numjobs, usl_sigma, usl_kappa, "
                              "usl_peak_numjobs, usl_r2, with _lo/_hi; fit_note says why a fit was refused)")
     parser.add_argument("--ceilings", metavar="FILE", default=None,
-                        help="YAML file of ceiling parameters: adds the expected ceiling, the binding limit and "
-                             "the fraction of it reached")
+                        help="YAML file of ceiling parameters (docs/reference/ceilings.md): adds the expected "
+                             "ceiling, the binding limit and the fraction of it reached")
     parser.add_argument("--predict", action="store_true",
                         help="print each layout's points predicted from the single-device rows (and --ceilings) "
                              "against the measured ones: error, binding limit, in or out of the interval")
     parser.add_argument("--stated", action="store_true",
-                        help="with --predict and a campaign directory: score the predictions the campaign stated "
-                             "before it built each layout (predictions.csv), not new ones made now; also each "
-                             "layout's best point against its prediction and how closely the machine repeated "
-                             "itself")
+                        help="with --predict and a campaign directory: score the predictions it stated before "
+                             "building each layout (predictions.csv), its best points and its repeatability")
     parser.add_argument("--confidence", type=float, default=0.95, help="confidence of the _lo/_hi intervals")
     parser.add_argument("--margin", type=float, default=significance.DEFAULT_MARGIN,
                         help="margin of practical equivalence of the tax, a fraction (default %(default)s: a tax "

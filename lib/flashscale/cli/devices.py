@@ -1,8 +1,7 @@
 """List block devices with the stable identity to confirm them by, and whether flashscale may erase them.
 
-For each device: path, id (its identity: WWN, NGUID, EUI-64, model+serial+namespace, or a loop device's backing
-file), model, serial, firmware, size in bytes, rotational, NUMA node, and a verdict: safe, or every reason it is not
-(mounted, a member of a mounted btrfs, held by md/dm/LVM, active swap, the root disk, a signature, no identity).
+Each device: path, identity, model, serial, size, and safe or every reason it is not. Guide:
+docs/howto/real-devices.md#1-find-the-identities; every option: docs/reference/commands.md#flashscale-devices.
 """
 from __future__ import annotations
 

@@ -1,9 +1,8 @@
 """Erase devices named by path or identity, only after the guard passes them and their identities are confirmed.
 
-DEVICE is a path (/dev/nvme0n1, /dev/disk/by-id/...) or an identity as `flashscale devices` prints it. --confirm
-lists the identities of exactly these devices. Every device is checked before the first is touched: if any is
-refused, none is erased and the exit status is 1. Afterwards blkid -p must find no signature. Each erase is printed
-as one JSON record (and appended to --record FILE). --dry-run checks everything and prints the commands instead.
+If any device is refused, none is erased and the exit status is 1; --dry-run checks everything and prints the
+commands. Guide: docs/howto/real-devices.md#3-erase-dry-run-first; every option:
+docs/reference/commands.md#flashscale-erase.
 """
 from __future__ import annotations
 

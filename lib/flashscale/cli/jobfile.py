@@ -1,9 +1,7 @@
 """Check a fio job file of your own: print it as flashscale would run it on the targets, or say why not.
 
-Each --target is a directory (a mount point of the layout) or a device. The job file's own targets (absolute
-directory= and filename= lines) become these targets, logs go to --raw-dir, and -s NAME=VALUE sets a swept option
-(numjobs, iodepth, bs) in every job. fio must accept the result (fio --parse-only). A refused file exits with
-status 1, naming the option and its line. Nothing runs and nothing is written.
+Nothing runs and nothing is written; a refused file exits with status 1, naming the option and its line. Guide:
+docs/howto/job-files.md; every option: docs/reference/commands.md#flashscale-jobfile.
 """
 from __future__ import annotations
 

@@ -1,9 +1,8 @@
 """Tear down what an interrupted run left behind, from its manifest, and nothing else.
 
-With no MANIFEST, every manifest in the manifest directory (/run/flashscale for root) whose run is over is reaped:
-a manifest whose writing process is alive belongs to a run in progress and is left alone, and one that records no
-pid is only reported (name it to reap it). Each recorded thing is undone last first and verified gone against
-/proc/self/mountinfo, the loop devices' backing files and /proc/mdstat. Exit status 1 if anything is left behind.
+Without MANIFEST, every manifest in the manifest directory whose run is over; exit status 1 if anything is left
+behind. Guide: docs/howto/real-devices.md#8-after-a-crash-use-flashscale-reap; every option:
+docs/reference/commands.md#flashscale-reap.
 """
 from __future__ import annotations
 

@@ -1,11 +1,8 @@
 """Run a published campaign again and say whether each of its key numbers reproduced.
 
-DIR_OR_REPORT is a campaign's report folder (reports/<campaign>) or one of its reports. Its notebooks run again
-with the parameters each ran with (-p on top, e.g. -p 'CAP_SCALE=[1, 0.5]') as the campaign <campaign>-reproduced,
-published beside it; then 08_compare holds every baseline, best, efficiency and tax against the original's, with
-both intervals, and publishes reproduction.html there: each number reproduced, differing beyond the noise by X%,
-or not comparable (why), and the verdict in one sentence (printed last). Refused, naming what differs, when this
-machine cannot run the original's notebooks as they ran. The list of reports written goes to stdout.
+DIR_OR_REPORT is a campaign's report folder (reports/<campaign>) or one of its reports. It runs again as
+<campaign>-reproduced, and reproduction.html says of every number: reproduced, differs beyond the noise, or not
+comparable. Guide: docs/howto/reproduce.md; every option: docs/reference/commands.md#flashscale-reproduce.
 """
 from __future__ import annotations
 

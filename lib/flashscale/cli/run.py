@@ -1,11 +1,8 @@
 """Execute a campaign: its notebooks with papermill, parameters from the campaign file, reports as HTML.
 
-The executed notebooks and their HTML go to reports/<campaign>/; the measurements to data/campaigns/<campaign>/.
-An interrupted run (Ctrl-C, kill -9, a machine that went down) is continued with --resume: notebooks that finished
-are not executed again, the one that was cut short continues its campaign where it stopped. --reanalyze executes
-every notebook again on the runs its campaign stored, measuring nothing (``measure.reanalysis``), and republishes
-its reports. Each fio run's start and end are shown on stderr as they happen (``measure.progress``); the list of
-reports written goes to stdout.
+Reports go to reports/<campaign>/, measurements to data/campaigns/<campaign>/; each fio run is shown on stderr as
+it starts and ends, and the reports written are listed on stdout. Guide: docs/tutorials/quickstart.md; every
+option: docs/reference/commands.md#flashscale-run.
 """
 from __future__ import annotations
 

@@ -1,10 +1,8 @@
 """Inside the VM lab: measure the campaign the host asked for (started by the lab, not by hand).
 
-The host (``vmlab.run_campaign``) boots the VM with this command and a request: the campaign's spec, the test bed
-file of the lab's NVMe identities, the VM's facts. Here the guest's kernel is prepared (md and device-mapper
-loaded, the io controller enabled) and the campaign runs through ``campaign.run`` as a test bed of those devices,
-confirmed by the identities the host predicted, capped by the guest's block throttling. The answer (the campaign's
-folder and notes, or the error met, with its class) goes back to the host beside the request.
+The host (``campaigns.vmlab.run_campaign``) boots the VM with this command and a request file; the campaign runs as
+a test bed of the lab's NVMe devices, and the answer goes back beside the request. Guide: docs/howto/vm-lab.md;
+every option: docs/reference/commands.md#flashscale-vm-guest.
 """
 from __future__ import annotations
 

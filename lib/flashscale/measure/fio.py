@@ -5,7 +5,7 @@ paths, or ``nbd://address:port/`` URIs of devices an NBD server exports, which f
 the network) and ``numjobs`` counts the jobs over all of them, spread evenly as IOR's ``-N`` spreads tasks over ``-o``
 directories in the seed studies.
 
-Two further kinds of job (``flashscale.metadata`` and ``flashscale.shared_file`` say what fio reports for them):
+Two further kinds of job (``analysis.metadata`` and ``analysis.shared_file`` say what fio reports for them):
 
 - a metadata job: ``rw`` names one of fio's metadata engines (``METADATA_OPS``: filecreate, filestat,
   filedelete) and each job creates, stats or removes ``nrfiles`` files of ``bs`` bytes once, mdtest's phases;
