@@ -162,7 +162,8 @@ class Commands(MarkdownDirective):
         text = []
         for name, parser in {"": top, **subcommands(top)}.items():
             usage = parser.format_usage().removeprefix("usage: ").strip()
-            text += [f"## flashscale {name}".rstrip(), "", f"```text\n{usage}\n```", "", prose(parser.description or ""),
+            text += [f"## flashscale {name}".rstrip(), "", f"```text\n{usage}\n```", "",
+                     prose(parser.description or ""),
                      "", "| argument | default | meaning |", "| --- | --- | --- |", *option_rows(parser), "",
                      about.get(name, ""), ""]
         holder = nodes.container()
@@ -178,7 +179,8 @@ class Columns(MarkdownDirective):
     def run(self):
         from flashscale.measure import results
 
-        rows = [f"| `{name}` | {kind} | {cell(prose(meaning))} |" for name, (kind, meaning) in results.ALL_COLUMNS.items()]
+        rows = [f"| `{name}` | {kind} | {cell(prose(meaning))} |"
+                for name, (kind, meaning) in results.ALL_COLUMNS.items()]
         return self.markdown("\n".join(["| column | type | meaning |", "| --- | --- | --- |", *rows]))
 
 
