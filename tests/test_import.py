@@ -53,7 +53,7 @@ def test_a_folder_of_bad_files_names_each_and_imports_the_rest(mixed_bag, tmp_pa
     out = tmp_path / "imported"
     assert cli.main(["import", str(mixed_bag), "--to", str(out), "--layout", "single", "--devices", "1"]) == 3
     said = capsys.readouterr()
-    assert said.out.startswith("6 files: 2 imported (2 rows), 1 failed job kept as failed rows, 4 refused: ")
+    assert said.out.startswith("6 files: 2 imported (2 rows), 1 failed job kept as a failed row, 4 refused: ")
     for name, reason in [("empty.json", "empty"), ("truncated.json", "truncated"),
                          ("other.json", "not fio's output"), ("normal.txt", "normal (human) output")]:
         assert f"{name}: " in said.out and f"refused {mixed_bag / name}: " in said.err

@@ -1,18 +1,9 @@
 """Import fio output from anywhere (fio 2.0.10 to 3.x: json, json+, terse, client/server) into a campaign folder.
 
-    flashscale import PATH... --to DIR --layout NAME --devices N
-    flashscale import results/ --to DIR --pattern '{layout}/{bs}/{rw}-{iodepth}-{numjobs}.json' --devices 4
-    flashscale import a/*.json b/ --to DIR --map map.yaml
-
-PATH: files, folders (every .json, .txt, .out, .terse, .minimal file under them) and globs. DIR is new or an
-earlier import's folder, and the import adds to it: run it again with other files and another layout. What each
-run was (rw, bs, iodepth, numjobs, ioengine, direct, size, runtime, target, fio's version and time, host) comes
-from the file itself; what a file cannot say (layout, devices, and where fio echoed no options, the rest) comes from
---pattern, --map, then --layout/--devices/--host. Where a name and the file disagree, the file wins and the
-disagreement is printed. A failed job is kept as a failed row; an empty, truncated or non-fio file is refused by
-name and the others are imported. Exit status: 0 every file imported, 3 some refused (the rest imported), 1 an
-error (nothing written), 2 bad usage. The sources are only read. Then: flashscale analyze DIR --reference LAYOUT;
-flashscale run runners/imported.yaml -p IMPORTED=DIR.
+flashscale import PATH... --to DIR --layout NAME --devices N; or --pattern '{layout}/{bs}/{rw}-{iodepth}-{numjobs}.json'
+or --map FILE for what a file cannot say (the file wins where its name disagrees). DIR is new or an earlier import's.
+Bad files are refused by name and the rest imported (exit status 3). Then: flashscale analyze DIR --reference LAYOUT.
+The patterns, the map, the fields read per fio version and every outcome: docs/howto/import.md
 """
 from __future__ import annotations
 

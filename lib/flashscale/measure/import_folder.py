@@ -110,7 +110,8 @@ class Summary:
         rows = sum(len(o.rows) for o in self.added)
         failed = sum(o.failed_rows for o in self.added)
         parts = [f"{len(self.added)} imported ({rows} rows)"]
-        parts += [f"{failed} failed job{'s' if failed != 1 else ''} kept as failed rows"] if failed else []
+        parts += [f"{failed} failed job{'s' if failed != 1 else ''} kept as "
+                  f"{'a failed row' if failed == 1 else 'failed rows'}"] if failed else []
         parts += [f"{len(self.already)} already in {self.folder} (the same SHA-256), left as they were"] \
             if self.already else []
         parts += [f"{len(self.refused)} refused: " + "; ".join(f"{Path(o.path).name}: {o.reason}"
