@@ -6,10 +6,11 @@
         boot.returncode, boot.seconds, lab.facts
 
 The guest is virtme-ng's (``vng``): the host's kernel package (``/boot/vmlinuz-*``) booted by QEMU over the host's
-own files, read-only but for the ``rwdirs``; ``/tmp`` and ``/run`` are the guest's own. Its NVMe devices are sparse
-backing files of the lab's own, one QEMU NVMe controller each with a serial the lab chose, so the identity the guest
-reads (``System.identity_of``: the namespace's ``wwid``) is one the host can predict (``identity``). The guest has
-no network (QEMU's ``-net none``).
+own files, read-only but for the ``rwdirs``; ``/run`` and ``/var/tmp`` are the guest's own (``/tmp`` an overlay of
+the host's), and a checkout, Python environment or ``rwdir`` under them is mounted at its own path there
+(``system.vm_mounts``). Its NVMe devices are sparse backing files of the lab's own, one QEMU NVMe controller each
+with a serial the lab chose, so the identity the guest reads (``System.identity_of``: the namespace's ``wwid``) is
+one the host can predict (``identity``). The guest has no network (QEMU's ``-net none``).
 
 KVM is used when a short probe boots with it (``probe_accelerator``); otherwise QEMU emulates the CPU (TCG), slower
 but always there; ``facts`` say which, with QEMU's version and the kernel booted. Everything the lab makes (its
@@ -35,7 +36,9 @@ from .commands import Runner
 from .devices import System
 from .teardown import Built, Teardown
 from .undo import OWN_FILE_PREFIX as OWN_PREFIX, make_scratch
+from .vm_mounts import guest_mounts
 from ..errors import ConfigError, FlashscaleError, UnsupportedError
+from ..paths import project_root
 
 QEMU = "qemu-system-x86_64"
 VNG = "vng"
@@ -208,16 +211,19 @@ class Lab(Built):
 
     def argv(self, command: Sequence[str], rwdirs: Sequence[Path], cwd: Path, kvm: bool,
               order: Sequence[int] | None, output: Path | None = None) -> list[str]:
-        """vng's argv; the command's output goes to ``output`` (a file the guest may write), after ``BOOT_MARK``.
+        """vng's argv; the command's output goes to ``output`` (a file the guest may write), after ``BOOT_MARK``;
+        the checkout, this Python's environment and ``cwd`` are mounted where the guest would not see them.
         (QEMU reopens the host's stdout for the guest's, where the console goes too: one would overwrite the
         other.)"""
         to = f" >> {shlex.quote(str(output))} 2>&1" if output else ""
-        script = f"echo {BOOT_MARK}{to}; {shlex.join(command)}{to}"
+        mounts = guest_mounts([project_root(), Path(sys.prefix), cwd], rwdirs)
+        first = "".join(f"{step} || exit 1; " for step in mounts.first)
+        script = f"{first}echo {BOOT_MARK}{to}; {shlex.join(command)}{to}"
         vng = vng_path(self.runner) or VNG  # vng starts virtme-run from its own folder: that folder goes on PATH
         path = os.pathsep.join([str(Path(vng).parent), os.environ.get("PATH", os.defpath)])
         return ["env", f"TMPDIR={self.tool_tmp}", f"PATH={path}", vng, "--run", str(kernel_image()), "--verbose",
                 *([] if kvm else ["--disable-kvm"]), "--memory", self.spec.memory, "--cpus", str(self.spec.cpus),
-                *[f"--rwdir={d}" for d in rwdirs], f"--cwd={cwd}",
+                *mounts.options, f"--cwd={cwd}",
                 *[f"--qemu-opts={o}" for o in self.qemu_options(order)], "--exec", script]
 
     def boot(self, command: Sequence[str], log_dir: Path, *, rwdirs: Sequence[Path] = (), cwd: Path | None = None,
