@@ -2,6 +2,7 @@
 per layout (a resumed campaign keeps what it stated), with this machine's limits."""
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -65,3 +66,56 @@ def test_the_pcie_term_is_the_slowest_link_sysfs_names(tmp_path):
     assert stated.pcie_bps(["/dev/nvme0n1", "/dev/loop3"], system) is None  # a loop device has no link
     assert stated.limits(["/dev/nvme0n1"], system).pcie_bps == pcie_link_bw_bytes(3, 4)
     assert stated.limits().cores == len(os.sched_getaffinity(0))
+
+
+def _folder(path, rows, fs="xfs", chunk=2**17):
+    path.mkdir()
+    results.append_rows(path, rows)
+    (path / "campaign.json").write_text(json.dumps({"spec": {"options": {"fs": fs, "chunk_bytes": chunk}}}))
+    return path
+
+
+def layout_row(layout: str, devices: int, bw: float, rep: int, numjobs: int) -> dict:
+    return {**single(bw, rep, numjobs), "layout": layout, "devices": devices, "cpu_busy_cores": 0.5}
+
+
+def test_a_layer_s_cost_is_stated_from_the_layout_on_fewer_devices_before_the_larger_is_built(tmp_path):
+    """A campaign on 2 devices measured md-raid0 at 150 MB/s where its single device read 100 MB/s a job: md's
+    own time per request is what the devices do not explain. The 4-device campaign states md-raid0 with that cost
+    (the calibration named in predictions.csv) before it builds it, and never from itself."""
+    two = _folder(tmp_path / "two", [single(bw, rep, n) for n in (1, 2) for rep, bw in enumerate((1e8, 1e8))]
+                  + [layout_row("md-raid0", 2, 1.5e8, rep, n) for n in (1, 2) for rep in (0, 1)])
+    four = _folder(tmp_path / "four", [single(bw, rep, n) for n in (1, 2) for rep, bw in enumerate((1e8, 1e8))])
+    state = stated.Stating(four, POINTS, lambda name: 4, stated.limits(cores=4, probe=False), chunk_bytes=2**17,
+                           calibrations=[two])
+    state("md-raid0")
+    got = results.read_predictions(four).set_index("numjobs")
+    assert set(got["calibration"]) == {"md-raid0 on 2 devices"}
+    # 1 MiB over 128 KiB chunks reaches every member: 2 x 100 MB/s raw, 150 measured: 1/150 - 1/200 of a second a
+    # MB is md's; on 4 devices 1 / (1/400 + 1/150 - 1/200) MB/s
+    layer = 1 / 1.5e8 - 1 / 2e8
+    assert got["layer_s_per_io"].tolist() == pytest.approx([layer * 2**20, 2 * layer * 2**20])
+    assert got["predicted_bw_bytes"].tolist() == pytest.approx([1 / (1 / 4e8 + layer)] * 2)
+    assert list(got["predicted_limit"]) == ["layer"] * 2
+    stated.Stating(two, POINTS, lambda name: 2, stated.limits(cores=4, probe=False), calibrations=[two])("md-raid0")
+    assert set(results.read_predictions(two)["calibration"].isna()) == {True}  # its own 2 devices never do
+
+
+def test_btrfs_raid0_on_two_devices_is_calibrated_by_btrfs_on_one(tmp_path):
+    """For a two-device layout, its file system on one device: btrfs single read 80 MB/s where xfs read 100."""
+    btrfs = _folder(tmp_path / "btrfs", [single(8e7, rep, n) for n in (1, 2) for rep in (0, 1)], fs="btrfs")
+    here = _folder(tmp_path / "here", [single(1e8, rep, n) for n in (1, 2) for rep in (0, 1)])
+    stated.Stating(here, POINTS, lambda name: 2, stated.limits(cores=4, probe=False), calibrations=[btrfs])(
+        "btrfs-raid0")
+    got = results.read_predictions(here)
+    assert set(got["calibration"]) == {"btrfs on one device"}
+    assert (got["predicted_bw_bytes"] < 2e8).all()
+    stated.Stating(here, POINTS, lambda name: 2, stated.limits(cores=4, probe=False), calibrations=[btrfs])("jbod")
+    assert set(results.read_predictions(here).query("layout == 'jbod'")["calibration"].isna()) == {True}  # xfs
+
+
+def test_the_memory_is_measured_once_and_stated_beside_the_cpus():
+    measured = stated.limits()
+    assert measured.memory_bps > 1e8 and measured.cores == len(os.sched_getaffinity(0))
+    assert stated.limits(ceilings={"memory_bw_bytes": 5e9}).memory_bps == 5e9  # the engineer's word wins
+    assert "memory measured: a copy at" in stated.said(measured=measured)

@@ -321,16 +321,20 @@ def _run(spec: CampaignSpec, runner: Runner, progress: bool, workloads: Sequence
 def _stating(spec: CampaignSpec, directory: Path, testbed: tuple | None, system: System,
              baseline: Path | None = None) -> stated.Stating:
     """What states each layout's prediction before it is built: its devices, the sweep's points, this machine's
-    limits (its CPUs; a test bed's PCIe links) with the campaign's ``CEILINGS`` on top (``stated.limits``), and
-    the single-device rows of ``baseline`` when the campaign measures none itself."""
+    limits measured once (its CPUs, its memory's copy rate; a test bed's PCIe links) with the campaign's
+    ``CEILINGS`` on top (``stated.limits``), how the layouts are built (the stripe unit, the file system), and the
+    single-device rows of ``baseline`` when the campaign measures none itself; ``baseline``'s layouts on fewer
+    devices calibrate a layer's cost (``stated.Stating.calibration``)."""
     count = len(testbed[1]) if testbed is not None else spec.array.devices
 
     def devices_of(name: str) -> int:
         return spec.mount_devices if name == MOUNTED else len(layouts.chosen(name, range(count)))
 
     paths = [d.path for d in testbed[1]] if testbed is not None else []
-    return stated.Stating(directory, spec.sweep.points(), devices_of, stated.limits(paths, system, spec.ceilings),
-                          stated.said(paths, system, spec.ceilings), baseline)
+    limits = stated.limits(paths, system, spec.ceilings)
+    return stated.Stating(directory, spec.sweep.points(), devices_of, limits,
+                          stated.said(paths, system, spec.ceilings, limits), baseline,
+                          chunk_bytes=spec.options.chunk_bytes, fs=spec.options.fs)
 
 
 def _failures(table: pd.DataFrame | None) -> list[str]:

@@ -8,23 +8,37 @@ Each layout is predicted once: a resumed campaign keeps the predictions it state
 ``predictions.csv`` is not predicted again, after the fact). Nothing is predicted for the baseline layout itself,
 nor when no single-device rate was measured first (a campaign without ``single``, and no ``baseline`` campaign,
 such as a study's ``01_baseline``, that measured one: ``curve`` has nothing to read).
-The limits are what this machine says of itself: the CPUs this process may use and, on devices with a PCIe link,
-the slowest one's; and what the campaign's ``CEILINGS`` say (memory, the network's links, PCIe). Where both name a
-PCIe link, the ceilings' wins: it is what the engineer stated, and it can carry the protocol's cost
-(``pcie_efficiency``) that sysfs's raw link rate does not; each prediction's note names both (``limits``, ``said``).
+The limits are what this machine says of itself, measured once per campaign (``system.host``): the CPUs this
+process may use, the memory's copy rate (a short probe) and, on devices with a PCIe link, the slowest one's; and
+what the campaign's ``CEILINGS`` say (memory, the network's links, PCIe). Where both name a PCIe link or a memory,
+the ceilings' wins: it is what the engineer stated, and it can carry the protocol's cost (``pcie_efficiency``)
+that sysfs's raw link rate does not; each prediction's note names both (``limits``, ``said``).
+
+A layer's own cost (``analysis.calibration``) is stated with the prediction it enters: before a layout is built on
+N devices, the same layout measured on fewer (2 <= n < N, the most there are) in this campaign's folder, its
+``baseline``'s or a ``calibrations`` folder calibrates it; for a layout whose file system is not the baseline's
+(btrfs raid0 over an xfs baseline), that file system measured on one device (a campaign of ``single`` with that
+``FS``) does, where no fewer-device layout was measured. The raw prediction it is held against is made from the
+calibration folder's own single device where it measured one (same machine, same minutes), else from this
+campaign's. predictions.csv then carries ``calibration`` (what was measured: "md-raid0 on 2 devices"),
+``layer_s_per_io`` and ``layer_cpu_s_per_byte``: larger layouts are predicted before they are built, from what
+smaller ones cost, and never from themselves (``calibration.check_not_scored_on``).
 """
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass, replace
+import json
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-from ..analysis import predict
+import pandas as pd
+
+from ..analysis import calibration, predict
 from ..analysis.ceilings import PCIE_LANE_BW_BYTES, pcie_link_bw_bytes
 from ..errors import AnalysisError, ConfigError
-from ..measure import results
+from ..measure import raw, results
+from ..system import host
 from ..system.devices import System
 from ..measure.units import rate
 
@@ -32,9 +46,12 @@ BASELINE = "single"
 GENERATIONS = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6}  # GT/s per lane -> PCIe generation
 
 
+BTRFS_LAYOUTS = ("btrfs-raid0", "btrfs-raid10")  # one btrfs over the devices, whatever FS the baseline has
+
+
 def cores() -> int:
-    """The CPUs this process may run on (its affinity), else the machine's count."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    """The CPUs this process may run on (``system.host.cores``)."""
+    return host.cores()
 
 
 def pcie_bps(paths: Sequence[str], system: System) -> float | None:
@@ -56,23 +73,30 @@ def pcie_bps(paths: Sequence[str], system: System) -> float | None:
 
 
 def limits(paths: Sequence[str] = (), system: System | None = None, ceilings: Mapping | None = None,
-           **more) -> predict.Limits:
-    """This machine's limits: ``cores()`` and the devices' PCIe link where they have one; the ``ceilings``' memory,
-    network and PCIe on top (their PCIe link wins over sysfs's); ``more`` on top of all."""
+           probe: bool = True, **more) -> predict.Limits:
+    """This machine's limits: ``cores()``, the memory's copy rate (``probe``: ``system.host.memory_bw_bytes``, a
+    short timed copy) and the devices' PCIe link where they have one; the ``ceilings``' memory, network and PCIe on
+    top (their PCIe link and memory win over what was measured); ``more`` on top of all."""
     given = predict.Limits.from_ceilings(ceilings or {}, **{"cores": cores(), **more})
+    if probe and given.memory_bps is None:
+        given = replace(given, memory_bps=host.memory_bw_bytes())
     if given.pcie_bps is not None or "pcie_bps" in more or not paths:
         return given
     found = pcie_bps(paths, system or System())
     return given if found is None else replace(given, pcie_bps=found)
 
 
-def said(paths: Sequence[str] = (), system: System | None = None, ceilings: Mapping | None = None) -> str:
-    """What the predictions' note says of their ``ceilings``: that their PCIe link was used where sysfs names one
-    too (and sysfs's), and that a device's datasheet rate is no term (the devices' term is the single device as
+def said(paths: Sequence[str] = (), system: System | None = None, ceilings: Mapping | None = None,
+         measured: predict.Limits | None = None) -> str:
+    """What the predictions' note says of their limits: the memory's rate as the probe measured it (``measured``:
+    the limits, where the ceilings gave no memory), that the ceilings' PCIe link was used where sysfs names one too
+    (and sysfs's), and that a device's datasheet rate is no term (the devices' term is the single device as
     measured); "" when there is nothing to say."""
-    if not ceilings:
-        return ""
     notes = []
+    if measured is not None and measured.memory_bps and "memory_bw_bytes" not in (ceilings or {}):
+        notes.append(f"memory measured: a copy at {rate(measured.memory_bps)} (system.host)")
+    if not ceilings:
+        return "; ".join(notes)
     stated = predict.Limits.from_ceilings(ceilings).pcie_bps
     found = pcie_bps(paths, system or System()) if paths and stated is not None else None
     if found is not None:
@@ -93,13 +117,31 @@ def record(directory: Path, prediction) -> None:
     results.append_predictions(directory, prediction.assign(predicted_at=at))
 
 
+def _folder(folder: Path) -> tuple[pd.DataFrame, dict]:
+    """A campaign folder's measured fio rows and its layouts' options (campaign.json's ``spec.options``)."""
+    rows = results.to_frame(results.read_rows(folder)[0])
+    if not rows.empty:
+        rows = rows[rows["workload"] == "fio"]
+    spec = folder / raw.CAMPAIGN_JSON
+    options = json.loads(spec.read_text()).get("spec", {}).get("options", {}) if spec.is_file() else {}
+    return rows, options
+
+
+def file_system(layout: str, fs: str) -> str:
+    """The file system a layout's data lives on: btrfs for the btrfs layouts, else the campaign's ``fs``."""
+    return "btrfs" if layout in BTRFS_LAYOUTS else fs
+
+
 @dataclass
 class Stating:
     """Called with a layout's name before it is built (``Recorder.before_build``): predicts its points from the
     campaign's single-device rows and appends them to ``predictions.csv``. ``devices_of(name)`` is how many devices
     the layout will use; ``note`` (``said``) is added to each point's ``predicted_note``. ``baseline``: another
     campaign's folder (a study's ``01_baseline``) whose single-device rows are read when this campaign has measured
-    none itself; the campaign's own, measured on the same devices just before, come first."""
+    none itself; the campaign's own, measured on the same devices just before, come first. ``chunk_bytes`` and
+    ``fs``: how the campaign builds its layouts (``layouts.Options``); ``calibrations``: folders of campaigns on
+    fewer devices whose layouts calibrate a layer's cost (the module's docstring), looked in before ``baseline``'s
+    and this campaign's own."""
 
     directory: Path
     points: Sequence[dict]
@@ -107,6 +149,9 @@ class Stating:
     limits: predict.Limits
     note: str = ""
     baseline: Path | None = None
+    chunk_bytes: int | None = None
+    fs: str = "xfs"
+    calibrations: Sequence[Path] = field(default_factory=tuple)
 
     def __call__(self, layout: str) -> None:
         if layout == BASELINE:
@@ -123,11 +168,61 @@ class Stating:
             return  # the baseline measured no rate (every run failed or too short): nothing to predict from
         devices = self.devices_of(layout)
         points = [{**{k: p[k] for k in ("rw", "bs", "numjobs", "iodepth")}, "devices": devices} for p in self.points]
-        prediction = predict.predict(base, layout, points, self.limits)
+        layer = self.calibration(layout, devices, base)
+        prediction = predict.predict(base, layout, points, self.limits, self.chunk_bytes, layer)
+        prediction["calibration"] = layer.source if layer is not None else ""
         if self.note:
             notes = prediction["predicted_note"]
             prediction["predicted_note"] = ["; ".join(filter(None, [note, self.note])) for note in notes]
         record(self.directory, prediction)
+
+    def _sources(self) -> list[Path]:
+        found = []
+        for folder in (*self.calibrations, self.baseline, self.directory):
+            if folder is not None and Path(folder) not in found and Path(folder).is_dir():
+                found.append(Path(folder))
+        return found
+
+    def calibration(self, layout: str, devices: int, base: pd.DataFrame) -> calibration.LayerCost | None:
+        """The layer's cost of ``layout`` before it is built on ``devices`` devices: from the same layout on the
+        most devices fewer than ``devices`` (at least 2) measured in a source folder, else from its file system on
+        one device where that is not the baseline's; None where neither was measured."""
+        for folder in self._sources():
+            rows, options = _folder(folder)
+            mine = rows[(rows["layout"] == layout) & (rows["devices"] < devices) & (rows["devices"] >= 2)] \
+                if not rows.empty else rows
+            if not mine.empty:
+                count = int(mine["devices"].max())
+                own = self._own_curve(rows, options, base)
+                return self._calibrate(own, mine[mine["devices"] == count], layout, count,
+                                       options.get("chunk_bytes", self.chunk_bytes), "")
+        fs = file_system(layout, self.fs)
+        if fs == self.fs or layout == BASELINE:
+            return None
+        for folder in self._sources():
+            rows, options = _folder(folder)
+            if not rows.empty and options.get("fs") == fs and BASELINE in set(rows["layout"]):
+                ones = rows[(rows["layout"] == BASELINE) & (rows["devices"] == 1)]
+                return self._calibrate(base, ones, BASELINE, 1, None, f"{fs} on one device")
+        return None
+
+    def _own_curve(self, rows: pd.DataFrame, options: dict, base: pd.DataFrame) -> pd.DataFrame:
+        """The single device a calibration folder measured on the baseline's file system, else ``base``."""
+        if options.get("fs", self.fs) != self.fs or BASELINE not in set(rows["layout"]):
+            return base
+        try:
+            return predict.curve(rows)
+        except AnalysisError:
+            return base
+
+    def _calibrate(self, base: pd.DataFrame, rows: pd.DataFrame, layout: str, count: int, chunk: int | None,
+                   source: str) -> calibration.LayerCost | None:
+        points = rows[["rw", "bs", "numjobs", "iodepth"]].drop_duplicates().assign(devices=count)
+        raw_prediction = predict.predict(base, layout, points, self.limits, chunk)
+        try:
+            return calibration.calibrate(raw_prediction, rows, layout, count, source)
+        except AnalysisError:
+            return None
 
     def _baseline_rows(self):
         """The single-device rows measured so far: this campaign's, else ``baseline``'s; empty when neither has."""

@@ -1,0 +1,114 @@
+"""A layer's own cost (``flashscale.analysis.calibration``), measured on fewer devices than it predicts: known
+layers recovered (a fixed time per request on null_blk members, a CPU cost per byte on a machine of two cores),
+the calibration's points matched to the larger layout's, and never the layout it is scored on."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from flashscale.analysis import calibration, nullblk, predict
+from flashscale.errors import AnalysisError
+
+LATENCY = 1_000_000  # ns: null_blk members of 1 ms
+DEPTH = 8
+BS = 4096
+LAYER_S = 0.0005  # the layer's own time per request: 0.5 ms
+MiB = 2**20
+
+
+def _single() -> pd.DataFrame:
+    rows = []
+    for qd in (1, 2, 4, 8, 16, 32, 64):
+        bw = nullblk.expected_bw(BS, 1, qd, LATENCY, DEPTH)
+        rows += [dict(layout="single", devices=1, rw="randread", bs=BS, numjobs=1, iodepth=qd, rep=rep, bw_bytes=bw,
+                      lat_mean_ns=min(qd, DEPTH) and qd * BS * 1e9 / bw) for rep in (0, 1)]
+    return pd.DataFrame(rows)
+
+
+def _with_layer(base: pd.DataFrame, devices: int, depths) -> pd.DataFrame:
+    """What a stripe of ``devices`` null_blk members behind a layer that adds ``LAYER_S`` to each request
+    delivers: k requests in flight each take the members' time plus the layer's (Little's law)."""
+    points = [dict(devices=devices, rw="randread", bs=BS, numjobs=1, iodepth=qd) for qd in depths]
+    raw = predict.predict(base, "md-raid0", points, chunk_bytes=BS)
+    work = raw["iodepth"] * BS
+    truth = work / (work / raw["predicted_bw_bytes"] + LAYER_S)
+    return pd.DataFrame([dict(layout="md-raid0", devices=devices, rw="randread", bs=BS, numjobs=1, iodepth=qd,
+                              rep=rep, bw_bytes=bw) for qd, bw in zip(raw["iodepth"], truth) for rep in (0, 1)])
+
+
+def test_a_layer_of_a_known_time_per_request_is_recovered_on_two_devices_and_predicts_four():
+    base = predict.curve(_single())
+    depths = (1, 4, 16, 64)
+    measured_two = _with_layer(base, 2, depths)
+    raw_two = predict.predict(base, "md-raid0", measured_two[["devices", "rw", "bs", "numjobs", "iodepth"]]
+                              .drop_duplicates(), chunk_bytes=BS)
+    cost = calibration.calibrate(raw_two, measured_two, "md-raid0", 2)
+    assert cost.points["layer_s_per_io"].tolist() == pytest.approx([LAYER_S] * len(depths))
+    assert cost.source == "md-raid0 on 2 devices"
+    points = [dict(devices=4, rw="randread", bs=BS, numjobs=1, iodepth=qd) for qd in depths]
+    got = predict.predict(base, "md-raid0", points, chunk_bytes=BS, layer=cost).set_index("iodepth")
+    truth = _with_layer(base, 4, depths).groupby("iodepth")["bw_bytes"].mean()
+    assert got["predicted_bw_bytes"].to_dict() == pytest.approx(truth.to_dict())
+    assert (got["predicted_limit"] == "layer").all() and "layer cost from md-raid0 on 2 devices" in got[
+        "predicted_note"].iloc[0]
+    without = predict.predict(base, "md-raid0", points, chunk_bytes=BS).set_index("iodepth")
+    assert (without["predicted_bw_bytes"] > truth * 1.05).any()  # the raw model misses what the layer costs
+
+
+def test_a_point_the_calibration_did_not_measure_takes_its_nearest_and_says_so():
+    base = predict.curve(_single())
+    measured = _with_layer(base, 2, (1, 16))
+    raw = predict.predict(base, "md-raid0", measured[["devices", "rw", "bs", "numjobs", "iodepth"]].drop_duplicates(),
+                          chunk_bytes=BS)
+    cost = calibration.calibrate(raw, measured, "md-raid0", 2)
+    seconds, _, note = cost.at("randread", BS, 1, 8)
+    assert seconds == pytest.approx(LAYER_S) and "nearest point" in note and "iodepth 16" in note
+    seconds, _, _ = cost.at("randread", 2 * BS, 1, 16)  # one block size measured: its cost is taken per byte
+    assert seconds == pytest.approx(2 * LAYER_S)
+    assert np.isnan(cost.at("randwrite", BS, 1, 1)[0])
+
+
+def test_a_layer_s_cpu_per_byte_binds_on_a_machine_of_two_cores():
+    """One device reads 5 GB/s on a core (0.2 ns a byte, the loop worker's copy); the layer costs 0.2 ns a byte
+    more. Two cores carry 5 GB/s through it, whatever the devices: the calibration on 2 devices finds the 0.2 ns
+    and the cpu term holds 4 devices at 5 GB/s."""
+    single = pd.DataFrame([dict(layout="single", devices=1, rw="read", bs=MiB, numjobs=nj, iodepth=1, rep=rep,
+                                bw_bytes=5e9 * nj, cpu_busy_cores=1.0 * nj) for nj in (1, 2, 4) for rep in (0, 1)])
+    base = predict.curve(single)
+    limits = predict.Limits(cores=2)
+    layered = pd.DataFrame([dict(layout="btrfs-raid0", devices=2, rw="read", bs=MiB, numjobs=nj, iodepth=1, rep=rep,
+                                 bw_bytes=5e9, cpu_busy_cores=2.0) for nj in (2, 4) for rep in (0, 1)])
+    points = layered[["devices", "rw", "bs", "numjobs", "iodepth"]].drop_duplicates()
+    cost = calibration.calibrate(predict.predict(base, "btrfs-raid0", points, limits), layered, "btrfs-raid0", 2)
+    assert cost.points["layer_cpu_s_per_byte"].tolist() == pytest.approx([0.2e-9, 0.2e-9])
+    got = predict.predict(base, "btrfs-raid0", [dict(devices=4, rw="read", bs=MiB, numjobs=4, iodepth=1)], limits,
+                          layer=cost).iloc[0]
+    assert got["predicted_bw_bytes"] == pytest.approx(5e9)
+    assert got["cpu_limit_bw_bytes"] == pytest.approx(5e9) and got["layer_cpu_s_per_byte"] == pytest.approx(0.2e-9)
+
+
+def test_per_request_and_per_byte_are_told_apart_at_two_block_sizes():
+    """At two block sizes, the layer's time per request a + b x bs is fitted: 0.1 ms a request and 1 ns a byte."""
+    frame = pd.DataFrame([dict(rw="read", bs=bs, numjobs=1, iodepth=1, predicted_bw_bytes=1e9, cpu_s_per_byte=np.nan)
+                          for bs in (64 * 1024, MiB)])
+    measured = pd.DataFrame([dict(layout="lvm-striped", devices=2, rw="read", bs=bs, numjobs=1, iodepth=1, rep=0,
+                                  bw_bytes=bs / (bs / 1e9 + 1e-4 + 1e-9 * bs)) for bs in (64 * 1024, MiB)])
+    cost = calibration.calibrate(frame.assign(devices=2), measured, "lvm-striped", 2)
+    assert cost.points["per_io_s"].tolist() == pytest.approx([1e-4] * 2)
+    assert cost.points["per_byte_s"].tolist() == pytest.approx([1e-9] * 2)
+    seconds, _, _ = cost.at("read", 256 * 1024, 1, 1)
+    assert seconds == pytest.approx(1e-4 + 1e-9 * 256 * 1024)
+
+
+def test_a_calibration_never_measures_what_it_is_scored_on():
+    base = predict.curve(_single())
+    measured = _with_layer(base, 2, (1, 4))
+    raw = predict.predict(base, "md-raid0", measured[["devices", "rw", "bs", "numjobs", "iodepth"]].drop_duplicates(),
+                          chunk_bytes=BS)
+    cost = calibration.calibrate(raw, measured, "md-raid0", 2)
+    with pytest.raises(AnalysisError, match="measured on 2 devices, the layout and count it would predict"):
+        predict.predict(base, "md-raid0", [dict(devices=2, rw="randread", bs=BS, numjobs=1, iodepth=1)],
+                        chunk_bytes=BS, layer=cost)
+    with pytest.raises(AnalysisError, match="no lvm-striped rows on 2 devices"):
+        calibration.calibrate(raw, measured, "lvm-striped", 2)
