@@ -14,7 +14,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from flashscale import cli
 from flashscale.errors import ConfigError, RefusedError
-from flashscale.measure import fio_output, import_folder, results
+from flashscale.analysis import core, latency
+from flashscale.measure import fio_output, import_folder, raw, results
 from flashscale.measure.import_names import Naming, compile_pattern
 
 from conftest import sha256
@@ -71,6 +72,8 @@ def test_a_folder_of_bad_files_names_each_and_imports_the_rest(mixed_bag, tmp_pa
     assert sources.loc[str((mixed_bag / "empty.json").resolve()), "outcome"] == "refused"
     assert sources.loc[str((mixed_bag / "good.json").resolve()), "sha256"] == sha256(mixed_bag / "good.json")
     assert hashes(mixed_bag) == before  # read, never written: contents and times as they were
+    kept = out / "raw" / good["source_sha256"][:16] / "source" / "good.json"
+    assert sha256(kept) == good["source_sha256"]  # the copy kept is the file imported, byte for byte
 
 
 def test_the_same_import_twice_gives_the_same_table(tmp_path, capsys):
@@ -217,3 +220,15 @@ def test_any_bytes_are_imported_or_refused_by_name(tmp_path, content):
     shutil.rmtree(out, ignore_errors=True)
     summary = import_folder.run_import([str(folder / "x.json")], out, Naming(given={"layout": "l", "devices": 1}))
     assert len(summary.outcomes) == 1 and (summary.refused[0].reason if summary.refused else summary.added)
+
+
+def test_an_old_fio_s_latency_is_read_back_from_the_folder_in_ns(tmp_path):
+    """A report's latency section reads each row's fio.json (raw.fio_outputs): an import keeps it in fio 3.33's
+    shape, so fio 2.21's usec come back in ns as the row has them."""
+    out = tmp_path / "imported"
+    import_folder.run_import([str(IMPORTED / "fio-2.21_jsonplus.json")], out, Naming(given={"layout": "a",
+                                                                                          "devices": 1}))
+    table = core.measured(results.load(out))
+    details = latency.details(raw.fio_outputs(out, table))
+    assert details["clat_p99_ns"].tolist() == table["clat_p99_ns"].tolist() == [169000.0]
+    assert details["slat_mean_ns"].tolist() == [0.0] and details["clat_mean_ns"].tolist() == table["clat_mean_ns"].tolist()

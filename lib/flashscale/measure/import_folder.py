@@ -195,9 +195,9 @@ def run_import(paths: Sequence[str], to: Path, naming: Naming, argv: Sequence[st
         return summary  # nothing to keep: no folder made
     to.mkdir(parents=True, exist_ok=True)
     for outcome in summary.added:
-        for name, text in imported.raw_files(outcome).items():
+        for name, content in imported.raw_files(outcome).items():
             (to / name).parent.mkdir(parents=True, exist_ok=True)
-            (to / name).write_text(text)
+            (to / name).write_bytes(content)
     rows = renumbered(earlier + [{k: v for k, v in r.items() if not k.startswith("_")} for r in new_rows])
     mixed = len({r.get("fio_version") for r in rows if r.get("status") == "ok"}) > 1
     rows = [{**r, "fio_versions_mixed": mixed} for r in rows]

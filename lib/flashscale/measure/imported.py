@@ -43,6 +43,7 @@ class FileOutcome:
     reason: str | None = None
     said: list[str] = field(default_factory=list)
     data: dict | None = None  # fio's output, read (kept for the raw copies)
+    content: bytes = field(default=b"", repr=False)  # the bytes hashed and read: the copy kept is these
 
     @property
     def failed_rows(self) -> int:
@@ -198,7 +199,7 @@ def rows_of(data: dict, names: Mapping, source: Mapping) -> tuple[list[dict], li
 def read_file(path: Path, naming: Naming, campaign: str) -> FileOutcome:
     """One file, read only: its rows, or the reason it is refused."""
     content = Path(path).read_bytes()
-    outcome = FileOutcome(str(Path(path).resolve()), sha256_of(content), len(content))
+    outcome = FileOutcome(str(Path(path).resolve()), sha256_of(content), len(content), content=content)
     try:
         data = fio_output.read_output(content.decode("utf-8", errors="replace"), str(path))
         outcome.format, outcome.fio_version = data.get("_format", ""), str(data.get("fio version") or "")
@@ -212,13 +213,14 @@ def read_file(path: Path, naming: Naming, campaign: str) -> FileOutcome:
     return outcome
 
 
-def raw_files(outcome: FileOutcome) -> dict[str, str]:
-    """The files a campaign folder keeps of one imported file: its copy, as it was, and per row the fio.json
+def raw_files(outcome: FileOutcome) -> dict[str, bytes]:
+    """The files a campaign folder keeps of one imported file: its copy, byte for byte, and per row the fio.json
     its numbers came from in fio 3.33's shape (``latency.details`` and ``raw.fio_outputs`` read it)."""
     folder = f"{RAW}/{outcome.sha256[:16]}"
-    out = {f"{folder}/source/{Path(outcome.path).name}": Path(outcome.path).read_text(errors="replace")}
+    out = {f"{folder}/source/{Path(outcome.path).name}": outcome.content}
     version = (outcome.data or {}).get("fio version", "")
     for row in outcome.rows:
         own = [{k: v for k, v in e.items() if k != "_read_from"} for e in row.get("_entries", [])]
-        out[f"{row['raw_dir']}/fio.json"] = json.dumps({"fio version": version, "jobs": own}, indent=1, default=str)
+        out[f"{row['raw_dir']}/fio.json"] = json.dumps({"fio version": version, "jobs": own}, indent=1,
+                                                       default=str).encode()
     return out
