@@ -232,3 +232,15 @@ def test_an_old_fio_s_latency_is_read_back_from_the_folder_in_ns(tmp_path):
     details = latency.details(raw.fio_outputs(out, table))
     assert details["clat_p99_ns"].tolist() == table["clat_p99_ns"].tolist() == [169000.0]
     assert details["slat_mean_ns"].tolist() == [0.0] and details["clat_mean_ns"].tolist() == table["clat_mean_ns"].tolist()
+
+
+def test_fio_2_1_s_client_server_output_gives_each_host_and_the_cluster(tmp_path):
+    """fio 2.1.10 echoed no options: the run comes from the names given; each host from client_stats, fio's own
+    "All clients" sum not read as a host."""
+    out = tmp_path / "imported"
+    naming = Naming(given={"layout": "jbod", "devices": 4, "rw": "randread", "bs": "4k", "iodepth": 1, "numjobs": 1})
+    import_folder.run_import([str(IMPORTED / "fio-2.1.10_client.json")], out, naming)
+    table = results.load(out).set_index("host")
+    assert sorted(table.index) == ["all", "node1", "node2"] and table.loc["all", "devices"] == 8
+    assert table.loc["all", "io_bytes"] == 50_000 * 4096 == table.drop(index="all")["io_bytes"].sum()
+    assert (table["read_from"].str.startswith("the hosts' rows summed") == (table.index == "all")).all()
