@@ -244,3 +244,16 @@ def test_fio_2_1_s_client_server_output_gives_each_host_and_the_cluster(tmp_path
     assert sorted(table.index) == ["all", "node1", "node2"] and table.loc["all", "devices"] == 8
     assert table.loc["all", "io_bytes"] == 50_000 * 4096 == table.drop(index="all")["io_bytes"].sum()
     assert (table["read_from"].str.startswith("the hosts' rows summed") == (table.index == "all")).all()
+
+
+def test_options_fio_did_not_echo_are_fio_s_defaults_from_fio_2_3_on(tmp_path):
+    data = json.loads((GOLDEN / "write_1target.json").read_text())
+    del data["global options"], data["jobs"][0]["job options"]  # a job given no option at all
+    (tmp_path / "bare.json").write_text(json.dumps(data))
+    data["fio version"] = "fio-2.2.10"  # before fio 2.3 echoed options: unknown, not defaults
+    (tmp_path / "old.json").write_text(json.dumps(data))
+    summary = import_folder.run_import([str(tmp_path / "bare.json"), str(tmp_path / "old.json")], tmp_path / "out",
+                                       Naming(given={"layout": "a", "devices": 1}))
+    assert [Path(o.path).name for o in summary.refused] == ["old.json"]
+    row = results.load(tmp_path / "out").iloc[0]
+    assert (row["rw"], row["bs"], row["iodepth"], row["ioengine"], row["direct"]) == ("read", 4096, 1, "psync", 0)

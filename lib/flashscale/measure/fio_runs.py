@@ -28,10 +28,13 @@ OFF = ("0", "false", "off", "no")
 
 
 def options_of(data: Mapping, entry: Mapping) -> dict | None:
-    """The options one job entry ran with: ``global options`` overlaid with its ``job options``; None when the
-    output echoes none (fio before 2.3, terse)."""
+    """The options one job entry ran with: ``global options`` overlaid with its ``job options`` (fio 2.3 on writes
+    neither when no option was given: all are fio's defaults); None when the output cannot echo them (fio before
+    2.3, terse)."""
     if "global options" not in data and "job options" not in entry:
-        return None
+        version = fio_versions.version_of(data.get("fio version"))
+        terse = str(data.get("_format", "")).startswith("terse")
+        return None if terse or version is None or version < (2, 3, 0) else {}
     given = {**(data.get("global options") or {}), **(entry.get("job options") or {})}
     return {str(k): "" if v is None else str(v) for k, v in given.items()}
 
