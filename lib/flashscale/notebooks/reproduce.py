@@ -68,16 +68,27 @@ class Published:
 
 
 def published(path: str | Path) -> Published:
-    """The campaign whose report folder is ``path``, or holds the report ``path``; ConfigError when it is none."""
+    """The campaign published at ``path``: its report folder (reports/<campaign>) or one of its reports, or its data
+    folder (data/campaigns/<campaign>, or a folder in it), whose report is then found (``_report_of``); ConfigError
+    naming what is missing when ``path`` is neither, or no report measured into the data folder."""
     path = Path(path)
     if not path.exists():
-        raise ConfigError(f"{str(path)!r} does not exist: give a campaign's report folder (reports/<campaign>) or "
-                          "one of its reports")
+        raise ConfigError(f"{str(path)!r} does not exist: give a campaign's report folder (reports/<campaign>), one "
+                          "of its reports, or its data folder (data/campaigns/<campaign>)")
     folder = (path if path.is_dir() else path.parent).resolve()  # 08_compare reads it from the checkout
+    if not _executed(folder) and raw.campaign_jsons(folder):
+        folder = _report_of(folder)
+    return _from_report(folder)
+
+
+def _from_report(folder: Path) -> Published:
+    """The campaign whose report folder is ``folder``: its executed notebooks, with the parameters papermill gave
+    them, and the folders they measured into (``<DATA_DIR>/<campaign>``)."""
     executed = _executed(folder)
     if not executed:
-        raise ConfigError(f"{str(folder)!r} holds no executed notebook: give a campaign's report folder "
-                          "(reports/<campaign>), as flashscale run wrote it")
+        raise ConfigError(f"{str(folder)!r} holds no executed notebook and no campaign.json: give a campaign's report "
+                          "folder (reports/<campaign>, as flashscale run wrote it) or its data folder "
+                          "(data/campaigns/<campaign>)")
     notebooks = {}
     for notebook in executed:
         given = json.loads(notebook.read_text()).get("metadata", {}).get("papermill", {}).get("parameters")
@@ -87,6 +98,30 @@ def published(path: str | Path) -> Published:
     campaign = folder.name
     data = {results.data_root(given.get("DATA_DIR", "data/campaigns")) / campaign for given in notebooks.values()}
     return Published(campaign, folder, notebooks, tuple(sorted(data)))
+
+
+def _report_of(data: Path) -> Path:
+    """The report folder of the campaign whose data folder is ``data`` or holds it (a study's stage): the first
+    ``reports/<campaign>``, in this checkout or in a folder above the data, whose executed notebooks measured into
+    that campaign's folder (their ``DATA_DIR`` and the campaign's name say where)."""
+    for campaign in (data, *data.parents):
+        for above in dict.fromkeys((project_root(), *campaign.parents)):
+            report = above / "reports" / campaign.name
+            if campaign.name and report != data and _executed(report) and campaign in _measured_into(report):
+                return report
+    expected = project_root(data) / "reports" / data.name
+    raise ConfigError(f"{str(data)!r} holds measurements (campaign.json) but no report of them was found: "
+                      f"{str(expected)!r} holds no executed notebook that measured into it. A reproduction runs a "
+                      "report's notebooks again with the parameters they ran with: give the report folder flashscale "
+                      "run wrote (where its --reports said), or publish the campaign with flashscale run first")
+
+
+def _measured_into(report: Path) -> list[Path]:
+    """The folders the notebooks of the report folder ``report`` measured into; none when it is not one."""
+    try:
+        return [folder.resolve() for folder in _from_report(report).data]
+    except (ConfigError, OSError, ValueError):
+        return []
 
 
 def _executed(folder: Path) -> list[Path]:
