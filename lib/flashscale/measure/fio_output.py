@@ -40,7 +40,8 @@ def load_output(text: str, source: str = "fio output") -> dict:
                 data = json.loads(text)
             except json.JSONDecodeError as exc:
                 end = len(text.rstrip())
-                cut = f"truncated: it stops at byte {end} before the JSON closes" if exc.pos >= end else str(exc)
+                cut = (f"truncated: it stops at byte {end} before the JSON closes; {exc}"
+                       if exc.pos >= end or not text.rstrip().endswith("}") else str(exc))
                 raise FioError(f"{source}: fio output is not valid JSON ({cut})") from None
             except RecursionError:
                 raise FioError(f"{source}: fio output is not valid JSON (nested too deep)") from None
