@@ -1,13 +1,9 @@
 """How many devices (and hosts) reach a target throughput, and which limit binds first, from one device's curve.
 
-The device: a results table or campaign folder whose single-device rows are its curve (each of N devices runs its
-best point at --bs), or published figures (--device-bps 2.8GB/s, or read=2.8GB/s,write=1.9GB/s). The ceilings:
---pcie-bps (each device's link), --uplink-bps with --devices-per-uplink (a link shared by that many devices),
---link-bps (each host's network link, for data that crosses the network), --memory-bps and --cores (each host's),
---hosts (a fixed count) or --devices-per-host (hosts grow with the devices), or a --ceilings FILE the ceilings
-module reads (flags on top). Every rate carries its unit, bytes or bits said: 12.5GB/s, 100Gb/s, 3.2GiB/s,
-800MB/s. Prints, per rw, the predicted throughput for a few device counts with the term that binds, and the answer
-in words (--format csv: the answers, one row per rw).
+The curve: a results table or campaign folder, or --device-bps figures; the other limits: --pcie-bps, --link-bps,
+--memory-bps, --cores, --hosts or --devices-per-host, --ceilings. Every rate carries its unit: 12.5GB/s, 100Gb/s.
+Guide: docs/explanation/prediction.md#how-many-devices-flashscale-plan; every option:
+docs/reference/commands.md#flashscale-plan.
 """
 from __future__ import annotations
 
