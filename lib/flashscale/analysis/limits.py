@@ -9,7 +9,7 @@ The terms, bytes/s of the data fio moves:
     pcie      N x each device's PCIe link x the design share (a mirror's second copy crosses the bus too)
     uplink    a link shared by k devices (a PCIe switch's or an HBA's): N / min(k, N) uplinks' worth x the share
     network   links (default: one per host) x the link, for data that crosses the network
-    memory    hosts x each host's memory bandwidth (``system.memory``'s probe measures it: a copy's rate)
+    memory    hosts x each host's memory bandwidth (``system.host.memory_bw_bytes`` probes it: a copy's rate)
     cpu       hosts x cores / (CPU-seconds per byte the point costs: the device's, plus a layer's where calibrated)
 
 A mixed rw (fio's 50/50) reaches a per-direction link (PCIe, uplink, network) when either half does: twice the
