@@ -9,6 +9,8 @@ page disagree, and the tests build the site with every warning an error.
     {flashscale-ceilings}                               the ceiling keys of analysis.ceilings.Ceilings; its body
                                                         says what each key means, and every key must be said
     {flashscale-output} COMMAND                         a flashscale command run on the checkout, with its output
+    {flashscale-layers}                                 the import contracts of pyproject.toml, every module with
+                                                        the first sentence of its docstring
     {flashscale-validation}                             a table of measured numbers, each with its command and
                                                         where its data lies; a number from a stored file is read
                                                         from it (through the command that reads it) at build time
@@ -296,10 +298,40 @@ class Validation(MarkdownDirective):
         return self.markdown("\n".join(out))
 
 
+class Layers(MarkdownDirective):
+    """The import contracts of pyproject.toml (``[tool.importlinter]``), each with its layers from the top, and
+    every module of each layer of the first with the first sentence of its docstring: the package as it is."""
+
+    def run(self):
+        import ast
+        import tomllib
+
+        contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+        text = []
+        for contract in contracts:
+            said = (" over ".join(code(layer) for layer in contract["layers"]) if "layers" in contract else
+                    f"{', '.join(map(code, contract['source_modules']))} never imports "
+                    f"{', '.join(map(code, contract['forbidden_modules']))}, even indirectly")
+            text += [f"- **{plain(contract['name'])}**: {said}"]
+        text += ["", "| module | what it is |", "| --- | --- |"]
+        for layer in contracts[0]["layers"]:
+            for name in (n.strip() for n in layer.split("|")):
+                package = ROOT / "lib" / Path(*name.split("."))
+                files = sorted(package.rglob("*.py")) if package.is_dir() else [package.with_suffix(".py")]
+                for path in files:
+                    if path.name in ("__init__.py", "__main__.py"):
+                        continue
+                    module = ".".join(path.relative_to(ROOT / "lib").with_suffix("").parts)
+                    doc = " ".join((ast.get_docstring(ast.parse(path.read_text())) or "").split("\n\n")[0].split())
+                    doc = re.match(r"(.*?\.)(?:\s|$)", doc)[1] if re.search(r"\.(\s|$)", doc) else doc
+                    text.append(f"| `{module}` | {cell(prose(doc))} |")
+        return self.markdown("\n".join(text))
+
+
 def setup(app):
     for name, directive in {"flashscale-parameters": Parameters, "flashscale-notebook-parameters": NotebookParameters,
                             "flashscale-commands": Commands, "flashscale-columns": Columns,
                             "flashscale-ceilings": CeilingKeys, "flashscale-output": Output,
-                            "flashscale-validation": Validation}.items():
+                            "flashscale-validation": Validation, "flashscale-layers": Layers}.items():
         app.add_directive(name, directive)
     return {"version": "1", "parallel_read_safe": False, "parallel_write_safe": True}
