@@ -71,6 +71,7 @@ def test_a_folder_of_bad_files_names_each_and_imports_the_rest(mixed_bag, tmp_pa
     sources = import_folder.sources(out).set_index("path")
     assert sources.loc[str((mixed_bag / "empty.json").resolve()), "outcome"] == "refused"
     assert sources.loc[str((mixed_bag / "good.json").resolve()), "sha256"] == sha256(mixed_bag / "good.json")
+    assert sources.loc[str((mixed_bag / "good.json").resolve()), "read_from"].startswith("bw_bytes; clat_ns, lat_ns")
     notes = json.loads((out / "notes.json").read_text())
     assert any(n.startswith("4 file(s) refused, not imported: ") and "empty.json: empty" in n for n in notes)
     assert hashes(mixed_bag) == before  # read, never written: contents and times as they were

@@ -5,7 +5,8 @@
         campaign.json             kind "import": what was imported, from what, when; hosts and fio versions
         rows.jsonl                one row per reporting group (and host) of every file imported, reps numbered
         results.parquet           the table, rebuilt from rows.jsonl (``results.rebuild_table``)
-        sources.csv               one line per file seen: path, SHA-256, format, fio version, outcome, rows, reason
+        sources.csv               one line per file seen: path, SHA-256, format, fio version, outcome, rows, the
+                                  fields read, reason
         notes.json                what a report must say (mixed fio versions, names the files contradicted)
         raw/<sha>/source/<name>   each file imported, as it was
         raw/<sha>/group<g>/fio.json   the output its row's numbers came from, in fio 3.33's shape
@@ -38,8 +39,8 @@ from ..errors import RefusedError
 
 KIND = "import"
 SOURCES_FILE = "sources.csv"
-SOURCE_COLUMNS = ["path", "sha256", "bytes", "format", "fio_version", "outcome", "rows", "failed_rows", "reason",
-                  "said"]
+SOURCE_COLUMNS = ["path", "sha256", "bytes", "format", "fio_version", "outcome", "rows", "failed_rows", "read_from",
+                  "reason", "said"]
 POINT = ["layout", "devices", "rw", "bs", "numjobs", "iodepth", "host"]
 VERSIONS_DIFFER = ("Latency reported by different fio versions does not compare (fio 2.x timed it in usec, 3.x in "
                    "ns, with other percentile buckets); bandwidth does.")
@@ -132,7 +133,8 @@ def _sources(folder: Path, summary: Summary) -> str:
         lines[(o.path, o.sha256)] = {"path": o.path, "sha256": o.sha256, "bytes": o.size, "format": o.format,
                                      "fio_version": o.fio_version,
                                      "outcome": "refused" if o.reason else "imported", "rows": len(o.rows),
-                                     "failed_rows": o.failed_rows, "reason": o.reason or "", "said": " | ".join(o.said)}
+                                     "failed_rows": o.failed_rows, "reason": o.reason or "", "said": " | ".join(o.said),
+                                     "read_from": " | ".join(dict.fromkeys(r["read_from"] for r in o.rows))}
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=SOURCE_COLUMNS, lineterminator="\n")
     writer.writeheader()
