@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from flashscale import cli
 from flashscale.errors import ConfigError, RefusedError
 from flashscale.analysis import core, latency
-from flashscale.measure import fio_output, import_folder, raw, results
+from flashscale.measure import cluster, fio_output, import_folder, raw, results
 from flashscale.measure.import_names import Naming, compile_pattern
 
 from conftest import sha256
@@ -179,7 +179,14 @@ def test_client_server_output_gives_a_row_per_host_and_the_cluster(tmp_path):
     assert table.loc["all", "devices"] == 4 and table.loc["all", "numjobs"] == 4
     hosts = table.drop(index="all")
     assert table.loc["all", "io_bytes"] == hosts["io_bytes"].sum()
-    assert table.loc["all", "bw_bytes"] == pytest.approx(hosts["io_bytes"].sum() / hosts["runtime_s"].max())
+    # what a cluster campaign keeps of the same fio.json: each host by measure.cluster.by_host, then parse
+    data = fio_output.load_output((GOLDEN / "cluster_client_2hosts.json").read_text())
+    found = cluster.by_host(data, [cluster.Endpoint(h, h) for h in hosts.index])
+    for host, result in found.items():
+        recorded = fio_output.parse(result)
+        assert all(table.loc[host, c] == recorded[c] for c in ("bw_bytes", "iops", "clat_p99_ns", "io_bytes")), host
+    aggregate = cluster.aggregate([{**fio_output.parse(r), "devices": 2} for r in found.values()])
+    assert table.loc["all", "bw_bytes"] == pytest.approx(aggregate["bw_bytes"], rel=1e-12)
 
 
 def test_a_folder_that_is_not_an_import_is_refused_and_left_alone(tmp_path, capsys):
