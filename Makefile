@@ -148,9 +148,10 @@ test-latest: system-deps
 	  --deselect tests/test_lock.py::test_the_installed_packages_are_the_locks
 
 # The documentation site (docs/: Sphinx, MyST and the PyData theme, the docs extra of the lock), built offline; every
-# warning (a broken link, a page in no table of contents) is an error, as in tests/test_docs.py.
+# warning (a broken link, a page in no table of contents) is an error, as in tests/test_docs.py; every page is read
+# anew (-E), for the reference pages are rendered from the code, which Sphinx does not watch.
 docs: deps
-	$(BIN)/sphinx-build -q -W --keep-going -n docs docs/_build/html
+	$(BIN)/sphinx-build -E -q -W --keep-going -n docs docs/_build/html
 	@echo "Site: $(CURDIR)/docs/_build/html/index.html"
 
 bench: deps

@@ -42,10 +42,20 @@ def plain(text: object) -> str:
     return re.sub(r"([\\`*_\[\]<>#|~])", r"\\\1", str(text))
 
 
+PAGE = re.compile(r"\bdocs/([\w/.-]+?\.md(?:#[\w-]+)?)")
+
+
+def linked(text: str) -> str:
+    """Plain text whose docs/PAGE.md[#anchor] are links to those pages of the site."""
+    parts = PAGE.split(text)
+    return "".join(f"[docs/{part}](/{part})" if i % 2 else plain(part) for i, part in enumerate(parts))
+
+
 def prose(text: object) -> str:
-    """A docstring's or help string's text as Markdown: its ``literals`` as code, the rest ``plain``."""
+    """A docstring's or help string's text as Markdown: its ``literals`` as code, its docs/ pages as links, the rest
+    ``plain``."""
     parts = re.split(r"``(.+?)``", str(text))
-    return "".join(code(part) if i % 2 else plain(part) for i, part in enumerate(parts))
+    return "".join(code(part) if i % 2 else linked(part) for i, part in enumerate(parts))
 
 
 def cell(text: object) -> str:
@@ -144,7 +154,7 @@ def option_rows(parser: argparse.ArgumentParser) -> list[str]:
             meaning += " (required)"
         default = "" if action.default in (None, False, [], argparse.SUPPRESS) or not action.option_strings \
             else code(action.default)
-        rows.append(f"| {code(written)} | {default} | {cell(meaning)} |")
+        rows.append(f"| {cell(code(written))} | {cell(default)} | {cell(meaning)} |")
     return rows
 
 
