@@ -27,7 +27,8 @@ as it finishes; with ``resume`` the notebooks that finished are not executed aga
 
 While a notebook runs, each fio run's start and end (``measure.progress``) reach the terminal (stderr) as it
 happens: the kernel is started with ``FLASHSCALE_PROGRESS=lines``, papermill hands its stdout to ``TerminalEcho``,
-which writes the progress lines and nothing else; the report is exported without them.
+which writes the progress lines and nothing else; the report is exported without them. The kernel talks to
+papermill over Unix sockets, not TCP (``execute_notebook``, ``kernel.LocalKernelManager``).
 """
 from __future__ import annotations
 
@@ -192,9 +193,8 @@ def run_campaign(campaign_file: str | Path, reports_dir: str | Path | None = Non
                 continue
             executed = out / notebook.name
             try:
-                papermill.execute_notebook(str(notebook), str(executed), parameters=parameters[notebook],
-                                           cwd=str(root), kernel_name="python3", progress_bar=True,
-                                           stdout_file=TerminalEcho())
+                execute_notebook(notebook, executed, parameters[notebook], root, progress_bar=True,
+                                 stdout_file=TerminalEcho())
             except papermill.PapermillExecutionError as exc:
                 again = "--reanalyze again" if reanalyze else "--resume continues from there"
                 raise FlashscaleError(f"{notebook.name} stopped with {exc.ename}: {exc.evalue} (the executed "
@@ -208,6 +208,18 @@ def run_campaign(campaign_file: str | Path, reports_dir: str | Path | None = Non
                         campaign_runs(spec["campaign"], parameters, progress["started"]),
                         f"{now}, re-analysed from the stored runs (nothing was measured again)" if reanalyze else now)
     return published
+
+
+def execute_notebook(notebook: Path, executed: Path, parameters: dict, cwd: Path, **options) -> None:
+    """papermill's ``execute_notebook`` of ``notebook`` into ``executed`` with ``parameters``, in ``cwd``, its kernel
+    the python3 kernel on ZeroMQ's IPC transport (``kernel.LocalKernelManager``: no TCP port, so no warning of one
+    unencrypted); ``options`` go to papermill (``progress_bar``, ``stdout_file``...)."""
+    import papermill
+
+    from .kernel import LocalKernelManager
+
+    papermill.execute_notebook(str(notebook), str(executed), parameters=parameters, cwd=str(cwd),
+                               kernel_name="python3", kernel_manager_class=LocalKernelManager, **options)
 
 
 def notebook_parameters(spec: dict, root: Path, overrides: dict | None = None,
