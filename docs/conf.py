@@ -28,6 +28,8 @@ html_theme = "pydata_sphinx_theme"
 html_title = "flashscale"
 html_static_path: list[str] = []
 html_show_sourcelink = False
+# The validation page's tables are wide: no section navigation beside them (the page has no sections to navigate).
+html_sidebars = {"validation": []}
 # Offline: no icon links, no version switcher, nothing fetched when a page is built or opened.
 html_theme_options = {
     "navbar_align": "left",
