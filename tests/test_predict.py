@@ -159,7 +159,7 @@ def test_limits_that_meet_are_named_together(busy, close):
     got = predict.predict(predict.curve(rows), "jbod", point, predict.Limits(cores=2)).iloc[0]
     assert got["predicted_limit"] == ("cpu" if busy > 1 else "devices") and got["predicted_close"] == close
     assert got["predicted_bw_bytes"] == pytest.approx(min(10e9, 2 / busy * 5e9))
-    measured = pd.DataFrame(_rows("jbod", 2, "read", {2: [9.0e9, 9.2e9]}))
+    measured = pd.DataFrame(_rows("jbod", 2, "read", {2: [9.0e9, 9.1e9, 9.2e9]}))  # 9% below, 3 runs tell it
     said = predict.outside_sentences(predict.score(pd.DataFrame([got]), measured))
     words = f"{got['predicted_limit']} ({close} within 5%)" if close else got["predicted_limit"]
     assert len(said) == 1 and said[0].endswith(f"; the {words} bound")
@@ -199,10 +199,12 @@ def test_jbod_at_one_job_against_the_single_device_is_the_machine_s_repeatabilit
         in said
 
 
-def test_a_miss_is_held_to_the_machine_s_own_drift_in_its_rw():
-    """A point outside its interval is said to be inside the drift of its rw (jbod's 1-job point against the single
+def test_a_miss_is_held_to_the_machine_s_own_drift_in_its_rw_measured_at_another_point():
+    """A point beyond the margin is said to be inside the drift of its rw (jbod's 1-job point against the single
     device, ``scored.drift``) or beyond it: writes that drift 10% cannot tell a +5% miss from drift, reads that
-    drift 1.6% can tell a +4% one; the best points are held to it too, and without a 1-job point nothing is said."""
+    drift 1.6% can tell a +4% one; the best points are held to it too. The drift is measured at another point than
+    the one it excuses: jbod's 1-job write is the drift's own point, its +10% is the drift, and nothing excuses it
+    (it was 'inside this machine's write drift (10.0%)', excused by itself); without a 1-job point nothing is said."""
     single = pd.DataFrame(_rows("single", 1, "read", {1: [5e9, 5e9]}) + _rows("single", 1, "write", {1: [3e9, 3e9]}))
     points = [dict(devices=4, rw=rw, bs=MiB, numjobs=n, iodepth=1) for rw in ("read", "write") for n in (1, 2)]
     stated = predict.predict(predict.curve(single), "jbod", points)
@@ -210,11 +212,14 @@ def test_a_miss_is_held_to_the_machine_s_own_drift_in_its_rw():
                             + _rows("jbod", 4, "write", {1: [3.3e9] * 2, 2: [6.3e9] * 2}))
     got = predict.score(stated, measured)
     assert scored.drift(got) == pytest.approx({"read": 0.016, "write": 0.1})
+    one_job_write = got[(got["rw"] == "write") & (got["numjobs"] == 1)].iloc[0]
+    assert scored.drift(got, leave_out=one_job_write) == pytest.approx({"read": 0.016})
     said = scored.outside_sentences(got)
     assert len(said) == 3 and said[0].startswith("jbod read, 4 devices, bs 1048576, 2 jobs") and said[0].endswith(
         "+4.0%; the devices bound; beyond this machine's read drift (1.6%)"), said
     assert [line.split(", ")[3] for line in said[1:]] == ["1 job", "2 jobs"]
-    assert all(line.endswith("; inside this machine's write drift (10.0%): not told from it") for line in said[1:])
+    assert said[1].endswith("+10.0%; the devices bound")  # the drift's own point: nothing measured elsewhere
+    assert said[2].endswith("; inside this machine's write drift (10.0%): not told from it")
     best = scored.at_best_sentences(got)
     assert best[0].endswith("+4.0%; the devices bound; beyond this machine's read drift (1.6%)")
     assert best[1].endswith("+5.0%; the devices bound; inside this machine's write drift (10.0%): not told from it")
@@ -224,6 +229,23 @@ def test_a_miss_is_held_to_the_machine_s_own_drift_in_its_rw():
     assert predict.drift_words(-0.03, "read", {"read": 0.001}).startswith("; beyond this machine's read drift (0.1%)")
     alone = got[got["numjobs"] == 2]
     assert not scored.drift(alone) and predict.outside_sentences(alone)[0] == said[0].split("; beyond")[0]
+    repeats = scored.repeatability_sentences(got)[0]
+    assert repeats.endswith("held against the errors at the other points, never against jbod's own at 1 job, where "
+                            "it was measured.")
+
+
+def test_the_report_s_margin_is_the_drift_sentence_s_margin():
+    """A -3% miss on a machine that drifts 1%: beyond the drift at the default 2% margin, and nothing to own at a
+    report's 5% margin, whose outside and best sentences say the same as its tax's verdict."""
+    single = pd.DataFrame(_rows("single", 1, "read", {1: [5e9, 5e9]}))
+    points = [dict(devices=4, rw="read", bs=MiB, numjobs=n, iodepth=1) for n in (1, 2)]
+    measured = pd.DataFrame(_rows("jbod", 4, "read", {1: [5.05e9] * 2, 2: [9.7e9] * 2}))
+    got = predict.score(predict.predict(predict.curve(single), "jbod", points), measured, margin=0.02)
+    assert scored.at_best_sentences(got)[0].endswith("-3.0%; the devices bound; beyond this machine's read drift (1.0%)")
+    assert scored.outside_sentences(got)[0].endswith("beyond this machine's read drift (1.0%)")
+    wide = predict.score(predict.predict(predict.curve(single), "jbod", points), measured, margin=0.05)
+    assert scored.at_best_sentences(wide, 0.05)[0].endswith("-3.0%; the devices bound")
+    assert scored.outside_sentences(wide, 0.05) == []
 
 
 def test_the_golden_quickstart_repeats_itself_within_2_percent_at_the_cap():
@@ -235,10 +257,12 @@ def test_the_golden_quickstart_repeats_itself_within_2_percent_at_the_cap():
     assert got["error"].abs().max() < 0.02
 
 
-def test_the_emulated_array_is_predicted_within_its_truth_and_btrfs_writes_are_not():
-    """The golden quickstart run: 4 loop devices capped at 200 MB/s. jbod's truth is 200 MB/s per busy device and
-    the model finds it within 2% at every point; btrfs-raid0 reads too; btrfs-raid0's writes (buffered by btrfs)
-    fall short of it, what the model does not explain."""
+def test_harness_check_the_capped_golden_run_sums_its_caps_and_btrfs_writes_are_undecided():
+    """A harness check, not evidence of the model's accuracy: the golden quickstart run, 4 loop devices capped at
+    200 MB/s. Each device is held at its cap, so N busy devices x the cap is the truth by construction, and jbod's
+    prediction within 2% of it checks the cap, the curve and the sum, not the model. btrfs-raid0's reads too;
+    btrfs-raid0's writes (buffered by btrfs) fall 43% short at one job, what the model does not explain, but their
+    three runs spread from 16 to 890 MB/s: by the one rule that is undecided, not a miss beyond the margin."""
     frame = pd.read_csv(GOLDEN)
     scored = predict.score(predict.predict_results(frame), frame)
     assert set(scored["predicted_limit"]) == {"devices"}
@@ -246,11 +270,13 @@ def test_the_emulated_array_is_predicted_within_its_truth_and_btrfs_writes_are_n
     assert (jbod["predicted_bw_bytes"] / (jbod["busy_devices"] * 200e6)).between(0.99, 1.02).all()
     reads = scored[scored["rw"] == "read"]
     assert reads["error"].abs().max() < 0.02 and not reads["beyond_margin"].any()
-    assert (jbod["error"].abs() < 0.02).all()
+    assert (jbod["error"].abs() < 0.02).all() and not jbod["beyond_margin"].any()
+    assert set(jbod["agreement"]) == {"same", "undecided"}  # none differs: within the truth, or too few runs
     writes = scored[(scored["layout"] == "btrfs-raid0") & (scored["rw"] == "write")].set_index("numjobs")
-    assert writes.loc[1, "unexplained"] > 0.3 and writes.loc[1, "beyond_margin"]
+    assert writes.loc[1, "unexplained"] > 0.3 and writes.loc[1, "agreement"] == "undecided"
+    assert writes.loc[1, "measured_bw_bytes_lo"] < 0.05 * writes.loc[1, "predicted_bw_bytes"]
     assert writes.loc[1, "devices_tax"] == pytest.approx(writes.loc[1, "unexplained"])  # the devices bound
-    assert predict.outside_sentences(scored)[0].startswith("btrfs-raid0 write, 4 devices, bs 1048576, 1 job,")
+    assert predict.outside_sentences(scored) == []  # nothing is beyond the margin by the rule
 
 
 # Seed 003: 132 P4600 (33 storage targets x 4) behind 11 EDR links. Published: 132 GB/s read, 121 GB/s write,
@@ -328,12 +354,13 @@ def test_bad_input_is_refused_by_name():
 def test_analyze_predict_prints_predicted_against_measured(capsys):
     assert cli.main(["analyze", str(GOLDEN), "--predict"]) == 0
     out = capsys.readouterr().out
-    assert "beyond the margin: btrfs-raid0 write, 4 devices, bs 1048576, 1 job, iodepth 1: measured 453 MB/s, " \
-           "predicted 800 MB/s" in out
-    assert "-43.4%" in out and "e+" not in out and "jbod write" not in out  # jbod's points stay within the margin
+    row = next(line for line in out.splitlines() if line.split()[:3] == ["btrfs-raid0", "4", "write"])
+    assert "800 MB/s (798–802)" in row and "453 MB/s" in row and "-43.4%" in row and row.endswith("undecided")
+    assert "10 point(s) undecided: the interval of measured over predicted reaches across the 2% margin" in out
+    assert "e+" not in out and "beyond the margin" not in out  # no point differs by the one rule
     assert cli.main(["analyze", str(GOLDEN), "--predict", "--format", "csv"]) == 0
     got = pd.read_csv(io.StringIO(capsys.readouterr().out))
-    assert len(got) == 16 and {"predicted_bw_bytes", "error", "predicted_limit", "in_interval"} <= set(got.columns)
+    assert len(got) == 16 and {"predicted_bw_bytes", "error", "predicted_limit", "agreement"} <= set(got.columns)
     assert cli.main(["analyze", str(GOLDEN)]) == 1
     assert "--reference LAYOUT is required" in capsys.readouterr().err
 

@@ -194,3 +194,17 @@ def agree(a: Side, b: Side, margin: float = DEFAULT_MARGIN, confidence: float = 
 def between(a, b, margin: float = DEFAULT_MARGIN, confidence: float = 0.95) -> Agreement:
     """``agree`` of two sets of repetitions."""
     return agree(Side.of(a), Side.of(b), margin, confidence)
+
+
+def side(value: float, lo: float, hi: float, df: float, confidence: float = 0.95) -> Side | None:
+    """``Side.of_interval`` of a table's row (a prediction, a measured mean with its runs - 1 as ``df``); None
+    where ``value`` is no positive number (nothing predicted, nothing measured)."""
+    if not (isinstance(value, (int, float, np.number)) and np.isfinite(value) and value > 0):
+        return None
+    df = float(df) if df is not None and np.isfinite(df) else math.inf
+    return Side.of_interval(value, lo, hi, df, confidence)
+
+
+def verdict(a: Side | None, b: Side | None, margin: float = DEFAULT_MARGIN, confidence: float = 0.95) -> str | None:
+    """``agree(a, b).verdict``; None where a side is missing."""
+    return None if a is None or b is None else agree(a, b, margin, confidence).verdict

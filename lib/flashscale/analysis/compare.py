@@ -10,14 +10,17 @@ words are ``findings.comparison_sentences``.
 Does a campaign reproduce? (``flashscale reproduce``: ``reproduce.check`` reads the two campaigns and calls these)
 
     key_numbers(frame, "jbod")          its key numbers, long: baseline, best, efficiency and tax with their intervals
-    agreement(original, again, 0.02)    each key number: reproduced, differs beyond the noise by X, not comparable (why)
+    agreement(original, again, 0.02)    each key number: reproduced, differs beyond the noise by X, undecided, not
+                                        comparable (why)
     verdict(agreed)                     the one sentence; agreement_record(agreed) the numbers a report records
 
-A number is *reproduced* when its two 95% intervals overlap or the two values differ by no more than the campaign's
-margin (``TAX_MARGIN``: relative for a bandwidth or an efficiency, in percentage points for a tax); it *differs
-beyond the noise* when the intervals are disjoint and the difference exceeds the margin; it is *not comparable* when
-one side lacks it, the units differ, or a side has no interval (one run) or one too wide to tell anything (half of
-it beyond ``TOO_WIDE``: a slow run among three) and the difference exceeds the margin.
+A number is *reproduced* when the two agree by the one rule of ``analysis.agreement``: the 95% interval of the
+reproduction's value over the original's lies within the campaign's margin (``TAX_MARGIN``), the smaller within the
+margin of the larger; for a tax, the layout's share of the reference (1 - tax) is compared, its difference shown in
+percentage points. It *differs beyond the noise* when that whole interval lies beyond the margin, is *undecided*
+when it reaches across the margin's edge (wide intervals that overlap prove nothing: 100 and 145 MB/s, each with a
+slow run among three, are undecided, not reproduced; more runs would tell), and is *not comparable* when one side
+lacks it, the units differ, or a side has one run (one run: no interval, so no verdict can be given).
 """
 from __future__ import annotations
 
@@ -27,10 +30,11 @@ from typing import Sequence
 import pandas as pd
 
 from ..measure import fio_output
+from . import agreement as rule
 from .core import BASELINE_BS, POINT, best_points, flag, point_means, rates
 from .significance import DEFAULT_MARGIN, check_margin
 from .stats import summary_intervals
-from ..measure.units import percent, rate
+from ..measure.units import ONE_RUN, number as figure, percent
 
 
 def _rates(frame: pd.DataFrame) -> pd.DataFrame:
@@ -76,12 +80,9 @@ def relative_to(wide: pd.DataFrame, first: str | None = None) -> pd.DataFrame:
 
 KEY = ["source", "layout", "devices", "rw", "number"]
 KEY_NUMBERS = ("baseline", "best", "efficiency", "tax")  # in the order a table shows them
-# An interval whose half-width is beyond this (relative; in points for a tax) cannot tell a difference from noise:
-# overlapping it says nothing, and the number is not comparable rather than reproduced.
-TOO_WIDE = 0.25
 UNITS = {"baseline": "bytes/s", "best": "bytes/s", "efficiency": "fraction", "tax": "fraction"}
 SUMMARY_COLUMNS = {"best": "best_bw_bytes", "efficiency": "efficiency", "tax": "tax"}
-REPRODUCED, DIFFERS, NOT_COMPARABLE = "reproduced", "differs", "not comparable"
+REPRODUCED, DIFFERS, UNDECIDED, NOT_COMPARABLE = "reproduced", "differs", "undecided", "not comparable"
 
 
 def key_numbers(frame: pd.DataFrame, reference: str, baseline_bs=BASELINE_BS,
@@ -90,9 +91,10 @@ def key_numbers(frame: pd.DataFrame, reference: str, baseline_bs=BASELINE_BS,
     (layout blank, 1 device), then per (layout, devices, rw) its best, efficiency and tax (not the reference's own,
     0 by definition; no tax when ``reference`` was not measured). Columns ``KEY`` (``source`` blank: the caller
     names the table where a campaign has several; ``number``: one of ``KEY_NUMBERS``), ``value``, ``lo``, ``hi``
-    (the 95% interval; NaN with one run), ``unit`` (bytes/s or fraction). A number the analysis could not give (no
-    baseline: no efficiency) is left out."""
-    columns = [*KEY, "value", "lo", "hi", "unit"]
+    (the 95% interval; NaN with one run), ``df`` (its degrees of freedom: runs - 1 of a point, runs of both sides
+    - 2 of an efficiency or a tax; below 1 with one run), ``unit`` (bytes/s or fraction). A number the analysis
+    could not give (no baseline: no efficiency) is left out."""
+    columns = [*KEY, "value", "lo", "hi", "df", "unit"]
     frame = _rates(frame) if not frame.empty else frame
     if frame.empty:
         return pd.DataFrame(columns=columns)
@@ -100,16 +102,18 @@ def key_numbers(frame: pd.DataFrame, reference: str, baseline_bs=BASELINE_BS,
     summary = summary_intervals(frame, reference if has_reference else str(frame["layout"].iloc[0]),
                                 baseline_bs=baseline_bs, margin=margin)
     rows = [{"layout": "", "devices": 1, "rw": r.rw, "number": "baseline", "value": r.baseline_bw_bytes,
-             "lo": r.baseline_bw_bytes_lo, "hi": r.baseline_bw_bytes_hi}
+             "lo": r.baseline_bw_bytes_lo, "hi": r.baseline_bw_bytes_hi, "df": r.baseline_reps - 1}
             for r in summary.drop_duplicates("rw").itertuples()]
     for r in summary.to_dict("records"):
+        df = {"best": r["best_reps"] - 1, "efficiency": r["best_reps"] + r["baseline_reps"] - 2,
+              "tax": r["best_reps"] + r["reference_reps"] - 2}
         for number, column in SUMMARY_COLUMNS.items():
             if number == "tax" and (not has_reference or r["layout"] == reference):
                 continue
             rows.append({"layout": r["layout"], "devices": r["devices"], "rw": r["rw"], "number": number,
-                         "value": r[column], "lo": r[f"{column}_lo"], "hi": r[f"{column}_hi"]})
+                         "value": r[column], "lo": r[f"{column}_lo"], "hi": r[f"{column}_hi"], "df": df[number]})
     out = pd.DataFrame(rows, columns=columns[1:-1]).assign(source="", unit=lambda t: t["number"].map(UNITS))
-    out = out[out["value"].notna()].astype({"value": "float64", "lo": "float64", "hi": "float64"})
+    out = out[out["value"].notna()].astype({"value": "float64", "lo": "float64", "hi": "float64", "df": "float64"})
     return out.sort_values(["number", "rw", "layout", "devices"], key=_in_order, kind="mergesort",
                            ignore_index=True)[columns]
 
@@ -133,10 +137,11 @@ def agreement(original: pd.DataFrame, reproduction: pd.DataFrame, margin: float 
     """Each key number of either side (``key_numbers``), once: ``KEY``, ``label``, ``unit``, ``original`` and
     ``reproduction`` with their ``_lo``/``_hi``, ``difference`` (the reproduction's relative to the original's
     for a bandwidth or an efficiency, its difference in points for a tax), ``agrees`` (``REPRODUCED``,
-    ``DIFFERS``, ``NOT_COMPARABLE``) and ``agreement``, that in words: "reproduced", "differs beyond the noise by
-    -48.0%", "not comparable (why)". ``margin``: the original's ``TAX_MARGIN`` (module doc)."""
+    ``DIFFERS``, ``UNDECIDED``, ``NOT_COMPARABLE``) and ``agreement``, that in words: "reproduced", "differs
+    beyond the noise by -48.0%", "undecided: +45.0%, but ...", "not comparable (why)". ``margin``: the
+    original's ``TAX_MARGIN`` (module doc)."""
     margin = check_margin(margin)
-    values = ["value", "lo", "hi", "unit"]
+    values = ["value", "lo", "hi", "unit", *(["df"] if "df" in original and "df" in reproduction else [])]
     both = original[[*KEY, *values]].merge(reproduction[[*KEY, *values]], on=KEY, how="outer",
                                            suffixes=("_original", "_reproduction"), indicator=True)
     both = both.sort_values("number", key=_in_order, kind="mergesort", ignore_index=True)
@@ -154,7 +159,7 @@ def agreement(original: pd.DataFrame, reproduction: pd.DataFrame, margin: float 
 
 
 def _agrees(row: dict, margin: float) -> tuple[float, str, str]:
-    """(difference, agrees, agreement in words) of one merged key number (module doc)."""
+    """(difference, agrees, agreement in words) of one merged key number, by ``agreement.agree`` (module doc)."""
     if row["_merge"] != "both":
         missing = "the reproduction" if row["_merge"] == "left_only" else "the original"
         return math.nan, NOT_COMPARABLE, f"not comparable (not measured in {missing})"
@@ -165,53 +170,57 @@ def _agrees(row: dict, margin: float) -> tuple[float, str, str]:
     points = row["number"] == "tax"
     difference = now - was if points else (now / was - 1 if was else math.inf)
     by = f"{100 * difference:+.1f} percentage points" if points else percent(difference, signed=True)
-    if abs(difference) <= margin:
+    sides = [_side(row, side, points) for side in ("reproduction", "original")]
+    if None in sides:
+        return difference, NOT_COMPARABLE, f"not comparable (a value of 0 or below: no ratio to tell {by} by)"
+    said = rule.agree(*sides, margin)
+    if said.verdict == rule.SAME:
         return difference, REPRODUCED, REPRODUCED
-    bounds = (row["lo_original"], row["hi_original"], row["lo_reproduction"], row["hi_reproduction"])
-    if any(pd.isna(b) for b in bounds):
-        return difference, NOT_COMPARABLE, (f"not comparable (one run on a side: no interval to tell a difference "
-                                            f"of {by} from noise)")
-    lo, hi, lo_again, hi_again = bounds
-    if not (lo <= hi_again and lo_again <= hi):
+    if said.verdict in (rule.ABOVE, rule.BELOW):
         return difference, DIFFERS, f"differs beyond the noise by {by}"
-    wide = [(side, low, high) for side, value, low, high in (("original", was, lo, hi),
-                                                             ("reproduction", now, lo_again, hi_again))
-            if _half_width(value, low, high, points) > TOO_WIDE]
-    if wide:  # the intervals overlap only because one is too wide to tell anything from noise
-        side, low, high = wide[0]
-        return difference, NOT_COMPARABLE, (f"not comparable (the {side}'s interval, {_said(low, row, points)} "
-                                            f"to {_said(high, row, points)}, is too wide to tell a difference of "
-                                            f"{by} from noise)")
-    return difference, REPRODUCED, REPRODUCED
+    if said.verdict == rule.NO_INTERVAL:
+        return difference, NOT_COMPARABLE, (f"not comparable ({ONE_RUN} on a side: no verdict can be given on a "
+                                            f"difference of {by})")
+    what = "the ratio of the two shares of the reference (1 - tax)" if points else "the ratio of the two"
+    return difference, UNDECIDED, (f"undecided: {by}, but {what} lies between {figure(said.lo)} and "
+                                   f"{figure(said.hi)} at 95%, across the {percent(margin, 0)} margin: more runs "
+                                   "would tell")
 
 
-def _half_width(value: float, low: float, high: float, points: bool) -> float:
-    """Half an interval's width: in points for a tax, relative to its value for a bandwidth or an efficiency."""
-    half = (high - low) / 2
-    return half if points else (half / abs(value) if value else math.inf)
-
-
-def _said(value: float, row: dict, points: bool) -> str:
-    """A bound for people: a tax or an efficiency in %, a bandwidth in MB/s."""
-    if points or row["unit_original"] == "fraction":
-        return percent(value)
-    return rate(value)
+def _side(row: dict, side: str, points: bool) -> rule.Side | None:
+    """One side of a merged key number for ``agreement``: a bandwidth or an efficiency as it is, a tax as the
+    layout's share of the reference (1 - tax, its interval 1 - hi to 1 - lo); None where it is not positive."""
+    value, lo, hi = (row[f"{v}_{side}"] for v in ("value", "lo", "hi"))
+    if points:
+        value, lo, hi = 1 - value, 1 - hi, 1 - lo
+    if not value > 0:
+        return None
+    df = row.get(f"df_{side}", math.nan)
+    return rule.Side.of_interval(value, lo, hi, df if pd.notna(df) else math.inf)
 
 
 def verdict(agreed: pd.DataFrame) -> str:
-    """The one sentence of an ``agreement``: "Reproduced: all 14 key numbers agree." or "Not reproduced: 3 of
-    14 key numbers differ beyond the noise: jbod read best -48.0%, ...", with the numbers not comparable named."""
-    total, differ = len(agreed), agreed[agreed["agrees"] == DIFFERS]
-    apart = agreed[agreed["agrees"] == NOT_COMPARABLE]
+    """The one sentence of an ``agreement``: "Reproduced: all 14 key numbers agree.", "Not reproduced: 3 of 14 key
+    numbers differ beyond the noise: jbod read best -48.0%, ..." or "Not shown to reproduce: 2 of 14 key numbers
+    are undecided: ...", with the numbers undecided and not comparable named."""
+    total = len(agreed)
     if total == 0:
         return "Nothing to compare: neither campaign recorded a baseline, a best, an efficiency or a tax."
+    differ, open_ = agreed[agreed["agrees"] == DIFFERS], agreed[agreed["agrees"] == UNDECIDED]
+    apart = agreed[agreed["agrees"] == NOT_COMPARABLE]
+    undecided = (f" {len(open_)} of {total} {'is' if len(open_) == 1 else 'are'} undecided: "
+                 + "; ".join(f"{r.label} ({r.agreement.removeprefix('undecided: ')})" for r in open_.itertuples())
+                 + ".") if len(open_) else ""
     unmatched = (f" {len(apart)} of {total} {'is' if len(apart) == 1 else 'are'} not comparable: "
                  + "; ".join(f"{r.label} ({r.agreement.removeprefix('not comparable (')}" for r in
                              apart.itertuples()) + ".") if len(apart) else ""
     if len(differ):
         named = ", ".join(f"{r.label} {r.agreement.removeprefix('differs beyond the noise by ')}"
                           for r in differ.itertuples())
-        return f"Not reproduced: {len(differ)} of {total} key numbers differ beyond the noise: {named}.{unmatched}"
+        return (f"Not reproduced: {len(differ)} of {total} key numbers differ beyond the noise: {named}."
+                f"{undecided}{unmatched}")
+    if len(open_):
+        return f"Not shown to reproduce:{undecided}{unmatched}"
     if len(apart) == total:
         return f"Not comparable:{unmatched}"
     if len(apart):
@@ -231,5 +240,6 @@ def agreement_record(agreed: pd.DataFrame) -> dict:
     counts = agreed["agrees"].value_counts()
     said = verdict(agreed)
     return {"verdict": said, "key_numbers": len(agreed), "reproduced": int(counts.get(REPRODUCED, 0)),
-            "differ": int(counts.get(DIFFERS, 0)), "not_comparable": int(counts.get(NOT_COMPARABLE, 0)),
+            "differ": int(counts.get(DIFFERS, 0)), "undecided": int(counts.get(UNDECIDED, 0)),
+            "not_comparable": int(counts.get(NOT_COMPARABLE, 0)),
             "numbers": numbers, "headline": {"reproduction": said}}

@@ -44,14 +44,14 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from . import core, curve as curves, routing, stats
+from . import agreement, core, curve as curves, routing, stats
 from .calibration import LayerCost, check_not_scored_on
 from .curve import CURVE, figures, nearest
 from .limits import SHARED, UNBOUNDED, Limits, ceiling_terms
 from .routing import PER_DEVICE, jobs_per_device
 from .significance import DEFAULT_MARGIN, check_margin
 from ..errors import AnalysisError, ConfigError
-from ..measure.units import percent, rate
+from ..measure.units import interval, percent, rate
 
 __all__ = ["CURVE", "PER_DEVICE", "Limits", "curve", "figures", "jobs_per_device", "nearest", "predict",
            "predict_results", "score", "limit_words", "outside_sentences", "drift_words"]
@@ -243,10 +243,11 @@ def score(prediction: pd.DataFrame, frame: pd.DataFrame, confidence: float = 0.9
           margin: float = DEFAULT_MARGIN) -> pd.DataFrame:
     """``prediction`` with what was measured at each point (``measured_bw_bytes``, the mean of its repetitions
     with its t interval ``_lo``/``_hi``, ``measured_reps``); ``error`` = measured / predicted - 1; ``in_interval``:
-    the measured mean lies in the predicted interval (NA where that is unknown). The predicted interval holds the
-    single device's uncertainty, not the measured point's own: a layout whose runs spread more than the single
-    device's can land outside by its own noise (compare ``measured_bw_bytes_lo``/``_hi``); ``beyond_margin``: it
-    lies outside the interval widened by ``margin`` (the tax's margin of practical equivalence, 2%) each way;
+    the measured mean lies in the predicted interval (NA where that is unknown); ``agreement``: the one rule's
+    verdict (``agreement.agree`` of the measured against the predicted, each side with its own interval: the
+    measured runs', the single device's behind the prediction, ``predicted_reps`` runs where the prediction says,
+    exact where its interval has no width): same, above, below, undecided, or no interval (one run on a side);
+    ``beyond_margin``: above or below, the whole interval of their ratio beyond ``margin`` (NA with no interval);
     ``unexplained`` = 1 - measured / predicted, what the model did not explain;
     ``devices_tax`` = 1 - measured / the devices term: the tax re-read against what these devices, at these jobs,
     deliver alone. Points not measured are left out."""
@@ -266,27 +267,35 @@ def score(prediction: pd.DataFrame, frame: pd.DataFrame, confidence: float = 0.9
     inside = (value >= out["predicted_lo"]) & (value <= out["predicted_hi"])
     out["in_interval"] = inside.astype("boolean").mask(out["predicted_lo"].isna())
     check_margin(margin)
-    near = (value >= out["predicted_lo"] * (1 - margin)) & (value <= out["predicted_hi"] * (1 + margin))
-    out["beyond_margin"] = (~near).astype("boolean").mask(out["predicted_lo"].isna())
+    runs = out["predicted_reps"] if "predicted_reps" in out.columns else pd.Series(np.inf, index=out.index)
+    out["agreement"] = [agreement.verdict(agreement.side(m, m_lo, m_hi, n - 1, confidence),
+                                          agreement.side(p, p_lo, p_hi, k - 1, confidence), margin, confidence)
+                        for m, m_lo, m_hi, n, p, p_lo, p_hi, k in zip(
+                            value, out["measured_bw_bytes_lo"], out["measured_bw_bytes_hi"], out["measured_reps"],
+                            out["predicted_bw_bytes"], out["predicted_lo"], out["predicted_hi"], runs)]
+    out["beyond_margin"] = out["agreement"].isin([agreement.ABOVE, agreement.BELOW]).astype("boolean").mask(
+        out["agreement"].isna() | out["agreement"].eq(agreement.NO_INTERVAL))
     out["unexplained"] = 1 - value / out["predicted_bw_bytes"]
     out["devices_tax"] = 1 - value / out["devices_limit_bw_bytes"]
     return out
 
 
-def outside_sentences(scored: pd.DataFrame, drift: Mapping[str, float] | None = None) -> list[str]:
+def outside_sentences(scored: pd.DataFrame, drift: Mapping[str, float] | None = None,
+                      margin: float = DEFAULT_MARGIN) -> list[str]:
     """Each scored point whose measurement lies outside its predicted interval and beyond the margin, in words,
     with the term that bound: "btrfs-raid0 write, 4 devices, bs 1048576, 1 job, iodepth 1: measured 453 MB/s,
-    predicted 800 MB/s (798 MB/s–802 MB/s), -43.4%; the devices bound". ``drift``: per rw, how far this machine's
-    own measurements of one point drift apart (``scored.drift``); each sentence then says whether its error is
-    inside that drift (a miss that cannot be told from it) or beyond it (``drift_words``)."""
+    predicted 800 MB/s (798–802 MB/s), -43.4%; the devices bound" (the interval "one run: no interval" where the
+    prediction has none). ``drift``: per rw, how far this machine's own measurements of one point drift apart
+    (``scored.drift``); each sentence then says whether its error is inside that drift (a miss that cannot be told
+    from it) or beyond it (``drift_words``, against the report's ``margin``)."""
     out = []
     for row in scored[scored["beyond_margin"].fillna(False).astype(bool)].itertuples(index=False):
         line = (f"{row.layout} {row.rw}, {row.devices} devices, bs {row.bs}, {core.count_of(row.numjobs, 'job')}, "
                 f"iodepth {row.iodepth}: "
                 f"measured {rate(row.measured_bw_bytes)}, predicted {rate(row.predicted_bw_bytes)} "
-                f"({rate(row.predicted_lo)}–{rate(row.predicted_hi)}), {percent(row.error, signed=True)}; the "
+                f"({interval(row.predicted_lo, row.predicted_hi)}), {percent(row.error, signed=True)}; the "
                 f"{limit_words(row.predicted_limit, getattr(row, 'predicted_close', ''))} bound")
-        out.append(line + drift_words(row.error, row.rw, drift))
+        out.append(line + drift_words(row.error, row.rw, drift, margin))
     return out
 
 

@@ -1,10 +1,13 @@
 """Predictions stated before measuring, scored after (``predict.score``), as a report says them.
 
     scored = scored.against(result.predictions, result.table, margin)   # empty when nothing was predicted
-    scored.for_people(scored)        # one row a point: predicted with its interval, measured, error, what bound
+    scored.for_people(scored)        # one row a point: predicted with its interval, measured, error, what bound,
+                                     # and whether the two agree (``analysis.agreement``, the one rule)
+    scored.undecided_sentences(scored, margin)   # the points the rule could not decide (wide, or one run)
     scored.unexplained_sentences(scored, margin)   # the tax re-read: what the model did not explain, per layout/rw
     scored.largest_errors(scored)    # {"jbod/read": 0.004, ...}: the largest |error| per layout and rw
-    scored.repeatability(scored)     # jbod at 1 job against the single device: the machine's own drift
+    scored.repeatability(scored)     # jbod at 1 job against the single device: the machine's own drift, which
+                                     # excuses the errors at every other point, never at its own (``drift``)
     scored.at_best(scored)           # per layout and rw: the best measured point against its prediction
 
 ``predict.outside_sentences`` names each point outside its predicted interval by more than the margin;
@@ -18,15 +21,15 @@ from __future__ import annotations
 
 import pandas as pd
 
-from . import core, predict
+from . import agreement, core, predict
 from .cluster import ALL
 from .significance import DEFAULT_MARGIN
-from ..measure.units import percent, rate
+from ..measure.units import ONE_RUN, percent, rate
 
 COLUMNS = ["layout", "devices", "rw", "numjobs", "predicted_bw_bytes", "measured_bw_bytes", "error",
            "predicted_limit", "inside"]
-SCORE_COLUMNS = ["bs", "iodepth", "predicted_lo", "predicted_hi", "measured_reps", "in_interval", "beyond_margin",
-                 "unexplained"]  # the rest of what predict.score gives that this module reads
+SCORE_COLUMNS = ["bs", "iodepth", "predicted_lo", "predicted_hi", "measured_reps", "in_interval", "agreement",
+                 "beyond_margin", "unexplained"]  # the rest of what predict.score gives that this module reads
 KINDS = {"error": "percent", "inside": "text", "predicted_limit": "text", "host": "text"}
 CLUSTER = ["hosts", "host"]  # what else names a cluster's point: how many hosts ran it, and which (or all)
 CLUSTER_COLUMNS = [*COLUMNS[:1], *CLUSTER, *COLUMNS[1:]]
@@ -53,23 +56,35 @@ def against(predictions: pd.DataFrame, frame: pd.DataFrame, margin: float = DEFA
         ["layout", "rw", "hosts", "host", "bs", "iodepth", "numjobs"]).reset_index(drop=True)
 
 
+INSIDE = {agreement.SAME: "agrees", agreement.ABOVE: "above, beyond the margin",
+          agreement.BELOW: "below, beyond the margin", agreement.UNDECIDED: "undecided",
+          agreement.NO_INTERVAL: ONE_RUN}  # the one rule's verdict (``predict.score``'s ``agreement``) in words
+
+
 def for_people(scored: pd.DataFrame) -> pd.DataFrame:
     """One row a point: the prediction with its interval (``predicted_bw_bytes_lo``/``_hi``, which ``tables.show``
     writes beside it), the measured mean (its own interval left to the figure), the error, the term that bound, and
-    whether the measurement lies inside the predicted interval ("inside", "outside", "outside, within the margin",
-    or "unknown")."""
-    inside = []
-    for row in scored.itertuples(index=False):
-        if pd.isna(row.in_interval):
-            inside.append("unknown")
-        elif row.in_interval:
-            inside.append("inside")
-        else:
-            inside.append("outside" if row.beyond_margin else "outside, within the margin")
+    whether the measurement agrees with the prediction by the one rule (``analysis.agreement``: the interval of
+    their ratio within the margin): "agrees", "above, beyond the margin", "below, beyond the margin", "undecided"
+    (their interval reaches across the margin's edge: more runs would tell), "one run: no interval" (no verdict
+    can be given), or "unknown" (nothing predicted)."""
+    said = scored["agreement"] if "agreement" in scored.columns else pd.Series(None, index=scored.index)
+    inside = [INSIDE.get(v, "unknown") if isinstance(v, str) else "unknown" for v in said]
     shown = scored.drop(columns=["measured_bw_bytes_lo", "measured_bw_bytes_hi"], errors="ignore")
     limits = [predict.limit_words(limit, close) for limit, close in zip(scored["predicted_limit"], _close(scored))]
     return shown.assign(predicted_bw_bytes_lo=scored["predicted_lo"], predicted_bw_bytes_hi=scored["predicted_hi"],
                         inside=inside, predicted_limit=limits)
+
+
+def undecided_sentences(scored: pd.DataFrame, margin: float = DEFAULT_MARGIN) -> list[str]:
+    """How many points the one rule could not decide, and why: "3 point(s) undecided: the interval of measured over
+    predicted reaches across the 2% margin (more runs would tell)", "2 point(s) of one run: no interval, so no
+    verdict can be given"; nothing where every point was decided."""
+    said = scored["agreement"] if "agreement" in scored.columns else pd.Series(dtype=object)
+    undecided, once = int(said.eq(agreement.UNDECIDED).sum()), int(said.eq(agreement.NO_INTERVAL).sum())
+    out = [f"{undecided} point(s) undecided: the interval of measured over predicted reaches across the "
+           f"{percent(margin, 0)} margin (more runs would tell)"] if undecided else []
+    return out + ([f"{once} point(s) of {ONE_RUN}, so no verdict can be given"] if once else [])
 
 
 def _close(scored: pd.DataFrame) -> pd.Series:
@@ -151,18 +166,19 @@ def at_best(scored: pd.DataFrame) -> pd.DataFrame:
     return best.assign(predicted_close=_close(best))[columns].reset_index(drop=True)
 
 
-def at_best_sentences(scored: pd.DataFrame) -> list[str]:
+def at_best_sentences(scored: pd.DataFrame, margin: float = DEFAULT_MARGIN) -> list[str]:
     """``at_best`` in words: "jbod read: best 10.8 GB/s (4 devices, bs 1048576, 2 jobs, iodepth 1), predicted
     10.1 GB/s, +6.4%; the cpu (devices within 5%) bound; beyond this machine's read drift (2.5%)", the error held
-    to the rw's ``drift`` where it was measured; a cluster's with its hosts ("nbd write on 2 hosts: ...")."""
-    out, own = [], drift(scored)
+    to the rw's ``drift`` measured at the other points (never at its own) against the report's ``margin``; a
+    cluster's with its hosts ("nbd write on 2 hosts: ...")."""
+    out = []
     for r in at_best(scored).itertuples(index=False):
         hosts = f" on {core.count_of(r.hosts, 'host')}" if hasattr(r, "hosts") else ""
         out.append(f"{r.layout} {r.rw}{hosts}: best {rate(r.measured_bw_bytes)} ({r.devices} devices, bs "
                    f"{r.bs}, {core.count_of(r.numjobs, 'job')}, iodepth {r.iodepth}), predicted "
                    f"{rate(r.predicted_bw_bytes)}, {percent(r.error, signed=True)}; the "
                    f"{predict.limit_words(r.predicted_limit, r.predicted_close)} bound"
-                   + predict.drift_words(r.error, r.rw, own))
+                   + predict.drift_words(r.error, r.rw, drift(scored, leave_out=r), margin))
     return out
 
 
@@ -188,10 +204,17 @@ def repeatability(scored: pd.DataFrame) -> pd.DataFrame:
     return out[columns].sort_values(["layout", "rw", "bs", "iodepth"]).reset_index(drop=True)
 
 
-def drift(scored: pd.DataFrame) -> dict[str, float]:
+def drift(scored: pd.DataFrame, leave_out=None) -> dict[str, float]:
     """Per rw, the largest ``repeatability`` error by size, over every layout and point that measured it: how far
-    two measurements of one point drift apart on this machine; no rw where none was measured."""
+    two measurements of one point drift apart on this machine; no rw where none was measured. ``leave_out``: a
+    scored point (a row) whose own repeatability is left out, so that the drift that excuses a point's error is
+    always measured at another point: jbod at one job repeats the single device's point, so its error there *is*
+    the difference the drift is made of, and would excuse itself."""
     measured = repeatability(scored)
+    if leave_out is not None and int(getattr(leave_out, "numjobs", 0)) == 1:
+        same = ((measured["layout"] == getattr(leave_out, "layout")) & (measured["rw"] == getattr(leave_out, "rw"))
+                & (measured["bs"] == getattr(leave_out, "bs")) & (measured["iodepth"] == getattr(leave_out, "iodepth")))
+        measured = measured[~same]
     return {rw: float(group["error"].abs().max()) for rw, group in measured.groupby("rw", sort=True)}
 
 
@@ -209,20 +232,25 @@ def repeatability_sentences(scored: pd.DataFrame) -> list[str]:
         out.append(f"{layout} at 1 job keeps one device busy, as the single device was before it: "
                    f"{', '.join(parts)}. The same device, file system and job, minutes apart and built again: this "
                    f"machine repeats a measurement to within {percent(largest)}, and a prediction's error or a tax smaller "
-                   "than that cannot be told from its drift.")
+                   "than that cannot be told from its drift. That drift is held against the errors at the other "
+                   f"points, never against {layout}'s own at 1 job, where it was measured.")
     return out
 
 
-def outside_sentences(scored: pd.DataFrame) -> list[str]:
-    """``predict.outside_sentences``, each point held to its rw's ``drift`` where the machine's repeatability was
-    measured; a cluster's, each with the hosts that ran the point: "the cluster of 2 hosts: nbd write, 4 devices,
-    ...; the network bound", "host1 of 2 hosts: ..."."""
+def outside_sentences(scored: pd.DataFrame, margin: float = DEFAULT_MARGIN) -> list[str]:
+    """``predict.outside_sentences`` against the report's ``margin``, each point held to its rw's ``drift`` measured
+    at the other points (never at its own) where the machine's repeatability was measured; a cluster's, each with
+    the hosts that ran the point: "the cluster of 2 hosts: nbd write, 4 devices, ...; the network bound", "host1 of
+    2 hosts: ..."."""
     if "host" not in scored.columns:
-        return predict.outside_sentences(scored, drift(scored))
+        beyond = scored[scored["beyond_margin"].fillna(False).astype(bool)]
+        return [line for i, row in zip(beyond.index, beyond.itertuples(index=False))
+                for line in predict.outside_sentences(beyond.loc[[i]], drift(scored, leave_out=row), margin)]
     out = []
     for (hosts, host), group in scored.groupby(CLUSTER, sort=True):
         who = "the cluster" if host == ALL else str(host)
-        out += [f"{who} of {core.count_of(hosts, 'host')}: {line}" for line in predict.outside_sentences(group)]
+        out += [f"{who} of {core.count_of(hosts, 'host')}: {line}"
+                for line in predict.outside_sentences(group, margin=margin)]
     return out
 
 

@@ -129,15 +129,19 @@ def _best_bounds(summary: pd.DataFrame, reps: pd.DataFrame) -> pd.DataFrame:
 
 
 def _baseline_bounds(frame: pd.DataFrame, reps: pd.DataFrame, baseline_bs, by_cols: list[str]) -> pd.DataFrame:
-    """Per rw (and bs with ``by``): the baseline point (``core.baseline``, NaN where it is missing) and its bounds."""
+    """Per rw (and bs with ``by``): the baseline point (``core.baseline``, NaN where it is missing), its bounds and
+    its runs (``baseline_reps``)."""
     base = baseline(frame, baseline_bs, by_cols, strict=False)
     found = base[base["baseline_bw_bytes"].notna()]
     keys = found.rename(columns={"baseline_layout": "layout", "baseline_numjobs": "numjobs",
                                  "baseline_iodepth": "iodepth"}).assign(devices=1, bs=found["baseline_bs"])
-    bounds = _point_bounds(reps, keys[POINT].astype({c: reps[c].dtype for c in POINT}), "baseline_bw_bytes")
+    keys = keys[POINT].astype({c: reps[c].dtype for c in POINT})
+    bounds = _point_bounds(reps, keys, "baseline_bw_bytes")
+    runs = keys.merge(reps[[*POINT, "reps"]], on=POINT, how="left", validate="many_to_one")["reps"]
     own = found[["rw", *by_cols, "baseline_layout", "baseline_numjobs", "baseline_iodepth"]].reset_index(drop=True)
     return own.assign(baseline_bw_bytes_lo=bounds["baseline_bw_bytes_lo"].to_numpy(),
-                      baseline_bw_bytes_hi=bounds["baseline_bw_bytes_hi"].to_numpy())
+                      baseline_bw_bytes_hi=bounds["baseline_bw_bytes_hi"].to_numpy(),
+                      baseline_reps=runs.fillna(0).astype("int64").to_numpy())
 
 
 def _repetitions(frame: pd.DataFrame) -> dict[tuple, np.ndarray]:
@@ -224,7 +228,7 @@ def summary_intervals(
     ``by``): ``tax_lo/hi``, ``tax_p``, ``tax_verdict`` (against ``margin``: 'tax' or 'gain' beyond it,
     'equivalent' within it, 'inconclusive' across its edge with ``tax_reps_needed``, 'one run: no interval' with
     fewer than 2 repetitions on a side, 'unknown' with no reference row, 'reference'), ``best_reps``, ``reference_reps``, ``tax_margin`` and
-    ``tax_confidence`` (the level of the interval).
+    ``tax_confidence`` (the level of the interval), ``baseline_reps`` (the runs of the baseline point).
     ``base_frame``: the results whose single-device rows give the baseline (another stage's, ``01_baseline``);
     by default ``frame``'s own."""
     _check(confidence, method)

@@ -19,7 +19,6 @@ from ..analysis import scored as scored_analysis
 from ..measure import results
 from ..errors import AnalysisError, ConfigError, FlashscaleError
 from ..publish import tables
-from ..measure.units import percent
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -119,19 +118,17 @@ def _print_predicted(frame: pd.DataFrame, args: argparse.Namespace) -> int:
     if args.format == "csv":
         scored.to_csv(sys.stdout, index=False)
         return 0
-    shown = scored.drop(columns=["measured_bw_bytes_lo", "measured_bw_bytes_hi"]).rename(
-        columns={"predicted_lo": "predicted_bw_bytes_lo", "predicted_hi": "predicted_bw_bytes_hi"})
+    shown = scored_analysis.for_people(scored)
     where = ["layout", *(["hosts", "host"] if "host" in scored.columns else []), "devices", "rw", "bs", "numjobs",
              "iodepth"]
     print(tables.formatted(shown, [*where, "predicted_bw_bytes", "measured_bw_bytes", "error", "predicted_limit",
-                                   "in_interval"], kinds={"error": "percent"}).to_string(index=False))
-    within = int((scored["in_interval"].eq(False) & scored["beyond_margin"].eq(False)).sum())
-    if within:
-        print(f"{within} point(s) outside their predicted interval but within the {percent(args.margin, 0)} margin")
-    for sentence in scored_analysis.outside_sentences(scored):
+                                   "inside"], kinds=scored_analysis.KINDS).to_string(index=False))
+    for line in scored_analysis.undecided_sentences(scored, args.margin):
+        print(line)
+    for sentence in scored_analysis.outside_sentences(scored, args.margin):
         print(f"beyond the margin: {sentence}")
     if args.stated:
-        for sentence in scored_analysis.at_best_sentences(scored):
+        for sentence in scored_analysis.at_best_sentences(scored, args.margin):
             print(f"at its best: {sentence}")
         for sentence in scored_analysis.repeatability_sentences(scored):
             print(f"repeatability: {sentence}")

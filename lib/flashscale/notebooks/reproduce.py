@@ -13,7 +13,7 @@ A reproduction is a campaign of its own, published beside the original::
         <campaign>-reproduced.yaml   the campaign file it ran: the original's notebooks, each with its parameters
         <notebook>.ipynb, .html      its reports, as ``flashscale run`` publishes them
         reproduction.ipynb, .html    08_compare on the two: every key number reproduced, differing beyond the noise
-                                     by X%, or not comparable (why), and the verdict in one sentence
+                                     by X%, undecided, or not comparable (why), and the verdict in one sentence
         index.html
 
 Nothing runs when the machine cannot run the original's notebooks as they ran: a notebook missing from this
@@ -267,8 +267,9 @@ class Check:
 
 
 def check(original: str | Path, reproduction: str | Path) -> Check:
-    """The key numbers of the campaign published at ``original`` and of its reproduction's, in agreement, read
-    against the original's ``TAX_MARGIN``; each table matched by its place in its campaign's folder."""
+    """The key numbers of the campaign published at ``original`` and of its reproduction's, in agreement by the one
+    rule (``analysis.agreement``: the ratio's interval within the original's ``TAX_MARGIN``, as the tax's verdict
+    and a prediction's), each table matched by its place in its campaign's folder."""
     first, again = published(original), published(reproduction)
     settings = _settings(first)
     keys = [_key_numbers(side, settings) for side in (first, again)]

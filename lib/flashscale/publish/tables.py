@@ -30,7 +30,7 @@ from ..measure.units import DASH, KINDS, ONE_RUN, bandwidth_scale as _bandwidth_
 HEADERS = {
     "rw": "I/O", "bs": "block size", "numjobs": "jobs", "iodepth": "queue depth", "best_bw_bytes": "best",
     "baseline_bw_bytes": "baseline", "bw_bytes": "bandwidth", "best_numjobs": "jobs at best",
-    "best_iodepth": "queue depth at best", "best_bs": "block size at best", "best_reps": "runs",
+    "best_iodepth": "queue depth at best", "best_bs": "block size at best", "best_reps": "runs", "baseline_reps": "baseline runs",
     "tax_verdict": "verdict", "tax_reps_needed": "runs a side to decide", "iops": "IOPS",
     "in_flight": "I/Os in flight", "littles_ratio": "Little's law ratio", "clat_mean_ns": "mean latency",
     "clat_p99_ns": "p99 latency", "p99_us": "p99 latency", "latency_us": "mean latency",
@@ -46,7 +46,7 @@ HEADERS = {
     "cv": "coefficient of variation", "std": "deviation", "saturating_numjobs": "jobs to saturate",
     "saturating_iodepth": "queue depth to saturate", "one_job_bw_bytes": "one job", "one_job_fraction":
     "one job, of the best", "reached": "95% reached", "predicted_bw_bytes": "predicted", "measured_bw_bytes":
-    "measured", "predicted_limit": "binding limit", "inside": "in the predicted interval",
+    "measured", "predicted_limit": "binding limit", "inside": "against the prediction",
 }
 SUFFIXES = {"_bw_bytes": "bandwidth", "_bps": "bandwidth", "_bytes": "size", "_ns": "ns", "_us": "us", "_ms": "ms",
             "_s": "s", "_iops": "iops", "_reps": "count", "_per_s": "rate"}
