@@ -154,7 +154,7 @@ def main() -> None:
         produce("fio333_grouped_jsonplus", GROUPED.format(dir=folder), ["--output-format=json+"], work)
         produce("fio333_one_terse5_jsonplus", ONE.format(dir=folder),
                 ["--output-format=terse,json+", "--terse-version=5"], work, suffix="txt")
-        for version in (3, 4):
+        for version in (2, 3, 4):
             produce(f"fio333_groups_terse{version}", GROUPS.format(dir=folder),
                     ["--output-format=terse", f"--terse-version={version}"], work, suffix="txt")
         produce("fio333_fails", FAILS, ["--output-format=json"], work)
