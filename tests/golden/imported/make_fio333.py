@@ -1,6 +1,6 @@
 """Regenerate the fio 3.33 outputs in this folder with the real fio on this machine (see README.md beside it).
 
-    .venv/bin/python tests/golden/imported/make_fio333.py [NAME ...]   # only the outputs named, or all of them
+    .venv/bin/python tests/golden/imported/make_fio333.py [NAME ...]   # only the outputs named (benchfio: the tree)
 
 Small jobs of one second on files in a fresh temporary directory (no device is touched); the output kept exactly as
 fio wrote it, the job file beside it. The client/server output comes from two ``fio --server`` this script starts
