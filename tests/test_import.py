@@ -81,8 +81,7 @@ def test_a_folder_of_bad_files_names_each_and_imports_the_rest(mixed_bag, tmp_pa
 
 def test_the_same_import_twice_gives_the_same_table(tmp_path, capsys):
     out = tmp_path / "imported"
-    argv = ["import", str(BENCHFIO), "--to", str(out), "--pattern", "{layout}/{bs}/run-{rep}/{rw}-{iodepth}-{numjobs}.json",
-            "--devices", "1"]
+    argv = ["import", str(BENCHFIO), "--to", str(out), "--pattern", BENCHFIO_PATTERN, "--devices", "1"]
     assert cli.main(argv) == 0
     rows, table = (out / "rows.jsonl").read_bytes(), results.load(out)
     assert cli.main(argv) == 0
@@ -241,7 +240,8 @@ def test_an_old_fio_s_latency_is_read_back_from_the_folder_in_ns(tmp_path):
     table = core.measured(results.load(out))
     details = latency.details(raw.fio_outputs(out, table))
     assert details["clat_p99_ns"].tolist() == table["clat_p99_ns"].tolist() == [169000.0]
-    assert details["slat_mean_ns"].tolist() == [0.0] and details["clat_mean_ns"].tolist() == table["clat_mean_ns"].tolist()
+    assert details["slat_mean_ns"].tolist() == [0.0]
+    assert details["clat_mean_ns"].tolist() == table["clat_mean_ns"].tolist()
 
 
 def test_fio_2_1_s_client_server_output_gives_each_host_and_the_cluster(tmp_path):

@@ -271,7 +271,8 @@ def _merged_side(sides: list[Mapping]) -> dict:
     io_bytes = sum(side["io_bytes"] for side in sides)
     runtime = max(side["runtime"] for side in sides)
     ios = sum(_samples(side, {}) for side in sides)
-    out = {"io_bytes": io_bytes, "runtime": runtime, "bw_bytes": float((1000 * io_bytes) // runtime) if runtime else 0.0,
+    out = {"io_bytes": io_bytes, "runtime": runtime,
+           "bw_bytes": float((1000 * io_bytes) // runtime) if runtime else 0.0,
            "iops": 1000 * ios / runtime if runtime else 0.0}
     for kind in LATENCIES:
         parts = [(side, side[f"{kind}_ns"]) for side in sides if f"{kind}_ns" in side]
