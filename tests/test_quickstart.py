@@ -86,7 +86,7 @@ def test_quickstart_on_the_emulated_array_finds_the_known_answer(tmp_path):
     # machine is busy: cpu_busy_cores is the whole machine's)
     predicted = text[text.index("Predicted before measuring"):text.index("Conclusions")]
     assert predicted.count("<table") == 1 and predicted.count("<img") == 1 and "binding limit" in predicted
-    assert "in the predicted interval" in predicted and "jbod on 4 devices, read:" in predicted
+    assert "against the prediction" in predicted and "jbod on 4 devices, read:" in predicted
     stated = results.read_predictions(tmp_path / "data" / "qs")
     got = scored.against(stated, results.load(tmp_path / "data" / "qs"), 0.02)
     assert numbers["prediction_error"] == pytest.approx(scored.largest_errors(got))
@@ -94,7 +94,13 @@ def test_quickstart_on_the_emulated_array_finds_the_known_answer(tmp_path):
                                                 for rw in ("read", "write")}
     jbod = stated[stated["layout"] == "jbod"].set_index(["rw", "numjobs"])["devices_limit_bw_bytes"]
     assert jbod.to_dict() == pytest.approx({(rw, n): n * 100e6 for rw in ("read", "write") for n in (1, 4)}, rel=0.1)
-    outside = text[text.index("Conclusions"):].count("Outside its predicted interval:")
+    # harness checks, not evidence of the model's accuracy: each device is held at its cap, so N busy devices x the
+    # cap is the truth by construction, and a prediction near it checks the cap, the curve and the sum (restored
+    # from before d63959b, now that a capped device gives no CPU term: the devices bind)
+    assert numbers["prediction_error"]["jbod/read"] < 0.05 and numbers["prediction_error"]["jbod/write"] < 0.05
+    assert numbers["prediction_error"]["btrfs-raid0/read"] < 0.05
+    assert "jbod on 4 devices, read: within 2%" in predicted
+    outside = text[text.index("Conclusions"):].count("Beyond the margin of its prediction:")
     assert outside == numbers["predictions_outside"] == int(got["beyond_margin"].sum())
     # jbod at 1 job is the single device again, minutes later: at the cap, the machine repeats itself closely
     assert set(numbers["repeatability"]) == {"jbod/read", "jbod/write"}
