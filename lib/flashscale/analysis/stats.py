@@ -222,7 +222,7 @@ def summary_intervals(
     confidence: float = 0.95, method: str = "t", n_boot: int = 2000, seed: int = 0, tax_method: str = "student",
     base_frame: pd.DataFrame | None = None, margin: float = DEFAULT_MARGIN,
 ) -> pd.DataFrame:
-    """``analysis.summarize`` plus ``best_bw_bytes_lo/hi``, ``baseline_bw_bytes_lo/hi`` (``method`` intervals),
+    """``analysis.core.summarize`` plus ``best_bw_bytes_lo/hi``, ``baseline_bw_bytes_lo/hi`` (``method`` intervals),
     ``efficiency_lo/hi`` and ``layout_efficiency_lo/hi`` (``ratio_interval``) and the tax test of ``tax_tests`` on
     the repetitions of each row's best point against the reference's best point at the same devices, rw (and
     ``by``): ``tax_lo/hi``, ``tax_p``, ``tax_verdict`` (against ``margin``: 'tax' or 'gain' beyond it,
