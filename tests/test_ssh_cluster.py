@@ -9,9 +9,14 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
+import sys
+import threading
+import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 
@@ -24,35 +29,48 @@ from flashscale.system.ssh_lab import SshLab
 from flashscale.system.teardown import manifest_dir
 
 pytestmark = [pytest.mark.root, pytest.mark.skipif(os.geteuid() != 0, reason="namespaces, sshd and loops need root")]
-SUBNET = "10.215.0.0/16"
+SUBNET = "10.215.0.0/17"  # the SSH lab's range (system.ssh_lab), its lower half: the 8-host test has the upper
+
+DEVICES: list = []  # the lab's loop devices, once made
 
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    """Two hosts with one uncapped loop device each, and the files a user writes: inventory, test bed."""
+    """Three hosts: host0 and host1 with one uncapped loop device each; host2 with no device and a PATH that finds
+    another fio first (a script of the test's). The files a user writes: an inventory, a hosts test bed."""
     folder = tmp_path_factory.mktemp("ssh")
+    odd = folder / "odd-bin"
+    odd.mkdir()
+    (odd / "fio").write_text("#!/bin/sh\necho fio-3.1\n")
+    (odd / "fio").chmod(0o755)
     array = ArraySpec(devices=1, device_size=512 * 2**20, read_bps=0, write_bps=0, backing_root=str(folder))
-    with SshLab(2, subnet=SUBNET) as made, EmulatedArray(array) as one, EmulatedArray(array) as two:
+    with SshLab(3, subnet=SUBNET, path={2: str(odd)}) as made, EmulatedArray(array) as one, \
+            EmulatedArray(array) as two:
+        DEVICES[:] = [*one.devices, *two.devices]
         bed = folder / "testbed.yaml"
         ids = {made.hosts[0].name: [d.id for d in one.devices], made.hosts[1].name: [d.id for d in two.devices]}
         bed.write_text(yaml.safe_dump({"name": "lab", "hosts": ids}))
+        inventory = folder / "inventory.ini"
+        inventory.write_text("[storage]\n" + "".join(f"{h.name} ansible_host={h.address}\n" for h in made.hosts[:2])
+                             + f"[odd]\n{made.hosts[2].name} ansible_host={made.hosts[2].address} "
+                             f"flashscale_mount_dir={folder}\n[storage:vars]\nansible_user=root\n")
         yield made, bed, ids, folder
 
 
 def spec(lab, name: str, **how) -> cluster.ClusterSpec:
     made, bed, ids, folder = lab
-    sweep = Sweep(rw=("write",), numjobs=(1,), repetitions=1, runtime_s=2, ramp_s=0, size=32 * 2**20,
-                  precondition=False)
-    given = {"inventory": str(made.inventory), "known_hosts": str(made.known_hosts),
+    given = {"hosts": (2,), "sweep": Sweep(rw=("write",), numjobs=(1,), repetitions=1, runtime_s=2, ramp_s=0,
+                                           size=32 * 2**20, precondition=False),"inventory": str(folder / "inventory.ini"), "host_group": "storage", "known_hosts": str(made.known_hosts),
              "ssh_identity": str(made.identity), "ssh_config": "none", "layouts": ("jbod",), "testbed": str(bed),
              "confirm": [i for v in ids.values() for i in v], "wipe": ["xfs"], "data_dir": str(folder), **how}
-    return cluster.ClusterSpec(name, hosts=(2,), sweep=sweep, **given)
+    return cluster.ClusterSpec(name, **given)
 
 
 def left_on(host) -> dict:
-    """What a host keeps of flashscale: mounts its sshd sees, processes of ours, manifests, shipped folders."""
-    mounts = [line.split()[4] for line in Path(f"/proc/{host.sshd.pid}/mountinfo").read_text().splitlines()
-              if "/flashscale-" in line.split()[4] and not line.split()[4].startswith("/run/netns/")]
+    """What a host keeps of flashscale: mounts (its sshd runs in this machine's mounts), processes of ours, manifests, shipped folders."""
+    devices = {os.path.realpath(d.path) for d in DEVICES}  # the hosts' loop devices: mounts of anything else are
+    mounts = [line.split()[4] for line in Path("/proc/self/mountinfo").read_text().splitlines()
+              if line.split(" - ")[1].split()[1] in devices]  # other tests' (the hosts share this machine's mounts)
     ps = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout.splitlines()
     ours = [line for line in ps if "fio --server=127.0.0.1" in line or "flashscale.pyz" in line]
     hosts = manifest_dir() / "hosts"
@@ -76,7 +94,7 @@ def test_a_campaign_over_an_inventory_builds_measures_and_tears_down_a_layout_on
     assert set(rows.index) == {"host0", "host1", cluster.ALL} and set(rows["layout"]) == {"jbod"}
     assert (rows.loc[["host0", "host1"], "bw_bytes"] > 0).all()
     raw = result.directory / "raw" / "jbod"
-    for host in made.hosts:
+    for host in made.hosts[:2]:
         facts = json.loads((raw / f"machine-{host.name}.json").read_text())
         assert facts["fio"] == rows.loc[host.name, "fio_version"] and facts["devices"], facts
         assert facts["built"]["targets"][0].startswith("/tmp/flashscale-jbod-")
@@ -103,4 +121,162 @@ def test_the_guard_refuses_on_a_remote_host_as_it_does_locally_before_anything_i
            f"confirmed: {ids['host1'][0]})" in said
     assert subprocess.run(["blkid", "-p", "-s", "UUID", "-o", "value", device], capture_output=True,
                           text=True).stdout == uuid
+    nothing_left(made)
+
+
+def test_a_host_whose_key_is_not_the_known_one_is_refused_before_anything_runs(lab, tmp_path):
+    made, _, ids, _ = lab
+    other = tmp_path / "other"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(other)], check=True)
+    lines = made.known_hosts.read_text().splitlines()
+    lines[1] = f"{made.hosts[1].address} {' '.join(other.with_suffix('.pub').read_text().split()[:2])}"
+    known = tmp_path / "known_hosts"
+    known.write_text("\n".join(lines) + "\n")
+    with pytest.raises(RefusedError) as refused:
+        cluster.run(spec(lab, "host-key", known_hosts=str(known)))
+    assert f"host host1 ({made.hosts[1].address}): its host key is not the one {known} holds" in str(refused.value)
+    assert "host host0" not in str(refused.value)
+    nothing_left(made)
+
+
+def test_a_host_whose_fio_is_another_version_is_refused_before_anything_runs(lab):
+    made = lab[0]
+    with pytest.raises(RefusedError) as refused:
+        cluster.run(spec(lab, "other-fio", host_group="odd", hosts=(1,), layouts=(), testbed=None, confirm=None))
+    driver = subprocess.run(["fio", "--version"], capture_output=True, text=True).stdout.strip()
+    assert f"host host2: it runs fio-3.1, the driver {driver}" in str(refused.value)
+    nothing_left(made)
+
+
+def _kill_tree(pid: int) -> None:
+    """SIGKILL ``pid`` (an sshd this test started) and every process under it, as a host that dies takes them."""
+    parents = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        parents[int(stat.parent.name)] = int(fields[1])
+    tree, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        tree.append(current)
+        todo += [child for child, parent in parents.items() if parent == current]
+    for member in tree:
+        try:
+            os.kill(member, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def _first_row(folder: Path, stop: threading.Event) -> bool:
+    while not stop.is_set():
+        if any(folder.glob("*/rows.jsonl")) and any(p.read_text().strip() for p in folder.glob("*/rows.jsonl")):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+DRIVER = """
+import json, sys
+from flashscale.campaigns import cluster
+spec = cluster.ClusterSpec.from_parameters(**json.loads(sys.argv[1]))
+cluster.run(spec)
+"""
+
+
+def parameters(lab, folder: Path, name: str, **how) -> dict:
+    """The campaign's parameters, as a notebook or ``flashscale run`` gives them, for a driver of its own."""
+    made, bed, ids, lab_folder = lab
+    return {"CAMPAIGN": name, "HOSTS": [2], "RW": ["write"], "NUMJOBS": [1], "REPETITIONS": 1, "RUNTIME_S": 2,
+            "RAMP_S": 0, "FILE_SIZE": 32 * 2**20, "PRECONDITION": False,
+            "INVENTORY": str(lab_folder / "inventory.ini"), "HOST_GROUP": "storage",
+            "KNOWN_HOSTS": str(made.known_hosts), "SSH_IDENTITY": str(made.identity), "SSH_CONFIG": "none",
+            "LAYOUTS": ["jbod"], "TESTBED": str(bed), "CONFIRM": [i for v in ids.values() for i in v],
+            "WIPE": ["xfs"], "DATA_DIR": str(folder), **how}
+
+
+def test_a_host_whose_sshd_dies_mid_campaign_fails_its_rows_keeps_the_others_and_is_reaped_later(lab, tmp_path,
+                                                                                               revive):
+    """host1's sshd (and every process under it) killed after the first point: its later rows fail with the reason,
+    host0's are kept; the driver ends, naming what host1 keeps; once host1 answers again, reap undoes it there."""
+    made = lab[0]
+    dying = made.hosts[1]
+    before = {p.name for p in manifest_dir().glob("flashscale-ssh-*.json")}
+    stop, killed = threading.Event(), []
+
+    def kill() -> None:
+        if _first_row(tmp_path, stop):
+            killed.append(dying.sshd.pid)
+            _kill_tree(dying.sshd.pid)
+            dying.sshd.popen.wait(timeout=10)
+
+    killer = threading.Thread(target=kill)
+    killer.start()
+    try:
+        driver = subprocess.run([sys.executable, "-c", DRIVER, json.dumps(parameters(lab, tmp_path, "sshd-dies",
+                                                                                     NUMJOBS=[1, 2]))],
+                                capture_output=True, text=True, timeout=300)
+    finally:
+        stop.set()
+        killer.join()
+    assert killed and driver.returncode == 0, driver.stderr[-2000:]
+    rows = pd.read_parquet(tmp_path / "sshd-dies" / "results.parquet").set_index(["host", "jobs_per_host"])
+    assert rows.loc[("host0", 1), "status"] == rows.loc[("host0", 2), "status"] == "ok"
+    assert rows.loc[("host1", 2), "status"] == "failed" and rows.loc[(cluster.ALL, 2), "status"] == "failed"
+    assert "1 of 2 hosts failed: host1" == rows.loc[(cluster.ALL, 2), "error"]
+    notes = " ".join(json.loads((tmp_path / "sshd-dies" / "notes.json").read_text()))
+    assert "Host host1: what the campaign made there could not all be undone" in notes and "flashscale reap" in notes
+    left = left_on(dying)
+    assert left["processes"] and left["mounts"] and left["manifests"], left  # its fio server, its layout, recorded
+    manifests = [m for m in manifest_dir().glob("flashscale-ssh-*.json") if m.name not in before]
+    assert len(manifests) == 1 and "host1" in manifests[0].name
+    made.start(dying)  # the host comes back
+    reaped = subprocess.run([sys.executable, "-m", "flashscale.cli", "reap", str(manifests[0])],
+                            capture_output=True, text=True, timeout=300)
+    assert reaped.returncode == 0 and "reaped" in reaped.stdout, reaped.stdout + reaped.stderr
+    nothing_left(made)
+
+
+@pytest.fixture
+def revive(lab):
+    """Whatever the test does to host1's sshd, it runs again afterwards, and what an SSH campaign of this test left
+    is reaped (a test that fails midway still leaves nothing)."""
+    made = lab[0]
+    before = {p.name for p in manifest_dir().glob("flashscale-ssh-*.json")}
+    yield
+    if not made.hosts[1].sshd.running():
+        made.start(made.hosts[1])
+    left = [str(p) for p in manifest_dir().glob("flashscale-ssh-*.json") if p.name not in before]
+    if left:
+        reaped = subprocess.run([sys.executable, "-m", "flashscale.cli", "reap", *left], capture_output=True,
+                                text=True, timeout=300)
+        assert reaped.returncode == 0, reaped.stdout + reaped.stderr
+
+
+
+
+def test_kill_9_of_the_driver_then_reap_leaves_nothing_on_any_host(lab, tmp_path, revive):
+    made = lab[0]
+    before = {p.name for p in manifest_dir().glob("*.json")}
+    driver = subprocess.Popen([sys.executable, "-c", DRIVER,
+                               json.dumps(parameters(lab, tmp_path, "killed", NUMJOBS=[1, 2, 4]))], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        assert _first_row(tmp_path, threading.Event()) and driver.poll() is None
+    finally:
+        driver.kill()
+        driver.wait()
+    for host in made.hosts[:2]:
+        assert left_on(host)["processes"], host.name  # its fio server and sampler still run: the driver died
+    ours = [str(p) for p in manifest_dir().glob("flashscale-ssh-*.json") if p.name not in before]
+    assert len(ours) == 3, ours  # each host's, and the sockets' folder
+    reaped = subprocess.run([sys.executable, "-m", "flashscale.cli", "reap", *ours], capture_output=True, text=True,
+                            timeout=300)
+    assert reaped.returncode == 0, reaped.stdout + reaped.stderr
+    deadline = time.monotonic() + 30  # the fio client of the run in progress ends by itself, its job's time
+    while time.monotonic() < deadline and str(tmp_path) in subprocess.run(["ps", "-eo", "args"], capture_output=True,
+                                                                          text=True).stdout:
+        time.sleep(0.5)
+    assert str(tmp_path) not in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
     nothing_left(made)

@@ -89,8 +89,12 @@ def check_servers(endpoints: Sequence[Endpoint], runner: Runner, folder: Path, v
 
 
 def client_argv(jobfiles: Mapping[Endpoint, Path], output: Path) -> list[str]:
-    """``fio --client=A job_A --client=B job_B ... --output-format=json``: each host with its own job file."""
-    argv = ["fio", "--output-format=json", f"--output={output}"]
+    """``fio --client=A job_A --client=B job_B ... --output-format=json``: each host with its own job file.
+
+    fio runs with SIGPIPE ignored (``env --ignore-signal=PIPE``): a host whose connection closes mid-run (its server
+    or the SSH connection carrying it died) would otherwise kill the client with SIGPIPE, and every other host's
+    result with it; ignored, fio reads the error, drops that host and reports the others."""
+    argv = ["env", "--ignore-signal=PIPE", "fio", "--output-format=json", f"--output={output}"]
     for endpoint, jobfile in jobfiles.items():
         argv += [f"--client={endpoint.client}", str(jobfile)]
     return argv
@@ -108,7 +112,7 @@ def run(jobs: Mapping[Endpoint, fio.FioJob], outdir: Path, runner: Runner) -> di
         jobfiles[endpoint].write_text(fio.render(job))
     output = outdir / "fio.json"
     timeout = max(j.runtime_s + j.ramp_s for j in jobs.values()) + CLIENT_TIMEOUT_S
-    done = runner.run(client_argv(jobfiles, output), ok_codes=range(256), timeout=timeout)
+    done = runner.run(client_argv(jobfiles, output), ok_codes=range(-64, 256), timeout=timeout)  # killed: no JSON
     (outdir / "fio.stderr").write_text(done.stderr + done.stdout)
     status = f"fio exited with status {done.returncode}"
     said = [line for line in (done.stderr + done.stdout).splitlines() if line.strip()][-2:]

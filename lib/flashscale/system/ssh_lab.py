@@ -26,6 +26,7 @@ from pathlib import Path
 
 from . import netns, processes
 from .commands import Runner
+from .machine import NETNS_DIR
 from .devices import System
 from ..errors import ConfigError, UnsupportedError
 from .teardown import Built
@@ -66,7 +67,9 @@ class LabHost:
     sshd: processes.Process | None = None
 
     def exec_prefix(self) -> tuple[str, ...]:
-        return ("ip", "netns", "exec", self.netns)
+        """The argv prefix that runs a command in this host's network, and in this machine's mounts: a real host's
+        sshd restarted keeps seeing the host's mounts, where ``ip netns exec`` would give each start new ones."""
+        return ("nsenter", f"--net={NETNS_DIR / self.netns}", "--")
 
 
 class SshLab(Built):
