@@ -241,7 +241,8 @@ def test_the_report_s_margin_is_the_drift_sentence_s_margin():
     points = [dict(devices=4, rw="read", bs=MiB, numjobs=n, iodepth=1) for n in (1, 2)]
     measured = pd.DataFrame(_rows("jbod", 4, "read", {1: [5.05e9] * 2, 2: [9.7e9] * 2}))
     got = predict.score(predict.predict(predict.curve(single), "jbod", points), measured, margin=0.02)
-    assert scored.at_best_sentences(got)[0].endswith("-3.0%; the devices bound; beyond this machine's read drift (1.0%)")
+    best = scored.at_best_sentences(got)[0]
+    assert best.endswith("-3.0%; the devices bound; beyond this machine's read drift (1.0%)")
     assert scored.outside_sentences(got)[0].endswith("beyond this machine's read drift (1.0%)")
     wide = predict.score(predict.predict(predict.curve(single), "jbod", points), measured, margin=0.05)
     assert scored.at_best_sentences(wide, 0.05)[0].endswith("-3.0%; the devices bound")

@@ -64,7 +64,8 @@ def _untested(row: pd.Series) -> str:
     if "tax_verdict" not in row.index:
         return " (not tested against the noise: no repetitions given)"
     n, m = int(row["best_reps"]), int(row["reference_reps"])
-    runs = "one run each" if n < 2 and m < 2 else f"{core.count_of(n, 'run')} of {row['layout']}, {m} of {row['reference']}"
+    runs = ("one run each" if n < 2 and m < 2
+            else f"{core.count_of(n, 'run')} of {row['layout']}, {m} of {row['reference']}")
     margin = f" against the {100 * row['tax_margin']:g}% margin" if "tax_margin" in row.index else ""
     return f" ({runs}; {ONE_RUN}: no verdict{margin} can be given)"
 

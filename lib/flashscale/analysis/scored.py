@@ -22,6 +22,7 @@ from __future__ import annotations
 import pandas as pd
 
 from . import agreement, core, predict
+from ..errors import AnalysisError
 from .cluster import ALL
 from .significance import DEFAULT_MARGIN
 from ..measure.units import ONE_RUN, percent, rate
@@ -39,9 +40,11 @@ def against(predictions: pd.DataFrame, frame: pd.DataFrame, margin: float = DEFA
     """``predict.score`` of a campaign's stated ``predictions`` against its results ``frame``; an empty frame when
     the campaign stated none (no single-device baseline was measured first). A cluster's predictions (a ``host``
     column) are scored per host count and host against that host's rows (``all``: the cluster's), those of a host
-    count not measured left out."""
+    count not measured left out. A prediction stated after what it predicts began to run is refused
+    (``stated_before``)."""
     if predictions is None or predictions.empty:
         return pd.DataFrame(columns=[*COLUMNS, *SCORE_COLUMNS])
+    stated_before(predictions, frame)
     if "host" not in predictions.columns:
         return predict.score(predictions, frame, margin=margin).sort_values(
             ["layout", "rw", "bs", "iodepth", "numjobs"]).reset_index(drop=True)
@@ -59,6 +62,28 @@ def against(predictions: pd.DataFrame, frame: pd.DataFrame, margin: float = DEFA
 INSIDE = {agreement.SAME: "agrees", agreement.ABOVE: "above, beyond the margin",
           agreement.BELOW: "below, beyond the margin", agreement.UNDECIDED: "undecided",
           agreement.NO_INTERVAL: ONE_RUN}  # the one rule's verdict (``predict.score``'s ``agreement``) in words
+
+
+def stated_before(predictions: pd.DataFrame, frame: pd.DataFrame) -> None:
+    """Refuse, naming both times, a prediction whose ``predicted_at`` is after the first run of what it predicts
+    (the earliest ``started_at`` of its layout's rows, of its host count's for a cluster): it was not stated before.
+    Both are ISO 8601 with their zone, to the microsecond since ``results.now``; stamps of whole seconds that fall
+    in the same second cannot be told apart and pass. Nothing to check where either time is not recorded."""
+    if "predicted_at" not in predictions.columns or "started_at" not in frame.columns or frame.empty:
+        return
+    keys = ["layout", *(["hosts"] if {"hosts"} <= set(predictions.columns) & set(frame.columns) else [])]
+    said = predictions.assign(_at=pd.to_datetime(predictions["predicted_at"], utc=True, format="ISO8601",
+                                                 errors="coerce")).dropna(subset=["_at"])
+    ran = frame.assign(_at=pd.to_datetime(frame["started_at"], utc=True, format="ISO8601", errors="coerce"))
+    first = ran.dropna(subset=["_at"]).sort_values("_at").groupby(keys, sort=False).head(1)
+    last = said.sort_values("_at").groupby(keys, sort=False).tail(1)
+    late = last.merge(first, on=keys, suffixes=("", "_run"))
+    late = late[late["_at"] > late["_at_run"]]
+    if not late.empty:
+        r = late.iloc[0]
+        what = r["layout"] + (f" on {core.count_of(r['hosts'], 'host')}" if "hosts" in keys else "")
+        raise AnalysisError(f"the prediction of {what} was stated at {r['predicted_at']}, after its first run "
+                            f"started at {r['started_at']}: not stated before, so it is not scored as a prediction")
 
 
 def for_people(scored: pd.DataFrame) -> pd.DataFrame:

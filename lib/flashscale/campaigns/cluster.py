@@ -325,7 +325,7 @@ class _Sweep:
         self.progress.started(hosts[0].layout, first.point if point else precondition.point(first),
                               f"rep{how['rep']} on {len(hosts)} host(s)")
         before = {h.endpoint.name: self.system.link_bytes(h.link) for h in hosts if h.link}
-        started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        started = results.now()
         begun = time.time()
         with idle.held(None if self.spec.remote else self.spec.sweep.cpu_latency_us) as latency_us:  # this machine's
             outcome = fio_cluster.run(live, self.directory / raw, self.runner) if live else {}

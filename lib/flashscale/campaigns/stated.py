@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
@@ -112,8 +111,9 @@ def said(paths: Sequence[str] = (), system: System | None = None, ceilings: Mapp
 
 def record(directory: Path, prediction) -> None:
     """Append ``prediction`` (``predict.predict``'s frame, or a cluster's) to ``directory``'s predictions.csv with
-    ``predicted_at``, the UTC time it is stated: before what it predicts is measured."""
-    at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    ``predicted_at``, the UTC time it is stated to the microsecond (``results.now``): before what it predicts is
+    measured, which ``scored.against`` checks against the layout's first run."""
+    at = results.now()
     results.append_predictions(directory, prediction.assign(predicted_at=at))
 
 

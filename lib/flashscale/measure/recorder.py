@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
-from datetime import datetime, timezone
 from pathlib import Path
 
 from ..arrays.layouts import Layout
@@ -208,7 +207,7 @@ class Recorder:
         """The row of a run that failed: its point, ``status`` failed, ``error`` the message, NaN numbers."""
         row = {**self.header(layout, warmup=warmup, phase=phase), **self._axes(job), "rep": rep,
                "point": point or job.point, "raw_dir": str(raw_dir),
-               "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), **results.failed(exc),
+               "started_at": results.now(), **results.failed(exc),
                "adaptive": adaptive}
         return {**row, **results.evidence(row, {})}
 
@@ -217,7 +216,7 @@ class Recorder:
                  round_number: int | None = None, adaptive: str | None = None) -> dict:
         """Run ``job`` once; its row, with its agreement with the known truth."""
         self.progress.started(layout.name, point or job.point, f"round{round_number}" if round_number else f"rep{rep}")
-        started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        started = results.now()
         system = System(runner=self.runner)
         with monitoring.sampling(self.directory, raw_dir, layout.targets, system=system,
                                  layout=layout.name, point=point or job.point, rep=rep):

@@ -78,7 +78,7 @@ EXTRA_COLUMNS: dict[str, tuple[str, str]] = {
     "raw_dir": ("string", "directory holding job.fio, fio.json and env.json, relative to the campaign dir"),
     "fio_version": ("string", "fio version that measured the point"),
     "nrfiles": ("int64", "files per job of a metadata run (05_metadata); absent from data sweeps"),
-    "started_at": ("string", "UTC time the run started, ISO 8601"),
+    "started_at": ("string", "UTC time the run started, ISO 8601 to the microsecond (results.now)"),
     "phase": ("string", "measure (a point of the sweep), or precondition (the files the read points open, written "
                         "in full before a layout's first point; raw files under raw/<layout>/precondition/; kept, "
                         "never analysed), or workload (a run after the sweep's points: ``workload`` says which; the "
@@ -147,6 +147,13 @@ NUMBER_DTYPES = ("float64", "int64", "Int64")
 ROWS_FILE = "rows.jsonl"
 TABLE_FILE = "results.parquet"
 PREDICTIONS_FILE = "predictions.csv"  # what each layout should deliver, stated before it was built
+
+
+def now() -> str:
+    """The UTC time now, ISO 8601 to the microsecond with its zone ("2026-11-26T19:43:42.123456+00:00"): every
+    row's ``started_at`` and every prediction's ``predicted_at``, fine enough to tell which came first when both
+    fall in one second (``analysis.scored.against`` refuses a prediction stated after its layout's first run)."""
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
 
 
 def truth_tolerance(runtime_s: float) -> float:

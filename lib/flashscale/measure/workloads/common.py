@@ -6,7 +6,6 @@ import math
 import shlex
 import time
 from contextlib import contextmanager
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterator, Sequence
 
@@ -26,7 +25,8 @@ def raw_dir(layout: Layout, workload: str, point: str, rep: int) -> Path:
 
 
 def now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    """A row's ``started_at``: ``results.now``, to the microsecond."""
+    return results.now()
 
 
 @contextmanager
