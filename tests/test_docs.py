@@ -62,6 +62,19 @@ def test_the_site_builds_without_a_warning(site):
     assert "docs/quickstart-report.png" in (ROOT / "README.md").read_text()
 
 
+def test_the_readmes_links_lead_to_pages_and_headings_that_exist():
+    """The front page is not part of the site's build, so its relative links are checked here: a newcomer reaches
+    real devices, many hosts and every parameter in one click."""
+    readme = (ROOT / "README.md").read_text()
+    links = re.findall(r"\]\((?!https?:)([^)\s]+)\)", readme)
+    for link in links:
+        path, _, anchor = link.partition("#")
+        assert (ROOT / path).exists(), f"README.md links to {path}, which does not exist"
+        assert not anchor or anchor in anchors(ROOT / path), f"README.md: {path} has no heading #{anchor}"
+    assert {"docs/howto/real-devices.md", "docs/howto/many-hosts.md", "docs/reference/parameters.md"} <= set(links)
+    assert len(readme.splitlines()) <= 250
+
+
 def test_the_reference_lists_every_parameter_command_option_column_and_ceiling_key(site):
     reference = site / "reference"
     named = code_texts(reference / "parameters.html")
