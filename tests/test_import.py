@@ -267,3 +267,17 @@ def test_options_fio_did_not_echo_are_fio_s_defaults_from_fio_2_3_on(tmp_path):
     assert [Path(o.path).name for o in summary.refused] == ["old.json"]
     row = results.load(tmp_path / "out").iloc[0]
     assert (row["rw"], row["bs"], row["iodepth"], row["ioengine"], row["direct"]) == ("read", 4096, 1, "psync", 0)
+
+
+def test_the_report_says_an_import_was_measured_by_fio_alone_not_by_flashscale(tmp_path):
+    from flashscale.publish import report
+
+    out = tmp_path / "imported"
+    assert cli.main(["import", str(BENCHFIO), "--to", str(out), "--pattern", BENCHFIO_PATTERN, "--devices", "1"]) == 0
+    facts = raw.campaign_facts(out / "campaign.json")
+    said = " ".join(report.provenance([facts]))
+    made = report.how_made(out, now={"flashscale": "0.1.0", "python": "3.11"})
+    for text in (said, made):
+        assert "fio alone" in text and "imported" in text, text
+        assert "emulated device" not in text and "not recorded (a campaign from before" not in text, text
+    assert "Linux (unknown)" not in made and "flashscale import (1 import(s))" in made

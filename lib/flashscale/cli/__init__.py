@@ -1,7 +1,8 @@
 """The ``flashscale`` command. Each subcommand lives in its own module with ``add_arguments`` and ``main``.
 
 Only here do errors become messages and exit statuses: 0 success, 1 a flashscale error (the message names the
-bad value), 2 bad usage (argparse), 130 interrupted. Output into a pipe that closes early (``| head``) ends
+bad value), 2 bad usage (argparse), 3 ``flashscale import`` imported what it could but refused some files (each
+named), 130 interrupted. Output into a pipe that closes early (``| head``) ends
 quietly with status 0, as Unix tools do: the rest of the output is dropped, nothing else.
 """
 from __future__ import annotations

@@ -75,8 +75,9 @@ def campaign_facts(campaign_json: str | Path) -> dict:
     """When, where and on what a campaign ran, from its campaign.json: ``run_id`` (UTC), host, kernel, fio,
     backend (loop, directory, testbed, vm), devices, the caps in bytes/s (0: none) and each device's factor of them
     (``cap_scale``, empty: every device at the cap), the test bed file, QEMU's
-    version where a VM ran (else None), and the ``software`` that measured (``system.provenance.software``; empty
-    for a campaign recorded before it was kept)."""
+    version where a VM ran (else None), the ``software`` that measured (``system.provenance.software``; empty
+    for a campaign recorded before it was kept) and, for a folder ``flashscale import`` made (backend
+    ``imported``), how many imports went into it."""
     info = json.loads(Path(campaign_json).read_text())
     env, spec = info.get("environment", {}), info.get("spec", {})
     array = spec.get("array", {})
@@ -85,7 +86,8 @@ def campaign_facts(campaign_json: str | Path) -> dict:
             "devices": spec.get("use_devices") or array.get("devices"),
             "read_bps": array.get("read_bps", 0), "write_bps": array.get("write_bps", 0),
             "cap_scale": list(array.get("cap_scale") or []),
-            "qemu": env.get("qemu"), "software": env.get("software") or {}}
+            "qemu": env.get("qemu"), "software": env.get("software") or {},
+            "imports": len(info.get("imports") or [])}
 
 
 def campaign_jsons(path: str | Path) -> list[Path]:

@@ -17,6 +17,7 @@ from ..errors import ConfigError
 from ..measure import raw
 from ..measure.progress import MARK
 from ..system.provenance import commit_words, differences, lock_words, software
+from ..measure.imported import BACKEND as IMPORTED
 from ..measure.units import rate
 
 
@@ -123,6 +124,8 @@ def _on_what(run: dict) -> str:
     """What one campaign measured: its backend, devices and caps, naming each device below the cap (CAP_SCALE:
     "device 4 at 50% of the cap") (``raw.campaign_facts``)."""
     devices = run.get("devices") or 0
+    if run.get("backend") == IMPORTED:
+        return "fio output imported by flashscale import: the devices and layouts its file names or the map gave"
     if run.get("backend") == "testbed":
         return f"{devices} real device(s) of the test bed {run.get('testbed')}, no caps"
     if run.get("backend") == "directory":
@@ -149,6 +152,8 @@ def provenance(runs: list[dict], published: str = "") -> list[str]:
 
 def _software_words(facts: dict) -> str:
     """``flashscale 0.1.0 (commit 96bb5720ab, lock requirements.lock a1b2c3d4e5), Python 3.11.2``."""
+    if facts.get(IMPORTED):
+        return "fio alone (imported output: flashscale did not measure it)"
     if not facts:
         return "software not recorded (a campaign from before flashscale kept it)"
     return (f"flashscale {facts.get('flashscale') or '(version unknown)'} ({commit_words(facts)}, "
@@ -164,7 +169,7 @@ def _measured_software(runs: list[dict]) -> str:
     its number of campaign runs."""
     said = {}
     for run in runs:
-        words = _software_words(run.get("software") or {}) + _in_vm(run)
+        words = _software_words(_measuring_software(run)) + _in_vm(run)
         said[words] = said.get(words, 0) + 1
     if len(said) == 1:
         return f"Measured with {next(iter(said))}."
@@ -205,8 +210,17 @@ def _names(group: list[tuple[str, dict]]) -> str:
     return ", ".join(f"`{label}`" for label, _ in group)
 
 
+def _measuring_software(facts: dict) -> dict:
+    """The software that measured a campaign: its record, or for an import's folder a mark that fio alone did."""
+    return {IMPORTED: True} if facts.get("backend") == IMPORTED else facts.get("software") or {}
+
+
 def _measured_words(facts: dict) -> str:
     """The software and machine that measured one campaign (``raw.campaign_facts``), in words."""
+    if facts.get("backend") == IMPORTED:
+        hosts = facts.get("hostname") or "hosts its output does not name"
+        return (f"fio ({facts.get('fio') or 'version not in its output'}) on {hosts}, imported by flashscale import "
+                f"({facts.get('imports') or 1} import(s)); the kernel and machine that ran fio are not in its output")
     return (f"{_software_words(facts.get('software') or {})}; {facts.get('fio') or 'fio'}, Linux "
             f"{facts.get('kernel') or '(unknown)'} on host {facts.get('hostname') or '(unknown)'}, the "
             f"{facts.get('backend') or '(unknown)'} backend{_in_vm(facts)}")
@@ -215,13 +229,16 @@ def _measured_words(facts: dict) -> str:
 def _compared(found: list[tuple[str, dict]], now: dict) -> list[str]:
     """Whether the software that measured each campaign is ``now``'s, and each version that changed, in sentences;
     campaigns measured with the same software share one (then named, when there are several)."""
-    groups = _grouped(found, lambda facts: json.dumps(facts.get("software") or {}, sort_keys=True))
+    groups = _grouped(found, lambda facts: json.dumps(_measuring_software(facts), sort_keys=True))
     lines = []
     for group in groups.values():
-        then = group[0][1].get("software") or {}
+        then = _measuring_software(group[0][1])
         named = f" {_names(group)}" if len(groups) > 1 else ""
-        changed = differences(then, now) if then else []
-        if not then:
+        changed = differences(then, now) if then and not then.get(IMPORTED) else []
+        if then.get(IMPORTED):
+            lines.append(f"- {_names(group)} was measured by fio alone and imported: flashscale analysed it, "
+                         "nothing of flashscale's measured it.")
+        elif not then:
             lines.append(f"- The software that measured {_names(group)} was not recorded (a campaign from before "
                          "flashscale kept it): whether it was analysed with the same cannot be said.")
         elif changed:
