@@ -289,12 +289,18 @@ class RemoteCluster:
             if isinstance(outcome, Served):
                 host.link.cancel(*host.forwarded)
                 self._keep_series(host, layout)
-            host.link.agent(host.ship, "reap", {"manifests": [names["monitor"], names["server"], names["layout"]]})
-            host.remember(forget=list(names.values()))
+            answer = host.link.agent(host.ship, "reap", {"manifests": [names["monitor"], names["server"],
+                                                                       names["layout"]]})
         except FlashscaleError as exc:
             self.lost[host.name] = str(exc)
             self.notes.append(f"Host {host.name}: the teardown of {layout} could not run there ({exc}); it is tried "
                               "again when the campaign ends, and `flashscale reap` undoes it once the host answers.")
+            return
+        if answer["problems"]:  # kept in the remote entry: tried again at the end, then left for reap
+            self.notes.append(f"Host {host.name}: the teardown of {layout} left things there: "
+                              f"{'; '.join(answer['problems'])}.")
+            return
+        host.remember(forget=list(names.values()))
 
     def _keep_series(self, host: _Host, layout: str) -> None:
         """The host's monitor samples of ``layout``, each put in the run it fell in (by time, the host's clock

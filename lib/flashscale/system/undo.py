@@ -7,7 +7,8 @@ check read through ``System``: the mount table, the loop devices' backing files,
 
     mount          umount, if the mount point is still a mount of the recorded source
     mountpoint     an empty directory we made to mount on
-    dir            a directory we made: the files fio named after our jobs (``flashscale-*``) in it, then itself
+    dir            a directory we made: the files fio named after our jobs (``flashscale-*``, or with the fio client's
+                   IPv4 address first, as a fio server names them) in it, then itself
     file           a file we made, only inside a ``flashscale-*`` directory and never through a symlink
     loop           losetup --detach, if the loop device still has the recorded backing file
     cgroup         an empty cgroup we made (refused while it holds processes)
@@ -47,6 +48,8 @@ from ..errors import CommandError, ConfigError, FlashscaleError, UnsupportedErro
 log = logging.getLogger("flashscale.undo")
 
 OWN_FILE_PREFIX = "flashscale-"  # files fio makes in our directories are named after our job sections
+# ... and, made by a fio server for a client, after the client's address first: 127.0.0.1.flashscale-t0.0.0
+OWN_FILE = re.compile(rf"(?:(?:\d{{1,3}}\.){{4}})?{OWN_FILE_PREFIX}")
 BTRFS_UNKNOWN = "No such file or directory"  # btrfs --forget of a device the kernel has no record of (ENOENT)
 NULLB_NAME = re.compile(r"fs[0-9a-f]{8}[0-9]+")  # a null_blk device of ours: fs, a token of 8 hex digits, its index
 NULLB_FOLDER = "nullb"  # null_blk's folder in configfs, the parent of every device's
@@ -99,7 +102,7 @@ def _undo_dir(d: dict, runner: Runner, system: System) -> None:
     if not folder.is_dir() or folder.is_symlink():
         return
     for child in folder.iterdir():
-        if child.name.startswith(OWN_FILE_PREFIX) and child.is_file() and not child.is_symlink():
+        if OWN_FILE.match(child.name) and child.is_file() and not child.is_symlink():
             child.unlink()
     folder.rmdir()
 
