@@ -34,8 +34,11 @@ def test_every_parameter_has_a_type_a_default_and_a_meaning():
     ours = {kind: set(parameters.model(parts).model_fields) for kind, parts in
             [("campaign", campaign.PARTS), ("cluster", cluster.PARTS)]}
     assert set(parameters.SCHEMA) == ours["campaign"] | ours["cluster"]  # each sets a field of one spec or both
-    assert {"HOSTS", "STORAGE", "LINK_BPS", "SUBNET", "REMOTE_HOSTS"} == ours["cluster"] - ours["campaign"]
-    assert cluster.PARTS["spec"] is cluster.ClusterSpec and "LAYOUTS" not in ours["cluster"]
+    assert {"HOSTS", "STORAGE", "LINK_BPS", "SUBNET", "REMOTE_HOSTS", "INVENTORY", "HOST_GROUP", "KNOWN_HOSTS",
+            "SSH_IDENTITY", "SSH_CONFIG", "CLOCK_TOLERANCE_S"} == ours["cluster"] - ours["campaign"]
+    # LAYOUTS, TESTBED, CONFIRM, WIPE and the layouts' options: built on real hosts over SSH as on a test bed
+    assert cluster.PARTS["spec"] is cluster.ClusterSpec and {"LAYOUTS", "TESTBED", "CONFIRM", "FS"} <= ours["cluster"]
+    assert {"EMULATION", "MOUNT_DIR", "RESUME"}.isdisjoint(ours["cluster"])
     fields = parameters.model(campaign.PARTS).model_fields
     assert fields["DEVICES"].default == campaign.ArraySpec().devices
     assert fields["NUMJOBS"].default == campaign.Sweep().numjobs
@@ -82,9 +85,9 @@ def test_a_bad_cluster_parameter_is_named_with_its_value_before_anything_is_buil
 
 
 def test_a_campaign_s_parameters_do_not_set_a_cluster_s_and_the_reverse():
-    """HOSTS is the cluster's and LAYOUTS the campaign's: each is left alone by the other, as a notebook's own is."""
+    """HOSTS is the cluster's and EMULATION the campaign's: each is left alone by the other, as a notebook's own is."""
     assert campaign.CampaignSpec.from_parameters(HOSTS=0, STORAGE="bogus").name == "quickstart"
-    assert cluster.ClusterSpec.from_parameters(LAYOUTS=["raid5"], FS=3).name == "cluster"
+    assert cluster.ClusterSpec.from_parameters(EMULATION="bogus", MOUNT_DIR=3).name == "cluster"
     with pytest.raises(ConfigError, match="HOSTS=0"):
         parameters.check({"HOSTS": 0}, cluster.PARTS)
 
