@@ -218,8 +218,15 @@ def test_a_quickstart_reproduces_and_a_halved_cap_is_caught(tmp_path, capsys):
     assert cli.main(["reproduce", str(tmp_path / "reports" / "qs")]) == 0
     again = tmp_path / "reports" / "qs-reproduced"
     numbers = report.read_record(again / "reproduction.ipynb")
-    assert numbers["key_numbers"] == 8 and numbers["reproduced"] == 8, numbers["numbers"]
-    assert numbers["verdict"] == "Reproduced: all 8 key numbers agree."
+    # by the one rule, a number is reproduced when the interval of the ratio of the two lies within the 2% margin:
+    # the capped single device and jbod repeat within 0.5% and reproduce; btrfs-raid0's reads spread about 2% over
+    # three runs, so its numbers may be undecided (a clean run: -1.8%, the ratio 0.934-1.03), never "differs"
+    assert numbers["key_numbers"] == 8 and numbers["differ"] == 0, numbers["numbers"]
+    steady = {"read baseline", "single read best", "single read efficiency", "jbod read best", "jbod read efficiency"}
+    assert {numbers["numbers"][label]["agrees"] for label in steady} == {"reproduced"}, numbers["numbers"]
+    assert {n["agrees"] for n in numbers["numbers"].values()} <= {"reproduced", "undecided"}
+    assert numbers["verdict"] == "Reproduced: all 8 key numbers agree." or numbers["verdict"].startswith(
+        "Not shown to reproduce: ")
     assert capsys.readouterr().out.splitlines()[-1] == numbers["verdict"]
     assert yaml.safe_load((again / "qs-reproduced.yaml").read_text())["notebook_parameters"]["quickstart"] == \
         {**TINY, "DATA_DIR": str(tmp_path / "data")}  # the same notebook, the same parameters
