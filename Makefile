@@ -20,7 +20,7 @@ LAB_PORT ?= 8888
 REPORT ?= reports/quickstart/quickstart.html
 
 .PHONY: app-deps applications demo demo-uncapped demo-vm deps-vm test test-vm test-fast bench study long-quickstart reference deps system-deps browser-deps lab screenshot \
-	clean-reports help lock test-latest docs
+	clean-reports help lock test-latest docs demo-ssh-cluster test-ssh
 
 help:
 	@echo "make demo   - install what is needed, run the quickstart campaign, publish its report"
@@ -32,6 +32,8 @@ help:
 	@echo "make reference - the seed studies' published numbers rerun with flashscale's analysis"
 	@echo "make demo-uncapped - the quickstart's layouts on uncapped emulated devices: the CPU binds, and the report says so"
 	@echo "make demo-cluster - 1 and 2 emulated hosts, local and over their capped links (nbd), its report"
+	@echo "make demo-ssh-cluster - a layout built and measured on each of 2 real sshd hosts (namespaces) over SSH, its report"
+	@echo "make test-ssh - the SSH cluster's tests with its long faults: sshd killed, kill -9 and reap, 8 hosts (about 3 minutes, root)"
 	@echo "make demo-vm - seed 000's layouts (md RAID-0 native and IMSM, LVM, btrfs) on 4 NVMe devices in a VM"
 	@echo "make long-quickstart - the quickstart with 3 repetitions of 10 s runs (about 25 minutes)"
 	@echo "make lab    - JupyterLab on localhost with the notebooks and the flashscale kernel (prints its URL)"
@@ -71,10 +73,11 @@ deps: system-deps $(STAMP)
 
 # fio and the file system tools come from Debian's packages: installed when missing and we are root,
 # otherwise a message says exactly what to install. qemu-nbd serves an emulated cluster host's devices over its
-# link (the cluster's STORAGE nbd).
+# link (the cluster's STORAGE nbd). OpenSSH's client reaches real hosts; its server (never started as a service)
+# runs only inside the SSH lab's network namespaces, for the tests and make demo-ssh-cluster.
 system-deps:
 	@missing=(); \
-	for tool in fio:fio mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs mkfs.ext4:e2fsprogs blkdiscard:util-linux wipefs:util-linux losetup:mount ip:iproute2 tc:iproute2 qemu-nbd:qemu-utils; do \
+	for tool in fio:fio mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs mkfs.ext4:e2fsprogs blkdiscard:util-linux wipefs:util-linux losetup:mount ip:iproute2 tc:iproute2 qemu-nbd:qemu-utils ssh:openssh-client ssh-keygen:openssh-client sshd:openssh-server nsenter:util-linux; do \
 	  command -v $${tool%%:*} >/dev/null 2>&1 || PATH=$$PATH:/usr/sbin:/sbin command -v $${tool%%:*} >/dev/null 2>&1 || missing+=($${tool##*:}); \
 	done; \
 	bash scripts/apt-install.sh "flashscale" $${missing[@]}
@@ -173,6 +176,18 @@ demo-cluster: deps
 	  { echo "make demo-cluster needs ip and tc (iproute2): apt-get install iproute2" >&2; exit 1; }
 	$(BIN)/flashscale run runners/cluster.yaml
 	@echo "Report: $(CURDIR)/reports/cluster/10_cluster.html"
+
+# Two hosts over SSH, each a network namespace with its own sshd and two loop devices (scripts/ssh_lab.py makes and
+# removes them, every one recorded in a manifest): btrfs RAID-0 built on each through the guard, measured by fio
+# servers flashscale starts on the hosts' loopback, torn down (runners/ssh-cluster.yaml).
+demo-ssh-cluster: deps
+	$(BIN)/python scripts/ssh_lab.py runners/ssh-cluster.yaml
+	@echo "Report: $(CURDIR)/reports/ssh-cluster/10_cluster.html"
+
+# The SSH cluster's tests, the long faults included (sshd killed mid-campaign, kill -9 of the driver then reap, 8 hosts
+# at once); make test runs the rest of them.
+test-ssh: deps
+	FLASHSCALE_SSH_LONG=1 $(BIN)/python -m pytest tests/test_ssh_cluster.py tests/test_ssh_hosts.py tests/test_ssh_inventory.py -p no:cacheprovider
 
 reference: deps
 	$(BIN)/flashscale run runners/reference.yaml

@@ -22,13 +22,18 @@ import yaml
 
 from flashscale.arrays.emulated import ArraySpec, EmulatedArray
 from flashscale.campaigns import cluster
+from flashscale.campaigns.remote import Plan, RemoteCluster
 from flashscale.errors import RefusedError
 from flashscale.measure.sweep import Sweep
 from flashscale.system.devices import System
+from flashscale.system.machine import NETNS_DIR
+from flashscale.system.ssh import SshOptions
 from flashscale.system.ssh_lab import SshLab
 from flashscale.system.teardown import manifest_dir
 
 pytestmark = [pytest.mark.root, pytest.mark.skipif(os.geteuid() != 0, reason="namespaces, sshd and loops need root")]
+# The faults that take a campaign of their own driver each (about 25 s apiece): make test-ssh runs them
+long = pytest.mark.skipif(not os.environ.get("FLASHSCALE_SSH_LONG"), reason="a long SSH fault test: make test-ssh")
 SUBNET = "10.215.0.0/17"  # the SSH lab's range (system.ssh_lab), its lower half: the 8-host test has the upper
 
 DEVICES: list = []  # the lab's loop devices, once made
@@ -180,6 +185,7 @@ def _first_row(folder: Path, stop: threading.Event) -> bool:
 DRIVER = """
 import json, sys
 from flashscale.campaigns import cluster
+from flashscale.campaigns.remote import Plan, RemoteCluster
 spec = cluster.ClusterSpec.from_parameters(**json.loads(sys.argv[1]))
 cluster.run(spec)
 """
@@ -196,6 +202,7 @@ def parameters(lab, folder: Path, name: str, **how) -> dict:
             "WIPE": ["xfs"], "DATA_DIR": str(folder), **how}
 
 
+@long
 def test_a_host_whose_sshd_dies_mid_campaign_fails_its_rows_keeps_the_others_and_is_reaped_later(lab, tmp_path,
                                                                                                revive):
     """host1's sshd (and every process under it) killed after the first point: its later rows fail with the reason,
@@ -256,6 +263,7 @@ def revive(lab):
 
 
 
+@long
 def test_kill_9_of_the_driver_then_reap_leaves_nothing_on_any_host(lab, tmp_path, revive):
     made = lab[0]
     before = {p.name for p in manifest_dir().glob("*.json")}
@@ -279,4 +287,36 @@ def test_kill_9_of_the_driver_then_reap_leaves_nothing_on_any_host(lab, tmp_path
                                                                           text=True).stdout:
         time.sleep(0.5)
     assert str(tmp_path) not in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    nothing_left(made)
+
+
+CONNECT = "import socket,sys; s=socket.socket(); s.settimeout(3); print(s.connect_ex((sys.argv[1], int(sys.argv[2]))))"
+
+
+def _connects(netns: str | None, address: str, port: int) -> bool:
+    """Whether a TCP connection to ``address:port`` from namespace ``netns`` (None: this one) is accepted."""
+    where = ["nsenter", f"--net={NETNS_DIR / netns}", "--"] if netns else []
+    said = subprocess.run([*where, sys.executable, "-c", CONNECT, address, str(port)], capture_output=True,
+                          text=True, timeout=30)
+    return said.stdout.strip() == "0"
+
+
+def test_a_hosts_fio_server_is_reached_through_its_ssh_connection_only(lab, tmp_path):
+    """fio's server has no authentication: host0's listens on host0's loopback, the driver reaches it through the
+    SSH connection's forward, and neither another host of the same network nor this machine reaches it at host0's
+    address."""
+    made, _, _, folder = lab
+    hosts = [cluster.RemoteHost(h.name, h.address, mount_dir=str(folder)) for h in made.hosts[:2]]
+    options = SshOptions(str(made.known_hosts), str(made.identity), "none")
+    fio = subprocess.run(["fio", "--version"], capture_output=True, text=True).stdout.strip()
+    with RemoteCluster(hosts, options, Plan(fio_version=fio), tmp_path) as remote:
+        with remote.layout("mounted") as (served, dead):
+            assert not dead and len(served) == 2
+            local, port = next(h.forwarded for h in remote.hosts if h.name == "host0")
+            host0, host1 = made.hosts[0], made.hosts[1]
+            assert _connects(host0.netns, "127.0.0.1", port)  # it listens: on the host's own loopback
+            assert _connects(None, "127.0.0.1", local)  # the driver reaches it through the forward
+            assert not _connects(host1.netns, host0.address, port)  # another host on the same network: refused
+            assert not _connects(None, host0.address, port)  # this machine, at the host's address: refused
+    assert not _connects(None, "127.0.0.1", local)  # the forward went with the layout
     nothing_left(made)
