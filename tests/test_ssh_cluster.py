@@ -290,6 +290,26 @@ def test_kill_9_of_the_driver_then_reap_leaves_nothing_on_any_host(lab, tmp_path
     nothing_left(made)
 
 
+
+@long
+def test_ctrl_c_of_the_driver_undoes_everything_on_every_host_before_it_stops(lab, tmp_path, revive):
+    made = lab[0]
+    before = {p.name for p in manifest_dir().glob("flashscale-ssh-*.json")}
+    driver = subprocess.Popen([sys.executable, "-c", DRIVER,
+                               json.dumps(parameters(lab, tmp_path, "interrupted", NUMJOBS=[1, 2, 4]))],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        assert _first_row(tmp_path, threading.Event()) and driver.poll() is None
+        driver.send_signal(signal.SIGINT)
+        _, said = driver.communicate(timeout=120)
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+            driver.wait()
+    assert driver.returncode != 0 and "KeyboardInterrupt" in said, said[-2000:]
+    assert not [p for p in manifest_dir().glob("flashscale-ssh-*.json") if p.name not in before]
+    nothing_left(made)
+
 CONNECT = "import socket,sys; s=socket.socket(); s.settimeout(3); print(s.connect_ex((sys.argv[1], int(sys.argv[2]))))"
 
 
