@@ -76,7 +76,8 @@ def test_the_busiest_member_of_balls_into_bins(members, customers, expected):
     assert got.busy_members == pytest.approx(members * (1 - (1 - 1 / members) ** customers))
 
 
-def _simulate(members: int, tags: int, customers: int, exponential: bool, seed: int = 7, horizon: float = 4000.0) -> float:
+def _simulate(members: int, tags: int, customers: int, exponential: bool, seed: int = 7,
+              horizon: float = 4000.0) -> float:
     """A seeded event simulation of the closed loop: each member serves ``tags`` requests at once for 1 time unit
     (exponential or fixed), queues the rest; every completion sends a new request to a member at random."""
     rng = np.random.default_rng(seed)
@@ -137,3 +138,19 @@ def test_one_job_at_queue_depth_one_on_a_stripe_of_latency_bound_devices_keeps_o
         truth = {qd: qd * 4096 * 1e9 / latency for qd in (1, 4, 16, 64)}
         assert got["predicted_bw_bytes"].to_dict() == pytest.approx(truth)
         assert (got["routing"] == "at random").all() and (got["members_per_request"] == 1).all()
+
+
+@pytest.mark.parametrize("members, expected", [(2, 1.5), (3, 1 + 2 / 3 + 2 / 9)])
+def test_one_job_s_requests_wait_behind_the_first_whose_member_is_full(members, expected):
+    """Members of one tag and a fixed time each, one job keeping 64 requests: at every completion all members free
+    together, and the job's queue fills them until a request lands on one it just filled (head-of-line): on average
+    as many as land on distinct members before the first repeat (2: 1 + 1/2; 3: 1 + 2/3 + 2/3 x 1/3)."""
+    assert routing.submitted([1.0], members, 1, 64, 1) == pytest.approx(expected, rel=0.02)
+
+
+def test_with_tags_enough_nothing_waits_and_little_s_law_holds():
+    assert routing.submitted(np.full(64, 0.01), 4, 1, 64, 64) == pytest.approx(64 / 0.01, rel=0.005)
+    assert routing.submitted(np.full(8, 0.01), 1, 1, 64, 8) == pytest.approx(8 / 0.01, rel=0.005)
+    one = routing.submitted(np.full(8, 1.0), 4, 1, 64, 8)
+    several = routing.submitted(np.full(8, 1.0), 4, 4, 16, 8)  # the same 64 in flight, from 4 queues
+    assert one < several < 32 and one == pytest.approx(23.5, rel=0.02)  # 4 x 8 tags, 73% of them busy

@@ -119,3 +119,13 @@ def test_the_memory_is_measured_once_and_stated_beside_the_cpus():
     assert measured.memory_bps > 1e8 and measured.cores == len(os.sched_getaffinity(0))
     assert stated.limits(ceilings={"memory_bw_bytes": 5e9}).memory_bps == 5e9  # the engineer's word wins
     assert "memory measured: a copy at" in stated.said(measured=measured)
+
+
+def test_the_devices_queue_depth_is_the_fewest_tags_sysfs_names(tmp_path):
+    for name, depth in (("nvme0n1", "1023"), ("nullb0", "8")):
+        (tmp_path / "sys" / "block" / name / "queue").mkdir(parents=True)
+        (tmp_path / "sys" / "block" / name / "queue" / "nr_requests").write_text(depth + "\n")
+    system = System(sys=tmp_path / "sys", proc=tmp_path)
+    assert stated.queue_depth(["/dev/nvme0n1", "/dev/nullb0"], system) == 8
+    assert stated.queue_depth(["/dev/nvme0n1", "/dev/sdz"], system) is None  # sysfs names none for sdz
+    assert stated.queue_depth([], system) is None

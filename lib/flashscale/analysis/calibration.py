@@ -14,7 +14,9 @@ beside what the layout measured, and the difference is the layer's, per request 
 
     layer_s_per_io         k x bs / measured - k x bs / predicted: the time a request spends in the layer, by
                            Little's law on both (a request's time is what is in flight over the rate); 0 where the
-                           layout measured at or above the raw prediction
+                           layout did not measure below the raw prediction beyond the margin by the one rule of
+                           agreement (``agreement.agree`` of its runs against the prediction's interval: "below"):
+                           a calibration's own noise is no layer's cost
     layer_cpu_s_per_byte   the CPU-seconds per byte the layout cost (its busy CPUs over its rate, the least of its
                            repetitions as the device's curve takes it) less the device's at the same load; 0 where
                            not more, NaN where either was not measured (or held at a cap)
@@ -34,12 +36,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from . import core, curve
+from . import agreement, core, curve
 from ..errors import AnalysisError, ConfigError
 
 POINT = ["rw", "bs", "numjobs", "iodepth"]
-COLUMNS = [*POINT, "outstanding", "measured_bw_bytes", "raw_bw_bytes", "layer_s_per_io", "layer_cpu_s_per_byte",
-           "per_io_s", "per_byte_s", "per_io_cpu_s", "per_byte_cpu_s"]
+COLUMNS = [*POINT, "outstanding", "measured_bw_bytes", "raw_bw_bytes", "verdict", "layer_s_per_io",
+           "layer_cpu_s_per_byte", "per_io_s", "per_byte_s", "per_io_cpu_s", "per_byte_cpu_s"]
 
 
 @dataclass(frozen=True)
@@ -83,12 +85,22 @@ def _fitted(row: pd.Series, bs: int) -> tuple[float, float, str]:
 
 
 def _measured(rows: pd.DataFrame) -> pd.DataFrame:
-    """Per point of ``rows``: the mean rate and the least CPU-seconds per byte of its repetitions."""
+    """Per point of ``rows``: the mean rate, its repetitions and the least CPU-seconds per byte of them."""
     rates = core.rates(rows)
     rates = rates.assign(cpu_s_per_byte=curve.cpu_s_per_byte(rates))
-    grouped = rates.groupby(POINT, sort=True).agg(measured_bw_bytes=("bw_bytes", "mean"),
+    grouped = rates.groupby(POINT, sort=True).agg(measured_bw_bytes=("bw_bytes", "mean"), runs=("bw_bytes", list),
                                                   measured_cpu_s_per_byte=("cpu_s_per_byte", "min"))
     return grouped.reset_index()
+
+
+def _verdict(row: pd.Series, margin: float) -> str:
+    """The one rule's verdict of a calibration point's runs against the raw prediction's interval."""
+    reps = row.get("predicted_reps", np.nan)
+    said = agreement.side(row["predicted_bw_bytes"], row["predicted_lo"], row["predicted_hi"],
+                          reps - 1 if np.isfinite(reps) else np.nan)
+    if said is None:
+        return agreement.NO_INTERVAL
+    return agreement.agree(agreement.Side.of(row["runs"]), said, margin).verdict
 
 
 def _fit(frame: pd.DataFrame, per_point: str, per_io: str, per_byte: str) -> pd.DataFrame:
@@ -109,24 +121,30 @@ def _fit(frame: pd.DataFrame, per_point: str, per_io: str, per_byte: str) -> pd.
     return out
 
 
-def calibrate(raw: pd.DataFrame, rows: pd.DataFrame, layout: str, devices: int, source: str = "") -> LayerCost:
+def calibrate(raw: pd.DataFrame, rows: pd.DataFrame, layout: str, devices: int, source: str = "",
+              margin: float = agreement.DEFAULT_MARGIN) -> LayerCost:
     """The cost of ``layout`` measured on ``devices`` devices: ``rows`` are its results (the calibration's rows of
     that layout and count), ``raw`` the model's prediction of the same points without a layer (``predict.predict``
-    with no ``layer``). AnalysisError when no point of ``rows`` was predicted."""
+    with no ``layer``); a point's cost counts where its runs lie below the prediction beyond ``margin``
+    (``verdict``). AnalysisError when no point of ``rows`` was predicted."""
     if not isinstance(devices, (int, np.integer)) or isinstance(devices, bool) or devices < 1:
         raise ConfigError(f"calibration devices = {devices!r} must be a whole number above 0")
     mine = rows[(rows["layout"].astype(str) == layout) & (rows["devices"] == devices)]
     if mine.empty:
         raise AnalysisError(f"no {layout} rows on {devices} devices to calibrate from")
     measured = _measured(mine)
-    keys = raw[[*POINT, "predicted_bw_bytes", "cpu_s_per_byte"]].astype({"bs": "int64", "numjobs": "int64",
-                                                                          "iodepth": "int64"})
+    wanted = [*POINT, "predicted_bw_bytes", "predicted_lo", "predicted_hi", "cpu_s_per_byte"]
+    keys = raw.reindex(columns=[*wanted, "predicted_reps"]).astype({"bs": "int64", "numjobs": "int64",
+                                                                    "iodepth": "int64"})
     both = measured.astype({"bs": "int64", "numjobs": "int64", "iodepth": "int64"}).merge(keys, on=POINT)
     if both.empty:
         raise AnalysisError(f"the calibration ({layout} on {devices} devices) shares no point with its prediction")
     both = both.assign(outstanding=both["numjobs"] * both["iodepth"], raw_bw_bytes=both["predicted_bw_bytes"])
     work = both["outstanding"] * both["bs"]
-    both["layer_s_per_io"] = (work / both["measured_bw_bytes"] - work / both["raw_bw_bytes"]).clip(lower=0)
+    both["verdict"] = [_verdict(row, margin) for _, row in both.iterrows()]
+    shown = both["verdict"].isin([agreement.BELOW, agreement.NO_INTERVAL])  # one run: its difference, as it is
+    both["layer_s_per_io"] = (work / both["measured_bw_bytes"] - work / both["raw_bw_bytes"]).clip(lower=0).where(
+        shown, 0.0)
     both["layer_cpu_s_per_byte"] = (both["measured_cpu_s_per_byte"] - both["cpu_s_per_byte"]).clip(lower=0)
     both["cpu_per_io"] = both["layer_cpu_s_per_byte"] * both["bs"]
     both = _fit(both, "layer_s_per_io", "per_io_s", "per_byte_s")

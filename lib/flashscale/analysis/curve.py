@@ -109,7 +109,7 @@ def curve(rows: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
     out = []
     for (rw, bs, iodepth, numjobs), group in single.groupby(["rw", "bs", "iodepth", "numjobs"], sort=True):
         d = stats.describe(group["bw_bytes"].to_numpy(float), confidence)
-        lo, hi = (d["lo"], d["hi"]) if d["reps"] >= 2 else (d["mean"], d["mean"])
+        lo, hi = (max(d["lo"], 0.0), d["hi"]) if d["reps"] >= 2 else (d["mean"], d["mean"])  # no rate below 0
         out.append(dict(rw=str(rw), bs=int(bs), iodepth=int(iodepth), numjobs=int(numjobs),
                         outstanding=int(numjobs) * int(iodepth), bw_bytes=d["mean"], bw_bytes_lo=lo, bw_bytes_hi=hi,
                         reps=d["reps"], cpu_s_per_byte=float(group["cpu_s_per_byte"].min()),

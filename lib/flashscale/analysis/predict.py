@@ -75,8 +75,10 @@ def _own_jobs(base: pd.DataFrame, route: routing.Route, point) -> dict:
                 note="; ".join(filter(None, [note, *{r.note for r in rates.values()}])))
 
 
-def _members(base: pd.DataFrame, route: routing.Route, point) -> dict:
-    """A stripe's members, each at the curve for the pieces it holds: every member alike, or spread at random."""
+def _members(base: pd.DataFrame, route: routing.Route, point, tags: int | None) -> dict:
+    """A stripe's members, each at the curve for the pieces it holds: every member alike, or spread at random;
+    with ``tags`` (a member's queue depth) and more in flight than it holds, each job's requests wait for theirs in
+    its own queue (``routing.submitted``)."""
     where, note = curves.at(base, point.rw, round(route.piece_bytes))
     if route.kind == "every member":
         one = where.rate(route.per_member)
@@ -86,23 +88,35 @@ def _members(base: pd.DataFrame, route: routing.Route, point) -> dict:
                     note="; ".join(filter(None, [route.note, note, one.note])))
     occupancy = np.arange(1, route.customers + 1) * route.weight
     values = where.values(occupancy)
-    found = {c: routing.spread(values[c], route.members, busiest=c == "bw_bytes") for c in VALUES}
-    mean = found["bw_bytes"]
+    mean = routing.spread(values["bw_bytes"], route.members)
+    found = {c: routing.spread(values[c], route.members, busiest=False).throughput for c in VALUES[1:]}
+    found["bw_bytes"] = mean.throughput
     cpu = float(where.values([max(mean.mean, 1e-9) * route.weight])["cpu_s_per_byte"][0])
     words = (f"{route.customers * route.weight:g} in flight land at random on {route.members} members "
              f"({route.per_request} a request): {mean.mean * route.weight:.3g} a member on average, the busiest "
              f"{mean.busiest * route.weight:.3g}")
-    return dict({c: found[c].throughput for c in VALUES}, cpu_s_per_byte=cpu, busy_devices=mean.busy_members,
+    if tags and route.per_request == 1 and route.weight == 1 and route.customers > tags:
+        counts = np.arange(1, tags + 1)
+        latency = counts * route.piece_bytes / where.values(counts)["bw_bytes"]
+        blocked = routing.submitted(latency, route.members, point.numjobs, point.iodepth, tags) * route.piece_bytes
+        found = {c: blocked * found[c] / found["bw_bytes"] for c in VALUES}
+        words += (f"; {tags} tags a member: each job's requests wait in its queue for theirs (head-of-line, a "
+                  "seeded simulation)")
+    return dict(found, cpu_s_per_byte=cpu, busy_devices=mean.busy_members,
                 member_outstanding=mean.mean * route.weight, busiest_member=mean.busiest * route.weight,
                 exact=False, note="; ".join(filter(None, [note, words])))
 
 
-def _devices_term(base: pd.DataFrame, layout: str, point, chunk: int | None) -> dict:
-    """The devices' sum (value, lo, hi) before the design share, and what each device receives."""
+def _devices_term(base: pd.DataFrame, layout: str, point, chunk: int | None, tags: int | None) -> dict:
+    """The devices' sum (value, lo, hi) before the design share, what each device receives, and the runs of the
+    single device behind it (``reps``, the fewest of its points')."""
     route = routing.route(layout, point.devices, point.rw, point.bs, point.numjobs, point.iodepth,
                           routing.chunk_of(layout, chunk))
-    found = _own_jobs(base, route, point) if route.kind == "own jobs" else _members(base, route, point)
-    return dict(found, routing=route.kind, members_per_request=route.per_request, piece_bytes=route.piece_bytes)
+    found = _own_jobs(base, route, point) if route.kind == "own jobs" else _members(base, route, point, tags)
+    rows = curves.with_outstanding(base)
+    reps = rows.loc[rows["rw"] == point.rw, "reps"].min()
+    return dict(found, routing=route.kind, members_per_request=route.per_request, piece_bytes=route.piece_bytes,
+                reps=reps)
 
 
 def _check_points(points) -> pd.DataFrame:
@@ -135,7 +149,7 @@ UNKNOWN = dict(bw_bytes=np.nan, bw_bytes_lo=np.nan, bw_bytes_hi=np.nan, cpu_s_pe
 
 
 def predict(base: pd.DataFrame, layout: str, points, limits: Limits = Limits(), chunk_bytes: int | None = None,
-            layer: LayerCost | None = None) -> pd.DataFrame:
+            layer: LayerCost | None = None, tags: int | None = None) -> pd.DataFrame:
     """Per point of ``points`` (rows or a frame of devices, rw, bs, numjobs, iodepth) of ``layout``: each term
     (``<term>_limit_bw_bytes``, the devices' with ``_lo``/``_hi``), ``layout_share``, ``jobs_per_device``,
     ``busy_devices``, ``routing``, ``members_per_request``, ``piece_bytes``, ``member_outstanding`` and
@@ -144,14 +158,16 @@ def predict(base: pd.DataFrame, layout: str, points, limits: Limits = Limits(), 
     ``predicted_bw_bytes`` (the smallest term), ``predicted_lo``, ``predicted_hi``, ``predicted_limit``,
     ``predicted_close``, ``predicted_exact`` (each busy device runs a point the single device was measured at: this
     rw, bs, iodepth and job count, nothing nearest or interpolated standing in) and ``predicted_note``.
-    ``base`` is a ``curve`` or ``figures``; ``chunk_bytes`` the stripe unit (None: unknown)."""
+    ``predicted_reps`` (the fewest runs of the single-device points behind it: ``score``'s agreement reads it).
+    ``base`` is a ``curve`` or ``figures``; ``chunk_bytes`` the stripe unit (None: unknown); ``tags`` a member's
+    queue depth (``nr_requests``; None: unknown, requests wait at their member, never in the job's queue)."""
     _check(base, layout, limits)
     rows = []
     for point in _check_points(points).itertuples(index=False):
         check_not_scored_on(layer, layout, point.devices)
         share = core.design_share(layout, point.rw)
         known = not base[base["rw"] == point.rw].empty
-        dev = _devices_term(base, layout, point, chunk_bytes) if known else dict(
+        dev = _devices_term(base, layout, point, chunk_bytes, tags) if known else dict(
             UNKNOWN, note=f"no single-device {point.rw} rows")
         seconds, extra_cpu, layer_note = layer.at(point.rw, point.bs, point.numjobs, point.iodepth) if layer else (
             np.nan, np.nan, "")
@@ -177,6 +193,7 @@ def predict(base: pd.DataFrame, layout: str, points, limits: Limits = Limits(), 
                    **{f"{t}_limit_bw_bytes": terms[t] for t in TERMS},
                    devices_limit_bw_bytes_lo=lows["devices"], devices_limit_bw_bytes_hi=highs["devices"])
         row.update(_smallest(terms, lows, highs), predicted_exact=dev["exact"],
+                   predicted_reps=dev.get("reps", np.nan),
                    predicted_note="; ".join(filter(None, notes)))
         rows.append(row)
     return pd.DataFrame(rows)

@@ -40,8 +40,11 @@ The chunk: the layout flashscale built (``layouts.Options.chunk_bytes``, campaig
 """
 from __future__ import annotations
 
+import heapq
 import math
+from collections import deque
 from dataclasses import dataclass
+
 import numpy as np
 
 from ..errors import ConfigError
@@ -174,8 +177,10 @@ def spread(rates, members: int, busiest: bool = True) -> Spread:
     if members == 1 or customers > EXACT_UP_TO:
         even = members * rates[max(1, round(mean)) - 1]
         return Spread(float(even), mean, mean if members == 1 else np.nan, float(min(members, customers)))
-    if (rates <= 0).any() or not np.isfinite(rates).all():
-        raise ConfigError("a member's rate must be above 0 at every occupancy to spread requests over it")
+    if not np.isfinite(rates).all() or (rates < 0).any():
+        raise ConfigError("a member's rate must be finite and not below 0 to spread requests over it")
+    if (rates == 0).any():  # a member that stops at some occupancy gathers every request in the end
+        return Spread(0.0, mean, np.nan, np.nan)
     scale = rates.max()
     logs = np.concatenate([[0.0], -np.cumsum(np.log(members * rates / scale))])
     f = np.exp(logs - logs.max())
@@ -200,3 +205,48 @@ def _busiest(f: np.ndarray, members: int, customers: int, total: tuple[np.ndarra
         if below > 1 - 1e-9:
             break
     return expected
+
+
+def submitted(latency_s, members: int, submitters: int, depth: int, tags: int, seed: int = 0,
+              completions: int = 20000) -> float:
+    """Requests a second when ``submitters`` jobs each keep ``depth`` requests in flight, each request landing on
+    one of ``members`` at random, a member serving at most ``tags`` at once, each for ``latency_s[n - 1]`` seconds
+    when it serves n: a seeded event simulation of ``completions`` completions. A job's requests wait in its own
+    queue, in order: when the first lands on a member with no free tag the job's submission sleeps until that
+    member frees one (fio's io_submit through md to a member whose tags are taken: head-of-line blocking), and a
+    member frees its tags to the jobs waiting for it in the order they came."""
+    rng = np.random.default_rng(seed)
+    latency = np.asarray(latency_s, dtype=float)
+    busy, waiting = [0] * members, [deque() for _ in range(members)]
+    queue = [deque(int(m) for m in rng.integers(members, size=depth)) for _ in range(submitters)]
+    blocked: list[int | None] = [None] * submitters
+    events: list[tuple[float, int, int]] = []
+
+    def advance(job: int, now: float) -> None:
+        while queue[job]:
+            member = queue[job][0]
+            if busy[member] >= tags:
+                blocked[job] = member
+                waiting[member].append(job)
+                return
+            queue[job].popleft()
+            busy[member] += 1
+            heapq.heappush(events, (now + latency[busy[member] - 1], member, job))
+
+    for job in range(submitters):
+        advance(job, 0.0)
+    now, done, warm, started = 0.0, 0, completions // 10, 0.0
+    while done < completions + warm:
+        now, member, job = heapq.heappop(events)
+        busy[member] -= 1
+        done += 1
+        if done == warm:
+            started = now
+        queue[job].append(int(rng.integers(members)))
+        if blocked[job] is None:
+            advance(job, now)
+        if waiting[member] and busy[member] < tags:
+            woken = waiting[member].popleft()
+            blocked[woken] = None
+            advance(woken, now)
+    return completions / (now - started)

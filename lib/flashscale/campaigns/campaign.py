@@ -321,10 +321,10 @@ def _run(spec: CampaignSpec, runner: Runner, progress: bool, workloads: Sequence
 def _stating(spec: CampaignSpec, directory: Path, testbed: tuple | None, system: System,
              baseline: Path | None = None) -> stated.Stating:
     """What states each layout's prediction before it is built: its devices, the sweep's points, this machine's
-    limits measured once (its CPUs, its memory's copy rate; a test bed's PCIe links) with the campaign's
-    ``CEILINGS`` on top (``stated.limits``), how the layouts are built (the stripe unit, the file system), and the
-    single-device rows of ``baseline`` when the campaign measures none itself; ``baseline``'s layouts on fewer
-    devices calibrate a layer's cost (``stated.Stating.calibration``)."""
+    limits measured once (its CPUs, its memory's copy rate; a test bed's PCIe links and queue depth) with the
+    campaign's ``CEILINGS`` on top (``stated.limits``), how the layouts are built (the stripe unit, the file
+    system), and the single-device rows of ``baseline`` when the campaign measures none itself; ``baseline``'s
+    layouts on fewer devices calibrate a layer's cost (``stated.Stating.calibration``)."""
     count = len(testbed[1]) if testbed is not None else spec.array.devices
 
     def devices_of(name: str) -> int:
@@ -334,7 +334,8 @@ def _stating(spec: CampaignSpec, directory: Path, testbed: tuple | None, system:
     limits = stated.limits(paths, system, spec.ceilings)
     return stated.Stating(directory, spec.sweep.points(), devices_of, limits,
                           stated.said(paths, system, spec.ceilings, limits), baseline,
-                          chunk_bytes=spec.options.chunk_bytes, fs=spec.options.fs)
+                          chunk_bytes=spec.options.chunk_bytes, fs=spec.options.fs,
+                          tags=stated.queue_depth(paths, system))
 
 
 def _failures(table: pd.DataFrame | None) -> list[str]:

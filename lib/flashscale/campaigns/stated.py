@@ -53,6 +53,11 @@ def cores() -> int:
     return host.cores()
 
 
+def queue_depth(paths: Sequence[str], system: System | None = None) -> int | None:
+    """The test bed's devices' queue depth (``system.host.queue_depth``); None without devices."""
+    return host.queue_depth(paths, system) if paths else None
+
+
 def pcie_bps(paths: Sequence[str], system: System) -> float | None:
     """The slowest PCIe link of the devices at ``paths``, bytes/s per direction (``ceilings.pcie_link_bw_bytes``);
     None when any of them has no PCIe link sysfs can name (loop devices), or one of an unknown speed or width."""
@@ -141,7 +146,7 @@ class Stating:
     none itself; the campaign's own, measured on the same devices just before, come first. ``chunk_bytes`` and
     ``fs``: how the campaign builds its layouts (``layouts.Options``); ``calibrations``: folders of campaigns on
     fewer devices whose layouts calibrate a layer's cost (the module's docstring), looked in before ``baseline``'s
-    and this campaign's own."""
+    and this campaign's own; ``tags``: the devices' queue depth (``system.host.queue_depth``), None unknown."""
 
     directory: Path
     points: Sequence[dict]
@@ -152,6 +157,7 @@ class Stating:
     chunk_bytes: int | None = None
     fs: str = "xfs"
     calibrations: Sequence[Path] = field(default_factory=tuple)
+    tags: int | None = None
 
     def __call__(self, layout: str) -> None:
         if layout == BASELINE:
@@ -169,7 +175,7 @@ class Stating:
         devices = self.devices_of(layout)
         points = [{**{k: p[k] for k in ("rw", "bs", "numjobs", "iodepth")}, "devices": devices} for p in self.points]
         layer = self.calibration(layout, devices, base)
-        prediction = predict.predict(base, layout, points, self.limits, self.chunk_bytes, layer)
+        prediction = predict.predict(base, layout, points, self.limits, self.chunk_bytes, layer, self.tags)
         prediction["calibration"] = layer.source if layer is not None else ""
         if self.note:
             notes = prediction["predicted_note"]
@@ -218,7 +224,7 @@ class Stating:
     def _calibrate(self, base: pd.DataFrame, rows: pd.DataFrame, layout: str, count: int, chunk: int | None,
                    source: str) -> calibration.LayerCost | None:
         points = rows[["rw", "bs", "numjobs", "iodepth"]].drop_duplicates().assign(devices=count)
-        raw_prediction = predict.predict(base, layout, points, self.limits, chunk)
+        raw_prediction = predict.predict(base, layout, points, self.limits, chunk, tags=self.tags)
         try:
             return calibration.calibrate(raw_prediction, rows, layout, count, source)
         except AnalysisError:

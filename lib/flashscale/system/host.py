@@ -2,7 +2,8 @@
 
     cores()                     the CPUs this process may run on (its affinity), else the machine's count
     memory_bw_bytes()           a short probe of the memory's bandwidth: the rate of a timed copy, bytes/s
-    ceilings(paths, system)     both, with each device's PCIe link as sysfs names it (``HostCeilings``)
+    queue_depth(paths, system)  the fewest requests any of the devices takes at once (sysfs's nr_requests)
+    ceilings(paths, system)     all of them, with each device's PCIe link as sysfs names it (``HostCeilings``)
 
 The memory probe copies ``MEMORY_PROBE_BYTES`` (128 MiB) from one buffer to another, split over one thread per CPU
 (numpy's copy releases the GIL), ``MEMORY_PROBE_ROUNDS`` times after one untimed round that faults the pages in,
@@ -23,6 +24,7 @@ from typing import Sequence
 import numpy as np
 
 from .devices import System
+from .machine import read
 
 MEMORY_PROBE_BYTES = 128 * 2**20
 MEMORY_PROBE_ROUNDS = 3
@@ -55,18 +57,33 @@ def memory_bw_bytes(size: int = MEMORY_PROBE_BYTES, threads: int | None = None,
     return best
 
 
+def queue_depth(paths: Sequence[str], system: System | None = None) -> int | None:
+    """The fewest requests any device at ``paths`` holds at once (its block queue's ``nr_requests``: the tags a
+    request waits for before it reaches the device); None where sysfs names none for one of them."""
+    system = system or System()
+    found = []
+    for path in paths:
+        text = read(system.sys / "block" / system.name_of(path) / "queue" / "nr_requests")
+        if text is None or not text.isdigit() or int(text) < 1:
+            return None
+        found.append(int(text))
+    return min(found) if found else None
+
+
 @dataclass(frozen=True)
 class HostCeilings:
-    """What the host measured of itself: its CPUs, its memory's copy rate (bytes/s), and each device's PCIe link
-    as (GT/s per lane, lanes), None for a device sysfs names none for (a loop device, a null_blk device)."""
+    """What the host measured of itself: its CPUs, its memory's copy rate (bytes/s), each device's PCIe link as
+    (GT/s per lane, lanes), None for a device sysfs names none for (a loop device, a null_blk device), and the
+    devices' ``queue_depth``."""
 
     cores: int
     memory_bw_bytes: float
     pcie_links: dict[str, tuple[float, int] | None] = field(default_factory=dict)
+    queue_depth: int | None = None
 
 
 def ceilings(paths: Sequence[str] = (), system: System | None = None, probe: bool = True) -> HostCeilings:
     """The host's ceilings, measured once (``probe``: the memory probe runs; without it the memory is NaN)."""
     system = system or System()
     links = {path: system.pcie_link(system.name_of(path)) for path in paths}
-    return HostCeilings(cores(), memory_bw_bytes() if probe else float("nan"), links)
+    return HostCeilings(cores(), memory_bw_bytes() if probe else float("nan"), links, queue_depth(paths, system))
