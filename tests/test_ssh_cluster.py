@@ -79,14 +79,23 @@ def left_on(host) -> dict:
     ps = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout.splitlines()
     ours = [line for line in ps if "fio --server=127.0.0.1" in line or "flashscale.pyz" in line]
     hosts = manifest_dir() / "hosts"
-    return {"mounts": mounts, "processes": ours,
+    return {"mounts": mounts, "processes": ours, "listening": listening(host),
             "manifests": sorted(p.name for p in hosts.glob("*.json")) if hosts.is_dir() else [],
             "shipped": sorted(p.name for p in Path("/tmp").glob("flashscale-ship-*"))}
 
 
+def listening(host) -> list[int]:
+    """The TCP ports listening in the host's network namespace, its sshd's (22) aside: a fio server left there."""
+    said = subprocess.run(["nsenter", f"--net={NETNS_DIR / host.netns}", "--", "cat", "/proc/net/tcp",
+                           "/proc/net/tcp6"], capture_output=True, text=True).stdout.splitlines()
+    ports = {int(f[1].rsplit(":", 1)[1], 16) for f in map(str.split, said) if len(f) > 3 and f[3] == "0A"}
+    return sorted(ports - {22})
+
+
 def nothing_left(made) -> None:
     for host in made.hosts:
-        assert left_on(host) == {"mounts": [], "processes": [], "manifests": [], "shipped": []}, host.name
+        assert left_on(host) == {"mounts": [], "processes": [], "listening": [], "manifests": [], "shipped": []}, \
+            host.name
     drivers = [p.name for p in manifest_dir().glob("flashscale-ssh-*")]
     assert drivers == [], drivers
 
