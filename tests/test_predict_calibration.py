@@ -112,3 +112,34 @@ def test_a_calibration_never_measures_what_it_is_scored_on():
                         chunk_bytes=BS, layer=cost)
     with pytest.raises(AnalysisError, match="no lvm-striped rows on 2 devices"):
         calibration.calibrate(raw, measured, "lvm-striped", 2)
+
+
+def test_devices_that_do_not_add_up_show_the_host_s_ceiling_and_a_layer_held_by_it_does_not_grow():
+    """The VM lab's emulated devices, served by the same two cores as the guest: one device reads 1.6 GB/s, two in a
+    jbod 1.7 (they share the host), md on two 1.0. The host's ceiling is jbod's 1.7; held by it, md on four reads what
+    md on two did, where the raw devices' 4 x 1.6 with md's time per request added would say 1.2."""
+    single = pd.DataFrame([dict(layout="single", devices=1, rw="read", bs=MiB, numjobs=nj, iodepth=1, rep=rep,
+                                bw_bytes=1.6e9 * (1 + 0.01 * rep)) for nj in (1, 2) for rep in (0, 1, 2)])
+    base = predict.curve(single)
+
+    def two(layout, one_job, two_jobs):
+        return pd.DataFrame([dict(layout=layout, devices=2, rw="read", bs=MiB, numjobs=nj, iodepth=1, rep=rep,
+                                  bw_bytes=bw * (1 + 0.01 * rep)) for nj, bw in ((1, one_job), (2, two_jobs))
+                             for rep in (0, 1, 2)])
+    jbod, md = two("jbod", 1.6e9, 1.7e9), two("md-raid0", 0.9e9, 1.0e9)
+    points = jbod[["devices", "rw", "bs", "numjobs", "iodepth"]].drop_duplicates()
+    host = calibration.host_ceiling(predict.predict(base, "jbod", points), jbod)
+    assert host == pytest.approx({"read": 1.7e9 * 1.01})  # its best point's mean
+    raw = predict.predict(base, "md-raid0", points, chunk_bytes=128 * 1024, host=host)
+    cost = calibration.calibrate(raw, md, "md-raid0", 2)
+    four = predict.predict(base, "md-raid0", [dict(devices=4, rw="read", bs=MiB, numjobs=2, iodepth=1)],
+                           chunk_bytes=128 * 1024, layer=cost, host=host).iloc[0]
+    assert four["predicted_bw_bytes"] == pytest.approx(1.0e9 * 1.01) and four["predicted_limit"] == "layer"
+    assert four["host_limit_bw_bytes"] == pytest.approx(1.7e9 * 1.01) and "host: several devices" in four[
+        "predicted_note"]
+    loose = predict.predict(base, "md-raid0", [dict(devices=4, rw="read", bs=MiB, numjobs=2, iodepth=1)],
+                            chunk_bytes=128 * 1024, layer=calibration.calibrate(
+                                predict.predict(base, "md-raid0", points, chunk_bytes=128 * 1024), md, "md-raid0", 2))
+    assert loose["predicted_bw_bytes"].iloc[0] == pytest.approx(1 / (1 / 6.464e9 + 1 / 1.01e9 - 1 / 3.232e9))  # grows
+    added_up = two("jbod", 1.6e9, 3.2e9)
+    assert calibration.host_ceiling(predict.predict(base, "jbod", points), added_up) == {}

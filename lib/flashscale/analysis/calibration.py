@@ -5,6 +5,8 @@ request's time and to each byte's CPU that one raw device never showed.
                                                     prediction of the same points without a layer (``raw``)
     cost.at("read", 2**20, 4, 1)                    the layer's cost at a point of the layout on N devices
     check_not_scored_on(cost, "md-raid0", 4)        a calibration never measures what it is scored on
+    host_ceiling(raw, jbod_rows)                    per rw, the most several raw devices delivered together, where
+                                                    that is below what the model gave them: a shared limit
 
 The calibration is the layout on two devices, or, for a two-device layout, its file system on one device (btrfs on
 one device for btrfs raid0 on two), or a pair of null_blk devices in the VM lab, whose device cost is known. At each
@@ -159,3 +161,21 @@ def check_not_scored_on(cost: LayerCost | None, layout: str, devices: int) -> No
     if cost is not None and cost.layout == layout and cost.devices == devices:
         raise AnalysisError(f"the calibration of {layout} was measured on {devices} devices, the layout and count it "
                             "would predict: a calibration must come from fewer devices")
+
+
+def host_ceiling(raw: pd.DataFrame, rows: pd.DataFrame, margin: float = agreement.DEFAULT_MARGIN) -> dict[str, float]:
+    """Per rw, what a jbod of several devices (``rows``: one count) delivered at its best, where its runs there lie
+    below the model's prediction of that point (``raw``: ``predict.predict`` of jbod's points) beyond ``margin``:
+    the devices did not add up, so some part of the host they share (its CPUs, its memory, the VM's emulation of
+    them) held them, and no more devices get past it. Nothing for a rw whose devices added up."""
+    if rows.empty:
+        return {}
+    measured = _measured(rows)
+    wanted = [*POINT, "predicted_bw_bytes", "predicted_lo", "predicted_hi", "predicted_reps"]
+    both = measured.merge(raw.reindex(columns=wanted), on=POINT)
+    found = {}
+    for rw, group in both.groupby("rw", sort=True):
+        best = group.loc[group["measured_bw_bytes"].idxmax()]
+        if _verdict(best, margin) == agreement.BELOW:
+            found[str(rw)] = float(best["measured_bw_bytes"])
+    return found

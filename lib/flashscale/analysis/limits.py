@@ -13,7 +13,8 @@ The terms, bytes/s of the data fio moves:
     cpu       hosts x cores / (CPU-seconds per byte the point costs: the device's, plus a layer's where calibrated)
 
 A mixed rw (fio's 50/50) reaches a per-direction link (PCIe, uplink, network) when either half does: twice the
-link. ``SHARED`` are the terms that do not grow with the devices: where none of them (nor a layer's cost) is known,
+link. ``SHARED`` are the terms that do not grow with the devices (with ``host``, what several devices together were
+measured to deliver at most, ``calibration.host_ceiling``): where none of them (nor a layer's cost) is known,
 nothing bounds a prediction but the devices, as far as anyone measured (``UNBOUNDED``).
 """
 from __future__ import annotations
@@ -26,7 +27,7 @@ import numpy as np
 from .ceilings import FIO_READ_SHARE, MIXED, Ceilings, pcie_link_bw_bytes
 from ..errors import ConfigError
 
-SHARED = ("uplink", "network", "memory", "cpu", "layer")  # terms that do not grow with the devices
+SHARED = ("uplink", "network", "memory", "cpu", "host", "layer")  # terms that do not grow with the devices
 UNBOUNDED = "bounded only by the devices, as far as known"
 
 

@@ -26,6 +26,8 @@ The terms, each in bytes/s of the data fio moves, each its own column (``<term>_
               (``core.design_share``: a mirror writes each byte twice)
     pcie, uplink, network, memory, cpu    the ceilings (``analysis.limits``); the cpu's cost per byte is the
               device's at its load, plus the layer's where a calibration measured it
+    host      what several devices together were measured to deliver at most where they did not add up (a jbod on
+              fewer devices below the model: ``calibration.host_ceiling``), a part of the host they share
     layer     where a calibration measured the layout on fewer devices (``analysis.calibration``): each request
               spends layer_s_per_io more than the raw devices and ceilings allow it, so k x bs / (k x bs / the
               smallest of those terms + layer_s_per_io) with k = numjobs x iodepth in flight (Little's law)
@@ -56,7 +58,7 @@ from ..measure.units import interval, percent, rate
 __all__ = ["CURVE", "PER_DEVICE", "Limits", "curve", "figures", "jobs_per_device", "nearest", "predict",
            "predict_results", "score", "limit_words", "outside_sentences", "drift_words"]
 
-TERMS = ("devices", "pcie", "uplink", "network", "memory", "cpu", "layer")  # ties bind in this order
+TERMS = ("devices", "pcie", "uplink", "network", "memory", "cpu", "host", "layer")  # ties bind in this order
 CLOSE = 0.05  # a term within this fraction above the binding one binds as well, as far as the model can tell
 KEYS = ["layout", "devices", "rw", "bs", "numjobs", "iodepth"]
 VALUES = curves.VALUES
@@ -149,7 +151,8 @@ UNKNOWN = dict(bw_bytes=np.nan, bw_bytes_lo=np.nan, bw_bytes_hi=np.nan, cpu_s_pe
 
 
 def predict(base: pd.DataFrame, layout: str, points, limits: Limits = Limits(), chunk_bytes: int | None = None,
-            layer: LayerCost | None = None, tags: int | None = None) -> pd.DataFrame:
+            layer: LayerCost | None = None, tags: int | None = None,
+            host: Mapping[str, float] | None = None) -> pd.DataFrame:
     """Per point of ``points`` (rows or a frame of devices, rw, bs, numjobs, iodepth) of ``layout``: each term
     (``<term>_limit_bw_bytes``, the devices' with ``_lo``/``_hi``), ``layout_share``, ``jobs_per_device``,
     ``busy_devices``, ``routing``, ``members_per_request``, ``piece_bytes``, ``member_outstanding`` and
@@ -160,7 +163,8 @@ def predict(base: pd.DataFrame, layout: str, points, limits: Limits = Limits(), 
     rw, bs, iodepth and job count, nothing nearest or interpolated standing in) and ``predicted_note``.
     ``predicted_reps`` (the fewest runs of the single-device points behind it: ``score``'s agreement reads it).
     ``base`` is a ``curve`` or ``figures``; ``chunk_bytes`` the stripe unit (None: unknown); ``tags`` a member's
-    queue depth (``nr_requests``; None: unknown, requests wait at their member, never in the job's queue)."""
+    queue depth (``nr_requests``; None: unknown, requests wait at their member, never in the job's queue); ``host``
+    per rw the host's measured ceiling (``calibration.host_ceiling``)."""
     _check(base, layout, limits)
     rows = []
     for point in _check_points(points).itertuples(index=False):
@@ -172,8 +176,10 @@ def predict(base: pd.DataFrame, layout: str, points, limits: Limits = Limits(), 
         seconds, extra_cpu, layer_note = layer.at(point.rw, point.bs, point.numjobs, point.iodepth) if layer else (
             np.nan, np.nan, "")
         cpu = dev["cpu_s_per_byte"] + (extra_cpu if np.isfinite(extra_cpu) else 0.0)
-        raw = ceiling_terms(limits, point.rw, point.devices, share, dev["cpu_s_per_byte"])
-        terms = {"devices": dev["bw_bytes"] * share, **ceiling_terms(limits, point.rw, point.devices, share, cpu)}
+        shared = {"host": (host or {}).get(point.rw, np.nan)}
+        raw = {**ceiling_terms(limits, point.rw, point.devices, share, dev["cpu_s_per_byte"]), **shared}
+        terms = {"devices": dev["bw_bytes"] * share, **ceiling_terms(limits, point.rw, point.devices, share, cpu),
+                 **shared}
         lows = {**terms, "devices": dev["bw_bytes_lo"] * share}
         highs = {**terms, "devices": dev["bw_bytes_hi"] * share}
         for side in (terms, lows, highs):
@@ -183,6 +189,8 @@ def predict(base: pd.DataFrame, layout: str, points, limits: Limits = Limits(), 
             notes.append("no CPU cost from the single device (not measured, or at a cap): no cpu term")
         if layer is not None:
             notes.append("; ".join(filter(None, [layer.words(), layer_note])))
+        if np.isfinite(shared["host"]):
+            notes.append(f"host: several devices together were measured at {rate(shared['host'])} at most")
         if np.isfinite(terms["devices"]) and not any(np.isfinite(terms[t]) for t in SHARED):
             notes.append(UNBOUNDED)
         row = dict(layout=layout, **point._asdict(), hosts=limits.hosts, busy_devices=dev["busy_devices"],
@@ -206,6 +214,8 @@ def _layer_term(raw: dict, point, seconds: float) -> float:
     below = [value for value in raw.values() if np.isfinite(value)]
     if not np.isfinite(seconds) or not below:
         return np.nan
+    if min(below) <= 0:  # an interval's low side at nothing: the layer adds to nothing
+        return 0.0
     work = point.numjobs * point.iodepth * point.bs
     return work / (work / min(below) + seconds)
 

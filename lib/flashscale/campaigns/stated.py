@@ -174,8 +174,9 @@ class Stating:
             return  # the baseline measured no rate (every run failed or too short): nothing to predict from
         devices = self.devices_of(layout)
         points = [{**{k: p[k] for k in ("rw", "bs", "numjobs", "iodepth")}, "devices": devices} for p in self.points]
-        layer = self.calibration(layout, devices, base)
-        prediction = predict.predict(base, layout, points, self.limits, self.chunk_bytes, layer, self.tags)
+        host = self.host(devices, base)
+        layer = self.calibration(layout, devices, base, host)
+        prediction = predict.predict(base, layout, points, self.limits, self.chunk_bytes, layer, self.tags, host)
         prediction["calibration"] = layer.source if layer is not None else ""
         if self.note:
             notes = prediction["predicted_note"]
@@ -189,19 +190,39 @@ class Stating:
                 found.append(Path(folder))
         return found
 
-    def calibration(self, layout: str, devices: int, base: pd.DataFrame) -> calibration.LayerCost | None:
-        """The layer's cost of ``layout`` before it is built on ``devices`` devices: from the same layout on the
-        most devices fewer than ``devices`` (at least 2) measured in a source folder, else from its file system on
-        one device where that is not the baseline's; None where neither was measured."""
+    def _fewer(self, layout: str, devices: int) -> tuple[pd.DataFrame, pd.DataFrame, dict] | None:
+        """The rows of ``layout`` on the most devices fewer than ``devices`` (at least 2) in the first source folder
+        that has any, with that folder's rows and options; None where none has."""
         for folder in self._sources():
             rows, options = _folder(folder)
             mine = rows[(rows["layout"] == layout) & (rows["devices"] < devices) & (rows["devices"] >= 2)] \
                 if not rows.empty else rows
             if not mine.empty:
-                count = int(mine["devices"].max())
-                own = self._own_curve(rows, options, base)
-                return self._calibrate(own, mine[mine["devices"] == count], layout, count,
-                                       options.get("chunk_bytes", self.chunk_bytes), "")
+                return mine[mine["devices"] == mine["devices"].max()], rows, options
+        return None
+
+    def host(self, devices: int, base: pd.DataFrame) -> dict[str, float]:
+        """Per rw, the host's ceiling a jbod on fewer devices measured where they did not add up
+        (``calibration.host_ceiling``); {} where none was measured or they did."""
+        found = self._fewer("jbod", devices)
+        if found is None:
+            return {}
+        mine, rows, options = found
+        points = mine[["rw", "bs", "numjobs", "iodepth"]].drop_duplicates().assign(devices=int(mine["devices"].max()))
+        raw_prediction = predict.predict(self._own_curve(rows, options, base), "jbod", points, self.limits)
+        return calibration.host_ceiling(raw_prediction, mine)
+
+    def calibration(self, layout: str, devices: int, base: pd.DataFrame,
+                    host: Mapping[str, float] | None = None) -> calibration.LayerCost | None:
+        """The layer's cost of ``layout`` before it is built on ``devices`` devices: from the same layout on the
+        most devices fewer than ``devices`` (at least 2) measured in a source folder, else from its file system on
+        one device where that is not the baseline's; None where neither was measured. ``host``: the host's
+        ceiling, held in the raw prediction as it is in the larger one's."""
+        found = self._fewer(layout, devices)
+        if found is not None:
+            mine, rows, options = found
+            return self._calibrate(self._own_curve(rows, options, base), mine, layout, int(mine["devices"].max()),
+                                   options.get("chunk_bytes", self.chunk_bytes), "", host)
         fs = file_system(layout, self.fs)
         if fs == self.fs or layout == BASELINE:
             return None
@@ -209,7 +230,7 @@ class Stating:
             rows, options = _folder(folder)
             if not rows.empty and options.get("fs") == fs and BASELINE in set(rows["layout"]):
                 ones = rows[(rows["layout"] == BASELINE) & (rows["devices"] == 1)]
-                return self._calibrate(base, ones, BASELINE, 1, None, f"{fs} on one device")
+                return self._calibrate(base, ones, BASELINE, 1, None, f"{fs} on one device", None)
         return None
 
     def _own_curve(self, rows: pd.DataFrame, options: dict, base: pd.DataFrame) -> pd.DataFrame:
@@ -222,9 +243,9 @@ class Stating:
             return base
 
     def _calibrate(self, base: pd.DataFrame, rows: pd.DataFrame, layout: str, count: int, chunk: int | None,
-                   source: str) -> calibration.LayerCost | None:
+                   source: str, host: Mapping[str, float] | None) -> calibration.LayerCost | None:
         points = rows[["rw", "bs", "numjobs", "iodepth"]].drop_duplicates().assign(devices=count)
-        raw_prediction = predict.predict(base, layout, points, self.limits, chunk, tags=self.tags)
+        raw_prediction = predict.predict(base, layout, points, self.limits, chunk, tags=self.tags, host=host)
         try:
             return calibration.calibrate(raw_prediction, rows, layout, count, source)
         except AnalysisError:
