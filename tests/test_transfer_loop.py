@@ -28,6 +28,9 @@ def test_neither_phase_can_exceed_the_capped_devices_on_any_layout(applications)
         assert rate["truth_bw_bytes"] == rate["devices"] * CAP
         assert 0 < rate["value"] <= rate["truth_bw_bytes"] * (1 + common.tolerance(rate["runtime_s"])), rate["layout"]
         assert not rate["above_truth"]
+        # tiny on purpose (about a second a phase): a phase more than 2% above its truth, as the throttle's first
+        # slice lets through, is flagged too short and gives no rate; any other is within 2% of its truth
+        assert rate["too_short"] or rate["value"] <= rate["truth_bw_bytes"] * 1.02, rate[["layout", "metric"]]
     assert set(rows[rows["unit"] == "bytes/s"]["metric"]) == {"write_bw", "copy_bw"}
     commands = (result.directory / rows["raw_dir"].iloc[0] / "commands.txt").read_text().splitlines()
     assert len(commands) == 2 and all("conv=fsync" in line.split() for line in commands)
@@ -35,7 +38,9 @@ def test_neither_phase_can_exceed_the_capped_devices_on_any_layout(applications)
     assert list(files["value"] * 8 * 2**20) == pytest.approx(list(copies["value"]), rel=1e-9)
     taxes = app_analysis.tax(result.table)
     jbod = taxes[(taxes["layout"] == "jbod") & (taxes["metric"] == "copy_bw")]
-    assert len(jbod) == 2 and (jbod["fio_bytes"] > 0).all() and jbod["tax"].notna().all()
+    assert len(jbod) == 2 and (jbod["fio_bytes"] > 0).all()
+    assert jbod["tax"].notna().tolist() == [not short for short in
+                                            copies[copies["layout"] == "jbod"]["too_short"]]  # too short: no tax
     leftovers = [p for p in (result.directory / "raw").rglob("file*") if p.is_file()]
     assert leftovers == []  # the files were written on the layout, never in the raw folder
     # and each transfer was in the campaign's progress, counted in its total: fio's runs and every workload's

@@ -4,7 +4,8 @@
 
 For the many-files transfer (``copy_bw``) fio's reference is the smaller of its best read and best write on the
 layout (a copy reads and writes every byte); for bonnie++'s block write and read, fio's best write and read. Only
-measured, non-warm-up fio rows count; an application row with no value (bonnie++'s ``+++++``) keeps its reason.
+measured, non-warm-up fio rows that are rates count (``core.rates``: none flagged ``too_short``); an application row
+with no value (bonnie++'s ``+++++``) keeps its reason, and one flagged ``too_short`` gives no value and no tax.
 """
 from __future__ import annotations
 
@@ -18,6 +19,19 @@ from ..errors import AnalysisError
 REFERENCE = {"copy_bw": ("read", "write"), "write_bw": ("write",), "block_write": ("write",),
              "block_read": ("read",), "block_rewrite": ("read", "write")}
 SEQUENTIAL = {"read": "read", "write": "write"}
+SHORT = "too short to give a rate (analysis.evidence.too_short_sentences says why)"
+
+
+def rated(apps: pd.DataFrame) -> pd.DataFrame:
+    """The applications' rows as a report shows them: a row flagged ``too_short`` keeps no value (NaN, and
+    ``missing_reason`` says so: ``evidence.too_short_sentences`` says why), so that no rate above what the devices
+    allow is published; the rows themselves are kept."""
+    if "too_short" not in apps.columns or apps.empty:
+        return apps
+    short = core.flag(apps, "too_short")
+    reason = apps["missing_reason"] if "missing_reason" in apps.columns else pd.Series(None, index=apps.index)
+    return apps.assign(value=apps["value"].mask(short), bw_bytes=apps["bw_bytes"].mask(short),
+                       missing_reason=reason.astype(object).mask(short, SHORT))
 
 
 def fio_best(table: pd.DataFrame) -> pd.DataFrame:
@@ -26,6 +40,7 @@ def fio_best(table: pd.DataFrame) -> pd.DataFrame:
     if not need <= set(table.columns):
         raise AnalysisError(f"the results table lacks {sorted(need - set(table.columns))}")
     rows = core.runs(table)
+    rows = rows[~core.flag(rows, "too_short")] if "too_short" in rows.columns else rows
     rows = rows[(rows.get("workload", "fio") == "fio") & rows["rw"].isin(list(SEQUENTIAL))]
     return rows.groupby(["layout", "rw"])["bw_bytes"].max().unstack("rw")
 
@@ -35,14 +50,16 @@ def tax(table: pd.DataFrame) -> pd.DataFrame:
     reference bytes/s, the tax, and why a value is missing."""
     best = fio_best(table)
     apps = table[table.get("workload", "fio").isin(["bonnie++", "transfer"]) & table["metric"].isin(list(REFERENCE))]
+    shorts = core.flag(apps, "too_short") if "too_short" in apps.columns else pd.Series(False, index=apps.index)
     rows = []
-    for _, row in apps.iterrows():
+    for (_, row), short in zip(apps.iterrows(), shorts):  # too short: no rate, or above its truth by the slice
         directions = REFERENCE[row["metric"]]
         have = row["layout"] in best.index and all(d in best.columns for d in directions)
         reference = min(best.loc[row["layout"], d] for d in directions) if have else np.nan
+        value = np.nan if short else row["value"]
         rows.append({"layout": row["layout"], "workload": row["workload"], "metric": row["metric"],
-                     "point": row["point"], "value_bytes": row["value"], "fio_bytes": reference,
-                     "tax": 1 - row["value"] / reference if reference and reference > 0 else np.nan,
-                     "missing_reason": row.get("missing_reason")})
+                     "point": row["point"], "value_bytes": value, "fio_bytes": reference,
+                     "tax": 1 - value / reference if reference and reference > 0 else np.nan,
+                     "missing_reason": SHORT if short else row.get("missing_reason")})
     return pd.DataFrame(rows, columns=["layout", "workload", "metric", "point", "value_bytes", "fio_bytes", "tax",
                                        "missing_reason"])

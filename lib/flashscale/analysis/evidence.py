@@ -12,6 +12,7 @@ import pandas as pd
 
 from .core import POINT, above_truth, failed, flag, runs, truth_check
 from .metadata import ENGINES
+from ..measure import truth
 from ..measure.steady import steady_state
 from ..measure.units import duration, percent, rate, size
 
@@ -49,21 +50,40 @@ def _applications(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def too_short_sentences(frame: pd.DataFrame) -> list[str]:
-    """Each point with runs flagged ``too_short`` (a results table): too fast to measure at this size, so it gives
-    no rate (``core.rates`` leaves those runs out). No sentence for a table without the flag."""
-    rows = runs(frame)
-    if "too_short" not in rows.columns:
+    """Each point with runs flagged ``too_short`` (a results table; the applications' rates too), and why it gives
+    no rate (``core.rates`` leaves those runs out): too fast to measure at this size (under a second), or above its
+    known truth by more than 2% where the throttle's first slice explains it (``measure.truth.why_too_short``: a
+    capped run under 5 s). No sentence for a table without the flag."""
+    parts = [rows for rows in (runs(frame), _applications(frame)) if "too_short" in rows.columns]
+    short = pd.concat([rows[flag(rows, "too_short")] for rows in parts]) if parts else frame.iloc[0:0]
+    if short.empty:
         return []
-    short = rows[flag(rows, "too_short")]
-    keys = [*POINT, *(["nrfiles"] if "nrfiles" in short.columns else [])]
+    keys = [c for c in (*POINT, "nrfiles", "metric", "point") if c in short.columns]
     out = []
     for _, group in short.groupby(keys, sort=True, observed=True, dropna=False):
         r = group.iloc[0]
         took = f"took {group['runtime_s'].mean():.2f} s" if "runtime_s" in group.columns else "ran too briefly"
-        more = "files" if r.rw in ENGINES.values() else "data (a larger size or a longer runtime)"
         count = f" ({len(group)} runs)" if len(group) > 1 else ""
+        why = _sliced(group)
+        if why:
+            out.append(f"{_point_words(r)} {took}{count}: {why}.")
+            continue
+        more = "files" if r.rw in ENGINES.values() else "data (a larger size or a longer runtime)"
         out.append(f"{_point_words(r)} {took}{count}: too fast to measure at this size; give it more {more}.")
     return out
+
+
+def _sliced(group: pd.DataFrame) -> str | None:
+    """Why the first run of ``group`` at least a second long gives no rate, where its truth is known: above it by
+    more than 2%, as the throttle's first slice allows in a run this short (``truth.why_too_short``)."""
+    if not {"truth_bw_bytes", "runtime_s"} <= set(group.columns):
+        return None
+    for r in group.itertuples():
+        ratio = r.bw_bytes / r.truth_bw_bytes if np.isfinite(r.truth_bw_bytes) else np.nan
+        why = truth.why_too_short(ratio, r.runtime_s, allowed=np.inf) if r.runtime_s >= truth.MIN_RUNTIME_S else None
+        if why:
+            return why
+    return None
 
 
 def truth_sentences(frame: pd.DataFrame) -> list[str]:
@@ -76,13 +96,25 @@ def truth_sentences(frame: pd.DataFrame) -> list[str]:
         held = [rows for rows in (runs(frame), _applications(frame))
                 if {"above_truth", "truth_bw_bytes"} <= set(rows.columns)]
         known = sum(int(pd.to_numeric(rows["truth_bw_bytes"], errors="coerce").notna().sum()) for rows in held)
+        sliced = sum(int(_sliced_runs(rows)) for rows in held)
+        short = (f" ({sliced} of them more than 2% above it by the throttle's first slice: too short to give a "
+                 "rate, named below)") if sliced else ""
         return [f"Every run within its known cap: all {known} run(s) with a known truth (devices x cap) came out at "
-                f"or below it, within the throttle's tolerance."] if known else []
+                f"or below it, within the throttle's tolerance{short}."] if known else []
     above = pd.concat(found, ignore_index=True)
     named = "; ".join(f"{_point_words(r)} rep {getattr(r, 'rep', '?')}: {rate(r.bw_bytes)} against "
                       f"{rate(r.truth_bw_bytes)} ({percent(r.truth_ratio, 0)})" for r in above.itertuples())
     return [f"{len(above)} run(s) came out above the emulated array's known cap: {named} — a measurement error to "
             f"investigate, not a result."]
+
+
+def _sliced_runs(rows: pd.DataFrame) -> int:
+    """How many of ``rows`` are flagged ``too_short`` while more than 2% above their known truth: the throttle's
+    first slice, in a run too short for it (``measure.truth``)."""
+    if "too_short" not in rows.columns or "bw_bytes" not in rows.columns:
+        return 0
+    ratio = pd.to_numeric(rows["bw_bytes"], errors="coerce") / pd.to_numeric(rows["truth_bw_bytes"], errors="coerce")
+    return int((flag(rows, "too_short") & (ratio > 1 + truth.MIN_TOLERANCE)).sum())
 
 
 def steady_round_sentences(frame: pd.DataFrame) -> list[str]:

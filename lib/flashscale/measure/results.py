@@ -21,23 +21,15 @@ from typing import Iterable, Mapping
 
 import pandas as pd
 
-from . import fio_output
+from . import truth
 from ..errors import AnalysisError, FlashscaleError
 from ..paths import project_root
 
 log = logging.getLogger("flashscale.results")
 
-# A run shorter than this gives no rate worth stating. fio counts a run's time in whole milliseconds, its own
-# start and finish included, and a block throttle lets about one 100 ms slice through before it holds the rate;
-# under a second these are a tenth of the run or more (64,000 files "created in 100 ms" is fio's clock, not the
-# file system's rate).
-MIN_RUNTIME_S = 1.0
-# How far above its known truth a run on the emulated array may be and still agree with it. The kernel's block
-# throttle works in slices of 100 ms (throtl_slice) and lets about one slice's worth through at the start of a run
-# before it holds the cap: cap x 0.1 s on top of cap x runtime, i.e. 0.1 s / runtime of the rate. Never less than
-# 2%, for fio's own accounting of a run's edges (a fully written device read at a 200 MB/s cap for 3 s: 1.35% over).
-THROTTLE_SLICE_S = 0.1
-MIN_TOLERANCE = 0.02
+# The known truth and the runs too short to give a rate: ``measure.truth`` (named here too, where rows are made).
+MIN_RUNTIME_S, THROTTLE_SLICE_S, MIN_TOLERANCE = truth.MIN_RUNTIME_S, truth.THROTTLE_SLICE_S, truth.MIN_TOLERANCE
+truth_tolerance, evidence = truth.tolerance, truth.evidence
 
 # name -> (dtype, meaning). The first block is the contract of the walking skeleton.
 COLUMNS: dict[str, tuple[str, str]] = {
@@ -86,10 +78,11 @@ EXTRA_COLUMNS: dict[str, tuple[str, str]] = {
     "truth_bw_bytes": ("float64", "the known truth on the emulated array: devices x cap of each direction the rw "
                                   "moves, bytes/s; NaN when fio ran uncapped (off the emulated array)"),
     "above_truth": ("bool", "true when read_bw_bytes or write_bw_bytes is above its direction's devices x cap by "
-                            "more than the tolerance (results.truth_tolerance): the run measured something other "
-                            "than the devices"),
-    "too_short": ("bool", f"true when the run lasted under {MIN_RUNTIME_S:g} s (results.MIN_RUNTIME_S): too fast to "
-                          "measure at this size, its rate is fio's clock rather than the storage"),
+                            "more than the throttle's first slice explains (measure.truth.tolerance): the run "
+                            "measured something other than the devices"),
+    "too_short": ("bool", f"true when the run gives no rate (measure.truth.why_too_short): it lasted under "
+                          f"{truth.MIN_RUNTIME_S:g} s (fio's clock rather than the storage), or came out more than "
+                          "2% above its truth where the throttle's first slice explains it (a capped run under 5 s)"),
     "ss": ("string", "fio's steady-state criterion the run was given (SS: e.g. iops_slope:0.300000%, as fio echoes "
                      "it); NA when not asked"),
     "ss_attained": ("boolean", "true when fio's own steady state (SS over SS_DUR_S seconds) was attained and the run "
@@ -156,11 +149,6 @@ def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="microseconds")
 
 
-def truth_tolerance(runtime_s: float) -> float:
-    """How far (a fraction) a run of ``runtime_s`` seconds may be above its known truth and still agree with it."""
-    return max(MIN_TOLERANCE, THROTTLE_SLICE_S / runtime_s) if runtime_s > 0 else float("inf")
-
-
 # The numbers of a run (``fio_output.parse``'s): NaN on a failed row, whatever failed (a run, a host, a cluster's point).
 NUMBERS = ("bw_bytes", "iops", "runtime_s", "clat_mean_ns", "clat_p50_ns", "clat_p99_ns", "clat_p999_ns",
            "clat_p9999_ns", "clat_stddev_ns", "lat_mean_ns", "read_bw_bytes", "write_bw_bytes", "io_bytes")
@@ -170,23 +158,6 @@ def failed(error: object) -> dict:
     """The columns of a run that failed: ``status`` failed, ``error`` why, and every number NaN, never 0 and never
     another run's: nothing was measured."""
     return {"status": "failed", "error": str(error), **{name: math.nan for name in NUMBERS}}
-
-
-def evidence(row: Mapping, caps: Mapping[str, float], network_bps: float | None = None) -> dict:
-    """A row's agreement with the known truth, and whether it lasted long enough to measure.
-
-    ``caps`` is the per-device cap of each direction ("read", "write") fio ran under, bytes/s; empty when it ran
-    uncapped. The truth is ``devices`` x cap for each direction the rw moves (their sum for a mixed rw), or, when
-    the row's data crossed a capped network carrying ``network_bps`` bytes of data per second each way, the smaller
-    of the two; a row is above it when either direction's bandwidth is above its own truth by more than
-    ``truth_tolerance``. Metadata runs move no data worth a cap and have no truth."""
-    directions = fio_output.DIRECTIONS.get(row["rw"], ())
-    truths = {d: min(row["devices"] * caps[d], network_bps or math.inf) for d in directions if caps.get(d, 0) > 0}
-    known = bool(directions) and len(truths) == len(directions)
-    limit = 1 + truth_tolerance(row["runtime_s"])
-    above = known and any(row[f"{d}_bw_bytes"] > truth * limit for d, truth in truths.items())
-    return {"truth_bw_bytes": float(sum(truths.values())) if known else float("nan"), "above_truth": bool(above),
-            "too_short": bool(row["runtime_s"] < MIN_RUNTIME_S)}
 
 
 def with_defaults(frame: pd.DataFrame) -> pd.DataFrame:

@@ -15,6 +15,7 @@ from ...system import processes, undo
 from ...system.devices import System
 from ...system.teardown import Teardown, manifest_dir
 from .. import monitoring, results
+from ..truth import judged
 
 PHASE = "workload"  # not a point of the sweep: ``analysis.core`` never reads these rows
 NAN = float("nan")
@@ -91,11 +92,10 @@ def truth(recorder, layout: Layout, cgroup_procs: Sequence[Path], directions: Se
 
 
 def evidence(truth_bw_bytes: float, value: float, seconds: float) -> dict:
-    """A rate of bytes held to its truth as fio's rows are (``results.evidence``): ``above_truth`` when above it by
-    more than ``tolerance`` for a run of ``seconds``; ``too_short`` under ``results.MIN_RUNTIME_S``."""
-    limit = 1 + tolerance(seconds)
-    return {"truth_bw_bytes": truth_bw_bytes, "above_truth": bool(value > truth_bw_bytes * limit),
-            "too_short": bool(seconds < results.MIN_RUNTIME_S)}
+    """A rate of bytes held to its truth as fio's rows are (``measure.truth.judged``): ``above_truth`` when above it
+    by more than ``tolerance`` for a run of ``seconds``; ``too_short`` under ``results.MIN_RUNTIME_S``, or when it is
+    more than 2% above its truth and the throttle's slices explain it (no rate: ``truth.why_too_short``)."""
+    return {"truth_bw_bytes": truth_bw_bytes, **judged(value / truth_bw_bytes, seconds, tolerance(seconds))}
 
 
 def tolerance(seconds: float) -> float:

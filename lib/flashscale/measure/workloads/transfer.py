@@ -12,8 +12,10 @@ came out at 433 MB/s on a btrfs-raid0 of two devices capped at 200 MB/s each wit
 
 On the emulated array the truth is known (``common.truth``): the write phase cannot exceed devices x the write cap;
 the copy reads and writes every byte, so it cannot exceed devices x the smaller of the read and write caps. Both
-rates carry it (``truth_bw_bytes``) and fio's check (``above_truth``, ``too_short``). The application's tax is its
-copy rate against fio's on the same devices (``analysis.applications``).
+rates carry it (``truth_bw_bytes``) and fio's check (``above_truth``, ``too_short``): a phase of about a second wrote
+433 MB/s on two devices capped at 200 MB/s, the throttle's first slice, so a phase more than 2% above its truth that
+the slice explains gives no rate, and the default moves 2 GiB (5 s or more at 400 MB/s). The application's tax is
+its copy rate against fio's on the same devices (``analysis.applications``).
 
 Metrics: ``write_bw`` (bytes/s), ``write_files`` (files/s), ``copy_bw`` (bytes/s), ``copy_files`` (files/s).
 """
@@ -34,7 +36,7 @@ MIB = 2**20
 @dataclass(frozen=True)
 class Transfer:
     files: int = 64
-    file_mib: int = 16
+    file_mib: int = 32  # 2 GiB: 5 s or more at 400 MB/s, so the throttle's first slice is under 2% (measure.truth)
     streams: tuple[int, ...] = (1, 4)
     direct: bool = True
     repetitions: int = 1
