@@ -249,9 +249,9 @@ def test_the_report_s_margin_is_the_drift_sentence_s_margin():
     assert scored.outside_sentences(wide, 0.05) == []
 
 
-def test_the_golden_quickstart_repeats_itself_within_2_percent_at_the_cap():
-    """Real fio on 4 loop devices capped at 200 MB/s: jbod's 1-job points land within 2% of the single device's,
-    the cap being the truth of both."""
+def test_harness_check_the_golden_quickstart_repeats_itself_within_2_percent_at_the_cap():
+    """A harness check: real fio on 4 loop devices capped at 200 MB/s, jbod's 1-job points land within 2% of the
+    single device's, the cap being the truth of both (the throttle's precision, not the model's)."""
     frame = pd.read_csv(GOLDEN)
     got = scored.repeatability(predict.score(predict.predict_results(frame), frame))
     assert set(got["rw"]) == {"read", "write"} and (got["layout"] == "jbod").all()

@@ -66,7 +66,9 @@ def test_md_imsm_and_lvm_are_built_measured_and_hold_their_truth(tmp_path, no_la
     # 2 jobs saturate every layout here: each delivers its truth (one device: 100 MB/s; two: 200 MB/s)
     ratio = (rows["bw_bytes"] / truth).round(3)
     assert ratio.between(0.85, 1.05).all(), rows.assign(ratio=ratio)[["layout", "rw", "bw_bytes", "ratio"]]
-    # stated before each was built, from the single device measured first: two devices' worth, the devices bound
+    # stated before each was built, from the single device measured first: two devices' worth, the devices bound. A
+    # harness check, not evidence of the model's accuracy: each device is held at its cap, so 2 x the cap is the
+    # truth by construction (issue 33: the layers' own cost cannot show at 100 MB/s a device)
     scored = predict.score(result.predictions, rows)
     assert sorted(scored["layout"].unique()) == sorted(set(layouts) - {"single"}) and len(scored) == 8
     assert (scored["predicted_limit"] == "devices").all() and scored["busy_devices"].eq(2).all()
