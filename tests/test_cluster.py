@@ -234,10 +234,13 @@ def test_a_host_count_is_stated_once_from_one_host_alone_and_kept(tmp_path):
 
 
 def test_a_cluster_s_points_are_scored_each_against_its_own_host_count_and_host(tmp_path):
-    results.append_rows(tmp_path, [_alone("write", 2e8), _alone("read", 2e8)])
+    # two runs a point, alike: each side's interval is exact, so the one rule can tell a 5% miss (one run could not)
+    results.append_rows(tmp_path, [{**_alone(rw, 2e8), "rep": rep} for rw in ("write", "read") for rep in (0, 1)])
     cluster.state(tmp_path, _hosts("nbd", 2, 5e7), POINTS, 2)
-    measured = [_alone(rw, bw, host, 2, "nbd") for rw in ("write", "read")
-                for host, bw in (("host0", 5e7), ("host1", 4.5e7), (cluster.ALL, 9.5e7))]
+    measured = [{**_alone(rw, bw, host, 2, "nbd"), "rep": rep} for rw in ("write", "read")
+                for host, bw in (("host0", 5e7), ("host1", 4.5e7), (cluster.ALL, 9.5e7)) for rep in (0, 1)]
+    once = scored.against(results.read_predictions(tmp_path), results.to_frame(measured[::2]))
+    assert set(once["agreement"]) == {"no interval"} and scored.outside_sentences(once) == []  # one run: no verdict
     points = scored.against(results.read_predictions(tmp_path), results.to_frame(measured))
     assert len(points) == 6
     by = points.set_index(["rw", "host"])
@@ -262,7 +265,7 @@ def test_a_cluster_s_points_are_scored_each_against_its_own_host_count_and_host(
     assert kept["prediction_error"] == pytest.approx({"nbd/read/2": 0.05, "nbd/write/2": 0.05})
     assert kept["predictions_outside"] == len(outside) and "prediction_error" not in records.cluster(
         table, efficiency, limits)
-    only = scored.against(results.read_predictions(tmp_path), results.to_frame(measured[:1]))  # the rest not yet
+    only = scored.against(results.read_predictions(tmp_path), results.to_frame(measured[:2]))  # the rest not yet
     assert list(zip(only["rw"], only["host"])) == [("write", "host0")]
 
 

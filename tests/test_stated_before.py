@@ -23,12 +23,18 @@ def _rows(started: list[str], layout: str = "jbod", hosts: int | None = None) ->
     return frame if hosts is None else frame.assign(hosts=hosts, host="all")
 
 
+def _single() -> pd.DataFrame:
+    """The single device, two runs a point alike: its curve's interval is exact."""
+    return predict.curve(pd.DataFrame([dict(layout="single", devices=1, rw="read", bs=2**20, numjobs=n, iodepth=1,
+                                            rep=rep, bw_bytes=1e8) for n in (1, 2) for rep in (0, 1)]))
+
+
 def _stated(at: str) -> pd.DataFrame:
-    return predict.predict(predict.figures({"read": 1e8}), "jbod", POINTS).assign(predicted_at=at)
+    return predict.predict(_single(), "jbod", POINTS).assign(predicted_at=at)
 
 
 def test_predictions_and_runs_are_stamped_to_the_microsecond(tmp_path):
-    stated.record(tmp_path, predict.predict(predict.figures({"read": 1e8}), "jbod", POINTS))
+    stated.record(tmp_path, predict.predict(_single(), "jbod", POINTS))
     said = results.read_predictions(tmp_path)["predicted_at"]
     assert said.str.match(MICROSECONDS.pattern).all(), said.tolist()
     assert MICROSECONDS.match(results.now())

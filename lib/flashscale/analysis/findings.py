@@ -104,9 +104,13 @@ def _tax_sentence(row: pd.Series, at_bs: str) -> str:
                   else "more runs at this spread would not decide it: the estimate sits on the margin's edge")
         return (f"{row['layout']} against {other} {where} is undecided: {percent(row['tax'])} tax, but its interval "
                 f"reaches across the {margin} margin ({_interval(row)}); {decide}")
-    if row["tax"] < 0:
-        return f"{row['layout']} measured {percent(-row['tax'])} faster than {other} {where}{_untested(row)}"
-    return f"{row['layout']} measured {percent(row['tax'])} below {other} {where}{_untested(row)}"
+    faster = f"{percent(-row['tax'])} faster than {other} {where}{_untested(row)}"
+    if said is None:  # a summary without repetitions: the tax as computed, said to be untested
+        return (f"{row['layout']} is {faster}" if row["tax"] < 0 else
+                f"{row['layout']} costs a {percent(row['tax'])} tax against {other} {where}{_untested(row)}")
+    # one run on a side: no verdict can be given, so no tax and no gain is claimed
+    return (f"{row['layout']} measured {faster}" if row["tax"] < 0 else
+            f"{row['layout']} measured {percent(row['tax'])} below {other} {where}{_untested(row)}")
 
 
 def conclusions(summary: pd.DataFrame) -> list[str]:
