@@ -320,10 +320,16 @@ def outside_sentences(scored: pd.DataFrame, drift: Mapping[str, float] | None = 
         line = (f"{row.layout} {row.rw}, {row.devices} devices, bs {row.bs}, {core.count_of(row.numjobs, 'job')}, "
                 f"iodepth {row.iodepth}: "
                 f"measured {rate(row.measured_bw_bytes)}, predicted {rate(row.predicted_bw_bytes)} "
-                f"({interval(row.predicted_lo, row.predicted_hi)}), {percent(row.error, signed=True)}; the "
+                f"({interval(*_bounds(row))}), {percent(row.error, signed=True)}; the "
                 f"{limit_words(row.predicted_limit, getattr(row, 'predicted_close', ''))} bound")
         out.append(line + drift_words(row.error, row.rw, drift, margin))
     return out
+
+
+def _bounds(row) -> tuple[float, float]:
+    """A prediction's interval, NaN where its single device had one run (``predicted_reps``): no interval."""
+    runs = getattr(row, "predicted_reps", np.nan)
+    return (np.nan, np.nan) if runs < 2 else (row.predicted_lo, row.predicted_hi)
 
 
 def drift_words(error: float, rw: str, drift: Mapping[str, float] | None, margin: float = DEFAULT_MARGIN) -> str:

@@ -88,7 +88,7 @@ def stated_before(predictions: pd.DataFrame, frame: pd.DataFrame) -> None:
 
 def for_people(scored: pd.DataFrame) -> pd.DataFrame:
     """One row a point: the prediction with its interval (``predicted_bw_bytes_lo``/``_hi``, which ``tables.show``
-    writes beside it), the measured mean (its own interval left to the figure), the error, the term that bound, and
+    writes beside it; none where the single device behind it had one run, ``predicted_reps``), the measured mean (its own interval left to the figure), the error, the term that bound, and
     whether the measurement agrees with the prediction by the one rule (``analysis.agreement``: the interval of
     their ratio within the margin): "agrees", "above, beyond the margin", "below, beyond the margin", "undecided"
     (their interval reaches across the margin's edge: more runs would tell), "one run: no interval" (no verdict
@@ -97,8 +97,9 @@ def for_people(scored: pd.DataFrame) -> pd.DataFrame:
     inside = [INSIDE.get(v, "unknown") if isinstance(v, str) else "unknown" for v in said]
     shown = scored.drop(columns=["measured_bw_bytes_lo", "measured_bw_bytes_hi"], errors="ignore")
     limits = [predict.limit_words(limit, close) for limit, close in zip(scored["predicted_limit"], _close(scored))]
-    return shown.assign(predicted_bw_bytes_lo=scored["predicted_lo"], predicted_bw_bytes_hi=scored["predicted_hi"],
-                        inside=inside, predicted_limit=limits)
+    once = scored["predicted_reps"] < 2 if "predicted_reps" in scored.columns else False  # one run: no interval
+    return shown.assign(predicted_bw_bytes_lo=scored["predicted_lo"].mask(once),
+                        predicted_bw_bytes_hi=scored["predicted_hi"].mask(once), inside=inside, predicted_limit=limits)
 
 
 def undecided_sentences(scored: pd.DataFrame, margin: float = DEFAULT_MARGIN) -> list[str]:
