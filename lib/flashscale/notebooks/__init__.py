@@ -1,5 +1,6 @@
 """Notebooks: what runs the parameterized notebooks of a study and publishes them.
 
+    kernel     the kernel a notebook runs in, spoken to over Unix sockets (IPC), never TCP
     execute    a campaign file's notebooks executed by papermill, parameters checked first, reports exported
     studies    a study: the numbered notebooks of one campaign, each stage's own campaign folder
     reproduce  a published report run again here, and the two compared by one agreement rule
