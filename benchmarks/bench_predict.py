@@ -10,8 +10,9 @@ Cases (issue 33's benchmark), each predicted before what it predicts was measure
     loop         uncapped loop devices (no cap: the CPU binds): btrfs on one device, then jbod and btrfs raid0 on 2
                  and on 4, each campaign stating its layouts before it builds them, the one before its calibration
                  (``campaign.run``'s baseline: btrfs on one device for raid0 on 2, the 2-device layouts for 4)
-    vm-layouts   the VM lab uncapped (TCG: the CPU binds): md RAID-0, IMSM RAID-0 and an LVM stripe on 2 of 4 QEMU
-                 NVMe devices, then on 4, stated from one device and the 2-device campaign (scored: the 4)
+    vm-layouts   the VM lab uncapped (TCG: the CPU binds): jbod, md RAID-0, IMSM RAID-0 and an LVM stripe on 2 of 4
+                 QEMU NVMe devices, then the three on 4, stated from one device and the 2-device campaign (scored:
+                 the 4)
     vm-nullblk   the VM lab's null_blk devices (10 ms, 8 tags each): 4 KiB random reads at iodepth 1 to 64 on one
                  device, md RAID-0 with chunks of 4 KiB and 512 KiB on 2 (the calibration) and on 4 (scored),
                  predicted from the one device and the 2-device md alone (the routing case)
@@ -36,13 +37,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from flashscale.analysis import calibration, predict
+from flashscale.analysis import calibration, predict, scored as scoring
 from flashscale.arrays.emulated import ArraySpec
 from flashscale.arrays.layouts import Options
 from flashscale.campaigns import campaign
 from flashscale.measure import results
 from flashscale.measure.sweep import Sweep
 from flashscale.measure.units import percent, rate
+from flashscale.system.devices import System
+from flashscale.system.monitor import busy_cores
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "data" / "reference"
@@ -56,6 +59,23 @@ NULLBLK = dict(spec=dict(devices=4, size_bytes=64 * MiB, latency_ns=10_000_000, 
                depths=[1, 2, 4, 8, 16, 32, 64], chunks=[4096, 512 * 1024], counts=[2, 4], runtime_s=3,
                repetitions=2)
 POINT = ["devices", "rw", "bs", "numjobs", "iodepth"]
+QUIET_CORES = 0.3  # a campaign starts when the machine's other work keeps no more than this busy (5 s sampled)
+QUIET_WAIT_S = 900
+
+
+def quiet(why: str) -> str:
+    """Wait, at most ``QUIET_WAIT_S``, for the machine to be quiet (``QUIET_CORES`` busy over 5 s): this 2-core
+    machine is shared, and an uncapped device's rate is the CPUs'. What was waited and found, in words."""
+    system, started = System(), time.monotonic()
+    while True:
+        before = system.cpu_times()
+        time.sleep(5)
+        busy = busy_cores(before, system.cpu_times())
+        waited = time.monotonic() - started
+        if busy <= QUIET_CORES or waited >= QUIET_WAIT_S:
+            line = f"{why}: {busy:.2f} cores busy after {waited:.0f} s of waiting"
+            print(line, flush=True)
+            return line
 
 
 def scored_frame(prediction: pd.DataFrame, measured: pd.DataFrame, case: str, counted: bool) -> pd.DataFrame:
@@ -95,9 +115,12 @@ def _loop_spec(name: str, work: Path, devices: int, layouts: tuple[str, ...], fs
 
 def measure_loop(work: Path) -> None:
     """btrfs on one device, then the 2- and 4-device campaigns, each the next one's calibration."""
+    quiet("loop-btrfs1")
     first = campaign.run(_loop_spec("loop-btrfs1", work, 1, ("single",), fs="btrfs"), progress=False)
+    quiet("loop2")
     two = campaign.run(_loop_spec("loop2", work, 2, ("single", "jbod", "btrfs-raid0")), progress=False,
                        baseline=first.directory)
+    quiet("loop4")
     campaign.run(_loop_spec("loop4", work, 4, ("single", "jbod", "btrfs-raid0")), progress=False,
                  baseline=two.directory)
 
@@ -138,10 +161,12 @@ def _boot(plan: dict, work: Path, share_name: str, devices: int, timeout_s: floa
 
 
 def measure_vm_layouts(work: Path) -> dict:
+    """The 2-device campaign (with jbod: the host's ceiling, where the devices do not add up), then the 4-device."""
     layouts = ("single", "md-raid0", "md-imsm-raid0", "lvm-striped")
     sweep = {**SWEEP, "repetitions": 3, "cpu_latency_us": None}  # TCG: a polling guest CPU starves QEMU's own
     plan = {"mode": "layouts", "data_dir": str(work), "device_size": 2**30,
-            "campaigns": [{"name": "vm2", "layouts": layouts, "sweep": sweep, "use_devices": 2},
+            "campaigns": [{"name": "vm2", "layouts": ("single", "jbod", *layouts[1:]), "sweep": sweep,
+                           "use_devices": 2},
                           {"name": "vm4", "layouts": layouts, "sweep": sweep}]}
     return _boot(plan, work, "vm-layouts", 4, 5400)
 
@@ -180,19 +205,31 @@ def vm_nullblk(work: Path) -> list[pd.DataFrame]:
 
 # ---- the report ----------------------------------------------------------------------------------------------
 def summary(scored: pd.DataFrame) -> pd.DataFrame:
-    """Per case, layout and count: the best measured point against its prediction, and over every point the median
-    and worst absolute error."""
+    """Per case, layout and count: the best measured point against its prediction (with the half-width of its
+    runs' t interval, ``spread``), and over every point the median and worst absolute error."""
     out = []
     for (case, layout, devices), group in scored.groupby(["case", "layout", "devices"], sort=False):
         for rw, rows in group.groupby("rw", sort=True):
             best = rows.loc[rows["measured_bw_bytes"].idxmax()]
             worst = rows.loc[rows["error"].abs().idxmax()]
+            spread = (best["measured_bw_bytes_hi"] - best["measured_bw_bytes_lo"]) / 2 / best["measured_bw_bytes"]
             out.append(dict(case=case, layout=layout, devices=devices, rw=rw, points=len(rows),
                             best=f"{best['numjobs']}j qd{best['iodepth']}", best_predicted=best["predicted_bw_bytes"],
-                            best_measured=best["measured_bw_bytes"], best_error=best["error"],
+                            best_measured=best["measured_bw_bytes"], spread=spread, best_error=best["error"],
                             median_abs=rows["error"].abs().median(), worst_abs=abs(worst["error"]),
                             worst_at=f"{worst['numjobs']}j qd{worst['iodepth']}", counted=bool(rows["counted"].all())))
     return pd.DataFrame(out)
+
+
+def drift_lines(scored: pd.DataFrame) -> list[str]:
+    """Per case, how far this machine repeated itself (``scored.drift``: jbod at one job against the single
+    device, minutes before), where it was measured."""
+    out = []
+    for case, group in scored.groupby("case", sort=False):
+        found = scoring.drift(group)
+        if found:
+            out.append(f"- {case}: " + ", ".join(f"{rw} {percent(value)}" for rw, value in found.items()))
+    return out
 
 
 def machine() -> str:
@@ -206,17 +243,24 @@ def machine() -> str:
 def report(scored: pd.DataFrame) -> tuple[str, bool]:
     """The table and the misses in words; whether the goal was met."""
     table = summary(scored)
-    lines = ["| case | layout | N | rw | points | best point | predicted | measured | error | median |err| | "
-             "worst |err| |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| case | layout | N | rw | points | best point | predicted | measured (± runs) | error | median |err| "
+             "| worst |err| |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in table.itertuples(index=False):
         mark = "" if r.counted else " (not counted)"
         lines.append(f"| {r.case}{mark} | {r.layout} | {r.devices} | {r.rw} | {r.points} | {r.best} | "
-                     f"{rate(r.best_predicted)} | {rate(r.best_measured)} | {percent(r.best_error, signed=True)} | "
-                     f"{percent(r.median_abs)} | {percent(r.worst_abs)} ({r.worst_at}) |")
+                     f"{rate(r.best_predicted)} | {rate(r.best_measured)} (±{percent(r.spread)}) | "
+                     f"{percent(r.best_error, signed=True)} | {percent(r.median_abs)} | "
+                     f"{percent(r.worst_abs)} ({r.worst_at}) |")
     counted = scored[scored["counted"]]
     errors = counted["error"].abs()
     best = summary(counted)["best_error"].abs()
     met = errors.median() <= GOAL_MEDIAN and errors.max() <= GOAL_WORST
+    lines += ["", "Per case, median and worst absolute error over its points:"]
+    lines += [f"- {case}: {len(group)} points, median {percent(group['error'].abs().median())}, worst "
+              f"{percent(group['error'].abs().max())}" for case, group in counted.groupby("case", sort=False)]
+    drifts = drift_lines(scored)
+    if drifts:
+        lines += ["", "This machine's own drift (jbod at one job against the single device, minutes apart):", *drifts]
     lines += ["", f"Counted points: {len(counted)}; median absolute error {percent(errors.median())}, worst "
               f"{percent(errors.max())} (goal: {percent(GOAL_MEDIAN, 0)} and {percent(GOAL_WORST, 0)}: "
               f"{'met' if met else 'not met'}); at each layout's best point: median {percent(best.median())}, "
@@ -250,6 +294,8 @@ def main(argv: list[str]) -> int:
     for case in cases:
         started = time.monotonic()
         if case in MEASURE and not args.rescore:
+            if case.startswith("vm"):
+                quiet(case)
             MEASURE[case](work)
         parts += SCORE[case](work)
         print(f"{case}: {time.monotonic() - started:.0f} s", flush=True)

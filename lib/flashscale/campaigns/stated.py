@@ -216,8 +216,11 @@ class Stating:
                     host: Mapping[str, float] | None = None) -> calibration.LayerCost | None:
         """The layer's cost of ``layout`` before it is built on ``devices`` devices: from the same layout on the
         most devices fewer than ``devices`` (at least 2) measured in a source folder, else from its file system on
-        one device where that is not the baseline's; None where neither was measured. ``host``: the host's
-        ceiling, held in the raw prediction as it is in the larger one's."""
+        one device where that is not the baseline's; None where neither was measured, and for a jbod (its devices
+        have no layer the single device had not). ``host``: the host's ceiling, held in the raw prediction as it is
+        in the larger one's."""
+        if layout in predict.PER_DEVICE:
+            return None  # no layer but the file system the single device has: what more devices share is ``host``
         found = self._fewer(layout, devices)
         if found is not None:
             mine, rows, options = found
