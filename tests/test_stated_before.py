@@ -66,3 +66,15 @@ def test_a_cluster_s_prediction_is_held_to_its_own_host_count_s_first_run():
     assert len(scored.against(said, frame)) == 2  # after one host's runs, before two hosts'
     with pytest.raises(AnalysisError, match="the prediction of jbod on 2 hosts was stated at 2026-11-26T10:01:30"):
         scored.against(said.assign(predicted_at="2026-11-26T10:01:30.000000+00:00"), frame)
+
+
+def test_a_precondition_written_before_the_statement_is_no_run_it_predicts():
+    """A cluster preconditions the files of every host count at once, before it states the first: the runs a
+    prediction must precede are the measured ones (a warm-up among them)."""
+    frame = _rows(["2026-11-26T10:01:00.000000+00:00"])
+    written = frame.iloc[:1].assign(phase="precondition", started_at="2026-11-26T10:00:00.000000+00:00")
+    frame = pd.concat([written, frame.assign(phase="measure")], ignore_index=True)
+    assert len(scored.against(_stated("2026-11-26T10:00:30.000000+00:00"), frame)) == 2
+    warm = frame.assign(phase="measure")  # had it been a measured (warm-up) run, the prediction came after it
+    with pytest.raises(AnalysisError, match="after its first run started at 2026-11-26T10:00:00.000000"):
+        scored.against(_stated("2026-11-26T10:00:30.000000+00:00"), warm)
