@@ -28,6 +28,7 @@ from pathlib import Path
 import yaml
 
 from ..arrays.guard import confirmation
+from ..system.ssh import SshHost
 from ..errors import ConfigError
 
 OWN_VARS = {"flashscale_mount_dir": "mount_dir", "flashscale_local_dir": "local_dir",
@@ -36,11 +37,9 @@ RANGE = re.compile(r"\[(\d+):(\d+)\]")
 
 
 @dataclass(frozen=True)
-class InventoryHost:
-    name: str
-    address: str
-    port: int = 22
-    user: str = "root"
+class InventoryHost(SshHost):
+    """A host of an inventory: how SSH reaches it (``system.ssh.SshHost``, checked as it is), its groups, its vars."""
+
     groups: frozenset[str] = frozenset()
     vars: dict = field(default_factory=dict, compare=False)
 

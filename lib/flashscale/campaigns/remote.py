@@ -33,7 +33,7 @@ from ..errors import ConfigError, FlashscaleError, RefusedError
 from ..system.commands import Runner
 from ..system.devices import System
 from ..system.ssh import PACKAGE, Link, SshHost, SshOptions, Unreachable, package
-from ..system.teardown import Teardown, manifest_dir
+from ..system.teardown import Built, Teardown, manifest_dir
 from ..system.undo import make_scratch
 
 PYTHON_MIN = (3, 10)
@@ -120,8 +120,9 @@ class _Host:
         return list(names)
 
 
-class RemoteCluster:
-    """Context manager: every host connected, shipped and checked on entry; everything undone on exit."""
+class RemoteCluster(Built):
+    """Context manager (``system.teardown.Built``): every host connected, shipped and checked on entry (``_build``);
+    everything undone on exit, or as soon as entering fails."""
 
     def __init__(self, hosts: Sequence, options: SshOptions, plan: Plan, directory: Path,
                  runner: Runner | None = None, manifests: Path | None = None):
@@ -158,18 +159,7 @@ class RemoteCluster:
             raise RefusedError(f"{what}: " + "; ".join(f"host {n}: {o}" for n, o in failed.items()))
 
     # ---- entering: connect, ship, check --------------------------------------------------------------------
-    def __enter__(self) -> "RemoteCluster":
-        try:
-            self._open()
-        except BaseException:
-            self.close()
-            raise
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def _open(self) -> None:
+    def _build(self) -> None:
         control = Teardown(self.manifests / f"flashscale-ssh-{self.token}.json", self.runner, self.system)
         self._stack.callback(control.close)  # last: the sockets' folder, once every master is gone
         self.control = make_scratch(self.manifests, f"ssh-{self.token}", control)
