@@ -9,6 +9,7 @@ import pytest
 import papermill
 
 from flashscale.campaigns import campaign
+from flashscale.notebooks import execute
 from flashscale.errors import ConfigError, RefusedError, UnsupportedError
 
 from conftest import leftover_mounts, loop_devices_backed_under, sha256
@@ -118,10 +119,9 @@ def test_the_mounted_layout_measures_inside_a_directory_and_removes_only_its_own
 def test_a_notebook_on_a_test_bed_stops_at_the_plan_by_default(tmp_path, bed):
     before = [sha256(d.path) for d in bed["devices"]]
     with pytest.raises(papermill.PapermillExecutionError) as stopped:
-        papermill.execute_notebook(str(ROOT / "notebooks" / "01_baseline.ipynb"), str(tmp_path / "out.ipynb"),
-                                   parameters={"TESTBED": bed["file"], "CAMPAIGN": "bed",
-                                               "DATA_DIR": str(tmp_path / "data")},
-                                   cwd=str(ROOT), kernel_name="python3", progress_bar=False)
+        execute.execute_notebook(ROOT / "notebooks" / "01_baseline.ipynb", tmp_path / "out.ipynb",
+                                 {"TESTBED": bed["file"], "CAMPAIGN": "bed", "DATA_DIR": str(tmp_path / "data")}, ROOT,
+                                 progress_bar=False)
     assert stopped.value.ename == "DryRun" and "nothing was touched" in stopped.value.evalue
     assert f"blkdiscard {bed['devices'][0].path}" in stopped.value.evalue
     assert [sha256(d.path) for d in bed["devices"]] == before

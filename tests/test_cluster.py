@@ -22,7 +22,7 @@ from flashscale.campaigns import cluster
 from flashscale.analysis import cluster as cluster_analysis, scored
 from flashscale.arrays.cluster import EmulatedCluster
 from flashscale.arrays.emulated import ArraySpec
-from flashscale.measure import results
+from flashscale.measure import results, units
 from flashscale.measure.cluster import Endpoint
 from flashscale.publish import rate_plots, records
 from flashscale.measure.sweep import Sweep
@@ -130,7 +130,8 @@ def test_the_ceilings_name_the_network_where_the_data_crosses_it_and_the_devices
     fabric, hosts = table[table["host"] == cluster.ALL].set_index("layout"), table[table["host"] != cluster.ALL]
     assert set(fabric.loc["nbd", "binding_limit"]) == {"network"}
     assert fabric.loc["nbd", "expected_ceiling_bw_bytes"].tolist() == pytest.approx([2 * netns.payload_bps(LINK)] * 2)
-    assert all(s.startswith("the network binds: its ceiling is 99 MB/s") for s in fabric.loc["nbd", "binds"])
+    ceiling = units.rate(2 * netns.payload_bps(LINK))  # the formatter's three digits: "99.3 MB/s"
+    assert all(s.startswith(f"the network binds: its ceiling is {ceiling}") for s in fabric.loc["nbd", "binds"])
     assert set(fabric.loc["jbod", "binding_limit"]) == {"device"}
     over_nbd = hosts[hosts["layout"] == "nbd"]
     assert set(over_nbd["binding_limit"]) == {"network"}  # and each host's own link binds it

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from flashscale.analysis import core as analysis, ceilings
+from flashscale.notebooks import execute
 from flashscale.publish import report
 from flashscale.errors import AnalysisError
 
@@ -109,12 +110,8 @@ def test_notebook_is_thin_and_committed_without_outputs():
 
 @pytest.mark.notebook
 def test_notebook_reproduces_the_reference_numbers(tmp_path):
-    papermill = pytest.importorskip("papermill")
     out = tmp_path / "reference_studies.ipynb"
-    papermill.execute_notebook(
-        str(NOTEBOOK), str(out), parameters={"REFERENCE_DIR": str(REFERENCE)}, kernel_name="python3",
-        cwd=str(NOTEBOOK.parent), progress_bar=False,
-    )
+    execute.execute_notebook(NOTEBOOK, out, {"REFERENCE_DIR": str(REFERENCE)}, NOTEBOOK.parent, progress_bar=False)
     numbers = report.read_record(out)
     assert numbers["imsm_read_tax"]["ours"] == pytest.approx(0.0912, abs=5e-4)
     assert numbers["read_network_fraction"]["ours"] == pytest.approx(0.97, abs=5e-3)

@@ -235,8 +235,8 @@ def _publish_comparison(original: Published, again: Published, spec: dict, root:
     given = {"CAMPAIGN": again.campaign, "SOURCES": [str(p) for p in (*original.data, *again.data)],
              "ORIGINAL": str(original.folder), "REPRODUCTION": str(again.folder)}
     try:
-        papermill.execute_notebook(str(execute.notebook_path(COMPARE_NOTEBOOK, root)), str(executed),
-                                   parameters=given, cwd=str(root), kernel_name="python3", progress_bar=False)
+        execute.execute_notebook(execute.notebook_path(COMPARE_NOTEBOOK, root), executed, given, root,
+                                 progress_bar=False)
     except papermill.PapermillExecutionError as exc:
         raise FlashscaleError(f"{COMPARE_NOTEBOOK} stopped with {exc.ename}: {exc.evalue} (the executed notebook "
                               f"is {executed})") from None
