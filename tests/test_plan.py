@@ -158,3 +158,22 @@ def test_without_a_ceiling_plan_does_not_drive_two_thousand_ram_disks_at_a_terab
     got = pd.read_csv(io.StringIO(out)).iloc[0]
     assert pd.isna(got["devices"]) and got["ceiling_limit"] == "memory" and got["ceiling_bw_bytes"] == 18e9
     assert got["max_devices"] == 2048 and got["other_limit_devices"] == 31  # 30 x 0.6 GB/s = 18 GB/s: a tie
+
+
+def test_a_stripe_s_chunk_comes_from_the_user_or_the_layout_s_own_rows(tmp_path, capsys):
+    """4 KiB random reads of a device that reads 100 MB/s at one in flight (and no more at two, as far as it was
+    measured); plan gives N devices N jobs at iodepth 1. Where each request fits a chunk (--chunk-bytes, or the
+    layout's own rows' chunk_bytes, an imported run's) the N requests land on the members at random: on 2 they share
+    one half of the time, 133 MB/s (the closed network's 2 x 100 x 2 / 3), so 150 MB/s takes 3; with the chunk
+    unknown every member takes a piece of every request and 2 reach it."""
+    rows = pd.DataFrame([dict(layout="single", devices=1, rw="randread", bs=4096, numjobs=1, iodepth=1, rep=rep,
+                              bw_bytes=1e8) for rep in range(2)])
+    path = tmp_path / "random.csv"
+    rows.to_csv(path, index=False)
+    args = ["--target", "150MB/s", "--layout", "md-raid0", "--bs", 4096, "--max-devices", 4, "--format", "csv"]
+    assert pd.read_csv(io.StringIO(plan(capsys, path, *args)[1])).iloc[0]["devices"] == 2
+    assert pd.read_csv(io.StringIO(plan(capsys, path, *args, "--chunk-bytes", 65536)[1])).iloc[0]["devices"] == 3
+    table, _ = sizing.sizing(predict.curve(rows), 1.5e8, layout="md-raid0", max_devices=4, chunk_bytes=4096)
+    assert table.set_index("devices").loc[2, "predicted_bw_bytes"] == pytest.approx(2 * 1e8 * 2 / 3)
+    imported = pd.concat([rows, rows.assign(layout="md-raid0", devices=2, chunk_bytes=4096)], ignore_index=True)
+    assert predict.chunks(imported) == {"md-raid0": 4096, "single": None}

@@ -156,15 +156,18 @@ def main(args: argparse.Namespace) -> int:
     target = parse_rate(args.target, "--target")
     base, results_table = _curve(args)
     limits = _limits(args)
+    chunk = args.chunk_bytes
+    if chunk is None and results_table is not None:  # an imported run's own chunk_bytes, where its rows give one
+        chunk = predict.chunks(results_table).get(args.layout)
     table, answers = sizing.sizing(base, target, limits, layout=args.layout, devices_per_host=args.devices_per_host,
                                    max_devices=args.max_devices, baseline_bs=args.bs, table=results_table,
-                                   chunk_bytes=args.chunk_bytes)
+                                   chunk_bytes=chunk)
     if args.format == "csv":
         answers.to_csv(sys.stdout, index=False)
         return 0
     print(people(sizing.shown(table, answers)).to_string(index=False))
     print()
-    found = sizing.evidence(results_table, base, args.layout, limits, args.chunk_bytes, args.devices_per_host)
+    found = sizing.evidence(results_table, base, args.layout, limits, chunk, args.devices_per_host)
     for line in evidence_sentences(found, args.layout):
         print(line)
     for answer in answers.itertuples(index=False):
