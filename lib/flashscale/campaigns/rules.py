@@ -20,7 +20,8 @@ from ..errors import ConfigError
 NOTEBOOK_PARAMETERS: dict[str, str] = {
     "REFERENCE": "the layout the tax is measured against (quickstart, 03_layout_tax, 11_job_file)",
     "BASELINE_BS": "the block size of the baseline, bytes (quickstart, 01_baseline, 02_scaling, 03_layout_tax)",
-    "TAX_MARGIN": "a tax within +/- this fraction is equivalent (quickstart, 03_layout_tax, 11_job_file)",
+    "TAX_MARGIN": "two numbers within +/- this fraction are the same (the tax, a reproduction, a prediction: "
+                  "quickstart, 03_layout_tax, 10_cluster, 11_job_file)",
     "LAYOUT": "the one layout the notebook measures (04_latency_iops, 05_metadata, 07_consistency)",
 }
 # Devices a layout needs, and why: mdadm refuses a RAID-0 (native or IMSM) of one device without --force; mkfs.btrfs
@@ -133,7 +134,7 @@ RULES: tuple[Rule, ...] = (
     Rule(("BASELINE_BS", "BS"), _baseline_measured),             # quickstart, 01, 02, 03: the baseline
     Rule(("LAYOUTS", "DEVICES"), _enough_devices("LAYOUTS")),    # every layout built on the campaign's devices
     Rule(("LAYOUT", "DEVICES"), _enough_devices("LAYOUT")),      # 04, 05, 07: the one layout
-    Rule(("TAX_MARGIN",), _margin),                              # quickstart, 03, 11: the margin of equivalence
+    Rule(("TAX_MARGIN",), _margin),                              # quickstart, 03, 10, 11: the margin of equivalence
     Rule(("HOSTS", "REMOTE_HOSTS"), _remote_hosts_enough),       # 10_cluster on real hosts
     Rule(("CAP_SCALE", "DEVICES"), _cap_scale_per_device),       # a factor per emulated device, or none
     Rule(("CAP_SCALE",), _cap_scale_backend),                    # the loop devices only (not vm, cluster, testbed)

@@ -94,7 +94,8 @@ def quickstart(summary: pd.DataFrame, baseline: pd.DataFrame, result, saturated:
     jobs (and queue depth) shown to reach 95% of the best, or ``reached`` false, and what one job delivers. With
     ``scored`` (``analysis.scored.against``: the predictions stated before each layout was built),
     ``prediction_error``: the largest |measured / predicted - 1| per ``layout/rw``, and ``predictions_outside``: the
-    points outside their predicted interval by more than the margin."""
+    points whose measurement and prediction differ by more than the margin (``analysis.agreement``: the interval
+    of their ratio wholly beyond it)."""
     rows = {f"{r.layout}/{r.devices}/{r.rw}": {"best_bw_bytes": float(r.best_bw_bytes),
                                                 "efficiency": float(r.efficiency),
                                                 "tax": None if r.tax != r.tax else float(r.tax), **_evidence(r)}
@@ -109,7 +110,7 @@ def quickstart(summary: pd.DataFrame, baseline: pd.DataFrame, result, saturated:
 def _predicted(scored: pd.DataFrame | None) -> dict:
     """Of ``scored`` (``analysis.scored.against``: the predictions stated before each layout was built),
     ``prediction_error``: the largest |measured / predicted - 1| per ``layout/rw``, ``predictions_outside``: the
-    points outside their predicted interval by more than the margin, and ``repeatability``: per ``layout/rw``, jbod
+    points whose measurement and prediction differ by more than the margin (``analysis.agreement``), and ``repeatability``: per ``layout/rw``, jbod
     at 1 job against the single device (``scored.repeatability``, the machine's drift); nothing without it."""
     if scored is None:
         return {}
