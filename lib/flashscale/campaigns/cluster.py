@@ -134,7 +134,7 @@ class ClusterSpec:
         counts = tuple(self.hosts)
         if not counts or any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in counts):
             raise ConfigError(f"hosts={list(counts)!r} must list host counts >= 1")
-        remote.resolve_hosts(self)
+        remote.resolve_hosts(self, RemoteHost.from_mapping)
         if self.remote and max(counts) > len(self.remote):
             raise ConfigError(f"hosts={list(counts)} but only {len(self.remote)} remote hosts are named")
         storage = (self.storage,) if isinstance(self.storage, str) else tuple(self.storage)

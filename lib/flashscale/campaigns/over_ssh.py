@@ -1,7 +1,7 @@
 """A cluster campaign's hosts over SSH: which hosts (``REMOTE_HOSTS`` or an ``INVENTORY``), checked as a spec is, and
 the layouts run on them one after another (``campaigns.remote.RemoteCluster`` does the work on the hosts).
 
-    resolve_hosts(spec)     the inventory's hosts as the spec's ``remote``; every SSH rule checked, before anything
+    resolve_hosts(spec, make)  the inventory's hosts as the spec's ``remote``; every SSH rule checked, before anything
     order(spec)             the layouts measured, in order: ``LAYOUTS``, then ``local`` and ``mounted`` where named
     run(spec, directory, runner, fio_version, measure)   each layout built, measured by ``measure``, undone
 """
@@ -30,8 +30,10 @@ def _path(value: str | None) -> str | None:
     return str(Path(value).expanduser() if Path(value).expanduser().is_absolute() else project_root() / value)
 
 
-def resolve_hosts(spec) -> None:
-    """Set ``spec.remote`` from ``spec.inventory`` and check what an SSH campaign needs; ConfigError naming it."""
+def resolve_hosts(spec, remote_host: Callable[[dict], object]) -> None:
+    """Set ``spec.remote`` from ``spec.inventory`` (each host made by ``remote_host`` from its ``REMOTE_HOSTS``
+    mapping: the spec's own ``RemoteHost.from_mapping``) and check what an SSH campaign needs; ConfigError naming
+    it."""
     given = [name for name in SSH_ONLY if getattr(spec, name) not in (None, (), "", [])]
     if not spec.known_hosts:
         if given:
@@ -43,9 +45,8 @@ def resolve_hosts(spec) -> None:
     if spec.inventory:
         if spec.remote:
             raise ConfigError("give REMOTE_HOSTS or INVENTORY, not both")
-        from .cluster import RemoteHost  # the spec's own class, whose module imports this one
         hosts = inventory.read(_path(spec.inventory), spec.host_group)
-        object.__setattr__(spec, "remote", tuple(RemoteHost.from_mapping(h.remote()) for h in hosts))
+        object.__setattr__(spec, "remote", tuple(remote_host(h.remote()) for h in hosts))
     if not spec.remote:
         raise ConfigError("KNOWN_HOSTS is for real hosts: name them in REMOTE_HOSTS or INVENTORY")
     ports = [h.name for h in spec.remote if h.port != fio_cluster.PORT]
