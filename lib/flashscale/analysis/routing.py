@@ -2,8 +2,10 @@
 member at random, and how unevenly they land.
 
     route(layout, devices, rw, bs, numjobs, iodepth, chunk)   a ``Route``: how a point's I/O reaches the members
-    spread(rate, members, customers)                          throughput and occupancy of members that share
+    spread(rates, members)                                    throughput and occupancy of members that share
                                                               requests landing at random (``Spread``)
+    submitted(latency, members, jobs, depth, tags)            the same where a member's tags run out and each
+                                                              job's requests wait in its own queue (head-of-line)
     chunk_of(layout, chunk_bytes)                             the stripe unit the routing uses
 
 A stripe cuts its address space into chunks laid over the members in turn (md RAID-0, an LVM stripe, btrfs raid0
@@ -34,6 +36,12 @@ latency queues less, and a seeded simulation of 4 members with 8 tags each (test
 more throughput than it at 24-64 requests in flight. A request spread over several but not all members
 completes when its last piece does; the pieces are taken to land independently (the wait for the last piece is
 not modelled).
+
+Head-of-line blocking: a member holds at most its queue's tags (sysfs ``nr_requests``); through md a request that
+finds none free puts the job that submitted it to sleep (fio's ``io_submit``), and its next requests, bound for idle
+members, wait behind it. Where more are in flight than a member's tags, ``submitted`` follows each job's queue in a
+seeded event simulation (short: 20,000 completions); two members of one tag serve 1.5 requests a service time, as
+many as land on distinct members before the first repeat.
 
 The chunk: the layout flashscale built (``layouts.Options.chunk_bytes``, campaign.json), an imported run's
 ``chunk_bytes`` column, or the user's; None (unknown) takes every request to reach every member, with a note.
