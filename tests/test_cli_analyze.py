@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from flashscale import cli
+from flashscale.cli import analyze as analyze_cli
 
 MiB = 1048576
 COLUMNS = ["layout", "devices", "rw", "bs", "numjobs", "iodepth", "rep", "warmup", "bw_bytes"]
@@ -284,3 +285,21 @@ def test_rates_written_as_text_of_numbers_are_the_numbers(tmp_path, capsys, dtyp
     got = pd.read_csv(io.StringIO(out)).set_index("layout")
     assert got.loc["jbod", "best_bw_bytes"] == 600 and got.loc["raid0", "tax"] == pytest.approx(0.1)
     assert "jbod (4 device(s)) read 1 MiB with 8 job(s) rep 2: 0.000610 MB/s against 0.000560 MB/s (109%)" in err
+
+
+def test_predict_routes_a_stripe_by_the_campaign_s_own_chunk(tmp_path, capsys):
+    """4 KiB random reads, one job at queue depth 1, on md-raid0 of 2 devices: with the campaign's 512 KiB chunk
+    each request lands on one member, so one device's rate is predicted; told another chunk, the answer follows."""
+    rows = [("single", 1, "randread", 4096, jobs, 1, rep, False, 50e6 * jobs) for jobs in (1, 2) for rep in (0, 1)]
+    rows += [("md-raid0", 2, "randread", 4096, 1, 1, rep, False, 50e6) for rep in (0, 1)]
+    folder = tmp_path / "campaign"
+    folder.mkdir()
+    pd.DataFrame(rows, columns=COLUMNS).assign(lat_mean_ns=80_000.0).to_parquet(folder / "results.parquet")
+    (folder / "campaign.json").write_text('{"spec": {"options": {"chunk_bytes": 524288}}}')
+    assert analyze_cli.campaign_chunk(str(folder)) == 524288 and analyze_cli.campaign_chunk(str(tmp_path)) is None
+    status, routed, err = analyze(capsys, folder, "--predict", "--format", "csv")
+    assert status == 0, err
+    one = pd.read_csv(io.StringIO(routed)).iloc[0]
+    assert one["predicted_bw_bytes"] == pytest.approx(50e6, rel=0.01)  # one member a request: one device's rate
+    status, told, err = analyze(capsys, folder, "--predict", "--chunk-bytes", "1024", "--format", "csv")
+    assert pd.read_csv(io.StringIO(told)).iloc[0]["predicted_bw_bytes"] > 1.5 * 50e6  # 4 KiB over 1 KiB: both

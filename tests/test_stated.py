@@ -7,7 +7,8 @@ import os
 
 import pytest
 
-from flashscale.campaigns import stated
+from flashscale.campaigns import campaign, stated
+from flashscale.errors import ConfigError
 from flashscale.analysis.ceilings import pcie_link_bw_bytes
 from flashscale.measure import results
 from flashscale.system.devices import System
@@ -129,3 +130,19 @@ def test_the_devices_queue_depth_is_the_fewest_tags_sysfs_names(tmp_path):
     assert stated.queue_depth(["/dev/nvme0n1", "/dev/nullb0"], system) == 8
     assert stated.queue_depth(["/dev/nvme0n1", "/dev/sdz"], system) is None  # sysfs names none for sdz
     assert stated.queue_depth([], system) is None
+
+
+def test_calibration_folders_are_a_campaign_parameter_named_under_data_dir_or_by_path(tmp_path):
+    """CALIBRATION names the campaign folders whose layouts on fewer devices calibrate a layer's cost: a name under
+    DATA_DIR or a path, checked when the spec is made, and handed to what states each prediction."""
+    data = tmp_path / "data"
+    _folder(data.parent / "elsewhere", [single(1e8, 0, 1)])
+    data.mkdir()
+    two = _folder(data / "two", [single(1e8, rep, 1) for rep in (0, 1)])
+    spec = campaign.CampaignSpec.from_parameters(CAMPAIGN="four", DATA_DIR=str(data),
+                                                 CALIBRATION=["two", str(tmp_path / "elsewhere")])
+    assert spec.calibrations == ("two", str(tmp_path / "elsewhere"))
+    state = campaign._stating(spec, tmp_path, None, System())
+    assert list(state.calibrations) == [two, tmp_path / "elsewhere"]
+    with pytest.raises(ConfigError, match="CALIBRATION 'nowhere' is not a campaign folder"):
+        campaign.CampaignSpec.from_parameters(CAMPAIGN="four", DATA_DIR=str(data), CALIBRATION=["nowhere"])

@@ -95,6 +95,7 @@ class CampaignSpec:
     on_failure: str = "continue"        # after a failed fio run: continue the sweep, or stop it
     vm_accel: str = "auto"              # EMULATION vm: kvm, tcg, or auto (KVM when a short probe boots)
     ceilings: dict | None = None        # CEILINGS: a file's path or a mapping, kept as the values it gives
+    calibrations: tuple[str, ...] = ()  # CALIBRATION: campaign folders of the layouts on fewer devices
 
     def __post_init__(self) -> None:
         parameters.check_campaign_name(self.name)
@@ -130,10 +131,20 @@ class CampaignSpec:
             if not isinstance(wipe, (list, tuple)) or not all(isinstance(w, str) for w in wipe):
                 raise ConfigError(f"WIPE={self.wipe!r} must be True, False or a list of signature types (strings)")
             object.__setattr__(self, "wipe", tuple(w.strip() for w in wipe if w.strip()))
+        object.__setattr__(self, "calibrations", tuple(str(c) for c in (self.calibrations or ())))
+        for folder in self.calibrations:
+            if not self.calibration_folder(folder).is_dir():
+                raise ConfigError(f"CALIBRATION {folder!r} is not a campaign folder under DATA_DIR={self.data_dir!r} "
+                                  "nor a folder")
         try:  # the file's content, not its path, is the spec: campaign.json records it, resume compares it
             object.__setattr__(self, "ceilings", parameters.read_ceilings(self.ceilings))
         except ConfigError as exc:
             raise ConfigError(f"CEILINGS={self.ceilings!r}: {exc}") from None
+
+    def calibration_folder(self, name: str) -> Path:
+        """A ``CALIBRATION`` entry as a folder: a campaign's name under ``DATA_DIR``, else a path as given."""
+        under = results.data_root(self.data_dir) / name
+        return under if under.is_dir() else Path(name)
 
     @classmethod
     def from_dict(cls, d: dict) -> "CampaignSpec":
@@ -323,8 +334,8 @@ def _stating(spec: CampaignSpec, directory: Path, testbed: tuple | None, system:
     """What states each layout's prediction before it is built: its devices, the sweep's points, this machine's
     limits measured once (its CPUs, its memory's copy rate; a test bed's PCIe links and queue depth) with the
     campaign's ``CEILINGS`` on top (``stated.limits``), how the layouts are built (the stripe unit, the file
-    system), and the single-device rows of ``baseline`` when the campaign measures none itself; ``baseline``'s
-    layouts on fewer devices calibrate a layer's cost (``stated.Stating.calibration``)."""
+    system), and the single-device rows of ``baseline`` when the campaign measures none itself; the ``CALIBRATION``
+    folders' and ``baseline``'s layouts on fewer devices calibrate a layer's cost (``stated.Stating.calibration``)."""
     count = len(testbed[1]) if testbed is not None else spec.array.devices
 
     def devices_of(name: str) -> int:
@@ -335,7 +346,8 @@ def _stating(spec: CampaignSpec, directory: Path, testbed: tuple | None, system:
     return stated.Stating(directory, spec.sweep.points(), devices_of, limits,
                           stated.said(paths, system, spec.ceilings, limits), baseline,
                           chunk_bytes=spec.options.chunk_bytes, fs=spec.options.fs,
-                          tags=stated.queue_depth(paths, system))
+                          tags=stated.queue_depth(paths, system),
+                          calibrations=tuple(spec.calibration_folder(c) for c in spec.calibrations))
 
 
 def _failures(table: pd.DataFrame | None) -> list[str]:

@@ -64,6 +64,7 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "PRECONDITION_PASSES": ("spec", "precondition_passes"), "RESUME": ("spec", "resume"),
     "FORCE_RESUME": ("spec", "force_resume"), "ON_FAILURE": ("spec", "on_failure"),
     "ADAPTIVE": ("sweep", "adaptive"), "VM_ACCEL": ("spec", "vm_accel"), "CEILINGS": ("spec", "ceilings"),
+    "CALIBRATION": ("spec", "calibrations"),
     "CPU_LATENCY_US": ("sweep", "cpu_latency_us"),
     # a cluster campaign's own (fields of cluster.ClusterSpec, which a CampaignSpec does not have)
     "HOSTS": ("spec", "hosts"), "LINK_BPS": ("spec", "link_bps"), "SUBNET": ("spec", "subnet"),
@@ -74,7 +75,7 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "CLOCK_TOLERANCE_S": ("spec", "clock_tolerance_s"),
 }
 # Parameters whose None or empty value means "none": the field's default (None, or nothing to wipe) applies.
-OPTIONAL_PARAMETERS = {"ADAPTIVE", "BACKING_DIR", "TESTBED", "CONFIRM", "WIPE", "MOUNT_DIR", "ERASE_FALLBACK", "SS", "SS_DUR_S",
+OPTIONAL_PARAMETERS = {"CALIBRATION", "ADAPTIVE", "BACKING_DIR", "TESTBED", "CONFIRM", "WIPE", "MOUNT_DIR", "ERASE_FALLBACK", "SS", "SS_DUR_S",
                        "SS_RAMP_S", "USE_DEVICES", "REMOTE_HOSTS", "CEILINGS",
                        "CPU_LATENCY_US", "INVENTORY", "KNOWN_HOSTS", "SSH_IDENTITY", "SSH_CONFIG"}
 
@@ -215,6 +216,11 @@ SCHEMA: dict[str, tuple[object, str]] = {
                  "as flashscale analyze --ceilings reads (relative to the checkout), or its mapping inline, e.g. "
                  "{memory_bw_bytes: 2e10}; memory, the network's links and PCIe (a link given here wins over the one "
                  "sysfs names) become terms; None: this machine's CPUs and its devices' PCIe links only"),
+    "CALIBRATION": (Optional[Names], "campaign folders (names under DATA_DIR, or paths) of the same layouts on fewer "
+                                     "devices, or a layout's file system on one: each layer's own cost they measured "
+                                     "is stated with this campaign's predictions, before its layouts are built (never "
+                                     "from the layout and device count it predicts); None: this campaign's and the "
+                                     "baseline's own rows only"),
     "CPU_LATENCY_US": (Optional[AtLeastZero], "every run holds the CPUs to idle states they leave within this many "
                                               "µs (/dev/cpu_dma_latency; 0: they poll), so no wake-up from deep idle "
                                               "shapes a curve; None: the machine's own idle states"),

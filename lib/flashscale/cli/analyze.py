@@ -8,6 +8,7 @@ docs/reference/commands.md#flashscale-analyze.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -42,10 +43,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--stated", action="store_true",
                         help="with --predict and a campaign directory: score the predictions it stated before "
                              "building each layout (predictions.csv), its best points and its repeatability")
+    parser.add_argument("--chunk-bytes", type=int, default=None, metavar="BYTES",
+                        help="with --predict: the stripe unit of the layouts (default: the campaign's own, else the "
+                             "rows' chunk_bytes)")
     parser.add_argument("--confidence", type=float, default=0.95, help="confidence of the _lo/_hi intervals")
     parser.add_argument("--margin", type=float, default=significance.DEFAULT_MARGIN,
                         help="margin of practical equivalence of the tax, a fraction (default %(default)s: a tax "
                              "within it is 'equivalent', beyond it 'tax' or 'gain')")
+
+
+def campaign_chunk(path: str) -> int | None:
+    """The stripe unit the campaign at ``path`` built its layouts with (its campaign.json's ``options.chunk_bytes``),
+    None for a table alone or a campaign that records none (then each row's own ``chunk_bytes``, if any)."""
+    spec = Path(path) / "campaign.json"
+    try:
+        chunk = json.loads(spec.read_text()).get("spec", {}).get("options", {}).get("chunk_bytes")
+    except (OSError, ValueError):
+        return None
+    return int(chunk) if isinstance(chunk, (int, float)) and chunk > 0 else None
 
 
 def ceilings_file(path: str) -> dict:
@@ -113,7 +128,8 @@ def _print_predicted(frame: pd.DataFrame, args: argparse.Namespace) -> int:
         scored = _stated(args.results, frame, args)
     else:
         limits = predict.Limits.from_ceilings(ceilings_file(args.ceilings)) if args.ceilings else predict.Limits()
-        scored = predict.score(predict.predict_results(frame, limits, args.confidence), frame, args.confidence,
+        chunk = args.chunk_bytes if args.chunk_bytes is not None else campaign_chunk(args.results)
+        scored = predict.score(predict.predict_results(frame, limits, args.confidence, chunk), frame, args.confidence,
                                args.margin)
     if args.format == "csv":
         scored.to_csv(sys.stdout, index=False)
