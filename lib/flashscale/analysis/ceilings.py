@@ -59,6 +59,16 @@ def pcie_link_bw_bytes(gen: int, lanes: int, efficiency: float = 1.0) -> float:
     return PCIE_LANE_BW_BYTES[gen] * lanes * efficiency
 
 
+def check_positive(values, what: str) -> None:
+    """ConfigError naming the first field of the dataclass ``values`` that is given (not None) but is not a
+    positive, finite number (a bool is not one), as ``what`` ("ceiling parameter", "limit")."""
+    for f in fields(values):
+        value = getattr(values, f.name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float, np.number))
+                                  or not (np.isfinite(value) and value > 0)):
+            raise ConfigError(f"{what} {f.name} = {value!r} must be a positive number")
+
+
 @dataclass(frozen=True)
 class Ceilings:
     """The parameters of the ceilings; any left as None is not a ceiling."""
@@ -73,10 +83,7 @@ class Ceilings:
     memory_bw_bytes: float | None = None
 
     def __post_init__(self):
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if value is not None and not (np.isfinite(value) and value > 0):
-                raise ConfigError(f"ceiling parameter {f.name} = {value!r} must be a positive number")
+        check_positive(self, "ceiling parameter")
         if self.pcie_efficiency > 1:
             raise ConfigError(f"pcie_efficiency {self.pcie_efficiency!r} must not exceed 1")
         if (self.pcie_gen is None) != (self.pcie_lanes is None):

@@ -19,12 +19,12 @@ nothing bounds a prediction but the devices, as far as anyone measured (``UNBOUN
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Mapping
 
 import numpy as np
 
-from .ceilings import FIO_READ_SHARE, MIXED, Ceilings, pcie_link_bw_bytes
+from .ceilings import FIO_READ_SHARE, MIXED, Ceilings, check_positive, pcie_link_bw_bytes
 from ..errors import ConfigError
 
 SHARED = ("uplink", "network", "memory", "cpu", "host", "layer")  # terms that do not grow with the devices
@@ -46,11 +46,7 @@ class Limits:
     cores: float | None = None
 
     def __post_init__(self):
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float, np.number))
-                                      or not (np.isfinite(value) and value > 0)):
-                raise ConfigError(f"limit {f.name} = {value!r} must be a positive number")
+        check_positive(self, "limit")
         for name in ("devices_per_uplink", "links", "hosts"):
             value = getattr(self, name)
             if value is not None and value != int(value):
