@@ -101,6 +101,11 @@ def test_a_range_in_use_is_refused_naming_each_link_and_the_run_that_recorded_it
     assert "(10.213.0.0/16 on wg0; 10.213.9.0/24)" in str(refused.value) and "recorded" not in str(refused.value)
     assert str(netns.check_free("10.215.0.0/16", left, tmp_path)) == "10.215.0.0/16"
     assert {p.name for p in tmp_path.iterdir()} == {"over.json", "going.json", "unknown.json"}  # a dry run
+    assert netns.first_free(["10.213.0.0/16", "10.213.0.0/20", "10.213.128.0/17"], left, tmp_path) == "10.213.128.0/17"
+    with pytest.raises(RefusedError) as none:
+        netns.first_free(["10.213.0.0/17", "10.213.0.0/18"], left, tmp_path)
+    assert str(none.value).startswith("no range for the emulated hosts is free: subnet 10.213.0.0/17 is in use")
+    assert "; subnet 10.213.0.0/18 is in use" in str(none.value)
 
 
 def test_a_link_that_is_no_longer_the_one_recorded_is_left_alone():

@@ -26,6 +26,7 @@ from flashscale.campaigns.remote import Plan, RemoteCluster
 from flashscale.errors import RefusedError
 from flashscale.measure.sweep import Sweep
 from flashscale.system.devices import System
+from flashscale.system import netns
 from flashscale.system.machine import NETNS_DIR
 from flashscale.system.ssh import SshOptions
 from flashscale.system.ssh_lab import SshLab
@@ -34,7 +35,9 @@ from flashscale.system.teardown import manifest_dir
 pytestmark = [pytest.mark.root, pytest.mark.skipif(os.geteuid() != 0, reason="namespaces, sshd and loops need root")]
 # The faults that take a campaign of their own driver each (about 25 s apiece): make test-ssh runs them
 long = pytest.mark.skipif(not os.environ.get("FLASHSCALE_SSH_LONG"), reason="a long SSH fault test: make test-ssh")
-SUBNET = "10.215.0.0/17"  # the SSH lab's range (system.ssh_lab), its lower half: the 8-host test has the upper
+# The SSH lab's range (system.ssh_lab), its lower half (the 8-host test has the upper); another when a lab an
+# interrupted run left behind holds it
+SUBNETS = ["10.215.0.0/17", "10.217.0.0/17", "10.219.0.0/17"]
 
 DEVICES: list = []  # the lab's loop devices, once made
 
@@ -49,7 +52,8 @@ def lab(tmp_path_factory):
     (odd / "fio").write_text("#!/bin/sh\necho fio-3.1\n")
     (odd / "fio").chmod(0o755)
     array = ArraySpec(devices=1, device_size=512 * 2**20, read_bps=0, write_bps=0, backing_root=str(folder))
-    with SshLab(3, subnet=SUBNET, path={2: str(odd)}) as made, EmulatedArray(array) as one, \
+    subnet = netns.first_free(SUBNETS, System())
+    with SshLab(3, subnet=subnet, path={2: str(odd)}) as made, EmulatedArray(array) as one, \
             EmulatedArray(array) as two:
         DEVICES[:] = [*one.devices, *two.devices]
         bed = folder / "testbed.yaml"
@@ -65,14 +69,16 @@ def lab(tmp_path_factory):
 def spec(lab, name: str, **how) -> cluster.ClusterSpec:
     made, bed, ids, folder = lab
     given = {"hosts": (2,), "sweep": Sweep(rw=("write",), numjobs=(1,), repetitions=1, runtime_s=2, ramp_s=0,
-                                           size=32 * 2**20, precondition=False),"inventory": str(folder / "inventory.ini"), "host_group": "storage", "known_hosts": str(made.known_hosts),
+                                           size=32 * 2**20, precondition=False),
+             "inventory": str(folder / "inventory.ini"), "host_group": "storage", "known_hosts": str(made.known_hosts),
              "ssh_identity": str(made.identity), "ssh_config": "none", "layouts": ("jbod",), "testbed": str(bed),
              "confirm": [i for v in ids.values() for i in v], "wipe": ["xfs"], "data_dir": str(folder), **how}
     return cluster.ClusterSpec(name, **given)
 
 
 def left_on(host) -> dict:
-    """What a host keeps of flashscale: mounts (its sshd runs in this machine's mounts), processes of ours, manifests, shipped folders."""
+    """What a host keeps of flashscale: mounts (its sshd runs in this machine's mounts), processes of ours, manifests,
+    shipped folders."""
     devices = {os.path.realpath(d.path) for d in DEVICES}  # the hosts' loop devices: mounts of anything else are
     mounts = [line.split()[4] for line in Path("/proc/self/mountinfo").read_text().splitlines()
               if line.split(" - ")[1].split()[1] in devices]  # other tests' (the hosts share this machine's mounts)
@@ -277,8 +283,8 @@ def test_kill_9_of_the_driver_then_reap_leaves_nothing_on_any_host(lab, tmp_path
     made = lab[0]
     before = {p.name for p in manifest_dir().glob("*.json")}
     driver = subprocess.Popen([sys.executable, "-c", DRIVER,
-                               json.dumps(parameters(lab, tmp_path, "killed", NUMJOBS=[1, 2, 4]))], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
+                               json.dumps(parameters(lab, tmp_path, "killed", NUMJOBS=[1, 2, 4]))],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         assert _first_row(tmp_path, threading.Event()) and driver.poll() is None
     finally:

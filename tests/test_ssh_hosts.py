@@ -1,6 +1,7 @@
 """Eight real sshds at once (``system.ssh_lab``, on the upper half of the lab's range, 10.215.128.0/17): the
 parallel path, each host measured in a directory of ours inside the folder it names (plain directories: no loop
-device is spent). About 50 s: make test-ssh runs it."""
+device is spent). About 50 s: make test-ssh runs it. Another upper half when a lab an interrupted run left behind
+holds that one."""
 from __future__ import annotations
 
 import os
@@ -10,6 +11,8 @@ import pytest
 
 from flashscale.campaigns import cluster
 from flashscale.measure.sweep import Sweep
+from flashscale.system import netns
+from flashscale.system.devices import System
 from flashscale.system.ssh_lab import SshLab
 from flashscale.system.teardown import manifest_dir
 
@@ -21,7 +24,8 @@ HOSTS = 8
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     folder = tmp_path_factory.mktemp("ssh8")
-    with SshLab(HOSTS, subnet="10.215.128.0/17") as made:
+    subnet = netns.first_free(["10.215.128.0/17", "10.217.128.0/17", "10.219.128.0/17"], System())
+    with SshLab(HOSTS, subnet=subnet) as made:
         remote = []
         for host in made.hosts:
             (folder / host.name).mkdir()

@@ -78,6 +78,21 @@ def check_free(subnet: str, system: System, manifests: Path | None = None) -> ip
     return network
 
 
+def first_free(candidates: list[str], system: System, manifests: Path | None = None) -> str:
+    """The first of ``candidates`` that ``check_free`` accepts, so that a lab left behind by an interrupted run (which
+    ``flashscale reap`` undoes) does not stop the next one; RefusedError naming why each one is refused when none is
+    free."""
+    refused = []
+    for subnet in candidates:
+        try:
+            check_free(subnet, system, manifests)
+        except RefusedError as exc:
+            refused.append(str(exc))
+        else:
+            return subnet
+    raise RefusedError("no range for the emulated hosts is free: " + "; ".join(refused))
+
+
 # What a manifest's run is, as ``reap`` finds it (a dry run), and what to do about the links it records
 _WHOSE = {"planned": "whose run is over: `flashscale reap` undoes it", "running": "whose run is still going",
           "unknown-owner": "which names no process: `flashscale reap {manifest}` undoes it once its run is over"}
