@@ -4,8 +4,8 @@ Each host is a network namespace with its own sshd, host key and the lab's user 
 on 10.216.0.0/17, not the tests' range), and two loop devices of its own (``EmulatedArray``, uncapped), named by
 identity in a hosts test bed. The lab writes what a user writes for real hosts: an Ansible inventory, a known_hosts
 file, the test bed; then ``flashscale run CAMPAIGN`` runs with those as parameters (and the identities confirmed),
-and nothing is typed on any host. Every namespace, veth, sshd, loop device and file is recorded in a manifest before it exists and removed
-at the end, on error and on Ctrl-C; after kill -9, ``flashscale reap`` removes them.
+and nothing is typed on any host. Every namespace, veth, sshd, loop device and file is recorded in a manifest before
+it exists and removed at the end, on error and on Ctrl-C; after kill -9, ``flashscale reap`` removes them.
 
     .venv/bin/python scripts/ssh_lab.py runners/ssh-cluster.yaml [flashscale run options ...]
 """
