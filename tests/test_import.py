@@ -3,8 +3,12 @@ it gave, bad files refused by name while the rest are imported, the user's files
 twice the same table, names read by pattern and map with the file winning, and the folder every command reads."""
 from __future__ import annotations
 
+import bz2
+import gzip
 import json
+import lzma
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -59,7 +63,7 @@ def test_a_folder_of_bad_files_names_each_and_imports_the_rest(mixed_bag, tmp_pa
                          ("other.json", "not fio's output"), ("normal.txt", "normal (human) output")]:
         assert f"{name}: " in said.out and f"refused {mixed_bag / name}: " in said.err
         assert reason in said.err.split(f"refused {mixed_bag / name}: ")[1].splitlines()[0]
-    assert "left aside by name: 1 .log" in said.out
+    assert "left aside by name: 1 fio's per-job logs (_bw, _lat, _iops .log)" in said.out
     table = results.load(out)
     assert sorted(table["status"]) == ["failed", "ok"]
     bad = table[table["status"] == "failed"].iloc[0]
@@ -281,3 +285,97 @@ def test_the_report_says_an_import_was_measured_by_fio_alone_not_by_flashscale(t
         assert "fio alone" in text and "imported" in text, text
         assert "emulated device" not in text and "not recorded (a campaign from before" not in text, text
     assert "Linux (unknown)" not in made and "flashscale import (1 import(s))" in made
+
+
+def _kept_as_people_keep_them(folder: Path) -> dict[str, str]:
+    """fio 3.33's real output (a run of two groups), kept the ways people keep it; each file and what the import must
+    say of it."""
+    plain = (IMPORTED / "fio333_groups.json").read_bytes()
+    text = plain.decode()
+    made = {
+        "before.json": (b"fio: io_u error on file /dev/sdb: Input/output error: read offset=0, buflen=4096\n"
+                        b"fio: pid=5509, err=5/file:io_u.c:1896, func=io_u error, error=Input/output error\n" + plain,
+                        "2 lines of text before fio's JSON, kept in the copy and not read (the first: 'fio: io_u error"),
+        "after.out": (plain + b"fio: file hash not empty on exit\n",
+                      "1 line of text after fio's JSON, kept in the copy and not read (the first: 'fio: file hash"),
+        "inside.json": (text.replace('\n  "jobs" : [', '\nfio: pid=7, err=5/file:io_u.c:1896\n  "jobs" : [', 1).encode(),
+                        "fio's messages inside the JSON taken out (1 line, the first 'fio: pid=7, err=5/"),
+        "nan.json": (re.sub(r'("usr_cpu" : )[0-9.]+', r"\1-nan", text).encode(), "nan and inf read as numbers"),
+        "utf16.json": (text.encode("utf-16"), "read as UTF-16 with a byte-order mark"),
+        "bom.json": (b"\xef\xbb\xbf" + plain, "read as UTF-8 with a byte-order mark"),
+        "crlf.json": (text.replace("\n", "\r\n").encode(), None),
+        "run.json.gz": (gzip.compress(plain), "read as gzip-compressed"),
+        "run.json.xz": (lzma.compress(plain), "read as xz-compressed"),
+        "run.log.bz2": (bz2.compress(plain), "read as bzip2-compressed"),
+    }
+    for name, (content, _) in made.items():
+        (folder / name).write_bytes(content)
+    return {name: said for name, (_, said) in made.items()}
+
+
+def test_fio_output_as_people_keep_it_is_read_and_what_was_around_the_json_is_said(tmp_path, capsys):
+    """Messages before, after and inside the JSON, nan, a byte-order mark, CRLF, compression: each file gives the same
+    rows as the clean one, and the import says, by file, what it read past."""
+    bag = tmp_path / "kept"
+    bag.mkdir()
+    expected = _kept_as_people_keep_them(bag)
+    clean = tmp_path / "clean"
+    assert cli.main(["import", str(IMPORTED / "fio333_groups.json"), "--to", str(clean), "--layout", "single",
+                     "--devices", "1"]) == 0
+    out = tmp_path / "imported"
+    capsys.readouterr()
+    assert cli.main(["import", str(bag), "--to", str(out), "--layout", "single", "--devices", "1"]) == 0
+    said = capsys.readouterr()
+    assert said.out.startswith(f"{len(expected)} files: {len(expected)} imported ({2 * len(expected)} rows)")
+    for name, words in expected.items():
+        if words:
+            assert f"{bag / name}: {words}" in said.err, name
+    reference = results.load(clean).set_index("source_group")["bw_bytes"]
+    table = results.load(out)
+    assert len(table) == 2 * len(expected) and (table["status"] == "ok").all()
+    for name, rows in table.groupby("source_file"):
+        assert rows.set_index("source_group")["bw_bytes"].to_dict() == reference.to_dict(), name
+
+
+def test_runs_appended_to_one_file_are_each_read(tmp_path, capsys):
+    """``fio ... >> all.json`` three times, with fio's messages between them: three outputs, each its rows, each its
+    raw copy; the repetitions of a point are numbered in fio's order."""
+    one = (IMPORTED / "fio333_groups.json").read_text()
+    other = (GOLDEN / "write_1target.json").read_text()
+    appended = tmp_path / "all.json"
+    appended.write_text(one + "fio: note: a message between runs\n" + other + one)
+    out = tmp_path / "imported"
+    assert cli.main(["import", str(appended), "--to", str(out), "--layout", "single", "--devices", "1"]) == 0
+    said = capsys.readouterr()
+    assert said.out.startswith("1 files: 1 imported (5 rows)")
+    assert "3 fio outputs in one file: each is read" in said.err
+    assert "output 1: 1 line of text before fio's JSON" in said.err
+    table = results.load(out)
+    assert sorted(table["source_output"]) == [0, 0, 1, 2, 2]
+    twice = table[table["source_output"] != 1]
+    assert sorted(twice["rep"]) == [0, 0, 1, 1] and twice.groupby("point")["rep"].nunique().eq(2).all()
+    for row in table.itertuples():
+        assert (out / row.raw_dir / "fio.json").is_file() and f"/output{row.source_output}/" in row.raw_dir
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.lists(st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\n"),
+                                           max_size=40).filter(lambda t: not t.startswith("{")), max_size=3),
+                          st.sampled_from(["fio333_groups.json", "fio-3.1.json", "fio-2.0.10.json"])),
+                min_size=1, max_size=4),
+       st.lists(st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\n"), max_size=40)
+                .filter(lambda t: not t.startswith("{")), max_size=2))
+def test_outputs_with_any_lines_around_them_are_each_read_whole(outputs, tail):
+    """Real outputs, each after any lines that do not begin with ``{``, then any lines after the last: as many
+    documents as outputs, each equal to its file read alone, the lines before each its preamble."""
+    from flashscale.measure import fio_documents
+    text, expected = "", []
+    for lines, name in outputs:
+        before = "".join(line + "\n" for line in lines)
+        own = (IMPORTED / name).read_text()
+        text += before + own + ("" if own.endswith("\n") else "\n")
+        expected.append((before, json.loads(own)))
+    text += "".join(line + "\n" for line in tail)
+    found = fio_documents.documents(text, "t")
+    assert [d.data for d in found] == [data for _, data in expected]
+    assert [d.preamble for d in found] == [("\n" if i else "") + before for i, (before, _) in enumerate(expected)]

@@ -3,21 +3,20 @@
 Pure functions on the text and the dict fio gave; nothing here runs fio or reads the machine, so the analysis layer
 and an import of others' fio output use the same reading as a campaign does.
 
-    load_output(text, source)   fio's JSON, past any lines fio printed before it
-    read_output(text, source)   any output of fio 2.0.10 to 3.x (json, json+, terse v2-v5, client/server) in fio
-                                3.33's JSON shape (``fio_versions.normalize``, ``fio_terse.read_terse``)
+    load_output(text, source)   fio's JSON, past any lines fio printed before or after it (``fio_documents``)
+    read_outputs(text, source)  every output of fio 2.0.10 to 3.x (json, json+, terse v2-v5, client/server) in a
+                                file, in fio 3.33's JSON shape (``fio_versions.normalize``, ``fio_terse.read_terse``)
+    read_output(text, source)   the one output in a file, read so
     groups(data)                the reporting groups of an output: each group's job entries
     validate(data, source)      every job ran without error, moved data, and has the fields ``parse`` reads
     parse(data, source)         one row: bandwidth and IOPS summed over jobs, latency of the main direction
 """
 from __future__ import annotations
 
-import json
-
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import FioError
-from . import fio_terse, fio_versions
+from . import fio_documents, fio_terse, fio_versions
 
 RW_MODES = ("read", "write", "randread", "randwrite", "rw", "readwrite", "randrw")
 # The directions each data rw moves: what its read_bw_bytes and write_bw_bytes hold.
@@ -31,48 +30,50 @@ PERCENTILES = ("50.000000", "90.000000", "99.000000", "99.900000", "99.990000")
 
 
 def load_output(text: str, source: str = "fio output") -> dict:
-    """Parse fio's JSON output, skipping any non-JSON lines fio prints before it (warnings, notes)."""
-    lines = text.splitlines(keepends=True)
-    for index, line in enumerate(lines):
-        if line.startswith("{"):
-            text = "".join(lines[index:])
-            try:
-                data = json.loads(text)
-            except json.JSONDecodeError as exc:
-                end = len(text.rstrip())
-                cut = (f"truncated: it stops at byte {end} before the JSON closes; {exc}"
-                       if exc.pos >= end or not text.rstrip().endswith("}") else str(exc))
-                raise FioError(f"{source}: fio output is not valid JSON ({cut})") from None
-            except RecursionError:
-                raise FioError(f"{source}: fio output is not valid JSON (nested too deep)") from None
-            if not isinstance(data, dict):
-                raise FioError(f"{source}: fio output is a {type(data).__name__}, not a JSON object")
-            data["_preamble"] = "".join(lines[:index])
-            return data
-    raise FioError(f"{source}: no JSON object in fio output: {text[:200]!r}")
+    """Parse fio's JSON output, past any lines fio printed before it (warnings, notes: ``_preamble``) and after it;
+    FioError when the text holds more than one output (``read_outputs`` reads each)."""
+    found = fio_documents.documents(text, source)
+    if len(found) > 1:
+        raise FioError(f"{source}: {len(found)} fio outputs in one file, where one was expected")
+    return {**found[0].data, "_preamble": found[0].preamble}
 
 
-def read_output(text: str, source: str = "fio output") -> dict:
-    """Any output fio 2.0.10 to 3.x wrote, in fio 3.33's JSON shape: JSON or json+ (``fio_versions.normalize``,
-    run and client/server alike), else terse (``fio_terse.read_terse``); ``_format`` says which (``json``,
-    ``json+``, ``client/server json``, ``terse v3``...). FioError naming ``source`` when it is empty, truncated, not
-    fio's, or a field cannot be read."""
+def read_outputs(text: str, source: str = "fio output") -> list[dict]:
+    """Every output fio 2.0.10 to 3.x wrote into ``text`` (several when runs were appended to one file), each in fio
+    3.33's JSON shape: JSON or json+ (``fio_versions.normalize``, run and client/server alike), else terse
+    (``fio_terse.read_terse``); ``_format`` says which (``json``, ``json+``, ``client/server json``, ``terse
+    v3``...), ``_preamble``, ``_postamble`` and ``_repaired`` what was around it and what reading it took
+    (``fio_documents``). FioError naming ``source`` when it is empty, truncated, not fio's, or a field cannot be
+    read."""
     if not text.strip():
         raise FioError(f"{source}: empty: no fio output in it")
     if not any(line.startswith("{") for line in text.splitlines()):
         if fio_terse.terse_lines(text):
-            return fio_terse.read_terse(text, source)
+            return [fio_terse.read_terse(text, source)]
         if "(groupid=" in text:
             raise FioError(f"{source}: fio's normal (human) output, which is not read: run fio with "
                            "--output-format=json (or json+, terse)")
         raise FioError(f"{source}: not fio's output: no JSON object and no terse line (it begins {text[:60]!r})")
-    data = load_output(text, source)
-    if not ({"jobs", "client_stats"} & set(data)) or "fio version" not in data:
-        raise FioError(f"{source}: a JSON object that is not fio's output (it has no 'fio version' and 'jobs' or "
-                       f"'client_stats'; its keys: {', '.join(sorted(data)[:6])})")
-    form = "json+" if fio_versions.is_json_plus(data) else "json"
-    return {**fio_versions.normalize(data, source),
-            "_format": f"client/server {form}" if "client_stats" in data else form}
+    outputs = []
+    for document in fio_documents.documents(text, source):
+        data = document.data
+        if not ({"jobs", "client_stats"} & set(data)) or "fio version" not in data:
+            raise FioError(f"{source}: a JSON object that is not fio's output (it has no 'fio version' and 'jobs' "
+                           f"or 'client_stats'; its keys: {', '.join(sorted(data)[:6])})")
+        form = "json+" if fio_versions.is_json_plus(data) else "json"
+        outputs.append({**fio_versions.normalize(data, source),
+                        "_format": f"client/server {form}" if "client_stats" in data else form,
+                        "_preamble": document.preamble, "_postamble": document.postamble,
+                        "_repaired": list(document.repaired)})
+    return outputs
+
+
+def read_output(text: str, source: str = "fio output") -> dict:
+    """The one output in ``text``, as ``read_outputs`` reads it; FioError when it holds more than one."""
+    outputs = read_outputs(text, source)
+    if len(outputs) > 1:
+        raise FioError(f"{source}: {len(outputs)} fio outputs in one file, where one was expected")
+    return outputs[0]
 
 
 def groups(data: dict) -> dict[int, list[dict]]:

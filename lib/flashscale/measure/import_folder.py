@@ -64,11 +64,12 @@ def check_folder(to: Path) -> dict | None:
 
 
 def renumbered(rows: list[dict]) -> list[dict]:
-    """``rows`` with ``rep`` 0, 1, ... within each point, in the order of their names' rep, fio's time and path."""
+    """``rows`` with ``rep`` 0, 1, ... within each point, in the order of their names' rep, fio's time, path and
+    place in the file."""
     def order(row: dict) -> tuple:
         rep = row.get("name_rep")
         return (rep is None, rep if rep is not None else 0, row.get("fio_time") or "", row["source_file"],
-                row.get("source_group") or 0)
+                row.get("source_output") or 0, row.get("source_group") or 0)
     seen: Counter = Counter()
     out = []
     for row in sorted(rows, key=lambda r: (*[str(r.get(k)) for k in POINT], order(r))):

@@ -14,19 +14,23 @@ import hashlib
 import json
 import math
 import os
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from glob import glob
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from . import cluster, fio_output, fio_runs, fio_versions, import_names, results
+from . import cluster, fio_documents, fio_output, fio_runs, fio_versions, import_names, results
 from .import_names import Naming
 from ..errors import ConfigError, FioError
 
 ALL_HOSTS = "all"  # the ``host`` of a cluster's own row, as a cluster campaign writes it (analysis.cluster.ALL)
 BACKEND = "imported"
-READ_SUFFIXES = (".json", ".txt", ".out", ".terse", ".minimal")  # what a folder's files are read by
+READ_SUFFIXES = (".json", ".txt", ".out", ".log", ".terse", ".minimal")  # what a folder's files are read by
+COMPRESSED_SUFFIXES = (".gz", ".xz", ".bz2")  # after one of those: fio_documents.text_of decompresses
+# fio's own per-job logs (write_bw_log and the like: <prefix>_bw.<job>.log), which are not its output
+FIO_LOG = re.compile(r"_(bw|lat|clat|slat|iops)(\.\d+)*\.log$")
 RAW = "raw"
 
 
@@ -64,10 +68,11 @@ def find_files(paths: Iterable[str], skip: Path | None = None) -> tuple[list[Pat
             for inside in sorted(p for p in path.rglob("*") if p.is_file()):
                 if skip is not None and inside.resolve().is_relative_to(skip):
                     continue
-                if inside.suffix.lower() in READ_SUFFIXES:
+                kind = read_as(inside)
+                if kind is None:
                     found.append(inside)
                 else:
-                    aside[inside.suffix.lower() or "(no suffix)"] += 1
+                    aside[kind] += 1
         elif any(c in str(given) for c in "*?["):
             matched = sorted(Path(p) for p in glob(str(given), recursive=True) if Path(p).is_file())
             if not matched:
@@ -77,6 +82,18 @@ def find_files(paths: Iterable[str], skip: Path | None = None) -> tuple[list[Pat
             raise ConfigError(f"{given!r} is neither a file, a folder nor a glob that matches one")
     unique = {p.resolve(): p for p in found if skip is None or not p.resolve().is_relative_to(skip)}
     return sorted(unique.values(), key=lambda p: p.as_posix()), aside
+
+
+def read_as(path: Path) -> str | None:
+    """None when a folder's file is read (its suffix is one of ``READ_SUFFIXES``, compressed or not); else what it
+    is counted as, left aside: its suffix, or fio's per-job logs."""
+    name = path.name.lower()
+    for compressed in COMPRESSED_SUFFIXES:
+        name = name.removesuffix(compressed)
+    if FIO_LOG.search(name):
+        return "fio's per-job logs (_bw, _lat, _iops .log)"
+    suffix = Path(name).suffix
+    return None if suffix in READ_SUFFIXES else (path.suffix.lower() or "(no suffix)")
 
 
 def sha256_of(content: bytes) -> str:
@@ -180,8 +197,9 @@ def _cluster_row(hosts: list[dict]) -> dict:
 
 
 def rows_of(data: dict, names: Mapping, source: Mapping) -> tuple[list[dict], list[str]]:
-    """Every row of one file's output (``fio_output.read_output``'s), with the sentences its names raised; each
-    row's ``raw_dir`` where its normalized fio.json goes (``raw/<sha256[:16]>/group<g>[-<host>]``)."""
+    """Every row of one output (``fio_output.read_outputs``'), with the sentences its names raised; each row's
+    ``raw_dir`` where its normalized fio.json goes (``raw/<sha256[:16]>/[output<n>/]group<g>[-<host>]``: the output's
+    number when the file holds several)."""
     if "client_stats" in data:
         rows, said = _client_rows(data, names, source)
     else:
@@ -190,23 +208,49 @@ def rows_of(data: dict, names: Mapping, source: Mapping) -> tuple[list[dict], li
             row, raised = _row(data, entries, names, source, f"group {group} ({entries[0].get('jobname')})")
             rows.append(row)
             said += raised
+    output = source.get("output")
     for row in rows:
         host = f"-{row['host']}" if "hosts" in row else ""
-        row["raw_dir"] = f"{RAW}/{source['sha256'][:16]}/group{row['source_group']}{host}".replace(":", "_")
+        within = f"output{output}/" if output is not None else ""
+        row["raw_dir"] = f"{RAW}/{source['sha256'][:16]}/{within}group{row['source_group']}{host}".replace(":", "_")
+        row["source_output"] = output or 0
     return rows, said
 
 
+def _around(data: Mapping, where: str) -> list[str]:
+    """What an output said besides its numbers: fio's lines before and after its JSON, and what reading it took."""
+    said = [f"{where}{how}" for how in data.get("_repaired") or []]
+    for name, words in (("_preamble", "before"), ("_postamble", "after")):
+        lines = [line for line in str(data.get(name) or "").splitlines() if line.strip()]
+        if lines:
+            said.append(f"{where}{len(lines)} line{'s' if len(lines) > 1 else ''} of text {words} fio's JSON, kept in "
+                        f"the copy and not read (the first: {lines[0].strip()[:120]!r})")
+    return said
+
+
 def read_file(path: Path, naming: Naming, campaign: str) -> FileOutcome:
-    """One file, read only: its rows, or the reason it is refused."""
+    """One file, read only: its rows, or the reason it is refused. A file holding several outputs (runs appended to
+    one file) gives the rows of each."""
     content = Path(path).read_bytes()
     outcome = FileOutcome(str(Path(path).resolve()), sha256_of(content), len(content), content=content)
     try:
-        data = fio_output.read_output(content.decode("utf-8", errors="replace"), str(path))
-        outcome.format, outcome.fio_version = data.get("_format", ""), str(data.get("fio version") or "")
+        text, how = fio_documents.text_of(content, str(path))
+        outputs = fio_output.read_outputs(text, str(path))
         names = naming.names_for(Path(path))
-        source = {"campaign": campaign, "path": outcome.path, "sha256": outcome.sha256, "format": outcome.format}
-        outcome.rows, outcome.said = rows_of(data, names, source)
-        outcome.data = data
+        outcome.format = ", ".join(dict.fromkeys(str(d.get("_format", "")) for d in outputs))
+        outcome.fio_version = ", ".join(dict.fromkeys(str(d.get("fio version") or "") for d in outputs))
+        outcome.said = [f"read as {', '.join(how)}"] if how else []
+        several = len(outputs) > 1
+        if several:
+            outcome.said.append(f"{len(outputs)} fio outputs in one file: each is read")
+        for number, data in enumerate(outputs):
+            where = f"output {number}: " if several else ""
+            source = {"campaign": campaign, "path": outcome.path, "sha256": outcome.sha256,
+                      "format": data.get("_format", ""), "output": number if several else None}
+            rows, said = rows_of(data, names, source)
+            outcome.rows += rows
+            outcome.said += _around(data, where) + [f"{where}{s}" for s in said]
+        outcome.data = outputs[0]
     except (FioError, ConfigError) as exc:
         outcome.reason = str(exc).removeprefix(f"{path}: ")
         outcome.rows = []
@@ -218,9 +262,8 @@ def raw_files(outcome: FileOutcome) -> dict[str, bytes]:
     its numbers came from in fio 3.33's shape (``latency.details`` and ``raw.fio_outputs`` read it)."""
     folder = f"{RAW}/{outcome.sha256[:16]}"
     out = {f"{folder}/source/{Path(outcome.path).name}": outcome.content}
-    version = (outcome.data or {}).get("fio version", "")
     for row in outcome.rows:
         own = [{k: v for k, v in e.items() if k != "_read_from"} for e in row.get("_entries", [])]
-        out[f"{row['raw_dir']}/fio.json"] = json.dumps({"fio version": version, "jobs": own}, indent=1,
+        out[f"{row['raw_dir']}/fio.json"] = json.dumps({"fio version": row["fio_version"], "jobs": own}, indent=1,
                                                        default=str).encode()
     return out

@@ -1,0 +1,161 @@
+"""fio's output as users keep it, cut into the JSON documents fio wrote: the bytes of a file decoded, and each
+document found with the text around it.
+
+What users' files hold besides one clean JSON document, each seen in fio's own issue tracker or in how people save
+output, and read here rather than refused:
+
+- fio's messages before the JSON (``fio: io_u error ...``, ``fio: sprandom sets norandommap=1``, ``note: ...``):
+  fio writes them to the stream the JSON goes to (axboe/fio#731, #1685, #2048). They are kept as the document's
+  ``preamble``, and said.
+- text after it: ``fio ... > out.json 2>&1`` puts fio's exit messages (``fio: file hash not empty on exit``) after
+  the closing brace. Kept as ``postamble``, and said.
+- fio's messages inside it, where a message from another thread landed while the JSON was written: lines that begin
+  ``fio: `` are taken out when, and only when, the JSON does not read with them, and that is said.
+- several documents in one file: a loop that appends each run (``fio ... >> all.json``). Each is read.
+- ``nan``, ``-nan``, ``inf``: printf's words for a float fio could not compute, which JSON has no word for; read as
+  NaN or infinity, only when the JSON does not read without.
+- compressed files (gzip, xz, bzip2, by their magic bytes) and text with a byte-order mark: UTF-16 is what Windows
+  PowerShell's ``>`` writes.
+"""
+from __future__ import annotations
+
+import bz2
+import codecs
+import gzip
+import json
+import lzma
+import re
+from dataclasses import dataclass
+
+from ..errors import FioError
+
+COMPRESSED = ((b"\x1f\x8b", "gzip", gzip.decompress), (b"\xfd7zXZ\x00", "xz", lzma.decompress),
+              (b"BZh", "bzip2", bz2.decompress))
+BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
+        (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))  # UTF-32 LE begins as UTF-16 LE does
+# A float printf wrote that JSON has no word for, where a value goes: after ``:``, ``[`` or ``,``
+_NOT_A_NUMBER = re.compile(r"(?<=[:\[,])(\s*)(-?)(nan|inf|infinity)\b", re.IGNORECASE)
+_MESSAGE = re.compile(r"^(?:fio|note|warning): .*\n?", re.MULTILINE)
+
+
+@dataclass
+class Document:
+    """One JSON object fio wrote, the text before it (since the previous one) and after it (the last one's), and
+    what had to be done to read it."""
+
+    data: dict
+    preamble: str = ""
+    postamble: str = ""
+    repaired: tuple[str, ...] = ()
+
+
+def text_of(content: bytes, source: str = "fio output") -> tuple[str, list[str]]:
+    """The text of a file's bytes, and how it was had: decompressed (by magic bytes), decoded by its byte-order
+    mark, else as UTF-8 with undecodable bytes replaced. FioError naming ``source`` when a compressed file is
+    damaged."""
+    how = []
+    for magic, name, decompress in COMPRESSED:
+        if content.startswith(magic):
+            try:
+                content = decompress(content)
+            except (OSError, EOFError, lzma.LZMAError, ValueError) as exc:
+                raise FioError(f"{source}: a {name} file that does not decompress: {exc}") from None
+            how.append(f"{name}-compressed")
+            break
+    for bom, encoding in BOMS:
+        if content.startswith(bom):
+            how.append(f"{encoding.upper().removesuffix('-SIG')} with a byte-order mark")
+            return content.decode(encoding, errors="replace"), how
+    return content.decode("utf-8", errors="replace"), how
+
+
+def documents(text: str, source: str = "fio output") -> list[Document]:
+    """Every JSON object in ``text`` that begins a line, in order, with the text between them. When one does not
+    read as it is, the whole text again with fio's message lines taken out, or printf's nan and inf read, or both
+    (each document then says so). FioError naming ``source`` when there is none, or one does not read even so
+    (truncated: saying where it stops)."""
+    try:
+        return _split(text, source)
+    except FioError as first:
+        if "no JSON object" in str(first):
+            raise
+        for name, repair in REPAIRS:
+            fixed = repair(text)
+            if fixed == text:
+                continue
+            try:
+                found = _split(fixed, source)
+            except FioError:
+                continue
+            messages = _MESSAGE.findall(text) if "messages" in name else []
+            lines = f"{len(messages)} line{'s' if len(messages) > 1 else ''}"
+            said = name + (f" ({lines}, the first {messages[0].strip()!r})" if messages else "")
+            for document in found:
+                document.repaired = (said,)
+            return found
+        raise
+
+
+def _split(text: str, source: str) -> list[Document]:
+    found: list[Document] = []
+    position, before = 0, ""
+    while True:
+        start = _next_object(text, position)
+        if start is None:
+            break
+        before += text[position:start]
+        data, end = _decode(text, start, source)
+        found.append(Document(data, preamble=before))
+        position, before = end, ""
+    if not found:
+        raise FioError(f"{source}: no JSON object in fio output: {text[:200]!r}")
+    found[-1].postamble = before + text[position:]
+    return found
+
+
+def _next_object(text: str, position: int) -> int | None:
+    """Where the next line that begins with ``{`` begins, at or after ``position``; the rest of a line already begun
+    (after a document's closing brace) counts as a line."""
+    index = position
+    while index < len(text):
+        if text[index] == "{" and (index == position or text[index - 1] == "\n"):
+            return index
+        newline = text.find("\n", index)
+        if newline < 0:
+            return None
+        index = newline + 1
+    return None
+
+
+def _decode(text: str, start: int, source: str) -> tuple[dict, int]:
+    """The object beginning at ``start`` and where it ends."""
+    try:
+        data, end = json.JSONDecoder().raw_decode(text, start)
+    except RecursionError:
+        raise FioError(f"{source}: fio output is not valid JSON (nested too deep)") from None
+    except json.JSONDecodeError as exc:
+        stop = len(text.rstrip())
+        if exc.pos >= stop or (not text.rstrip().endswith("}") and exc.msg != "Extra data"):
+            raise FioError(f"{source}: fio output is not valid JSON (truncated: it stops at byte {stop} before the "
+                           f"JSON closes; {exc})") from None
+        raise FioError(f"{source}: fio output is not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise FioError(f"{source}: fio output is a {type(data).__name__}, not a JSON object")
+    return data, end
+
+
+def _without_messages(text: str) -> str:
+    return _MESSAGE.sub("", text)
+
+
+def _numbers(text: str) -> str:
+    def word(match: re.Match) -> str:
+        space, minus, name = match.groups()
+        return space + ("NaN" if name.lower() == "nan" else f"{minus}Infinity")
+    return _NOT_A_NUMBER.sub(word, text)
+
+
+REPAIRS = (("fio's messages inside the JSON taken out", _without_messages),
+           ("nan and inf read as numbers", _numbers),
+           ("fio's messages inside the JSON taken out; nan and inf read as numbers",
+            lambda text: _numbers(_without_messages(text))))
