@@ -348,7 +348,7 @@ def test_runs_appended_to_one_file_are_each_read(tmp_path, capsys):
     assert cli.main(["import", str(appended), "--to", str(out), "--layout", "single", "--devices", "1"]) == 0
     said = capsys.readouterr()
     assert said.out.startswith("1 files: 1 imported (5 rows)")
-    assert "3 fio outputs in one file: each is read" in said.err
+    assert "3 fio outputs in one file: 3 runs" in said.err
     assert "output 1: 1 line of text before fio's JSON" in said.err
     table = results.load(out)
     assert sorted(table["source_output"]) == [0, 0, 1, 2, 2]
@@ -379,3 +379,24 @@ def test_outputs_with_any_lines_around_them_are_each_read_whole(outputs, tail):
     found = fio_documents.documents(text, "t")
     assert [d.data for d in found] == [data for _, data in expected]
     assert [d.preamble for d in found] == [("\n" if i else "") + before for i, (before, _) in enumerate(expected)]
+
+
+def test_fio_s_reports_of_one_run_as_it_ran_are_one_run_the_last(tmp_path, capsys):
+    """fio 3.33 with --status-interval=1 wrote four whole outputs of a 3 s run, each counted from its start: one row,
+    the last report's, and it is said. The same file twice over (two runs appended) is two runs of one row each."""
+    from flashscale.measure import fio_documents
+    name = IMPORTED / "fio333_status_interval.json"
+    reports = fio_output.read_outputs(name.read_text(), "s")
+    assert len(reports) == 4 and [n for _, n in fio_documents.runs(reports)] == [4]
+    last = reports[-1]["jobs"][0]["read"]
+    out = tmp_path / "imported"
+    assert cli.main(["import", str(name), "--to", str(out), "--layout", "single", "--devices", "1"]) == 0
+    assert "the last of 4 reports fio wrote of one run as it ran (--status-interval)" in capsys.readouterr().err
+    table = results.load(out)
+    assert len(table) == 1 and table["bw_bytes"].iloc[0] == pytest.approx(last["bw_bytes"])
+    twice = tmp_path / "twice.json"
+    twice.write_text(name.read_text() * 2)
+    assert cli.main(["import", str(twice), "--to", str(tmp_path / "twice"), "--layout", "single",
+                     "--devices", "1"]) == 0
+    assert "8 fio outputs in one file: 2 runs" in capsys.readouterr().err
+    assert sorted(results.load(tmp_path / "twice")["rep"]) == [0, 1]

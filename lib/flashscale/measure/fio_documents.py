@@ -12,6 +12,8 @@ output, and read here rather than refused:
 - fio's messages inside it, where a message from another thread landed while the JSON was written: lines that begin
   ``fio: `` are taken out when, and only when, the JSON does not read with them, and that is said.
 - several documents in one file: a loop that appends each run (``fio ... >> all.json``). Each is read.
+- fio's reports of one run while it runs (``--status-interval``): a whole document each time, its numbers counted
+  from the run's start. Only the last, the whole run, is read (``runs``).
 - ``nan``, ``-nan``, ``inf``: printf's words for a float fio could not compute, which JSON has no word for; read as
   NaN or infinity, only when the JSON does not read without.
 - compressed files (gzip, xz, bzip2, by their magic bytes) and text with a byte-order mark: UTF-16 is what Windows
@@ -47,6 +49,47 @@ class Document:
     preamble: str = ""
     postamble: str = ""
     repaired: tuple[str, ...] = ()
+
+
+def runs(outputs: list[dict]) -> list[tuple[dict, int]]:
+    """The outputs that are runs of their own, each with how many outputs it stands for: consecutive outputs that
+    are ``--status-interval`` reports of one run count as one, the last. A later output continues an earlier one when
+    it has the same jobs, none of its counts fell, and its jobs had run for longer than the time between the two
+    were written: a run appended after another began after the first was written, so it cannot have."""
+    kept: list[tuple[dict, int]] = []
+    for data in outputs:
+        if kept and _continues(kept[-1][0], data):
+            kept[-1] = (data, kept[-1][1] + 1)
+        else:
+            kept.append((data, 1))
+    return kept
+
+
+def _continues(earlier: dict, later: dict) -> bool:
+    first, then = earlier.get("jobs"), later.get("jobs")
+    if not first or not then or len(first) != len(then) or not isinstance(earlier.get("timestamp_ms"), int) \
+            or not isinstance(later.get("timestamp_ms"), int):
+        return False
+    gap_ms = later["timestamp_ms"] - earlier["timestamp_ms"]
+    for a, b in zip(first, then):
+        if not isinstance(a, dict) or not isinstance(b, dict) or a.get("jobname") != b.get("jobname") \
+                or a.get("groupid") != b.get("groupid"):
+            return False
+        # a job's runtime (ms) counts its I/O from its start: longer than the gap, it began before the earlier one
+        if not _counted(b, "runtime") > gap_ms >= 0:
+            return False
+        if any(_counted(b, "io_bytes", side) < _counted(a, "io_bytes", side) for side in SIDES):
+            return False
+    return True
+
+
+SIDES = ("read", "write", "trim")
+
+
+def _counted(job: dict, name: str, *sides: str) -> float:
+    """The largest of ``name`` over a job's ``sides`` (default all), 0 where absent."""
+    values = [(job.get(side) or {}).get(name, 0) for side in sides or SIDES]
+    return max([v for v in values if isinstance(v, (int, float))] or [0])
 
 
 def text_of(content: bytes, source: str = "fio output") -> tuple[str, list[str]]:

@@ -230,7 +230,8 @@ def _around(data: Mapping, where: str) -> list[str]:
 
 def read_file(path: Path, naming: Naming, campaign: str) -> FileOutcome:
     """One file, read only: its rows, or the reason it is refused. A file holding several outputs (runs appended to
-    one file) gives the rows of each."""
+    one file) gives the rows of each run; fio's reports of one run as it ran (``--status-interval``) are one run,
+    the last report (``fio_documents.runs``)."""
     content = Path(path).read_bytes()
     outcome = FileOutcome(str(Path(path).resolve()), sha256_of(content), len(content), content=content)
     try:
@@ -240,11 +241,16 @@ def read_file(path: Path, naming: Naming, campaign: str) -> FileOutcome:
         outcome.format = ", ".join(dict.fromkeys(str(d.get("_format", "")) for d in outputs))
         outcome.fio_version = ", ".join(dict.fromkeys(str(d.get("fio version") or "") for d in outputs))
         outcome.said = [f"read as {', '.join(how)}"] if how else []
-        several = len(outputs) > 1
-        if several:
-            outcome.said.append(f"{len(outputs)} fio outputs in one file: each is read")
-        for number, data in enumerate(outputs):
+        kept = fio_documents.runs(outputs)
+        several = len(kept) > 1
+        if len(outputs) > 1:
+            outcome.said.append(f"{len(outputs)} fio outputs in one file: {len(kept)} run{'s' if several else ''}")
+        for number, (data, reports) in enumerate(kept):
             where = f"output {number}: " if several else ""
+            if reports > 1:
+                outcome.said.append(f"{where}the last of {reports} reports fio wrote of one run as it ran "
+                                    "(--status-interval), each counted from the run's start: the last, the whole "
+                                    "run, is read")
             source = {"campaign": campaign, "path": outcome.path, "sha256": outcome.sha256,
                       "format": data.get("_format", ""), "output": number if several else None}
             rows, said = rows_of(data, names, source)

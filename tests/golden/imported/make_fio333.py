@@ -83,6 +83,20 @@ ioengine=psync
 invalidate=1
 filename={files}
 """
+# One job reported while it runs, every second (--status-interval=1): four whole JSON outputs in one file, each
+# counted from the run's start, the last the whole run
+INTERVALS = """[global]
+ioengine=psync
+direct=0
+size=8m
+bs=64k
+rw=read
+runtime=3
+time_based=1
+directory={dir}
+
+[reported]
+"""
 # A job that fails: fio cannot write /proc/version (error 1 in the JSON, no data moved)
 FAILS = "[global]\nrw=write\nbs=4096\nsize=1M\nioengine=psync\n\n[fails]\nfilename=/proc/version\n"
 
@@ -158,6 +172,8 @@ def main() -> None:
             produce(f"fio333_groups_terse{version}", GROUPS.format(dir=folder),
                     ["--output-format=terse", f"--terse-version={version}"], work, suffix="txt")
         produce("fio333_fails", FAILS, ["--output-format=json"], work)
+        produce("fio333_status_interval", INTERVALS.format(dir=folder), ["--output-format=json",
+                                                                        "--status-interval=1"], work)
         make_benchfio(work)
         produce_client_server("fio333_client_2servers", ONE.format(dir=folder).replace("[one]", "[one]\nnumjobs=2"),
                               work)
