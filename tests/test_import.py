@@ -39,7 +39,7 @@ def hashes(folder: Path) -> dict[str, tuple[str, int]]:
 @pytest.fixture
 def mixed_bag(tmp_path) -> Path:
     """A user's folder: a good run, a failed job, an empty file, a truncated file, a JSON file not fio's, fio's
-    normal text output, and a bandwidth log (not read: a folder's .log files are left aside)."""
+    normal text output that does not say what ran, and fio's bandwidth log (left aside)."""
     bag = tmp_path / "results"
     bag.mkdir()
     shutil.copy(GOLDEN / "write_1target.json", bag / "good.json")
@@ -60,7 +60,7 @@ def test_a_folder_of_bad_files_names_each_and_imports_the_rest(mixed_bag, tmp_pa
     said = capsys.readouterr()
     assert said.out.startswith("6 files: 2 imported (2 rows), 1 failed job kept as a failed row, 4 refused: ")
     for name, reason in [("empty.json", "empty"), ("truncated.json", "truncated"),
-                         ("other.json", "not fio's output"), ("normal.txt", "normal (human) output")]:
+                         ("other.json", "not fio's output"), ("normal.txt", "neither in the file nor given")]:
         assert f"{name}: " in said.out and f"refused {mixed_bag / name}: " in said.err
         assert reason in said.err.split(f"refused {mixed_bag / name}: ")[1].splitlines()[0]
     assert "left aside by name: 1 fio's per-job logs (_bw, _lat, _iops .log)" in said.out

@@ -1,4 +1,4 @@
-"""Import fio output from anywhere (fio 2.0.10 to 3.x: json, json+, terse, client/server) into a campaign folder.
+"""Import fio output from anywhere (fio 2.0.10 to 3.x: json, json+, terse, normal, client/server) into a campaign folder.
 
 flashscale import PATH... --to DIR --layout NAME --devices N; or --pattern '{layout}/{bs}/{rw}-{iodepth}-{numjobs}.json'
 or --map FILE for what a file cannot say (the file wins where its name disagrees). DIR is new or an earlier import's.

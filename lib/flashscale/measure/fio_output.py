@@ -4,8 +4,9 @@ Pure functions on the text and the dict fio gave; nothing here runs fio or reads
 and an import of others' fio output use the same reading as a campaign does.
 
     load_output(text, source)   fio's JSON, past any lines fio printed before or after it (``fio_documents``)
-    read_outputs(text, source)  every output of fio 2.0.10 to 3.x (json, json+, terse v2-v5, client/server) in a
-                                file, in fio 3.33's JSON shape (``fio_versions.normalize``, ``fio_terse.read_terse``)
+    read_outputs(text, source)  every output of fio 2.0.10 to 3.x (json, json+, terse v2-v5, normal, client/server) in a
+                                file, in fio 3.33's JSON shape (``fio_versions.normalize``, ``fio_terse.read_terse``,
+                                ``fio_normal.read_normal``)
     read_output(text, source)   the one output in a file, read so
     groups(data)                the reporting groups of an output: each group's job entries
     validate(data, source)      every job ran without error, moved data, and has the fields ``parse`` reads
@@ -16,7 +17,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import FioError
-from . import fio_documents, fio_terse, fio_versions
+from . import fio_documents, fio_normal, fio_terse, fio_versions
 
 RW_MODES = ("read", "write", "randread", "randwrite", "rw", "readwrite", "randrw")
 # The directions each data rw moves: what its read_bw_bytes and write_bw_bytes hold.
@@ -41,18 +42,17 @@ def load_output(text: str, source: str = "fio output") -> dict:
 def read_outputs(text: str, source: str = "fio output") -> list[dict]:
     """Every output fio 2.0.10 to 3.x wrote into ``text`` (several when runs were appended to one file), each in fio
     3.33's JSON shape: JSON or json+ (``fio_versions.normalize``, run and client/server alike), else terse
-    (``fio_terse.read_terse``); ``_format`` says which (``json``, ``json+``, ``client/server json``, ``terse
-    v3``...), ``_preamble``, ``_postamble`` and ``_repaired`` what was around it and what reading it took
-    (``fio_documents``). FioError naming ``source`` when it is empty, truncated, not fio's, or a field cannot be
+    (``fio_terse.read_terse``), else normal (``fio_normal.read_normal``); ``_format`` says which (``json``,
+    ``json+``, ``client/server json``, ``terse v3``, ``normal``...), ``_preamble``, ``_postamble`` and ``_repaired``
+    what was around it and what reading it took (``fio_documents``). FioError naming ``source`` when it is empty, truncated, not fio's, or a field cannot be
     read."""
     if not text.strip():
         raise FioError(f"{source}: empty: no fio output in it")
     if not any(line.startswith("{") for line in text.splitlines()):
         if fio_terse.terse_lines(text):
             return [fio_terse.read_terse(text, source)]
-        if "(groupid=" in text:
-            raise FioError(f"{source}: fio's normal (human) output, which is not read: run fio with "
-                           "--output-format=json (or json+, terse)")
+        if fio_normal.is_normal(text):
+            return fio_normal.read_normal(text, source)
         raise FioError(f"{source}: not fio's output: no JSON object and no terse line (it begins {text[:60]!r})")
     outputs = []
     for document in fio_documents.documents(text, source):

@@ -18,7 +18,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Mapping
 
-from . import fio_output, fio_versions
+from . import fio_normal, fio_output, fio_versions
 from .jobrun import size_bytes
 from ..errors import ConfigError, FioError
 
@@ -102,10 +102,30 @@ def fio_time(data: Mapping) -> str | None:
     return datetime.fromtimestamp(stamp, timezone.utc).isoformat(timespec="seconds")
 
 
+def described_run(entries: list[dict]) -> tuple[dict, dict]:
+    """What one reporting group of fio's normal output ran (``fio_normal``): the jobs its blocks' headers count, and
+    rw, bs, iodepth and ioengine from the job's description line; direct, size and runtime are not in it."""
+    found = {"fio_time": entries[0].get("_time"), "numjobs": sum(int(e.get("_header_jobs") or 1) for e in entries)}
+    how = {"numjobs": "jobs= of the group's job blocks (normal output)"}
+    described = [e["_described"] for e in entries if e.get("_described")]
+    if not described:
+        return found, how
+    rws = list(dict.fromkeys(d["ioengine"] if d["ioengine"] in fio_output.METADATA_OPS else d["rw"].split(":")[0]
+                             for d in described))
+    bs = fio_normal.block_size(described[0]["bs"], rws[0])
+    found.update(rw="+".join(rws), iodepth=_count(described[0]["iodepth"], "iodepth"),
+                 ioengine=described[0]["ioengine"], **({"bs": bs} if bs else {}))
+    how.update({name: "the job's description line (normal output)" for name in ("rw", "bs", "iodepth")})
+    return found, how
+
+
 def run_of(data: Mapping, entries: list[dict]) -> tuple[dict, dict]:
     """What one reporting group (its job entries, as fio wrote them) ran, from the output alone: (the values the
     file gives, how each was read). Without echoed options only ``fio_time`` and, from its entries, ``numjobs``
-    may be known. FioError when an echoed option cannot be read."""
+    may be known; normal output says what its description lines say (``described_run``). FioError when an echoed
+    option cannot be read."""
+    if data.get("_format") == "normal":
+        return described_run(entries)
     version = str(data.get("fio version") or "")
     found = {"fio_time": fio_time(data)}
     options = options_of(data, entries[0])

@@ -97,6 +97,20 @@ directory={dir}
 
 [reported]
 """
+# Reads and writes mixed 70/30 at random, 4 KiB: both sides in one job's normal output
+RANDRW = """[global]
+ioengine=psync
+direct=0
+size=8m
+bs=4k
+rw=randrw
+rwmixread=70
+runtime=1
+time_based=1
+directory={dir}
+
+[mixed]
+"""
 # A job that fails: fio cannot write /proc/version (error 1 in the JSON, no data moved)
 FAILS = "[global]\nrw=write\nbs=4096\nsize=1M\nioengine=psync\n\n[fails]\nfilename=/proc/version\n"
 
@@ -172,6 +186,9 @@ def main() -> None:
             produce(f"fio333_groups_terse{version}", GROUPS.format(dir=folder),
                     ["--output-format=terse", f"--terse-version={version}"], work, suffix="txt")
         produce("fio333_fails", FAILS, ["--output-format=json"], work)
+        for name, job in (("groups", GROUPS), ("grouped", GROUPED), ("randrw", RANDRW)):
+            produce(f"fio333_{name}_normal_json", job.format(dir=folder), ["--output-format=normal,json"], work,
+                    suffix="txt")
         produce("fio333_status_interval", INTERVALS.format(dir=folder), ["--output-format=json",
                                                                         "--status-interval=1"], work)
         make_benchfio(work)
