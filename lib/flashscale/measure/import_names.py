@@ -140,15 +140,18 @@ class Naming:
         return {**{k: value_of(k, v, f"--{k}") for k, v in self.given.items()}, **names}
 
 
-def reconcile(from_file: Mapping, names: Mapping) -> tuple[dict, list[str]]:
+def reconcile(from_file: Mapping, names: Mapping, weak: frozenset = frozenset()) -> tuple[dict, list[str]]:
     """The run's axes: the file's where it says them, the name's where it does not; and a sentence for each field
-    where the two differ (the file's kept)."""
+    where the two differ (the file's kept). A field in ``weak`` the file only infers (a group_reporting group's
+    numjobs read from its last job's option): there the name's is kept."""
     axes, said = {}, []
     for name in FROM_FILE:
         mine, theirs = from_file.get(name), names.get(name)
-        axes[name] = mine if mine is not None else theirs
+        axes[name] = theirs if name in weak and theirs is not None else mine if mine is not None else theirs
         if mine is not None and theirs is not None and mine != theirs:
-            said.append(f"the name says {name}={theirs}, the file {name}={mine}: the file's is kept")
+            said.append(f"the name says {name}={theirs}, the file {name}={mine}: " + (
+                "the file's is only its last job's option, the name's is kept" if name in weak
+                else "the file's is kept"))
     return axes, said
 
 

@@ -129,7 +129,8 @@ def _row(data: Mapping, entries: list[dict], names: Mapping, source: Mapping, wh
     """One row of one reporting group's entries (one host's, in a client/server run), and what it raised."""
     entry = entries[0] if len(entries) == 1 else fio_versions.group_entry(entries)
     found, how = fio_runs.run_of(data, entries)
-    axes, said = import_names.reconcile(found, names)
+    weak = frozenset({"numjobs"}) if how.get("numjobs", "").startswith("numjobs option") else frozenset()
+    axes, said = import_names.reconcile(found, names, weak)
     lacking = import_names.missing(axes, names)
     if lacking:
         silent = f"; {data.get('fio version') or 'this fio'} echoes no options here" if "rw" in lacking else ""
