@@ -181,3 +181,15 @@ def test_old_fio_s_own_json_is_read_in_its_units_and_what_ran_comes_from_a_map(t
     assert status == 0 and len(grouped) == 1 and grouped["numjobs"].iloc[0] == 3
     randrw = rows[rows["source_file"].str.endswith("randrw_json.txt")].iloc[0]
     assert randrw["read_bw_bytes"] > randrw["write_bw_bytes"] > 0  # rwmixread=70
+
+
+def test_a_client_s_normal_output_of_two_servers_is_one_row_of_both_and_says_so(tmp_path, capsys):
+    """fio 3.33 as a client of two fio servers (2 jobs each): their blocks name no host, so the group is one row of
+    the 4 jobs; fio's own "All clients" block is not added to them, and its bandwidth agrees with theirs summed."""
+    name = IMPORTED / "fio333_client_2servers_normal.txt"
+    text = name.read_text()
+    rows = _imported(tmp_path, "client", text)
+    assert len(rows) == 1 and rows["numjobs"].iloc[0] == 4 and rows["rw"].iloc[0] == "randread"
+    assert "client/server normal output of 2 hosts" in capsys.readouterr().err
+    clients = re.search(r"All clients: .*\n\s+read: IOPS=\S+, BW=\S+ \((?P<si>[\d.]+)M\)", text)
+    assert rows["bw_bytes"].iloc[0] == pytest.approx(float(clients["si"]) * 1e6, rel=2e-3)  # 293M: 3 figures

@@ -6,7 +6,9 @@ each tag (``show_ddir_status``, ``show_thread_status_normal``, ``show_run_stats`
     fio 2.0 to 2.20   ``  read : io=203360KB, bw=10577KB/s, iops=21153 , runt= 19227msec``
     fio 2.21 on       ``  read: IOPS=18.2k, BW=71.3MiB/s (74.7MB/s)(71.4MiB/1001msec)``
 
-Each job block begins ``name: (groupid=G, jobs=N): err= E: pid=P: <date>``; what a job ran is in the lines fio prints
+Each job block begins ``name: (groupid=G, jobs=N): err= E: pid=P: <date>``; a client of fio servers (``--client``)
+prints every server's blocks alike, with no host's name on them, and fio's own sum of them (``All clients``, not
+read): its groups are read as one of all the hosts, and that is said; what a job ran is in the lines fio prints
 before it starts, ``name: (g=G): rw=randread, bs=(R) 4096B-4096B, ..., ioengine=psync, iodepth=1`` (fio 2.0:
 ``bs=4K-4K/4K-4K``). Nothing says ``direct``, ``size`` or ``runtime``: they are unknown, not fio's defaults.
 
@@ -37,6 +39,8 @@ LATENCY = re.compile(r"^\s+(?P<kind>slat|clat|lat)\s*\((?P<unit>[num]sec)\): min
 PERCENTILES = re.compile(r"^\s+clat percentiles \((?P<unit>[num]sec)\):")
 PERCENTILE = re.compile(r"(?P<p>\d+\.\d+)th=\[\s*(?P<value>\d+)\]")
 ISSUED = re.compile(r"^\s+issued[\w ]*:\s*total=(?P<total>\S+)")
+HOST_PREFIX = re.compile(r"^<[^>\s]+> ")
+ALL_CLIENTS = "All clients"
 VERSION = re.compile(r"^fio[- ](?P<version>\d+\.\d+\S*)\s*$")
 UNIT_NS = {"nsec": 1, "usec": 1000, "msec": 1_000_000}
 SI = {"": 1, "k": 1000, "K": 1000, "M": 1000**2, "G": 1000**3, "T": 1000**4, "P": 1000**5}
@@ -183,7 +187,15 @@ def read_normal(text: str, source: str = "fio output") -> list[dict]:
             runs.append({"fio version": version, "jobs": [_entry(h, ls, described, source) for h, ls in blocks],
                          "_format": "normal"})
 
+    hosts = []
     for line in text.splitlines():
+        if line.startswith("hostname="):
+            hosts.append(line.split(",")[0].removeprefix("hostname="))
+            continue
+        line = HOST_PREFIX.sub("", line)  # a client's lines of each server: "<host> one: (g=0): ..."
+        if line.startswith(f"{ALL_CLIENTS}: (groupid="):
+            current = None  # fio's own sum of the clients: the hosts' blocks are summed as the JSON's are
+            continue
         if (match := DESCRIBED.match(line)):
             if blocks:  # a new run's descriptions after the last run's results
                 close_run()
@@ -200,6 +212,10 @@ def read_normal(text: str, source: str = "fio output") -> list[dict]:
         elif current is not None:
             current[1].append(line)
     close_run()
+    if hosts:
+        for run in runs:
+            run["_repaired"] = [f"client/server normal output of {len(hosts)} hosts ({', '.join(hosts)}): its job "
+                                "blocks name no host, so each group is one row of all of them, not one a host"]
     if not runs:
         raise FioError(f"{source}: no job block of fio's normal output ('name: (groupid=0, jobs=1): err= 0: ...')")
     return runs

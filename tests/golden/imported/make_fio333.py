@@ -154,7 +154,7 @@ def servers(workdir: Path) -> list[subprocess.Popen]:
     return started
 
 
-def produce_client_server(name: str, jobfile_text: str, workdir: Path) -> None:
+def produce_client_server(name: str, jobfile_text: str, workdir: Path, form: str = "json") -> None:
     """Both servers run the same job file: one row per host, and fio's own "All clients" sum."""
     if WANTED and name not in WANTED:
         return
@@ -162,7 +162,8 @@ def produce_client_server(name: str, jobfile_text: str, workdir: Path) -> None:
     jobfile.write_text(jobfile_text)
     started = servers(workdir)
     try:
-        argv = ["fio", "--output-format=json", f"--output={HERE / f'{name}.json'}"]
+        suffix = "json" if form == "json" else "txt"
+        argv = ["fio", f"--output-format={form}", f"--output={HERE / f'{name}.{suffix}'}"]
         for port in PORTS:
             argv += [f"--client=127.0.0.1,{port}", str(jobfile)]
         proc = subprocess.run(argv, capture_output=True, text=True, cwd=workdir, timeout=120)
@@ -194,6 +195,8 @@ def main() -> None:
         make_benchfio(work)
         produce_client_server("fio333_client_2servers", ONE.format(dir=folder).replace("[one]", "[one]\nnumjobs=2"),
                               work)
+        produce_client_server("fio333_client_2servers_normal",
+                              ONE.format(dir=folder).replace("[one]", "[one]\nnumjobs=2"), work, form="normal")
     finally:
         shutil.rmtree(work)  # the temporary directory this script created
 
