@@ -34,7 +34,7 @@ help:
 	@echo "make demo-uncapped - the quickstart's layouts on uncapped emulated devices: the CPU binds, and the report says so"
 	@echo "make demo-cluster - 1 and 2 emulated hosts, local and over their capped links (nbd), its report"
 	@echo "make demo-ssh-cluster - a layout built and measured on each of 2 real sshd hosts (namespaces) over SSH, its report"
-	@echo "make test-ssh - the SSH cluster's tests with its long faults: sshd killed, kill -9 and reap, 8 hosts (about 3 minutes, root)"
+	@echo "make test-ssh - the SSH cluster's tests with its long faults: sshd or fio server killed, kill -9 and reap, 8 hosts (about 3 minutes, root)"
 	@echo "make demo-vm - seed 000's layouts (md RAID-0 native and IMSM, LVM, btrfs) on 4 NVMe devices in a VM"
 	@echo "make long-quickstart - the quickstart with 3 repetitions of 10 s runs (about 25 minutes)"
 	@echo "make lab    - JupyterLab on localhost with the notebooks and the flashscale kernel (prints its URL)"
@@ -192,8 +192,8 @@ demo-ssh-cluster: deps
 	$(BIN)/python scripts/ssh_lab.py runners/ssh-cluster.yaml
 	@echo "Report: $(CURDIR)/reports/ssh-cluster/10_cluster.html"
 
-# The SSH cluster's tests, the long faults included (sshd killed mid-campaign, kill -9 of the driver then reap, 8 hosts
-# at once); make test runs the rest of them.
+# The SSH cluster's tests, the long faults included (sshd killed mid-campaign, a fio server killed mid-campaign, kill -9
+# of the driver then reap, 8 hosts at once); make test runs the rest of them.
 test-ssh: deps
 	FLASHSCALE_SSH_LONG=1 $(BIN)/python -m pytest tests/test_ssh_cluster.py tests/test_ssh_hosts.py tests/test_ssh_inventory.py -p no:cacheprovider
 

@@ -260,6 +260,54 @@ def test_a_host_whose_sshd_dies_mid_campaign_fails_its_rows_keeps_the_others_and
     nothing_left(made)
 
 
+def _fio_server_of(host) -> int | None:
+    """The pid of the fio server flashscale started on ``host``: the one in its network namespace whose parent is
+    not a fio server (a server forks a process of the same name for each run it serves)."""
+    ps = subprocess.run(["ps", "-eo", "pid,ppid,args"], capture_output=True, text=True).stdout.splitlines()
+    servers = {int(line.split()[0]): int(line.split()[1]) for line in ps if "fio --server=127.0.0.1" in line}
+    for pid, parent in sorted(servers.items()):
+        try:
+            if parent not in servers and \
+                    os.stat(f"/proc/{pid}/ns/net").st_ino == os.stat(NETNS_DIR / host.netns).st_ino:
+                return pid
+        except OSError:
+            continue
+    return None
+
+
+@long
+def test_a_host_whose_fio_server_dies_mid_campaign_fails_its_rows_and_keeps_the_others(lab, tmp_path, revive):
+    """host1's fio server (the process flashscale started in host1's namespace, and the one it forked for the run in
+    flight) killed after the first point, its sshd alive: host1's later rows fail with the reason, host0's are kept, and the teardown at the end
+    leaves nothing on either host."""
+    made = lab[0]
+    dying = made.hosts[1]
+    stop, killed = threading.Event(), []
+
+    def kill() -> None:
+        if _first_row(tmp_path, stop):
+            pid = _fio_server_of(dying)
+            if pid is not None:
+                killed.append(pid)
+                _kill_tree(pid)  # the server and the process it forked for the run in flight
+
+    killer = threading.Thread(target=kill)
+    killer.start()
+    try:
+        driver = subprocess.run([sys.executable, "-c", DRIVER, json.dumps(parameters(lab, tmp_path, "fio-dies",
+                                                                                     NUMJOBS=[1, 2]))],
+                                capture_output=True, text=True, timeout=300)
+    finally:
+        stop.set()
+        killer.join()
+    assert killed and driver.returncode == 0, driver.stderr[-2000:]
+    rows = pd.read_parquet(tmp_path / "fio-dies" / "results.parquet").set_index(["host", "jobs_per_host"])
+    assert rows.loc[("host0", 1), "status"] == rows.loc[("host0", 2), "status"] == "ok"
+    assert rows.loc[("host1", 2), "status"] == "failed" and rows.loc[(cluster.ALL, 2), "status"] == "failed"
+    assert rows.loc[("host1", 2), "error"], rows.loc[("host1", 2)]
+    nothing_left(made)
+
+
 @pytest.fixture
 def revive(lab):
     """Whatever the test does to host1's sshd, it runs again afterwards, and what an SSH campaign of this test left
