@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Callable
 
 import pandas as pd
 import pytest
@@ -225,27 +226,13 @@ def test_a_host_whose_sshd_dies_mid_campaign_fails_its_rows_keeps_the_others_and
     made = lab[0]
     dying = made.hosts[1]
     before = {p.name for p in manifest_dir().glob("flashscale-ssh-*.json")}
-    stop, killed = threading.Event(), []
 
-    def kill() -> None:
-        if _first_row(tmp_path, stop):
-            killed.append(dying.sshd.pid)
-            _kill_tree(dying.sshd.pid)
-            dying.sshd.popen.wait(timeout=10)
+    def kill() -> int:
+        _kill_tree(dying.sshd.pid)
+        dying.sshd.popen.wait(timeout=10)
+        return dying.sshd.pid
 
-    killer = threading.Thread(target=kill)
-    killer.start()
-    try:
-        driver = subprocess.run([sys.executable, "-c", DRIVER, json.dumps(parameters(lab, tmp_path, "sshd-dies",
-                                                                                     NUMJOBS=[1, 2]))],
-                                capture_output=True, text=True, timeout=300)
-    finally:
-        stop.set()
-        killer.join()
-    assert killed and driver.returncode == 0, driver.stderr[-2000:]
-    rows = pd.read_parquet(tmp_path / "sshd-dies" / "results.parquet").set_index(["host", "jobs_per_host"])
-    assert rows.loc[("host0", 1), "status"] == rows.loc[("host0", 2), "status"] == "ok"
-    assert rows.loc[("host1", 2), "status"] == "failed" and rows.loc[(cluster.ALL, 2), "status"] == "failed"
+    rows = _host1_dies(lab, tmp_path, "sshd-dies", kill)
     assert "1 of 2 hosts failed: host1" == rows.loc[(cluster.ALL, 2), "error"]
     notes = " ".join(json.loads((tmp_path / "sshd-dies" / "notes.json").read_text()))
     assert "Host host1: what the campaign made there could not all be undone" in notes and "flashscale reap" in notes
@@ -258,6 +245,31 @@ def test_a_host_whose_sshd_dies_mid_campaign_fails_its_rows_keeps_the_others_and
                             capture_output=True, text=True, timeout=300)
     assert reaped.returncode == 0 and "reaped" in reaped.stdout, reaped.stdout + reaped.stderr
     nothing_left(made)
+
+
+def _host1_dies(lab, folder: Path, name: str, kill: Callable[[], int | None]) -> pd.DataFrame:
+    """A campaign of 1 and 2 jobs on host0 and host1 whose ``kill`` (what it killed, or None) runs once the first
+    point's rows are written; its rows by host and jobs, host0's both ok, host1's and the cluster's second failed."""
+    stop, killed = threading.Event(), []
+
+    def after_first_row() -> None:
+        if _first_row(folder, stop):
+            killed.append(kill())
+
+    killer = threading.Thread(target=after_first_row)
+    killer.start()
+    try:
+        driver = subprocess.run([sys.executable, "-c", DRIVER, json.dumps(parameters(lab, folder, name,
+                                                                                     NUMJOBS=[1, 2]))],
+                                capture_output=True, text=True, timeout=300)
+    finally:
+        stop.set()
+        killer.join()
+    assert killed and killed[0] is not None and driver.returncode == 0, driver.stderr[-2000:]
+    rows = pd.read_parquet(folder / name / "results.parquet").set_index(["host", "jobs_per_host"])
+    assert rows.loc[("host0", 1), "status"] == rows.loc[("host0", 2), "status"] == "ok"
+    assert rows.loc[("host1", 2), "status"] == "failed" and rows.loc[(cluster.ALL, 2), "status"] == "failed"
+    return rows
 
 
 def _fio_server_of(host) -> int | None:
@@ -278,32 +290,17 @@ def _fio_server_of(host) -> int | None:
 @long
 def test_a_host_whose_fio_server_dies_mid_campaign_fails_its_rows_and_keeps_the_others(lab, tmp_path, revive):
     """host1's fio server (the process flashscale started in host1's namespace, and the one it forked for the run in
-    flight) killed after the first point, its sshd alive: host1's later rows fail with the reason, host0's are kept, and the teardown at the end
-    leaves nothing on either host."""
+    flight) killed after the first point, its sshd alive: host1's later rows fail with the reason, host0's are kept,
+    and the teardown at the end leaves nothing on either host."""
     made = lab[0]
-    dying = made.hosts[1]
-    stop, killed = threading.Event(), []
 
-    def kill() -> None:
-        if _first_row(tmp_path, stop):
-            pid = _fio_server_of(dying)
-            if pid is not None:
-                killed.append(pid)
-                _kill_tree(pid)  # the server and the process it forked for the run in flight
+    def kill() -> int | None:
+        pid = _fio_server_of(made.hosts[1])
+        if pid is not None:
+            _kill_tree(pid)  # the server and the process it forked for the run in flight
+        return pid
 
-    killer = threading.Thread(target=kill)
-    killer.start()
-    try:
-        driver = subprocess.run([sys.executable, "-c", DRIVER, json.dumps(parameters(lab, tmp_path, "fio-dies",
-                                                                                     NUMJOBS=[1, 2]))],
-                                capture_output=True, text=True, timeout=300)
-    finally:
-        stop.set()
-        killer.join()
-    assert killed and driver.returncode == 0, driver.stderr[-2000:]
-    rows = pd.read_parquet(tmp_path / "fio-dies" / "results.parquet").set_index(["host", "jobs_per_host"])
-    assert rows.loc[("host0", 1), "status"] == rows.loc[("host0", 2), "status"] == "ok"
-    assert rows.loc[("host1", 2), "status"] == "failed" and rows.loc[(cluster.ALL, 2), "status"] == "failed"
+    rows = _host1_dies(lab, tmp_path, "fio-dies", kill)
     assert rows.loc[("host1", 2), "error"], rows.loc[("host1", 2)]
     nothing_left(made)
 
