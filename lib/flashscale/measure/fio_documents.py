@@ -117,11 +117,11 @@ def documents(text: str, source: str = "fio output") -> list[Document]:
     read as it is, the whole text again with fio's message lines taken out, or printf's nan and inf read, or both
     (each document then says so). FioError naming ``source`` when there is none, or one does not read even so
     (truncated: saying where it stops)."""
+    if _next_object(text, 0) is None:
+        raise FioError(f"{source}: no JSON object in fio output: {text[:200]!r}")
     try:
         return _split(text, source)
-    except FioError as first:
-        if "no JSON object" in str(first):
-            raise
+    except FioError:
         for name, repair in REPAIRS:
             fixed = repair(text)
             if fixed == text:
@@ -150,8 +150,6 @@ def _split(text: str, source: str) -> list[Document]:
         data, end = _decode(text, start, source)
         found.append(Document(data, preamble=before))
         position, before = end, ""
-    if not found:
-        raise FioError(f"{source}: no JSON object in fio output: {text[:200]!r}")
     found[-1].postamble = before + text[position:]
     return found
 

@@ -72,38 +72,40 @@ def _count(text: str, where: str) -> float:
     return float(match.group(1)) * SI[match.group(2)]
 
 
-def _block_sizes(text: str) -> dict[str, int]:
-    """The block size of each direction: ``(R) 4096B-4096B, (W) 64.0KiB-64.0KiB, ...`` (fio 2.21 on) or
-    ``4K-4K/64K-64K[/4K-4K]`` (read/write[/trim], before); a range's low end, and only where it is one size."""
-    found = {}
+def _spans(text: str) -> dict[str, tuple[str, str]]:
+    """Each direction's block sizes as a description's ``bs=`` gives them, (low, high): ``(R) 4096B-4096B, (W)
+    64.0KiB-64.0KiB, ...`` (fio 2.21 on) or ``4K-4K/64K-64K[/4K-4K]`` (read/write[/trim], before)."""
     labelled = re.findall(r"\(([RWT])\)\s*([^,]+)", text)
     parts = [(dict(R="read", W="write", T="trim")[k], v) for k, v in labelled] if labelled else \
         list(zip(SIDES, text.split("/")))
+    spans = {}
     for side, span in parts:
-        low, _, high = span.strip().partition("-")
-        if high and low.strip() != high.strip():
-            continue  # a range of sizes: bytes come from io=, not from a count of I/Os
-        try:
-            found[side] = int(_bytes(low.strip() if low.strip()[-1:] in "Bt" else low.strip() + "B", True, "bs"))
-        except FioError:
-            continue
-    return found
+        low, _, high = (part.strip() for part in span.strip().partition("-"))
+        spans[side] = (low, high or low)
+    return spans
+
+
+def _size(text: str) -> int | None:
+    """One block size as a description prints it (``4096B``, ``64.0KiB``, fio 2.x's ``4K``, ``512``); None when it
+    is none."""
+    try:
+        return int(_bytes(text if text[-1:] in "Bt" else text + "B", True, "bs"))
+    except FioError:
+        return None
+
+
+def _block_sizes(text: str) -> dict[str, int]:
+    """The block size of each direction that has one size (a range's bytes come from io=, not from a count of
+    I/Os)."""
+    return {side: size for side, (low, high) in _spans(text).items() if low == high and (size := _size(low))}
 
 
 def block_size(text: str, rw: str) -> int | None:
     """The block size a description's ``bs=`` gives ``rw``: the write side's for a write-only rw, else the read
     side's; a range's low end; None when it cannot be read."""
-    writes = rw in ("write", "randwrite", "trimwrite")
-    labelled = dict(re.findall(r"\(([RWT])\)\s*([^,]+)", text))
-    spans = [labelled.get("R"), labelled.get("W")] if labelled else (text.split("/") + [None])[:2]
-    span = spans[1] if writes and spans[1] else spans[0]
-    if not span:
-        return None
-    low = span.strip().partition("-")[0].strip()
-    try:
-        return int(_bytes(low if low[-1:] in "Bt" else low + "B", True, "bs"))
-    except FioError:
-        return None
+    spans = _spans(text)
+    side = "write" if rw in ("write", "randwrite", "trimwrite") and "write" in spans else "read"
+    return _size(spans[side][0]) if side in spans and spans[side][0] else None
 
 
 def _issued(text: str) -> list[int] | None:
@@ -126,7 +128,7 @@ def _entry(header: re.Match, lines: list[str], described: dict, source: str) -> 
     name = header["name"]
     where = f"{source}: job {name!r}"
     entry = {"jobname": name, "groupid": int(header["group"]), "error": int(header["error"]),
-             "_header_jobs": int(header["jobs"]), "_time": _time(header["date"]), "_why": header["why"]}
+             "_header_jobs": int(header["jobs"]), "_time": _time(header["date"])}
     if name in described:
         entry["_described"] = described[name]
     bs = _block_sizes(described.get(name, {}).get("bs", ""))
@@ -214,7 +216,7 @@ def read_normal(text: str, source: str = "fio output") -> list[dict]:
     close_run()
     if hosts:
         for run in runs:
-            run["_repaired"] = [f"client/server normal output of {len(hosts)} hosts ({', '.join(hosts)}): its job "
+            run["_notes"] = [f"client/server normal output of {len(hosts)} hosts ({', '.join(hosts)}): its job "
                                 "blocks name no host, so each group is one row of all of them, not one a host"]
     if not runs:
         raise FioError(f"{source}: no job block of fio's normal output ('name: (groupid=0, jobs=1): err= 0: ...')")

@@ -4,8 +4,8 @@ Pure functions on the text and the dict fio gave; nothing here runs fio or reads
 and an import of others' fio output use the same reading as a campaign does.
 
     load_output(text, source)   fio's JSON, past any lines fio printed before or after it (``fio_documents``)
-    read_outputs(text, source)  every output of fio 2.0.10 to 3.x (json, json+, terse v2-v5, normal, client/server) in a
-                                file, in fio 3.33's JSON shape (``fio_versions.normalize``, ``fio_terse.read_terse``,
+    read_outputs(text, source)  every output of fio 2.0.10 to 3.x (json, json+, terse v2-v5, normal,
+                                client/server) in a file, in fio 3.33's JSON shape (``fio_versions.normalize``, ``fio_terse.read_terse``,
                                 ``fio_normal.read_normal``)
     read_output(text, source)   the one output in a file, read so
     groups(data)                the reporting groups of an output: each group's job entries
@@ -43,8 +43,8 @@ def read_outputs(text: str, source: str = "fio output") -> list[dict]:
     """Every output fio 2.0.10 to 3.x wrote into ``text`` (several when runs were appended to one file), each in fio
     3.33's JSON shape: JSON or json+ (``fio_versions.normalize``, run and client/server alike), else terse
     (``fio_terse.read_terse``), else normal (``fio_normal.read_normal``); ``_format`` says which (``json``,
-    ``json+``, ``client/server json``, ``terse v3``, ``normal``...), ``_preamble``, ``_postamble`` and ``_repaired``
-    what was around it and what reading it took (``fio_documents``). FioError naming ``source`` when it is empty, truncated, not fio's, or a field cannot be
+    ``json+``, ``client/server json``, ``terse v3``, ``normal``...), ``_preamble`` and ``_postamble`` the text
+    around it, ``_notes`` what reading it took (``fio_documents``) or what it cannot say (``fio_normal``). FioError naming ``source`` when it is empty, truncated, not fio's, or a field cannot be
     read."""
     if not text.strip():
         raise FioError(f"{source}: empty: no fio output in it")
@@ -64,7 +64,7 @@ def read_outputs(text: str, source: str = "fio output") -> list[dict]:
         outputs.append({**fio_versions.normalize(data, source),
                         "_format": f"client/server {form}" if "client_stats" in data else form,
                         "_preamble": document.preamble, "_postamble": document.postamble,
-                        "_repaired": list(document.repaired)})
+                        "_notes": list(document.repaired)})
     return outputs
 
 

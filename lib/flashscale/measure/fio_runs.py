@@ -25,6 +25,9 @@ from ..errors import ConfigError, FioError
 DEFAULTS = {"rw": "read", "bs": "4096", "iodepth": "1", "numjobs": "1", "direct": "0"}
 TARGETS = ("filename", "directory", "uri")
 OFF = ("0", "false", "off", "no")
+# How a group_reporting group's job count was read when nothing better says it: its last job's numjobs option, which
+# a group of several job sections runs more than (a name's count is kept over it: ``import_names.reconcile``)
+NUMJOBS_OPTION = "numjobs option (group_reporting: the group's last job's)"
 
 
 def options_of(data: Mapping, entry: Mapping) -> dict | None:
@@ -90,8 +93,7 @@ def job_count(entries: list[dict], options: Mapping | None) -> tuple[int | None,
         jobs = round(total / runtime)
         if jobs >= 1 and abs(total - jobs * runtime) <= 0.05 * jobs * runtime:
             return jobs, "job_runtime / runtime (group_reporting, time based)"
-    return _count(options.get("numjobs") or DEFAULTS["numjobs"], "numjobs"), \
-        "numjobs option (group_reporting: the group's last job's)"
+    return _count(options.get("numjobs") or DEFAULTS["numjobs"], "numjobs"), NUMJOBS_OPTION
 
 
 def fio_time(data: Mapping) -> str | None:

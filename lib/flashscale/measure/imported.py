@@ -46,7 +46,6 @@ class FileOutcome:
     rows: list[dict] = field(default_factory=list)
     reason: str | None = None
     said: list[str] = field(default_factory=list)
-    data: dict | None = None  # fio's output, read (kept for the raw copies)
     content: bytes = field(default=b"", repr=False)  # the bytes hashed and read: the copy kept is these
 
     @property
@@ -129,7 +128,7 @@ def _row(data: Mapping, entries: list[dict], names: Mapping, source: Mapping, wh
     """One row of one reporting group's entries (one host's, in a client/server run), and what it raised."""
     entry = entries[0] if len(entries) == 1 else fio_versions.group_entry(entries)
     found, how = fio_runs.run_of(data, entries)
-    weak = frozenset({"numjobs"}) if how.get("numjobs", "").startswith("numjobs option") else frozenset()
+    weak = frozenset({"numjobs"}) if how.get("numjobs") == fio_runs.NUMJOBS_OPTION else frozenset()
     axes, said = import_names.reconcile(found, names, weak)
     lacking = import_names.missing(axes, names)
     if lacking:
@@ -219,8 +218,9 @@ def rows_of(data: dict, names: Mapping, source: Mapping) -> tuple[list[dict], li
 
 
 def _around(data: Mapping, where: str) -> list[str]:
-    """What an output said besides its numbers: fio's lines before and after its JSON, and what reading it took."""
-    said = [f"{where}{how}" for how in data.get("_repaired") or []]
+    """What an output said besides its numbers: what reading it took or what it cannot say (``_notes``), and fio's
+    lines before and after its JSON."""
+    said = [f"{where}{note}" for note in data.get("_notes") or []]
     for name, words in (("_preamble", "before"), ("_postamble", "after")):
         lines = [line for line in str(data.get(name) or "").splitlines() if line.strip()]
         if lines:
@@ -257,7 +257,6 @@ def read_file(path: Path, naming: Naming, campaign: str) -> FileOutcome:
             rows, said = rows_of(data, names, source)
             outcome.rows += rows
             outcome.said += _around(data, where) + [f"{where}{s}" for s in said]
-        outcome.data = outputs[0]
     except (FioError, ConfigError) as exc:
         outcome.reason = str(exc).removeprefix(f"{path}: ")
         outcome.rows = []
