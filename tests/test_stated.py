@@ -8,6 +8,7 @@ import os
 import pytest
 
 from flashscale.campaigns import campaign, stated
+from flashscale.system import host
 from flashscale.errors import ConfigError
 from flashscale.analysis.ceilings import pcie_link_bw_bytes
 from flashscale.measure import results
@@ -127,9 +128,9 @@ def test_the_devices_queue_depth_is_the_fewest_tags_sysfs_names(tmp_path):
         (tmp_path / "sys" / "block" / name / "queue").mkdir(parents=True)
         (tmp_path / "sys" / "block" / name / "queue" / "nr_requests").write_text(depth + "\n")
     system = System(sys=tmp_path / "sys", proc=tmp_path)
-    assert stated.queue_depth(["/dev/nvme0n1", "/dev/nullb0"], system) == 8
-    assert stated.queue_depth(["/dev/nvme0n1", "/dev/sdz"], system) is None  # sysfs names none for sdz
-    assert stated.queue_depth([], system) is None
+    assert host.queue_depth(["/dev/nvme0n1", "/dev/nullb0"], system) == 8
+    assert host.queue_depth(["/dev/nvme0n1", "/dev/sdz"], system) is None  # sysfs names none for sdz
+    assert host.queue_depth([], system) is None
 
 
 def test_calibration_folders_are_a_campaign_parameter_named_under_data_dir_or_by_path(tmp_path):

@@ -56,6 +56,7 @@ from ..system.devices import System
 from ..arrays.emulated import ArraySpec, loop_support_problem
 from ..arrays.support import MOUNTED
 from . import directories, emulated, parameters, stated, testbed as testbeds, vmlab
+from ..system.host import queue_depth
 from ..errors import ConfigError, FlashscaleError, UnsupportedError
 from ..arrays.guard import Guard, confirmation
 from ..arrays.layouts import Options
@@ -346,7 +347,7 @@ def _stating(spec: CampaignSpec, directory: Path, testbed: tuple | None, system:
     return stated.Stating(directory, spec.sweep.points(), devices_of, limits,
                           stated.said(paths, system, spec.ceilings, limits), baseline,
                           chunk_bytes=spec.options.chunk_bytes, fs=spec.options.fs,
-                          tags=stated.queue_depth(paths, system),
+                          tags=queue_depth(paths, system),
                           calibrations=tuple(spec.calibration_folder(c) for c in spec.calibrations))
 
 

@@ -51,6 +51,7 @@ from ..analysis import cluster as cluster_analysis
 from ..arrays.emulated import ArraySpec
 from ..arrays.layouts import Options
 from . import over_ssh as remote, parameters, stated
+from ..system.host import cores as host_cores
 from ..errors import AnalysisError, ConfigError, RefusedError, UnsupportedError
 from ..measure import cluster as fio_cluster, fio_output, precondition, reanalysis, results
 from ..measure.cluster import Endpoint
@@ -281,7 +282,7 @@ class _Sweep:
         self.windows: list | None = None  # each run's raw folder and times, for a real host's monitor samples
         self.notes: list[str] = []
         # the emulated hosts share this machine's CPUs; a real host's are its own, unknown here
-        self.cores = None if spec.remote else stated.cores()
+        self.cores = None if spec.remote else host_cores()
 
     def run(self, hosts: list[Target], dead: dict[str, str] | None = None, windows: list | None = None) -> None:
         """Every point on 1..H of ``hosts`` (one layout: their servers are fresh); ``dead``: hosts already known not

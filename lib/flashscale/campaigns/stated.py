@@ -48,16 +48,6 @@ GENERATIONS = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6}  # GT/s per la
 BTRFS_LAYOUTS = ("btrfs-raid0", "btrfs-raid10")  # one btrfs over the devices, whatever FS the baseline has
 
 
-def cores() -> int:
-    """The CPUs this process may run on (``system.host.cores``)."""
-    return host.cores()
-
-
-def queue_depth(paths: Sequence[str], system: System | None = None) -> int | None:
-    """The test bed's devices' queue depth (``system.host.queue_depth``); None without devices."""
-    return host.queue_depth(paths, system) if paths else None
-
-
 def pcie_bps(paths: Sequence[str], system: System) -> float | None:
     """The slowest PCIe link of the devices at ``paths``, bytes/s per direction (``ceilings.pcie_link_bw_bytes``);
     None when any of them has no PCIe link sysfs can name (loop devices), or one of an unknown speed or width."""
@@ -78,10 +68,10 @@ def pcie_bps(paths: Sequence[str], system: System) -> float | None:
 
 def limits(paths: Sequence[str] = (), system: System | None = None, ceilings: Mapping | None = None,
            probe: bool = True, **more) -> predict.Limits:
-    """This machine's limits: ``cores()``, the memory's copy rate (``probe``: ``system.host.memory_bw_bytes``, a
+    """This machine's limits: ``system.host.cores()``, the memory's copy rate (``probe``: ``system.host.memory_bw_bytes``, a
     short timed copy) and the devices' PCIe link where they have one; the ``ceilings``' memory, network and PCIe on
     top (their PCIe link and memory win over what was measured); ``more`` on top of all."""
-    given = predict.Limits.from_ceilings(ceilings or {}, **{"cores": cores(), **more})
+    given = predict.Limits.from_ceilings(ceilings or {}, **{"cores": host.cores(), **more})
     if probe and given.memory_bps is None:
         given = replace(given, memory_bps=host.memory_bw_bytes())
     if given.pcie_bps is not None or "pcie_bps" in more or not paths:
