@@ -164,3 +164,27 @@ def test_a_btrfs_forget_that_fails_otherwise_is_a_failure(btrfs_machine, tmp_pat
     with pytest.raises(FlashscaleError, match="Invalid argument"):
         teardown.close()
     assert (tmp_path / "m.json").exists()
+
+
+def test_a_directory_s_undo_removes_only_the_files_our_jobs_named(machine, tmp_path):
+    """fio names a job's files after its section (``flashscale-*``), and a fio server names a client's after the
+    client's address first (``127.0.0.1.flashscale-*``): those go; a file of anyone else's stays, and so does the
+    directory, the undo failing where it stands."""
+    ours = tmp_path / "ours"
+    ours.mkdir()
+    for name in ("flashscale-t0.0.0", "127.0.0.1.flashscale-t0.1.0", "10.213.1.2.flashscale-w.0.0"):
+        (ours / name).write_text("fio's")
+    teardown = Teardown(tmp_path / "m.json", machine.runner, machine, retries=0)
+    teardown.record("dir", path=str(ours))
+    teardown.close()
+    assert not ours.exists()
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    kept = ("notes.txt", "127.0.0.1.data", "1.2.3.flashscale-x", "x.flashscale-y", "flashscale")
+    for name in (*kept, "flashscale-j.0.0"):
+        (theirs / name).write_text("someone's")
+    teardown = Teardown(tmp_path / "n.json", machine.runner, machine, retries=0)
+    teardown.record("dir", path=str(theirs))
+    with pytest.raises(FlashscaleError, match="dir"):
+        teardown.close()
+    assert sorted(p.name for p in theirs.iterdir()) == sorted(kept)
