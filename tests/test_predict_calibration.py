@@ -37,13 +37,24 @@ def _with_layer(base: pd.DataFrame, devices: int, depths) -> pd.DataFrame:
                               rep=rep, bw_bytes=bw) for qd, bw in zip(raw["iodepth"], truth) for rep in (0, 1)])
 
 
+def _measured_on_two(base: pd.DataFrame, depths) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """md-raid0 measured on 2 devices at ``depths`` with the layer's known cost, and the raw model's prediction of
+    those points."""
+    measured = _with_layer(base, 2, depths)
+    raw = predict.predict(base, "md-raid0", measured[["devices", "rw", "bs", "numjobs", "iodepth"]].drop_duplicates(),
+                          chunk_bytes=BS)
+    return measured, raw
+
+
+def _calibrated_on_two(base: pd.DataFrame, depths) -> calibration.LayerCost:
+    measured, raw = _measured_on_two(base, depths)
+    return calibration.calibrate(raw, measured, "md-raid0", 2)
+
+
 def test_a_layer_of_a_known_time_per_request_is_recovered_on_two_devices_and_predicts_four():
     base = predict.curve(_single())
     depths = (1, 4, 16, 64)
-    measured_two = _with_layer(base, 2, depths)
-    raw_two = predict.predict(base, "md-raid0", measured_two[["devices", "rw", "bs", "numjobs", "iodepth"]]
-                              .drop_duplicates(), chunk_bytes=BS)
-    cost = calibration.calibrate(raw_two, measured_two, "md-raid0", 2)
+    cost = _calibrated_on_two(base, depths)
     assert cost.points["layer_s_per_io"].tolist() == pytest.approx([LAYER_S] * len(depths))
     assert cost.source == "md-raid0 on 2 devices"
     points = [dict(devices=4, rw="randread", bs=BS, numjobs=1, iodepth=qd) for qd in depths]
@@ -58,10 +69,7 @@ def test_a_layer_of_a_known_time_per_request_is_recovered_on_two_devices_and_pre
 
 def test_a_point_the_calibration_did_not_measure_takes_its_nearest_and_says_so():
     base = predict.curve(_single())
-    measured = _with_layer(base, 2, (1, 16))
-    raw = predict.predict(base, "md-raid0", measured[["devices", "rw", "bs", "numjobs", "iodepth"]].drop_duplicates(),
-                          chunk_bytes=BS)
-    cost = calibration.calibrate(raw, measured, "md-raid0", 2)
+    cost = _calibrated_on_two(base, (1, 16))
     seconds, _, note = cost.at("randread", BS, 1, 8)
     assert seconds == pytest.approx(LAYER_S) and "nearest point" in note and "iodepth 16" in note
     seconds, _, _ = cost.at("randread", 2 * BS, 1, 16)  # one block size measured: its cost is taken per byte
@@ -103,9 +111,7 @@ def test_per_request_and_per_byte_are_told_apart_at_two_block_sizes():
 
 def test_a_calibration_never_measures_what_it_is_scored_on():
     base = predict.curve(_single())
-    measured = _with_layer(base, 2, (1, 4))
-    raw = predict.predict(base, "md-raid0", measured[["devices", "rw", "bs", "numjobs", "iodepth"]].drop_duplicates(),
-                          chunk_bytes=BS)
+    measured, raw = _measured_on_two(base, (1, 4))
     cost = calibration.calibrate(raw, measured, "md-raid0", 2)
     with pytest.raises(AnalysisError, match="measured on 2 devices, the layout and count it would predict"):
         predict.predict(base, "md-raid0", [dict(devices=2, rw="randread", bs=BS, numjobs=1, iodepth=1)],

@@ -321,20 +321,28 @@ def revive(lab):
         assert reaped.returncode == 0, reaped.stdout + reaped.stderr
 
 
+def _driver_at_first_row(lab, folder: Path, name: str, stderr) -> subprocess.Popen:
+    """A driver of a campaign of 1, 2 and 4 jobs, running, once its first point's rows are written; killed if it
+    ended before."""
+    driver = subprocess.Popen([sys.executable, "-c", DRIVER,
+                               json.dumps(parameters(lab, folder, name, NUMJOBS=[1, 2, 4]))],
+                              stdout=subprocess.DEVNULL, stderr=stderr, text=True)
+    try:
+        assert _first_row(folder, threading.Event()) and driver.poll() is None
+    except BaseException:
+        driver.kill()
+        driver.wait()
+        raise
+    return driver
 
 
 @long
 def test_kill_9_of_the_driver_then_reap_leaves_nothing_on_any_host(lab, tmp_path, revive):
     made = lab[0]
     before = {p.name for p in manifest_dir().glob("*.json")}
-    driver = subprocess.Popen([sys.executable, "-c", DRIVER,
-                               json.dumps(parameters(lab, tmp_path, "killed", NUMJOBS=[1, 2, 4]))],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        assert _first_row(tmp_path, threading.Event()) and driver.poll() is None
-    finally:
-        driver.kill()
-        driver.wait()
+    driver = _driver_at_first_row(lab, tmp_path, "killed", stderr=subprocess.DEVNULL)
+    driver.kill()
+    driver.wait()
     for host in made.hosts[:2]:
         assert left_on(host)["processes"], host.name  # its fio server and sampler still run: the driver died
     ours = [str(p) for p in manifest_dir().glob("flashscale-ssh-*.json") if p.name not in before]
@@ -350,16 +358,12 @@ def test_kill_9_of_the_driver_then_reap_leaves_nothing_on_any_host(lab, tmp_path
     nothing_left(made)
 
 
-
 @long
 def test_ctrl_c_of_the_driver_undoes_everything_on_every_host_before_it_stops(lab, tmp_path, revive):
     made = lab[0]
     before = {p.name for p in manifest_dir().glob("flashscale-ssh-*.json")}
-    driver = subprocess.Popen([sys.executable, "-c", DRIVER,
-                               json.dumps(parameters(lab, tmp_path, "interrupted", NUMJOBS=[1, 2, 4]))],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    driver = _driver_at_first_row(lab, tmp_path, "interrupted", stderr=subprocess.PIPE)
     try:
-        assert _first_row(tmp_path, threading.Event()) and driver.poll() is None
         driver.send_signal(signal.SIGINT)
         _, said = driver.communicate(timeout=120)
     finally:
