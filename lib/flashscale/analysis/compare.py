@@ -193,10 +193,7 @@ def _side(row: dict, side: str, points: bool) -> rule.Side | None:
     value, lo, hi = (row[f"{v}_{side}"] for v in ("value", "lo", "hi"))
     if points:
         value, lo, hi = 1 - value, 1 - hi, 1 - lo
-    if not value > 0:
-        return None
-    df = row.get(f"df_{side}", math.nan)
-    return rule.Side.of_interval(value, lo, hi, df if pd.notna(df) else math.inf)
+    return rule.side(value, lo, hi, row.get(f"df_{side}", math.nan))
 
 
 def verdict(agreed: pd.DataFrame) -> str:
