@@ -12,8 +12,8 @@ import pytest
 
 from flashscale.analysis import applications as app_analysis, evidence
 from flashscale.arrays.layouts import Layout
-from flashscale.measure import results
 from flashscale.measure.workloads import common
+from flashscale.measure import truth
 
 CAP = 200_000_000
 JBOD = Layout("jbod", 2, ("/mnt/a", "/mnt/b"), "loop", "two file systems")
@@ -50,7 +50,7 @@ def test_the_truth_is_the_devices_times_the_slower_direction_the_bytes_move_in()
 def test_a_rate_above_its_truth_beyond_the_throttles_tolerance_is_flagged():
     recorder = Recorder({"read": CAP, "write": CAP})
     allowed = common.tolerance(5.0)
-    assert allowed == pytest.approx(results.truth_tolerance(5.0) + results.THROTTLE_SLICE_S / 5.0)
+    assert allowed == pytest.approx(truth.tolerance(5.0) + truth.THROTTLE_SLICE_S / 5.0)
     within = row(recorder, "write_bw", 2 * CAP * 1.019, "bytes/s", 5.0, ("write",))
     sliced = row(recorder, "write_bw", 2 * CAP * (1 + allowed * 0.9), "bytes/s", 5.0, ("write",))
     above = row(recorder, "write_bw", 2 * CAP * (1 + allowed * 1.1), "bytes/s", 5.0, ("write",))

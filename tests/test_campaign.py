@@ -48,7 +48,7 @@ def test_bad_parameters_are_named_before_anything_runs(tmp_path):
 def test_a_cap_of_zero_is_uncapped_and_below_zero_is_refused(tmp_path):
     """CAP_READ_BPS / CAP_WRITE_BPS 0 (runners/uncapped.yaml): nothing throttled, so no cap_bps and no truth."""
     uncapped = spec(tmp_path, CAP_READ_BPS=0, CAP_WRITE_BPS=0)
-    assert all(cap != cap for cap in emulated.caps(uncapped.array).values())  # NaN: results.evidence has no truth
+    assert all(cap != cap for cap in emulated.caps(uncapped.array).values())  # NaN: truth.evidence has no truth
     assert all(cap != cap for cap in emulated.caps(uncapped.array, "btrfs-raid0").values())
     assert emulated.caps(spec(tmp_path, CAP_WRITE_BPS=0).array)["read"] == 200_000_000
     with pytest.raises(ConfigError, match="CAP_READ_BPS=-1"):

@@ -19,13 +19,14 @@ from flashscale.arrays import layouts
 from flashscale.arrays.cluster import EmulatedCluster
 from flashscale.arrays.emulated import STRIPES, ArraySpec
 from flashscale.errors import ConfigError
-from flashscale.measure import raw, results, resume
+from flashscale.measure import raw, resume
 from flashscale.measure.recorder import Recorder
 from flashscale.measure.sweep import Sweep
 from flashscale.publish import report
 from flashscale.system.devices import System
 
 from conftest import loop_devices_backed_under
+from flashscale.measure.truth import evidence as truth_evidence, tolerance as truth_tolerance
 
 ROOT = Path(__file__).resolve().parents[1]
 CAP = 200_000_000
@@ -117,7 +118,7 @@ def truth(array: ArraySpec, layout: str, rw: str = "read") -> float:
     caps = emulated.caps(array, layout)
     devices = len(layouts.chosen(layout, list(range(array.devices))))
     row = {"rw": rw, "devices": devices, "runtime_s": 10.0, "read_bw_bytes": 0.0, "write_bw_bytes": 0.0}
-    return results.evidence(row, caps)["truth_bw_bytes"]
+    return truth_evidence(row, caps)["truth_bw_bytes"]
 
 
 @pytest.mark.parametrize("layout, expected", [
@@ -228,7 +229,7 @@ def test_a_device_at_half_the_cap_measures_half_and_each_layout_meets_its_own_tr
     assert result.backend == "loop" and not loop_devices_backed_under(fast_backing)
     measured = result.table[result.table["phase"] == "measure"]
     assert len(measured) == 6 and (measured["status"] == "ok").all() and not measured["above_truth"].any()
-    tolerance = results.truth_tolerance(SMALL["RUNTIME_S"])
+    tolerance = truth_tolerance(SMALL["RUNTIME_S"])
     expected = {"single": CAP, "jbod": 1.5 * CAP, "btrfs-raid0": 2 * 0.5 * CAP}
     for row in measured.itertuples():
         assert row.truth_bw_bytes == pytest.approx(expected[row.layout]), row

@@ -14,12 +14,13 @@ from flashscale.campaigns import campaign
 from flashscale.analysis import jobfile as jobfile_analysis
 from flashscale.arrays.layouts import Layout
 from flashscale.errors import AnalysisError, ConfigError
-from flashscale.measure import jobrun, results
+from flashscale.measure import jobrun
 from flashscale.measure.jobfile import MARK, JobFile, JobFileError
 from flashscale.publish import records
 from flashscale.system.commands import RecordingRunner
 
 from conftest import cgroups_left, leftover_mounts, run_notebook, stored_campaign
+from flashscale.measure import truth
 
 ROOT = Path(__file__).resolve().parents[1]
 MIXED = ROOT / "runners" / "jobs" / "mixed.fio"
@@ -194,7 +195,7 @@ def test_the_file_on_every_layout_of_the_emulated_array_keeps_its_rate_the_caps_
     # read 102.8 MB/s on 100 in one run) is flagged too short and gives no rate, and every other is within 2%
     ratio = rows[["read_bw_bytes", "write_bw_bytes"]].max(axis=1) / (rows["devices"] * CAP)
     assert not rows["above_truth"].any() and (rows["too_short"] == (ratio > 1.02)).all()
-    limit = rows["devices"] * CAP * (1 + rows["runtime_s"].map(results.truth_tolerance))
+    limit = rows["devices"] * CAP * (1 + rows["runtime_s"].map(truth.tolerance))
     assert (rows["read_bw_bytes"] <= limit).all() and (rows["write_bw_bytes"] <= limit).all()
     oltp = rows[rows["group"] == "oltp"]  # a 70/30 mix: its truth is the read cap and the write cap together
     assert (oltp["truth_bw_bytes"] == oltp["devices"] * 2 * CAP).all()

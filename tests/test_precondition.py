@@ -19,6 +19,7 @@ from flashscale.measure.sweep import Sweep
 from flashscale.system.commands import Runner
 
 from conftest import leftover_mounts, loop_devices_backed_under
+from flashscale.measure import truth
 
 MB = 1_000_000
 MIB = 2**20
@@ -32,36 +33,36 @@ CAPS = {"read": 100 * MB, "write": 50 * MB}
 
 
 def test_the_truth_is_devices_times_the_cap_of_the_direction_read_or_written():
-    assert results.evidence(row("read", read=199 * MB), CAPS)["truth_bw_bytes"] == 200 * MB
-    assert results.evidence(row("randwrite", write=99 * MB), CAPS)["truth_bw_bytes"] == 100 * MB
-    assert results.evidence(row("randrw", read=1, write=1), CAPS)["truth_bw_bytes"] == 300 * MB
+    assert truth.evidence(row("read", read=199 * MB), CAPS)["truth_bw_bytes"] == 200 * MB
+    assert truth.evidence(row("randwrite", write=99 * MB), CAPS)["truth_bw_bytes"] == 100 * MB
+    assert truth.evidence(row("randrw", read=1, write=1), CAPS)["truth_bw_bytes"] == 300 * MB
 
 
 def test_a_row_above_its_truth_by_more_than_the_tolerance_is_flagged():
     # 3 s runs: the throttle's first 100 ms slice allows 0.1 / 3 = 3.3% over; 2% is the floor for long runs
-    assert results.truth_tolerance(3.0) == pytest.approx(0.1 / 3) and results.truth_tolerance(60.0) == 0.02
-    assert not results.evidence(row(read=206 * MB), CAPS)["above_truth"]
-    assert results.evidence(row(read=207 * MB), CAPS)["above_truth"]
-    assert not results.evidence(row(read=203 * MB, runtime_s=60.0), CAPS)["above_truth"]
-    assert results.evidence(row(read=205 * MB, runtime_s=60.0), CAPS)["above_truth"]
+    assert truth.tolerance(3.0) == pytest.approx(0.1 / 3) and truth.tolerance(60.0) == 0.02
+    assert not truth.evidence(row(read=206 * MB), CAPS)["above_truth"]
+    assert truth.evidence(row(read=207 * MB), CAPS)["above_truth"]
+    assert not truth.evidence(row(read=203 * MB, runtime_s=60.0), CAPS)["above_truth"]
+    assert truth.evidence(row(read=205 * MB, runtime_s=60.0), CAPS)["above_truth"]
 
 
 def test_a_mixed_rw_is_held_to_each_direction_s_own_cap():
     # 250 MB/s in all is under the 300 MB/s of both caps, but the write side is 50% over its own 100 MB/s
-    flagged = results.evidence(row("rw", read=100 * MB, write=150 * MB), CAPS)
+    flagged = truth.evidence(row("rw", read=100 * MB, write=150 * MB), CAPS)
     assert flagged["above_truth"] and flagged["truth_bw_bytes"] == 300 * MB
-    assert not results.evidence(row("rw", read=200 * MB, write=100 * MB), CAPS)["above_truth"]
+    assert not truth.evidence(row("rw", read=200 * MB, write=100 * MB), CAPS)["above_truth"]
 
 
 def test_uncapped_and_metadata_runs_have_no_truth():
-    for checked in (results.evidence(row(read=10**12), {}), results.evidence(row("filecreate", write=10**12), CAPS)):
+    for checked in (truth.evidence(row(read=10**12), {}), truth.evidence(row("filecreate", write=10**12), CAPS)):
         assert math.isnan(checked["truth_bw_bytes"]) and not checked["above_truth"]
 
 
 def test_a_run_under_a_second_is_too_short_to_measure():
-    assert results.evidence(row("filecreate", runtime_s=0.1), CAPS)["too_short"]
-    assert results.evidence(row(runtime_s=0.0), CAPS)["too_short"]
-    assert not results.evidence(row(runtime_s=results.MIN_RUNTIME_S, read=MB), CAPS)["too_short"]
+    assert truth.evidence(row("filecreate", runtime_s=0.1), CAPS)["too_short"]
+    assert truth.evidence(row(runtime_s=0.0), CAPS)["too_short"]
+    assert not truth.evidence(row(runtime_s=truth.MIN_RUNTIME_S, read=MB), CAPS)["too_short"]
 
 
 def test_rows_written_before_the_checks_existed_read_with_their_defaults(tmp_path):
@@ -152,7 +153,7 @@ def test_without_precondition_a_read_of_partly_written_files_is_caught_by_the_tr
     table = measure(tmp_path, PRECONDITION=False).table.set_index("rw")
     assert set(table["phase"]) == {"measure"}
     assert table.loc["read", "truth_bw_bytes"] == CAP_READ
-    assert table.loc["read", "read_bw_bytes"] > CAP_READ * (1 + results.truth_tolerance(2.0))
+    assert table.loc["read", "read_bw_bytes"] > CAP_READ * (1 + truth.tolerance(2.0))
     assert table.loc["read", "above_truth"] and not table.loc["write", "above_truth"]
 
 
@@ -168,5 +169,5 @@ def test_preconditioned_the_read_meets_the_cap(tmp_path):
     assert env["cgroup"] == [] and math.isnan(first["truth_bw_bytes"].iloc[0])  # it prepares: never capped
     measured = table[table["phase"] == "measure"].set_index("rw")
     assert list(measured.index) == ["write", "read"] and not measured["above_truth"].any()
-    assert measured.loc["read", "read_bw_bytes"] == pytest.approx(CAP_READ, rel=results.truth_tolerance(2.0))
-    assert measured.loc["write", "write_bw_bytes"] == pytest.approx(CAP_WRITE, rel=results.truth_tolerance(2.0))
+    assert measured.loc["read", "read_bw_bytes"] == pytest.approx(CAP_READ, rel=truth.tolerance(2.0))
+    assert measured.loc["write", "write_bw_bytes"] == pytest.approx(CAP_WRITE, rel=truth.tolerance(2.0))

@@ -15,6 +15,7 @@ from flashscale.publish import report
 from flashscale.system import provenance
 
 from conftest import run_notebook
+from flashscale.measure import truth
 
 ROOT = Path(__file__).resolve().parents[1]
 # 4 devices as the quickstart, fewer points: 1 and 4 jobs, 2 repetitions (the least that gives a spread), 3 s runs
@@ -59,9 +60,9 @@ def test_quickstart_on_the_emulated_array_finds_the_known_answer(tmp_path):
         # out of deep idle or not alike (10 alternating pairs), so a write's best may come out a few percent short,
         # and that is btrfs's, not noise of the test. Equivalent, or undecided with the runs to add (two runs a
         # side give t = 4.3), never a tax claimed on two runs. Never a gain beyond what the throttle lets through
-        # in a run this short (results.truth_tolerance, 5% at 2 s): btrfs-raid0 read 407.7 MB/s in both runs of
+        # in a run this short (truth.tolerance, 5% at 2 s): btrfs-raid0 read 407.7 MB/s in both runs of
         # one, jbod 399.2, a "gain" of 2.1%
-        slack = results.truth_tolerance(SMALL["RUNTIME_S"])
+        slack = truth.tolerance(SMALL["RUNTIME_S"])
         assert raid0["tax_margin"] == 0.02 and raid0["tax"] > -slack
         assert raid0["tax"] < (0.02 if rw == "read" else 0.2)
         assert raid0["tax_verdict"] in ("equivalent", "inconclusive")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from flashscale.measure import results, truth
+from flashscale.measure import truth
 from flashscale.measure.sweep import Sweep
 from flashscale.measure.workloads.transfer import MIB, Transfer
 
@@ -30,10 +30,10 @@ def row(ratio: float, runtime_s: float, rw: str = "read") -> dict:
     (0.9, 1.0, False, False),     # below the cap: a rate
 ])
 def test_a_capped_run_above_its_truth_by_the_slice_gives_no_rate(ratio, runtime_s, above, short):
-    held = results.evidence(row(ratio, runtime_s), {"read": CAP, "write": CAP})
+    held = truth.evidence(row(ratio, runtime_s), {"read": CAP, "write": CAP})
     assert (held["above_truth"], held["too_short"]) == (above, short)
     assert held["truth_bw_bytes"] == 2 * CAP
-    uncapped = results.evidence(row(ratio, runtime_s), {})  # no throttle: no slice, no truth
+    uncapped = truth.evidence(row(ratio, runtime_s), {})  # no throttle: no slice, no truth
     assert not uncapped["above_truth"] and uncapped["too_short"] == (runtime_s < truth.MIN_RUNTIME_S)
 
 

@@ -97,7 +97,7 @@ def details(outputs: Iterable[tuple[Any, dict]]) -> pd.DataFrame:
     """One row per measured run of a metadata stage, from ``raw.fio_outputs`` of its measured rows: layout,
     devices, ``op`` (create, stat, remove), numjobs, nrfiles, rep, ``files`` (nrfiles x numjobs, what the run
     should have touched), ``from_fio`` of its fio.json, ``complete`` (fio counted exactly ``files`` operations and
-    as many latency samples), ``too_short`` (the results table's flag: it ran under ``results.MIN_RUNTIME_S``,
+    as many latency samples), ``too_short`` (the results table's flag: it ran under ``truth.MIN_RUNTIME_S``,
     fio's clock, no rate) and
     ``latency_rate`` (numjobs / mean latency: the rate if fio's own time per file
     were nil)."""

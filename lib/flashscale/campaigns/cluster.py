@@ -63,6 +63,7 @@ from ..system.devices import System
 from ..system import idle, netns, provenance
 from ..system.netns import SUBNET
 from ..measure.units import rate
+from ..measure import truth
 
 ALL = cluster_analysis.ALL
 REMOTE_KEYS = ("name", "address", "port", "mount_dir", "devices", "local_dir", "link_bps", "ssh_port", "user")
@@ -358,7 +359,7 @@ class _Sweep:
         after = self.system.link_bytes(host.link) if host.link else None
         row = {**row, **fio_output.parse(result), "status": "ok", "error": None,
                "link_bytes": after - before[host.endpoint.name] if after is not None else None}
-        return {**row, **results.evidence(row, host.caps, network)}
+        return {**row, **truth.evidence(row, host.caps, network)}
 
     def _cluster_row(self, rows: list[dict], hosts: list[Target]) -> dict:
         links = [h.network_bw_bytes for h in hosts]
@@ -370,7 +371,7 @@ class _Sweep:
         if failed:
             return {**base, **results.failed(f"{len(failed)} of {len(rows)} hosts failed: {', '.join(failed)}")}
         row = {**base, **fio_cluster.aggregate(rows), "status": "ok", "error": None}
-        return {**row, **results.evidence(row, hosts[0].caps, network)}  # all hosts' devices x cap, or links
+        return {**row, **truth.evidence(row, hosts[0].caps, network)}  # all hosts' devices x cap, or links
 
     def _forget_silent(self, failed: list[Target]) -> None:
         """Probe each host that failed again; one that no longer answers is left out of every later point."""

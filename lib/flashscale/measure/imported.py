@@ -24,6 +24,7 @@ from typing import Iterable, Mapping
 from . import cluster, fio_documents, fio_output, fio_runs, fio_versions, import_names, results
 from .import_names import Naming
 from ..errors import ConfigError, FioError
+from . import truth
 
 ALL_HOSTS = "all"  # the ``host`` of a cluster's own row, as a cluster campaign writes it (analysis.cluster.ALL)
 BACKEND = "imported"
@@ -147,7 +148,7 @@ def _row(data: Mapping, entries: list[dict], names: Mapping, source: Mapping, wh
            **{k: found.get(k) for k in ("fio_time", "ioengine", "direct", "target")},
            "size_option": found.get("size"), "runtime_option": found.get("runtime")}
     row["run_id"] = (row["fio_time"] or "").replace("-", "").replace(":", "").replace("+0000", "Z")
-    row = {**row, **results.evidence(row, {}), "_entries": entries}
+    row = {**row, **truth.evidence(row, {}), "_entries": entries}
     return row, [f"{where}: {s}" for s in said]
 
 
@@ -193,7 +194,7 @@ def _cluster_row(hosts: list[dict]) -> dict:
         return {**base, **results.failed(f"{len(failed)} of {len(hosts)} hosts failed: {', '.join(failed)}")}
     row = {**base, **cluster.aggregate(hosts), "status": "ok", "error": None,
            "read_from": f"the hosts' rows summed (measure.cluster.aggregate); {hosts[0]['read_from']}"}
-    return {**row, **results.evidence(row, {})}
+    return {**row, **truth.evidence(row, {})}
 
 
 def rows_of(data: dict, names: Mapping, source: Mapping) -> tuple[list[dict], list[str]]:

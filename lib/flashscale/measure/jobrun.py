@@ -33,6 +33,7 @@ from ..arrays.layouts import Layout
 from ..errors import ConfigError, FioError
 from ..system.commands import Runner
 from .units import rate
+from . import truth
 
 SIZE = re.compile(r"^\s*(\d+)\s*([kmgtp]?)(i?b)?\s*$", re.IGNORECASE)
 POWERS = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
@@ -179,7 +180,7 @@ def layout_row(recorder, layout: Layout, row: Mapping, cgroup_procs: Sequence[Pa
     the known truth."""
     full = {**recorder.header(layout, rw=row["rw"], cgroup_procs=cgroup_procs, phase=PHASE, workload=WORKLOAD),
             **row, **precondition.verdict_columns(recorder.verdict)}
-    return {**full, **results.evidence(full, recorder.truth_caps(cgroup_procs))}
+    return {**full, **truth.evidence(full, recorder.truth_caps(cgroup_procs))}
 
 
 def workload(jobfile_path: str | Path, axes: Mapping[str, Sequence[int]] | None = None, repetitions: int = 1,

@@ -2,7 +2,7 @@
 
 Each run's raw files (``job.fio``, ``fio.json``, ``env.json``) go to ``raw/<layout>/<point>/rep<k>/`` under the
 campaign directory, and its row is appended to ``rows.jsonl`` at once, so an interrupted campaign keeps everything
-it measured. A row on the emulated array carries its known truth (``results.evidence``).
+it measured. A row on the emulated array carries its known truth (``truth.evidence``).
 
 Workloads other than the sweep's own fio points (a user's job file, an application) are callables
 ``workload(recorder, layout, cgroup_procs)`` in ``workloads``: each runs after the sweep's points on every layout and
@@ -30,6 +30,7 @@ from ..system.devices import System
 from . import adaptive, fio, fio_output, monitoring, precondition, results, resume
 from .progress import Progress
 from .sweep import Sweep
+from . import truth
 
 ON_FAILURE = ("continue", "stop")
 NAN = float("nan")
@@ -191,7 +192,7 @@ class Recorder:
         return self.layout_caps.get(layout, self.caps)
 
     def truth_caps(self, cgroup_procs: Sequence[Path], layout: Layout | None = None) -> dict:
-        """The caps of the known truth (``results.evidence``) of a run on ``layout`` (default: the layout being
+        """The caps of the known truth (``truth.evidence``) of a run on ``layout`` (default: the layout being
         measured) in ``cgroup_procs``: read and write, or none when it ran outside the throttled cgroup."""
         caps = self.caps_of(layout.name if layout else self.measuring)
         return {d: caps[d] for d in ("read", "write") if d in caps} if cgroup_procs else {}
@@ -209,7 +210,7 @@ class Recorder:
                "point": point or job.point, "raw_dir": str(raw_dir),
                "started_at": results.now(), **results.failed(exc),
                "adaptive": adaptive}
-        return {**row, **results.evidence(row, {})}
+        return {**row, **truth.evidence(row, {})}
 
     def _measure(self, layout: Layout, job: fio.FioJob, raw_dir: Path, cgroup_procs: list[Path], *,
                  rep: int = 0, warmup: bool = False, phase: str = "measure", point: str | None = None,
@@ -229,7 +230,7 @@ class Recorder:
                **self._axes(job), "rep": rep, **fio_output.parse(data), "cpu_busy_cores": busy, "cpu_latency_us": latency_us,
                "point": point or job.point,
                "raw_dir": str(raw_dir), "started_at": started, "adaptive": adaptive}
-        return {**row, **results.evidence(row, self.truth_caps(cgroup_procs, layout))}
+        return {**row, **truth.evidence(row, self.truth_caps(cgroup_procs, layout))}
 
     def keep(self, layout: Layout, row: dict, cgroup_procs: list[Path]) -> None:
         """Write the row beside its raw files (env.json) and append it to the campaign's rows."""

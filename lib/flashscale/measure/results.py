@@ -27,9 +27,6 @@ from ..paths import project_root
 
 log = logging.getLogger("flashscale.results")
 
-# The known truth and the runs too short to give a rate: ``measure.truth`` (named here too, where rows are made).
-MIN_RUNTIME_S, THROTTLE_SLICE_S, MIN_TOLERANCE = truth.MIN_RUNTIME_S, truth.THROTTLE_SLICE_S, truth.MIN_TOLERANCE
-truth_tolerance, evidence = truth.tolerance, truth.evidence
 
 # name -> (dtype, meaning). The first block is the contract of the walking skeleton.
 COLUMNS: dict[str, tuple[str, str]] = {
@@ -165,7 +162,7 @@ def with_defaults(frame: pd.DataFrame) -> pd.DataFrame:
     frame = frame.copy()
     for name, default in DEFAULTS.items():
         if name == "too_short" and "runtime_s" in frame.columns:
-            default = frame["runtime_s"].astype("float64") < MIN_RUNTIME_S
+            default = frame["runtime_s"].astype("float64") < truth.MIN_RUNTIME_S
         if name not in frame.columns:
             frame[name] = default
             continue

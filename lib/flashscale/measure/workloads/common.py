@@ -15,7 +15,7 @@ from ...system import processes, undo
 from ...system.devices import System
 from ...system.teardown import Teardown, manifest_dir
 from .. import monitoring, results
-from ..truth import judged
+from ..truth import THROTTLE_SLICE_S, judged, tolerance as fio_tolerance
 
 PHASE = "workload"  # not a point of the sweep: ``analysis.core`` never reads these rows
 NAN = float("nan")
@@ -93,17 +93,17 @@ def truth(recorder, layout: Layout, cgroup_procs: Sequence[Path], directions: Se
 
 def evidence(truth_bw_bytes: float, value: float, seconds: float) -> dict:
     """A rate of bytes held to its truth as fio's rows are (``measure.truth.judged``): ``above_truth`` when above it
-    by more than ``tolerance`` for a run of ``seconds``; ``too_short`` under ``results.MIN_RUNTIME_S``, or when it is
+    by more than ``tolerance`` for a run of ``seconds``; ``too_short`` under ``truth.MIN_RUNTIME_S``, or when it is
     more than 2% above its truth and the throttle's slices explain it (no rate: ``truth.why_too_short``)."""
     return {"truth_bw_bytes": truth_bw_bytes, **judged(value / truth_bw_bytes, seconds, tolerance(seconds))}
 
 
 def tolerance(seconds: float) -> float:
     """How far (a fraction) an application's rate over ``seconds`` may be above its truth: fio's tolerance
-    (``results.truth_tolerance``, the throttle's slice) and one slice more. fio's runs are timed after a ramp; an
+    (``truth.tolerance``, the throttle's slice) and one slice more. fio's runs are timed after a ramp; an
     application is timed from an idle throttle, which lets a slice's budget through at once (a transfer's first second
     wrote 220 MB/s on a device capped at 200, its next ones 200)."""
-    return results.truth_tolerance(seconds) + results.THROTTLE_SLICE_S / seconds if seconds > 0 else math.inf
+    return fio_tolerance(seconds) + THROTTLE_SLICE_S / seconds if seconds > 0 else math.inf
 
 
 def metric_row(recorder, layout: Layout, cgroup_procs: Sequence[Path], *, workload: str, metric: str, value: float,
