@@ -91,7 +91,8 @@ def stated_before(predictions: pd.DataFrame, frame: pd.DataFrame) -> None:
 
 def for_people(scored: pd.DataFrame) -> pd.DataFrame:
     """One row a point: the prediction with its interval (``predicted_bw_bytes_lo``/``_hi``, which ``tables.show``
-    writes beside it; none where the single device behind it had one run, ``predicted_reps``), the measured mean (its own interval left to the figure), the error, the term that bound, and
+    writes beside it; none where the single device behind it had one run, ``predicted_reps``), the measured mean
+    (its own interval left to the figure), the error, the term that bound, and
     whether the measurement agrees with the prediction by the one rule (``analysis.agreement``: the interval of
     their ratio within the margin): "agrees", "above, beyond the margin", "below, beyond the margin", "undecided"
     (their interval reaches across the margin's edge: more runs would tell), "one run: no interval" (no verdict
