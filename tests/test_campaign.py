@@ -48,9 +48,9 @@ def test_bad_parameters_are_named_before_anything_runs(tmp_path):
 def test_a_cap_of_zero_is_uncapped_and_below_zero_is_refused(tmp_path):
     """CAP_READ_BPS / CAP_WRITE_BPS 0 (runners/uncapped.yaml): nothing throttled, so no cap_bps and no truth."""
     uncapped = spec(tmp_path, CAP_READ_BPS=0, CAP_WRITE_BPS=0)
-    assert all(cap != cap for cap in emulated.caps(uncapped.array).values())  # NaN: truth.evidence has no truth
-    assert all(cap != cap for cap in emulated.caps(uncapped.array, "btrfs-raid0").values())
-    assert emulated.caps(spec(tmp_path, CAP_WRITE_BPS=0).array)["read"] == 200_000_000
+    assert all(cap != cap for cap in uncapped.array.rw_caps().values())  # NaN: truth.evidence has no truth
+    assert all(cap != cap for cap in uncapped.array.rw_caps("btrfs-raid0").values())
+    assert spec(tmp_path, CAP_WRITE_BPS=0).array.rw_caps()["read"] == 200_000_000
     with pytest.raises(ConfigError, match="CAP_READ_BPS=-1"):
         spec(tmp_path, CAP_READ_BPS=-1)
 
@@ -130,7 +130,9 @@ def test_emulated_campaign_finds_the_known_answer_and_leaves_nothing(tmp_path, f
     monkeypatch.setattr(results, "append_predictions", stating)
     result = campaign.run(spec(tmp_path, DEVICES=2, CAP_READ_BPS=100_000_000, CAP_WRITE_BPS=100_000_000,
                                LAYOUTS=["single", "jbod", "btrfs-raid0"]), progress=False)
-    assert result.backend == "loop" and result.notes == []
+    assert result.backend == "loop"  # its notes: only what the array carried uncapped first, and the caps kept
+    assert len(result.notes) == 2 and all(" cap of 100 MB/s a device kept: this machine carried " in note
+                                          for note in result.notes), result.notes
     table = result.table[result.table["phase"] == "measure"]  # each layout's precondition is not a measurement
     assert (result.table["phase"] == "precondition").sum() == 3
     # every measured row agrees with the known truth of the emulated array: devices x cap, and no more

@@ -115,7 +115,7 @@ def test_the_stripes_are_layouts_that_exist():
 
 def truth(array: ArraySpec, layout: str, rw: str = "read") -> float:
     """The known truth of a run of ``layout`` at full speed, as a row on the array computes it."""
-    caps = emulated.caps(array, layout)
+    caps = array.rw_caps(layout)
     devices = len(layouts.chosen(layout, list(range(array.devices))))
     row = {"rw": rw, "devices": devices, "runtime_s": 10.0, "read_bw_bytes": 0.0, "write_bw_bytes": 0.0}
     return truth_evidence(row, caps)["truth_bw_bytes"]
@@ -149,8 +149,8 @@ def test_each_layout_s_rows_carry_its_own_cap_and_truth(tmp_path):
     its runs, including the workloads run while it is measured; a layout without its own has the array's."""
     spec = campaign.CampaignSpec.from_parameters(DEVICES=2, CAP_SCALE=[1, 0.5])
     recorder = Recorder("c", "host", Sweep(rw=["read"], numjobs=[2], repetitions=1), tmp_path, None, "run",
-                        emulated.caps(spec.array), None, {},
-                        layout_caps={name: emulated.caps(spec.array, name) for name in ("jbod", "btrfs-raid0")})
+                        spec.array.rw_caps(), None, {},
+                        layout_caps={name: spec.array.rw_caps(name) for name in ("jbod", "btrfs-raid0")})
     jbod = layouts.Layout("jbod", 2, ("/m0", "/m1"), "loop", "jbod")
     stripe = layouts.Layout("btrfs-raid0", 2, ("/m",), "loop", "btrfs-raid0")
     single = layouts.Layout("single", 1, ("/m",), "loop", "single")

@@ -44,7 +44,7 @@ def two_layouts() -> pd.DataFrame:
             ("nbd", "host0", 1, 99 * MB, 100 * MB), ("nbd", "all", 1, 99 * MB, 200 * MB),
             ("nbd", "host0", 2, 98 * MB, 100 * MB), ("nbd", "all", 2, 196 * MB, 200 * MB)]
     frame = pd.DataFrame(rows, columns=["layout", "host", "hosts", "bw_bytes", "network_bw_bytes"])
-    return frame.assign(rw="read", phase="measure", warmup=False, status="ok",
+    return frame.assign(rw="read", phase="measure", warmup=False, status="ok", cap_bps=100 * MB,
                         devices=lambda t: 2 * t["hosts"].where(t["host"] == "all", 1))
 
 
@@ -57,10 +57,18 @@ def test_the_tax_of_each_layout_is_against_the_hosts_local_storage_at_the_same_h
 
 
 def test_only_a_layout_whose_data_crosses_a_known_link_meets_the_network_ceiling():
-    limits = cluster.ceilings(two_layouts(), 100 * MB, 100 * MB).set_index(["layout", "hosts", "host"])
+    limits = cluster.ceilings(two_layouts()).set_index(["layout", "hosts", "host"])  # at the caps held: 100 MB/s
     assert limits.loc[("jbod", 2, "all"), "binding_limit"] == "device"
     assert pd.isna(limits.loc[("jbod", 2, "all"), "ceiling_network_bw_bytes"])
     assert limits.loc[("nbd", 2, "all"), "binding_limit"] == "network"
     assert limits.loc[("nbd", 2, "all"), "expected_ceiling_bw_bytes"] == 2 * 100 * MB  # the fabric: a link per host
     assert limits.loc[("nbd", 2, "host0"), "expected_ceiling_bw_bytes"] == 100 * MB  # the host: its own link
     assert limits.loc[("nbd", 2, "host0"), "ceiling_device_bw_bytes"] == 200 * MB
+
+
+def test_the_devices_ceiling_is_the_cap_the_rows_were_held_to_and_none_where_none_was():
+    lowered = cluster.ceilings(two_layouts().assign(cap_bps=60 * MB)).set_index(["layout", "hosts", "host"])
+    assert lowered.loc[("jbod", 2, "all"), "ceiling_device_bw_bytes"] == pytest.approx(4 * 60 * MB)
+    real = cluster.ceilings(two_layouts().assign(cap_bps=float("nan"))).set_index(["layout", "hosts", "host"])
+    assert pd.isna(real.loc[("jbod", 2, "all"), "ceiling_device_bw_bytes"])  # a real host's devices: unknown
+    assert real.loc[("nbd", 2, "all"), "binding_limit"] == "network"

@@ -60,7 +60,7 @@ def fake_fio(series):
 def record(tmp_path, monkeypatch, series, **sweep) -> pd.DataFrame:
     monkeypatch.setattr(fio, "run", fake_fio(series))
     spec = campaign.CampaignSpec("rounds", layouts=("single",), sweep=Sweep(rw=["write"], numjobs=[1], repetitions=1, **sweep))
-    recorder = Recorder(spec.name, spec.host, spec.sweep, tmp_path, None, "run", emulated.caps(spec.array),
+    recorder = Recorder(spec.name, spec.host, spec.sweep, tmp_path, None, "run", spec.array.rw_caps(),
                         tqdm(disable=True), {})
     recorder.sweep(layouts.Layout("single", 1, (str(tmp_path),), "directory", "a folder"), [])
     return results.rebuild_table(tmp_path)

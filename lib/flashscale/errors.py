@@ -8,6 +8,7 @@ Every message names the value that was wrong.
     ├── CommandError             an external command failed: its argv, exit status and stderr are kept
     ├── FioError                 fio ran but its result is unusable (job error, no I/O, no JSON)
     ├── UnsupportedError         this machine cannot do it (no root, no loop devices, no md, no device-mapper)
+    │   └── HarnessCeilingError  it cannot carry the caps a known truth needs (measured, with CAP_FIT 'refuse')
     ├── RefusedError             a destructive step was refused by a guard; nothing was touched
     └── AnalysisError            the results cannot answer the question (missing column, baseline, reference)
 """
@@ -47,3 +48,15 @@ class RefusedError(FlashscaleError):
 
 class AnalysisError(FlashscaleError, ValueError):
     """The results table cannot answer the question asked of it."""
+
+
+class HarnessCeilingError(UnsupportedError):
+    """The machine that emulates a test bed cannot carry the caps its known truth needs (``measure.harness``):
+    measured before anything was held to that truth."""
+
+
+def kind(name: str) -> type[FlashscaleError]:
+    """The error class of this module called ``name`` (an error that crossed a process: a notebook's kernel, the VM
+    lab's guest), FlashscaleError for any other name."""
+    found = globals().get(name)
+    return found if isinstance(found, type) and issubclass(found, FlashscaleError) else FlashscaleError

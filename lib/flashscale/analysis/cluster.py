@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from . import core, predict
+from . import core, evidence, predict
 from .ceilings import binding_sentence, ceiling_table
 from ..errors import AnalysisError
 
@@ -69,12 +69,16 @@ def tax(table: pd.DataFrame, reference: str | None = None) -> pd.DataFrame:
     return core.with_tax(best, reference, ["rw", "hosts"])
 
 
-def ceilings(table: pd.DataFrame, read_bps: float, write_bps: float) -> pd.DataFrame:
+def ceilings(table: pd.DataFrame, read_bps: float | None = None, write_bps: float | None = None) -> pd.DataFrame:
     """The best of each host and of the cluster (``host`` = ``all``) per layout, rw and host count against its
-    ceilings: the devices (devices x per-device cap) and, for a layout whose data crosses a link of known bandwidth,
-    the network (the host's own link; for the cluster, one link per host: the fabric, at the hosts'
-    ``network_bw_bytes``), with the limit that binds in words."""
+    ceilings: the devices (devices x the per-device cap: ``read_bps`` and ``write_bps`` where the caller knows them,
+    else the one the rows were held to, ``cap_bps``: the caps asked, or lowered to what the machine carried; none
+    on real hosts) and, for a layout whose data crosses a link of known bandwidth, the network (the host's own link;
+    for the cluster, one link per host: the fabric, at the hosts' ``network_bw_bytes``), with the limit that binds
+    in words."""
     ok = measured_ok(table)
+    read_bps = read_bps if read_bps is not None else evidence.held_cap(ok, "read")
+    write_bps = write_bps if write_bps is not None else evidence.held_cap(ok, "write")
     best = ok.groupby(["layout", "rw", "hosts", "host", "devices"], as_index=False)["bw_bytes"].max()
     best = best.rename(columns={"bw_bytes": "best_bw_bytes"})
     links = (ok[ok["host"] != ALL].groupby("layout")["network_bw_bytes"].max()

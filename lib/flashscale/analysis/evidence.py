@@ -12,7 +12,7 @@ import pandas as pd
 
 from .core import POINT, above_truth, failed, flag, runs, truth_check
 from .metadata import ENGINES
-from ..measure import truth
+from ..measure import fio_output, truth
 from ..measure.steady import steady_state
 from ..measure.units import duration, percent, rate, size
 
@@ -86,11 +86,56 @@ def _sliced(group: pd.DataFrame) -> str | None:
     return None
 
 
+def held_caps(frame: pd.DataFrame) -> dict[str, float] | None:
+    """The per-device cap each direction's runs were held to (``cap_bps``: the one asked, or lowered to what the
+    machine carried), as ``{"read": ..., "write": ...}``; None where no run was capped (real devices, directories)."""
+    caps = {d: held_cap(frame, d) for d in ("read", "write")}
+    return caps if any(v is not None for v in caps.values()) else None
+
+
+def held_cap(rows: pd.DataFrame, direction: str) -> float | None:
+    """The per-device cap ``rows`` moving only ``direction`` were held to (``cap_bps``), None where none was."""
+    if "cap_bps" not in rows.columns or "rw" not in rows.columns:
+        return None
+    moving = rows[rows["rw"].map(lambda rw: fio_output.DIRECTIONS.get(rw, ()) == (direction,))]
+    cap = pd.to_numeric(moving["cap_bps"], errors="coerce").max()
+    return float(cap) if pd.notna(cap) and cap > 0 else None
+
+
+def adjusted_truth_sentences(frame: pd.DataFrame) -> list[str]:
+    """Where a campaign held its runs to caps lower than it asked (``cap_asked_bps`` above ``cap_bps``: the test bed,
+    measured with its caps lifted first, carried less than twice the truth asked; ``measure.harness``), a sentence per
+    direction saying so, with the caps and what was carried. None where every cap was held as asked."""
+    if not {"cap_bps", "cap_asked_bps", "rw"} <= set(frame.columns):
+        return []
+    held = pd.to_numeric(frame["cap_bps"], errors="coerce")
+    asked = pd.to_numeric(frame["cap_asked_bps"], errors="coerce")
+    lowered = frame[(asked > held * (1 + 1e-9)) & held.notna()]
+    out = []
+    for direction in ("read", "write"):
+        rows = lowered[lowered["rw"].map(lambda rw: fio_output.DIRECTIONS.get(rw, ()) == (direction,))]
+        if rows.empty:
+            continue
+        carried = pd.to_numeric(rows.get("harness_bw_bytes"), errors="coerce").max() if "harness_bw_bytes" in rows \
+            else np.nan
+        what = f"; with the caps lifted the test bed carried {rate(carried)} of them" if np.isfinite(carried) else ""
+        out.append(f"The {direction}s' truth was adjusted: {len(rows)} run(s) were held to {rate(rows['cap_bps'].max())} "
+                   f"a device, not the {rate(rows['cap_asked_bps'].max())} asked, because this machine could not carry "
+                   f"twice the truth asked{what} (measure.harness, harness.json): their truth is devices x the cap "
+                   f"held.")
+    return out
+
+
 def truth_sentences(frame: pd.DataFrame) -> list[str]:
-    """The truth check in words: the runs above the emulated array's known cap (``core.truth_check``) and the
-    applications' rates above it (``applications_above_truth``), named with bw / cap (a measurement error to
-    investigate, not a result), or that every run with a known cap was within it. No sentence for a table without
-    ``above_truth``, or whose runs had no known cap (uncapped)."""
+    """The truth check in words: the caps lowered to what the machine carries (``adjusted_truth_sentences``), the
+    runs above the emulated array's known cap (``core.truth_check``) and the applications' rates above it
+    (``applications_above_truth``), named with bw / cap (a measurement error to investigate, not a result), or
+    that every run with a known cap was within it. No sentence for a table without ``above_truth``, or whose runs
+    had no known cap (uncapped)."""
+    return adjusted_truth_sentences(frame) + _checked_sentences(frame)
+
+
+def _checked_sentences(frame: pd.DataFrame) -> list[str]:
     found = [f for f in (truth_check(frame), applications_above_truth(frame)) if not f.empty]
     if not found:
         held = [rows for rows in (runs(frame), _applications(frame))

@@ -41,6 +41,7 @@ NBD_PORT = 10809  # NBD's own port; device d of a host is exported on NBD_PORT +
 NBD_CLIENTS = 256  # connections one export takes at once: fio's nbd engine opens one per job
 STORAGE = {"local": "jbod", "nbd": "nbd"}  # where a host's data lives -> the layout its rows name
 NBD_READY_S = 10.0
+UNCAPPED_LINK_BPS = 4_000_000_000  # a link "uncapped" while the harness is measured: tbf's 32-bit rate, far above it
 
 
 @dataclass
@@ -157,6 +158,23 @@ class EmulatedCluster(Built):
         per_host = {"read": self.spec.devices * self.spec.read_bps, "write": self.spec.devices * self.spec.write_bps}
         link = self.network_bw_bytes
         return {d: self.count * (min(v, link) if link else v) for d, v in per_host.items()}
+
+    def lift(self) -> None:
+        """Lift every cap (each host's devices, and its link when capped), to measure what the harness carries
+        (``measure.harness``); ``hold`` caps them again."""
+        for host in self.hosts:
+            host.array.lift()
+            if self.link_bps:
+                netns.set_link_rate(host.host, UNCAPPED_LINK_BPS, self.runner)
+
+    def hold(self, spec: ArraySpec, link_bps: int | None) -> None:
+        """Hold every host's devices at ``spec``'s caps and its link at ``link_bps`` (when it was capped) from now
+        on: the caps asked, or lowered to what the harness carried."""
+        for host in self.hosts:
+            host.array.recap(spec)
+            if self.link_bps:
+                netns.set_link_rate(host.host, int(link_bps), self.runner)
+        self.spec, self.link_bps = spec, link_bps if self.link_bps else None
 
     def _collect_exits(self) -> None:
         """Collect the exit of every server (our children) that has ended, stopped or not: a zombie still counts in

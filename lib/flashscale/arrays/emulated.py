@@ -9,6 +9,7 @@ detached one by one, by the path ``losetup`` gave us, never with ``-D``).
 """
 from __future__ import annotations
 
+import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,23 @@ STRIPES = ("btrfs-raid0", "md-raid0", "md-imsm-raid0", "lvm-striped")
 # Where CAP_SCALE can apply: the loop devices flashscale caps one by one. A VM's, a test bed's and a cluster's devices
 # are capped alike or not at all, and plain directories have no caps.
 SCALED_BACKENDS = ("loop",)
+
+
+CAP_FIT = ("lower", "refuse")  # CAP_FIT: caps this machine cannot carry are lowered to fit, or the campaign refused
+CAP_FIT_ENV = "FLASHSCALE_CAP_FIT"  # its default where CAP_FIT is not given (the test suite sets 'refuse')
+
+
+def check_cap_fit(value: object) -> str:
+    """``value`` as CAP_FIT (one of ``CAP_FIT``), or a ConfigError naming it."""
+    if value not in CAP_FIT:
+        raise ConfigError(f"CAP_FIT={value!r} must be one of {', '.join(CAP_FIT)}: lower the caps to what this "
+                          "machine carries, or refuse the campaign")
+    return value
+
+
+def cap_fit_policy(given: str | None) -> str:
+    """The CAP_FIT in force: the one given, else ``$FLASHSCALE_CAP_FIT``, else 'lower'."""
+    return check_cap_fit(given if given else os.environ.get(CAP_FIT_ENV) or "lower")
 
 
 def cap_scale_problem(value: object, devices: int | None = None) -> str | None:
@@ -65,6 +83,7 @@ class ArraySpec:
     write_bps: int = 200_000_000
     backing_root: str | None = None
     cap_scale: tuple[float, ...] = ()
+    cap_fit: str | None = None  # CAP_FIT: caps above what this machine carries lowered or refused (measure.truth)
 
     def __post_init__(self) -> None:
         for attr in ("devices", "device_size", "read_bps", "write_bps"):
@@ -76,6 +95,8 @@ class ArraySpec:
         if self.device_size < 512 * 2**20:
             raise ConfigError(f"device_size={self.device_size} is below 512 MiB, too small for xfs and btrfs")
         object.__setattr__(self, "cap_scale", cap_scale_factors(self.cap_scale, self.devices))
+        if self.cap_fit is not None:
+            check_cap_fit(self.cap_fit)
 
     def device_caps(self, index: int) -> tuple[int, int]:
         """Device ``index``'s read and write caps, bytes/s: the array's, times its ``cap_scale`` factor."""
@@ -89,6 +110,14 @@ class ArraySpec:
         used = [self.device_caps(i) for i in layouts.chosen(layout, range(self.devices))]
         pick = min if layout in STRIPES else (lambda caps: sum(caps) / len(caps))
         return tuple(float(pick([caps[d] for caps in used])) for d in (0, 1))
+
+    def rw_caps(self, layout: str | None = None) -> dict:
+        """The cap per rw a row's truth check holds it to (its "read" and "write" are also the caps of a mixed rw's):
+        the array's, or with ``layout`` the cap per device of which that layout's truth is its devices x, from the
+        devices it uses at their own caps (``layout_caps``). A cap of 0 is none: NaN, no truth."""
+        read, write = self.layout_caps(layout) if layout else (self.read_bps, self.write_bps)
+        read, write = (cap or float("nan") for cap in (read, write))
+        return {"read": read, "randread": read, "write": write, "randwrite": write}
 
     def check_backend(self, backend: str) -> None:
         """A ConfigError when ``cap_scale`` is given for a backend it cannot apply to (``SCALED_BACKENDS``)."""
@@ -147,6 +176,17 @@ class EmulatedArray(Built):
                 raise UnsupportedError(f"{path} reports backing file {device.id!r}, expected {backing}")
             self.throttle.cap(self.system.majmin(path), *self.spec.device_caps(index))
             self.devices.append(device)
+
+    def recap(self, spec: ArraySpec) -> None:
+        """Hold every device at ``spec``'s caps from now on (caps lowered to what the machine carries)."""
+        for index, device in enumerate(self.devices):
+            self.throttle.cap(self.system.majmin(device.path), *spec.device_caps(index))
+        self.spec = spec
+
+    def lift(self) -> None:
+        """Lift every device's caps (to measure what the harness carries uncapped); ``recap`` holds them again."""
+        for device in self.devices:
+            self.throttle.uncap(self.system.majmin(device.path))
 
     @property
     def cgroup_procs(self) -> list[Path]:

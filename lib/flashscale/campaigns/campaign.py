@@ -42,7 +42,7 @@ import platform
 import signal
 import threading
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
 
@@ -53,7 +53,7 @@ from ..measure.results import CampaignResult
 from ..arrays import fill, layouts, support
 from ..system.commands import Runner
 from ..system.devices import System
-from ..arrays.emulated import ArraySpec, loop_support_problem
+from ..arrays.emulated import ArraySpec, cap_fit_policy, loop_support_problem
 from ..arrays.support import MOUNTED
 from . import directories, emulated, parameters, stated, testbed as testbeds, vmlab
 from ..system.host import queue_depth
@@ -266,6 +266,8 @@ def _run_in_vm(spec: CampaignSpec, runner: Runner, progress: bool, workloads: Se
     if workloads:
         raise ConfigError("application workloads do not run in the VM lab; leave them out of an EMULATION vm run")
     spec.array.check_backend("vm")
+    # the guest does not see this process's environment: the CAP_FIT in force here goes with the spec
+    spec = replace(spec, array=replace(spec.array, cap_fit=cap_fit_policy(spec.array.cap_fit)))
     directory, notes = vmlab.run_campaign(spec.name, asdict(spec), results.data_root(spec.data_dir), vmlab.VmSpec(
         devices=spec.array.devices, device_size=spec.array.device_size, accelerator=spec.vm_accel,
         name=spec.name), runner, progress)
@@ -309,17 +311,17 @@ def _run(spec: CampaignSpec, runner: Runner, progress: bool, workloads: Sequence
             notes.append(f"Skipped {', '.join(skipped)}: plain directories cannot be striped into an array.")
         todo = [name for name in todo if name not in layouts_done]
         with _progress_bar(spec.sweep.runs() * len(todo), spec.name, progress) as bar:
-            recorder = Recorder(spec.name, spec.host, spec.sweep, directory, runner, run_id, emulated.caps(spec.array), bar, env,
+            recorder = Recorder(spec.name, spec.host, spec.sweep, directory, runner, run_id, spec.array.rw_caps(), bar, env,
                                 workloads, on_failure=spec.on_failure, done=done,
-                                layout_caps={name: emulated.caps(spec.array, name) for name in todo if name != MOUNTED},
+                                layout_caps={name: spec.array.rw_caps(name) for name in todo if name != MOUNTED},
                                 before_build=_stating(spec, directory, testbed, system, baseline),
                                 progress=Progress(spec.sweep, len(todo), directory, bar,
                                                   workload_runs=sum(w.runs() for w in workloads)))
             try:
                 if todo and backend == "loop":
-                    emulated.run(spec, todo, recorder, runner)
+                    notes += emulated.run(spec, todo, recorder, runner)
                 elif todo and backend in ("testbed", "vm"):
-                    testbeds.run_on_testbed(spec, testbed, todo, recorder, runner, capped=backend == "vm")
+                    notes += testbeds.run_on_testbed(spec, testbed, todo, recorder, runner, capped=backend == "vm")
                 elif todo:
                     directories.run(spec, todo, recorder, directory, runner)
             finally:

@@ -48,12 +48,12 @@ from typing import Sequence
 
 from ..arrays.cluster import STORAGE, EmulatedCluster
 from ..analysis import cluster as cluster_analysis
-from ..arrays.emulated import ArraySpec
+from ..arrays.emulated import ArraySpec, cap_fit_policy
 from ..arrays.layouts import Options
 from . import over_ssh as remote, parameters, stated
 from ..system.host import cores as host_cores
 from ..errors import AnalysisError, ConfigError, RefusedError, UnsupportedError
-from ..measure import cluster as fio_cluster, fio_output, precondition, reanalysis, results
+from ..measure import cluster as fio_cluster, fio_output, harness, precondition, reanalysis, results
 from ..measure.cluster import Endpoint
 from ..measure.results import CampaignResult
 from ..measure.progress import Progress
@@ -185,6 +185,8 @@ class Target:
     link: str | None = None  # the emulated host's link, whose bytes are counted
     network_bw_bytes: float | None = None  # the data per second its link carries, when this layout's data crosses it
     backend: str = "loop"
+    asked: dict = field(default_factory=dict)  # the caps per rw asked, where ``caps`` were lowered to fit the harness
+    carried: dict = field(default_factory=dict)  # direction -> what the host carried with its caps lifted
 
 
 def run(spec: ClusterSpec, runner: Runner | None = None) -> CampaignResult:
@@ -216,14 +218,24 @@ def run(spec: ClusterSpec, runner: Runner | None = None) -> CampaignResult:
             with EmulatedCluster(max(spec.hosts), spec.array, log_dir=directory / "servers" / storage,
                                  runner=runner, link_bps=spec.link_bps, subnet=spec.subnet,
                                  storage=storage) as emulated:
-                caps = {"read": spec.array.read_bps, "write": spec.array.write_bps}
+                caps, carried, said = harness.hold_cluster(emulated, spec.sweep, cap_fit_policy(spec.array.cap_fit),
+                                                           directory, runner)
+                sweep.notes += said
                 sweep.run([Target(Endpoint(h.name, h.host.address, h.port), h.layout, h.targets, h.devices, caps,
-                                  h.host.link, emulated.network_bw_bytes) for h in emulated.hosts])
+                                  h.host.link, emulated.network_bw_bytes, asked=spec.array.rw_caps(),
+                                  carried={d: by_host[h.name] for d, by_host in carried.items()})
+                           for h in emulated.hosts])
     finally:
         table = results.rebuild_table(directory) if (directory / results.ROWS_FILE).exists() else None
     notes = sweep.notes + _link_note(spec, backend)
     (directory / "notes.json").write_text(json.dumps(notes, indent=1))
     return CampaignResult(table, directory, backend, notes)
+
+
+def _carried(carried: dict, rw: str) -> float:
+    """What a host carried in ``rw``'s one direction with its caps lifted; NaN for a mixed rw or none measured."""
+    directions = fio_output.DIRECTIONS.get(rw, ())
+    return float(carried.get(directions[0], float("nan"))) if len(directions) == 1 else float("nan")
 
 
 def rows_point(job, point: dict | None) -> str:
@@ -352,6 +364,8 @@ class _Sweep:
                "jobs_per_host": job.numjobs, "iodepth": job.iodepth, "rep": rep, "warmup": warmup,
                "run_id": self.run_id, "point": point, "backend": host.backend,
                "cap_bps": host.caps.get(fio_output.DIRECTIONS[job.rw][0], float("nan")) if host.caps else float("nan"),
+               "cap_asked_bps": (host.asked or host.caps).get(fio_output.DIRECTIONS[job.rw][0], float("nan")),
+               "harness_bw_bytes": _carried(host.carried, job.rw),
                "network_bw_bytes": float("nan") if network is None else float(network),
                "raw_dir": str(raw), "started_at": started, "phase": phase}
         if isinstance(result, str):
@@ -365,6 +379,7 @@ class _Sweep:
         links = [h.network_bw_bytes for h in hosts]
         network = None if None in links else float(sum(links))  # one link per host
         base = {**rows[0], "host": ALL, "numjobs": sum(r["numjobs"] for r in rows), "link_bytes": None,
+                "harness_bw_bytes": sum(r["harness_bw_bytes"] for r in rows),
                 "devices": sum(r["devices"] for r in rows),
                 "network_bw_bytes": float("nan") if network is None else network}
         failed = [r["host"] for r in rows if r["status"] != "ok"]

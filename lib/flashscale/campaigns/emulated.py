@@ -2,15 +2,18 @@
 so N devices deliver N x the cap and no more (the known truth every row is checked against).
 
     check_space(array, system)          refuse a device file bigger than the free space where it would go
-    caps(array, layout=None)            the cap per rw a row's truth check holds it to
+    hold(spec, array, recorder, runner) the caps held, once the array is measured uncapped (measure.harness)
     run(spec, todo, recorder, runner)   each layout built on the array, swept, torn down
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..arrays import layouts
-from ..arrays.emulated import ArraySpec, EmulatedArray, choose_backing_root
+from ..arrays.emulated import ArraySpec, EmulatedArray, cap_fit_policy, choose_backing_root
 from ..arrays.support import MOUNTED
 from ..errors import ConfigError
+from ..measure import harness
 from ..measure.recorder import Recorder
 from ..system.commands import Runner
 from ..system.devices import System
@@ -28,19 +31,26 @@ def check_space(array: ArraySpec, system: System) -> None:
                           "where the emulated devices' backing files go; give a smaller DEVICE_SIZE or BACKING_DIR")
 
 
-def caps(array: ArraySpec, layout: str | None = None) -> dict:
-    """The emulated array's cap per rw (its "read" and "write" are also the caps of the truth check of a mixed rw);
-    a row carries it only when fio ran inside the throttled cgroup. With ``layout``: the cap per device of which
-    that layout's truth is its devices x, from the devices it uses at their own caps (``ArraySpec.layout_caps``)."""
-    read, write = array.layout_caps(layout) if layout else (array.read_bps, array.write_bps)
-    read, write = (cap or float("nan") for cap in (read, write))  # a cap of 0 is none: no cap_bps, no truth
-    return {"read": read, "randread": read, "write": write, "randwrite": write}
+def hold(spec, array: EmulatedArray, recorder: Recorder, runner: Runner) -> list[str]:
+    """Before any layout: the array's devices measured uncapped (``measure.harness``), and the recorder told the
+    caps its rows are held to, lowered where this machine cannot carry the ones asked (``CAP_FIT``); the notes'
+    sentences."""
+    asked = {"read": spec.array.read_bps, "write": spec.array.write_bps}
+    held, carried, said = harness.hold_local(spec.sweep, [d.path for d in array.devices], asked,
+                                             cap_fit_policy(spec.array.cap_fit), recorder.directory, runner)
+    fitted = replace(spec.array, read_bps=round(held["read"]), write_bps=round(held["write"]))
+    if fitted != spec.array:
+        array.recap(fitted)
+    recorder.hold(fitted.rw_caps(), {name: fitted.rw_caps(name) for name in recorder.layout_caps}, carried)
+    return said
 
 
-def run(spec, todo: list[str], recorder: Recorder, runner: Runner) -> None:
-    """Each layout of ``todo`` on a fresh emulated array (``spec``: a ``campaign.CampaignSpec``), torn down after."""
+def run(spec, todo: list[str], recorder: Recorder, runner: Runner) -> list[str]:
+    """Each layout of ``todo`` on a fresh emulated array (``spec``: a ``campaign.CampaignSpec``), torn down after,
+    once the caps it holds are known to be ones this machine carries (``hold``): the notes' sentences of that."""
     system = System(runner=runner)
     with EmulatedArray(spec.array, runner, system) as array:
+        said = hold(spec, array, recorder, runner)
         for name in todo:
             recorder.building(name)
             teardown = Teardown(manifest_dir() / f"{array.workdir.name}-{name}.json", runner, system)
@@ -52,3 +62,4 @@ def run(spec, todo: list[str], recorder: Recorder, runner: Runner) -> None:
                 recorder.sweep(layout, array.cgroup_procs if name != MOUNTED else [])
             finally:
                 teardown.close()
+    return said

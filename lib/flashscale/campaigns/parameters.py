@@ -48,7 +48,7 @@ from .rules import rule_problems
 PARAMETERS: dict[str, tuple[str, str]] = {
     "DEVICES": ("array", "devices"), "DEVICE_SIZE": ("array", "device_size"), "CAP_READ_BPS": ("array", "read_bps"),
     "CAP_WRITE_BPS": ("array", "write_bps"), "CAP_SCALE": ("array", "cap_scale"),
-    "BACKING_DIR": ("array", "backing_root"),
+    "CAP_FIT": ("array", "cap_fit"), "BACKING_DIR": ("array", "backing_root"),
     "RW": ("sweep", "rw"), "BS": ("sweep", "bs"), "NUMJOBS": ("sweep", "numjobs"), "IODEPTH": ("sweep", "iodepth"),
     "REPETITIONS": ("sweep", "repetitions"), "WARMUP": ("sweep", "warmup"), "RUNTIME_S": ("sweep", "runtime_s"),
     "RAMP_S": ("sweep", "ramp_s"), "FILE_SIZE": ("sweep", "size"), "PRECONDITION": ("sweep", "precondition"),
@@ -75,7 +75,7 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "CLOCK_TOLERANCE_S": ("spec", "clock_tolerance_s"),
 }
 # Parameters whose None or empty value means "none": the field's default (None, or nothing to wipe) applies.
-OPTIONAL_PARAMETERS = {"CALIBRATION", "ADAPTIVE", "BACKING_DIR", "TESTBED", "CONFIRM", "WIPE", "MOUNT_DIR", "ERASE_FALLBACK", "SS", "SS_DUR_S",
+OPTIONAL_PARAMETERS = {"CAP_FIT", "CALIBRATION", "ADAPTIVE", "BACKING_DIR", "TESTBED", "CONFIRM", "WIPE", "MOUNT_DIR", "ERASE_FALLBACK", "SS", "SS_DUR_S",
                        "SS_RAMP_S", "USE_DEVICES", "REMOTE_HOSTS", "CEILINGS",
                        "CPU_LATENCY_US", "INVENTORY", "KNOWN_HOSTS", "SSH_IDENTITY", "SSH_CONFIG"}
 
@@ -164,6 +164,10 @@ SCHEMA: dict[str, tuple[object, str]] = {
     "CAP_SCALE": (Annotated[Any, AfterValidator(_cap_scale)],
                   "per-device factors of the caps, each in (0, 1], one per device (e.g. [1, 1, 1, 0.5]: the 4th at "
                   "half the cap); empty: every device at the full cap. The emulated array's loop devices only"),
+    "CAP_FIT": (Optional[Literal["lower", "refuse"]],
+                "where this machine, measured with the caps lifted, carries less than twice what the caps ask of it "
+                "(measure.harness): lower the caps to fit (lower) or refuse the campaign (refuse); None: "
+                "$FLASHSCALE_CAP_FIT, else lower"),
     "BACKING_DIR": (Optional[str], "where the emulated devices' backing files go (None: /dev/shm when it has room)"),
     "RW": (Union[str, Names], "fio rw modes: read, write, randread, randwrite, rw, randrw; or filecreate, filestat, "
                               "filedelete"),

@@ -15,9 +15,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..arrays import layouts
+from ..arrays.emulated import cap_fit_policy
 from ..arrays.support import MOUNTED
 from ..arrays.testbed import TestBed
 from ..errors import ConfigError
+from ..measure import harness
 from ..measure.recorder import Recorder
 from ..system.commands import Runner
 from ..system.devices import System
@@ -61,25 +63,37 @@ def plan(spec, runner: Runner | None = None) -> str:
 
 
 def run_on_testbed(spec, testbed: tuple, todo: list[str], recorder: Recorder,
-                    runner: Runner, capped: bool = False) -> None:
+                    runner: Runner, capped: bool = False) -> list[str]:
     """Each layout on the test bed's devices; ``capped`` (the VM lab's): fio runs in a cgroup of ours that caps
-    every device at the array's read and write caps, so the truth is known as on the emulated array."""
+    every device at the array's read and write caps, so the truth is known as on the emulated array, once the
+    devices were measured uncapped (``_capped``). The notes' sentences of that."""
     bed, devices, confirm = testbed
     erased: list[str] = []  # devices this campaign has erased: what they carry now is its own making
     system = System(runner=runner)
+    said: list[str] = []
     with contextlib.ExitStack() as stack:
-        procs = _capped(spec, devices, runner, system, stack) if capped else []
+        procs = _capped(spec, devices, recorder, runner, system, stack, said) if capped else []
         for name in todo:
             _layout_on_testbed(spec, bed, devices, confirm, name, erased, recorder, runner, procs)
+    return said
 
 
-def _capped(spec, devices: list, runner: Runner, system: System, stack) -> list[Path]:
-    """A throttled cgroup capping every device at the array's caps, torn down when ``stack`` closes."""
+def _capped(spec, devices: list, recorder: Recorder, runner: Runner, system: System, stack,
+            said: list[str]) -> list[Path]:
+    """A throttled cgroup capping every device, torn down when ``stack`` closes: at the array's caps where this
+    machine carries at least twice them, measured on the devices uncapped first (``measure.harness``: the VM lab's
+    own devices, made by the lab and confirmed, before their first erase), else lowered to fit (``CAP_FIT``)."""
     teardown = Teardown(manifest_dir() / f"caps-{os.getpid()}-{secrets.token_hex(4)}.json", runner, system)
     stack.callback(teardown.close)
+    asked = {"read": spec.array.read_bps, "write": spec.array.write_bps}
+    held, carried, sentences = harness.hold_local(spec.sweep, [d.path for d in devices], asked,
+                                                  cap_fit_policy(spec.array.cap_fit), recorder.directory, runner)
+    fitted = replace(spec.array, read_bps=round(held["read"]), write_bps=round(held["write"]))
+    recorder.hold(fitted.rw_caps(), {name: fitted.rw_caps(name) for name in recorder.layout_caps}, carried)
+    said += sentences
     throttle = Throttle.create(system, teardown)
     for device in devices:
-        throttle.cap(system.majmin(device.path), spec.array.read_bps, spec.array.write_bps)
+        throttle.cap(system.majmin(device.path), fitted.read_bps, fitted.write_bps)
     return [throttle.procs_file]
 
 

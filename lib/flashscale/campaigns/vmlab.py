@@ -21,7 +21,7 @@ from pathlib import Path
 import yaml
 
 from .. import errors
-from ..errors import FlashscaleError, UnsupportedError
+from ..errors import UnsupportedError
 from ..paths import project_root
 from ..system import lock
 from ..system.commands import Runner
@@ -101,9 +101,7 @@ def _answer(share: Path, boot: Boot) -> dict:
                       f"the last lines it printed:\n{tail}")
     answer = json.loads(path.read_text())
     if answer.get("error"):
-        kind = getattr(errors, answer.get("kind", ""), FlashscaleError)
-        kind = kind if isinstance(kind, type) and issubclass(kind, FlashscaleError) else FlashscaleError
-        raise kind(f"in the VM: {answer['error']}")
+        raise errors.kind(answer.get("kind", ""))(f"in the VM: {answer['error']}")
     return answer
 
 

@@ -2,7 +2,8 @@
 
 Only here do errors become messages and exit statuses: 0 success, 1 a flashscale error (the message names the
 bad value), 2 bad usage (argparse), 3 ``flashscale import`` imported what it could but refused some files (each
-named), 130 interrupted. Output into a pipe that closes early (``| head``) ends
+named), 4 this machine cannot carry the caps a known truth needs (``HarnessCeilingError``, with CAP_FIT 'refuse':
+nothing was measured), 130 interrupted. Output into a pipe that closes early (``| head``) ends
 quietly with status 0, as Unix tools do: the rest of the output is dropped, nothing else.
 """
 from __future__ import annotations
@@ -13,9 +14,10 @@ import os
 import sys
 from typing import Sequence
 
-from ..errors import FlashscaleError
+from ..errors import FlashscaleError, HarnessCeilingError
 from . import analyze, devices, erase, import_, jobfile, plan, reap, reproduce, run, vm_guest
 
+HARNESS_CEILING = 4  # the exit status of a HarnessCeilingError: the machine cannot carry a truth's caps
 SUBCOMMANDS = {"run": run, "reproduce": reproduce, "analyze": analyze, "plan": plan, "devices": devices,
                "erase": erase, "reap": reap, "jobfile": jobfile, "vm-guest": vm_guest, "import": import_}
 
@@ -40,7 +42,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.handler(args) or 0
     except FlashscaleError as exc:
         print(f"flashscale {args.command}: error: {exc}", file=sys.stderr)
-        return 1
+        return HARNESS_CEILING if isinstance(exc, HarnessCeilingError) else 1
     except KeyboardInterrupt:
         print(f"flashscale {args.command}: interrupted; everything it created was torn down", file=sys.stderr)
         return 130

@@ -68,6 +68,9 @@ class Recorder:
     progress: Progress | None = None  # None: one that only moves ``bar``
     layout_caps: dict = field(default_factory=dict)  # layout name -> its caps per rw, where they are not ``caps``
     before_build: Callable[[str], None] | None = None  # told each layout's name before it is built (its prediction)
+    asked: dict | None = None  # the caps the campaign asked for, where ``hold`` lowered them to fit the harness
+    asked_layout_caps: dict = field(default_factory=dict)
+    harness: dict = field(default_factory=dict)  # direction -> what the test bed carried uncapped (measure.harness)
 
     def __post_init__(self) -> None:
         if self.progress is None:
@@ -182,14 +185,34 @@ class Recorder:
         (``cgroup_procs``), NaN otherwise (a failed run; an application's metric, which is no rw of fio's)."""
         return {"campaign": self.campaign, "host": self.host, "layout": layout.name, "devices": layout.devices,
                 "run_id": self.run_id, "backend": layout.backend,
-                "cap_bps": self.caps_of(layout.name).get(rw, NAN) if cgroup_procs else NAN, "warmup": warmup,
+                "cap_bps": self.caps_of(layout.name).get(rw, NAN) if cgroup_procs else NAN,
+                "cap_asked_bps": self.asked_of(layout.name).get(rw, NAN) if cgroup_procs else NAN,
+                "harness_bw_bytes": self._carried(rw) if cgroup_procs else NAN, "warmup": warmup,
                 "phase": phase,
                 "round": round_number, **({"workload": workload} if workload is not None else {}),
                 **({"accelerator": self.environment["accelerator"]} if "accelerator" in self.environment else {})}
 
+    def hold(self, caps: dict, layout_caps: dict, harness: dict) -> None:
+        """Hold the runs to ``caps`` (and ``layout_caps``) from now on, the caps asked kept as ``asked``: what the
+        harness carried uncapped (``harness``, per direction, ``measure.harness``) let only these be a truth."""
+        self.asked, self.asked_layout_caps = self.caps, self.layout_caps
+        self.caps, self.layout_caps, self.harness = caps, layout_caps, dict(harness)
+
+    def asked_of(self, layout: str | None) -> dict:
+        """The caps per rw the campaign asked for ``layout``: ``caps_of`` unless ``hold`` lowered them."""
+        if self.asked is None:
+            return self.caps_of(layout)
+        return self.asked_layout_caps.get(layout, self.asked)
+
     def caps_of(self, layout: str | None) -> dict:
         """The caps per rw of ``layout``'s runs: its own (``layout_caps``), else the array's."""
         return self.layout_caps.get(layout, self.caps)
+
+    def _carried(self, rw: str | None) -> float:
+        """What the harness carried uncapped in ``rw``'s direction; NaN if not measured, or for a mixed rw (each of
+        its directions was probed alone)."""
+        directions = fio_output.DIRECTIONS.get(rw, ())
+        return float(self.harness.get(directions[0], NAN)) if len(directions) == 1 else NAN
 
     def truth_caps(self, cgroup_procs: Sequence[Path], layout: Layout | None = None) -> dict:
         """The caps of the known truth (``truth.evidence``) of a run on ``layout`` (default: the layout being

@@ -58,6 +58,12 @@ EXTRA_COLUMNS: dict[str, tuple[str, str]] = {
                           "(plain directories), device (real devices of a test bed), mounted (inside an existing "
                           "mount point)"),
     "cap_bps": ("float64", "per-device bandwidth cap of the layout's devices, bytes/s (devices x cap_bps is its truth; with CAP_SCALE the mean of jbod's, a stripe's slowest); NaN when uncapped"),
+    "cap_asked_bps": ("float64", "the per-device cap the campaign asked for, bytes/s; where it differs from cap_bps the "
+                                 "truth was lowered to what this machine carried (measure.harness, harness.json); "
+                                 "NaN when uncapped"),
+    "harness_bw_bytes": ("float64", "what the test bed carried in the row's direction with its caps lifted, all its "
+                                    "devices at once, bytes/s (measure.harness): the truth is held to at most half "
+                                    "of it; NaN when not measured"),
     "read_bw_bytes": ("float64", "read bandwidth, bytes/s"),
     "write_bw_bytes": ("float64", "write bandwidth, bytes/s"),
     "io_bytes": ("Int64", "bytes moved during the measured run; NA on a failed row"),

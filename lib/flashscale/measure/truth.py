@@ -22,9 +22,12 @@ not the storage.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Mapping
 
 from . import fio_output
+from ..errors import HarnessCeilingError
+from .units import rate
 
 # A run shorter than this gives no rate worth stating. fio counts a run's time in whole milliseconds, its own
 # start and finish included, and a block throttle lets about one 100 ms slice through before it holds the rate;
@@ -80,3 +83,64 @@ def evidence(row: Mapping, caps: Mapping[str, float], network_bps: float | None 
     ratio = max(row[f"{d}_bw_bytes"] / truth for d, truth in truths.items()) if known else math.nan
     return {"truth_bw_bytes": float(sum(truths.values())) if known else float("nan"),
             **judged(ratio, row["runtime_s"])}
+
+
+# ---- a truth the machine can deliver (measure.harness measures the ceiling; this decides what to hold) ----------
+HEADROOM = 0.5  # a truth is held only where the harness carried at least twice it with the caps lifted
+MIN_FITTED_BPS = 10_000_000  # below this a device's cap measures the throttle's slices more than the storage
+
+
+def floor_2_digits(value: float) -> float:
+    """``value`` rounded down to two significant digits (178,345,000 -> 170,000,000): a cap a person can read."""
+    if not value > 0:
+        return 0.0
+    unit = 10 ** (math.floor(math.log10(value)) - 1)
+    return float(math.floor(value / unit) * unit)
+
+
+@dataclass(frozen=True)
+class Fit:
+    """One cap held against what the harness carried: ``asked`` bytes/s for each of ``units`` (devices, or links)
+    that share the harness, which carried ``ceiling`` bytes/s for all of them with the caps lifted; ``cap`` is what
+    is held (``asked``, or lowered to ``HEADROOM`` of the ceiling)."""
+
+    direction: str
+    what: str
+    asked: float
+    units: int
+    ceiling: float
+    cap: float
+
+    @property
+    def adjusted(self) -> bool:
+        return self.cap != self.asked
+
+    def why(self) -> str:
+        """The fit in words (units: ``measure.units``)."""
+        carried = (f"this machine carried {rate(self.ceiling)} of {self.direction}s with the caps lifted, for "
+                   f"{self.units} {self.what}(s) at once")
+        if not self.adjusted:
+            return (f"{self.direction} cap of {rate(self.asked)} a {self.what} kept: {carried}, at least "
+                    f"{1 / HEADROOM:g} x their {rate(self.asked * self.units)}")
+        return (f"{self.direction} cap lowered from {rate(self.asked)} to {rate(self.cap)} a {self.what}: {carried}, "
+                f"under {1 / HEADROOM:g} x the {rate(self.asked * self.units)} asked, so the truth asked was not one "
+                f"this machine could deliver")
+
+
+def fit(direction: str, asked: float, units: int, ceiling: float, policy: str, what: str = "device") -> Fit:
+    """Hold ``asked`` bytes/s on each of ``units`` only where ``units`` x it is at most ``HEADROOM`` of the
+    ``ceiling`` the harness carried uncapped; else lower it to that (``floor_2_digits``), or, with ``policy``
+    'refuse' or where the lowered cap would be under ``MIN_FITTED_BPS``, raise HarnessCeilingError with both
+    numbers. A cap of 0 or NaN (uncapped) is kept as it is."""
+    if not asked > 0 or asked * units <= HEADROOM * ceiling:
+        return Fit(direction, what, asked, units, ceiling, asked)
+    lowered = Fit(direction, what, asked, units, ceiling, floor_2_digits(HEADROOM * ceiling / units))
+    if policy == "refuse" or lowered.cap < MIN_FITTED_BPS:
+        reason = ("CAP_FIT is 'refuse'" if policy == "refuse" else
+                  f"it would be under {rate(MIN_FITTED_BPS)} a {what}, too little to measure")
+        raise HarnessCeilingError(f"the {direction} cap of {rate(asked)} a {what} cannot be held as a known truth "
+                                  f"here: this machine carried {rate(ceiling)} of {direction}s with the caps lifted, "
+                                  f"for {units} {what}(s) at once, under {1 / HEADROOM:g} x the "
+                                  f"{rate(asked * units)} asked; {reason}. Give caps of at most "
+                                  f"{rate(lowered.cap)} a {what}, or CAP_FIT='lower'")
+    return lowered

@@ -46,7 +46,8 @@ from typing import Iterable
 import yaml
 
 from ..campaigns import campaign as campaigns, cluster as clusters, parameters as schema
-from ..errors import ConfigError, FlashscaleError
+from .. import errors
+from ..errors import ConfigError
 from ..measure import progress as live, raw, reanalysis, results
 from ..paths import project_root
 from ..publish.report import export_html, write_index
@@ -197,8 +198,8 @@ def run_campaign(campaign_file: str | Path, reports_dir: str | Path | None = Non
                                  stdout_file=TerminalEcho())
             except papermill.PapermillExecutionError as exc:
                 again = "--reanalyze again" if reanalyze else "--resume continues from there"
-                raise FlashscaleError(f"{notebook.name} stopped with {exc.ename}: {exc.evalue} (the executed "
-                                      f"notebook is {executed}); after a fix, {again}") from None
+                raise errors.kind(exc.ename)(f"{notebook.name} stopped with {exc.ename}: {exc.evalue} (the "
+                                             f"executed notebook is {executed}); after a fix, {again}") from None
             published.append(export_html(executed, executed.with_suffix(".html")))
             progress["done"].append(notebook.name)
             if not reanalyze:

@@ -110,10 +110,18 @@ def _recorded(links: set[str], system: System, directory: Path) -> list[str]:
     return said
 
 
-def _tbf(link: str, rate_bps: int) -> list[str]:
+def _tbf(link: str, rate_bps: int, verb: str = "add") -> list[str]:
     burst = max(rate_bps // 100, 64 * 1024)  # 10 ms at the rate, and never less than 64 KiB
-    return ["qdisc", "add", "dev", link, "root", "tbf", "rate", f"{rate_bps * 8}bit", "burst", str(burst),
+    return ["qdisc", verb, "dev", link, "root", "tbf", "rate", f"{rate_bps * 8}bit", "burst", str(burst),
             "latency", TBF_LATENCY]
+
+
+def set_link_rate(host: Host, link_bps: int, runner: Runner) -> None:
+    """Change the tbf cap of ``host``'s link, both ends, to ``link_bps`` bytes/s of frames (a link flashscale capped
+    when it made it: its qdisc is recorded already), checked."""
+    for where, link in (((), host.link), (("-n", host.netns), f"{host.link}p")):
+        runner.run(["tc", *where, *_tbf(link, link_bps, "replace")])
+        _check_tbf(runner, link, host.netns if where else None)
 
 
 def _check_tbf(runner: Runner, link: str, netns: str | None = None) -> None:

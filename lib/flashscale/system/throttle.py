@@ -75,3 +75,18 @@ class Throttle:
             settings = " ".join(f"{k}={int(v)}" for k, v in (("rbps", read_bps), ("wbps", write_bps)) if v)
             if settings:
                 _write_checked(self.path / "io.max", f"{majmin} {settings}", f"{majmin} {settings}")
+
+    def uncap(self, majmin: str) -> None:
+        """Lift one device's caps: v1's rule removed (a rate of 0), v2's limits set to max; read back and checked."""
+        if self.kind == "v1":
+            for name in ("read", "write"):
+                path = self.path / f"blkio.throttle.{name}_bps_device"
+                with open(path, "w") as fh:
+                    fh.write(f"{majmin} 0")
+                if any(line.split()[:1] == [majmin] for line in path.read_text().splitlines()):
+                    raise UnsupportedError(f"wrote '{majmin} 0' to {path} but the kernel kept a cap on {majmin}")
+        else:
+            _write_checked(self.path / "io.max", f"{majmin} rbps=max wbps=max", "")
+            held = [line for line in (self.path / "io.max").read_text().splitlines() if line.startswith(majmin + " ")]
+            if any("rbps=max" not in line or "wbps=max" not in line for line in held):
+                raise UnsupportedError(f"lifted the caps of {majmin} in {self.path / 'io.max'} but it shows {held}")
