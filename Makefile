@@ -20,7 +20,7 @@ LAB_PORT ?= 8888
 REPORT ?= reports/quickstart/quickstart.html
 
 .PHONY: app-deps applications demo demo-uncapped demo-vm deps-vm test test-vm test-fast bench bench-predict study long-quickstart reference deps system-deps browser-deps lab screenshot \
-	clean-reports help lock test-latest docs demo-ssh-cluster test-ssh
+	clean-reports help lock test-latest docs reference-docs demo-ssh-cluster test-ssh
 
 help:
 	@echo "make demo   - install what is needed, run the quickstart campaign, publish its report"
@@ -42,6 +42,7 @@ help:
 	@echo "make lock   - refresh $(LOCK) to the newest versions pyproject.toml allows (UPGRADE=pandas: only pandas), and environment.yml from it"
 	@echo "make test-latest - the fast tests and the layer contract on the newest versions allowed, in $(LATEST_VENV) (the lock stays)"
 	@echo "make docs   - the documentation site from docs/ into docs/_build/html (offline, the lock's Sphinx)"
+	@echo "make reference-docs - write the reference into docs/*.md from the code (commands, parameters, columns...); a test fails when it is stale"
 
 demo: deps
 	$(BIN)/flashscale run $(CAMPAIGN)
@@ -157,6 +158,12 @@ test-latest: system-deps
 docs: deps
 	$(BIN)/sphinx-build -E -q -W --keep-going -n docs docs/_build/html
 	@echo "Site: $(CURDIR)/docs/_build/html/index.html"
+
+# The reference in docs/*.md, generated from the code between each page's generated marks (docs/_ext/
+# flashscale_docs.py): the commands, the parameters, the columns, the ceilings, the layers, and commands' outputs
+# on the stored data. tests/test_reference_docs.py and make docs fail when a page is stale.
+reference-docs: deps
+	$(BIN)/python scripts/reference_docs.py
 
 bench: deps
 	$(BIN)/python benchmarks/bench_analysis.py
