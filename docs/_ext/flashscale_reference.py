@@ -12,6 +12,7 @@ does. A renderer raises ``ReferenceMismatch`` where the page and the code disagr
     output COMMAND                         a flashscale command run on the checkout, with its output (body: lines)
     layers                                 the import contracts of pyproject.toml, every module and its docstring
     validation                             measured numbers (body: YAML rows), stored ones read through a command
+    durations                              how long each target takes: docs/durations.yaml
 """
 from __future__ import annotations
 
@@ -277,6 +278,20 @@ def layers(args: str, body: str, here: Path) -> str:
     return "\n".join([*text, "", table(["module", "what it is"], rows)])
 
 
+def durations(args: str, body: str, here: Path) -> str:
+    """How long each target takes (docs/durations.yaml): the figure every page, ``make help`` and runner states,
+    and the measurement it comes from, or what it is estimated from where it was never timed."""
+    rows = []
+    for name, entry in yaml.safe_load((ROOT / "docs" / "durations.yaml").read_text()).items():
+        took = entry.get("measured")
+        said = [f"{took['took']} on {took['when']}: {took['how']}; from {took['source']}"] if took else []
+        said += [("now estimated: " if took else "not timed, estimated: ") + entry["estimate"]] \
+            if entry.get("estimate") else []
+        rows.append(f"| {code(name) if name.startswith(('make ', 'tests/')) else name} | {entry['said']} | "
+                    f"{cell(prose('; '.join(said), here))} |")
+    return table(["what", "stated", "measured"], rows)
+
+
 RENDERERS = {"parameters": parameters, "notebook-parameters": notebook_parameters, "command": command,
              "columns": columns, "ceilings": ceilings, "output": output, "layers": layers,
-             "validation": validation}
+             "validation": validation, "durations": durations}
