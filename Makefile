@@ -19,29 +19,45 @@ CAMPAIGN ?= runners/quickstart.yaml
 LAB_PORT ?= 8888
 REPORT ?= reports/quickstart/quickstart.html
 
-.PHONY: app-deps applications demo demo-uncapped demo-vm deps-vm test test-vm test-fast bench bench-predict study long-quickstart reference deps system-deps browser-deps lab screenshot \
-	clean-reports help lock test-latest docs demo-ssh-cluster test-ssh
+.PHONY: app-deps applications demo demo-uncapped demo-vm demo-cluster deps-vm test test-vm test-fast bench \
+	bench-predict study long-quickstart reference deps system-deps browser-deps lab screenshot clean-reports help lock \
+	test-latest docs reference-docs demo-ssh-cluster test-ssh
 
+# Every target of .PHONY, one line each (tests/test_make_help.py holds the two to each other); each duration is
+# docs/durations.yaml's, with the measurement it comes from (tests/test_durations.py).
 help:
-	@echo "make demo   - install what is needed, run the quickstart campaign, publish its report"
-	@echo "make test   - install what is needed, run the whole test suite (real fio on loop devices as root)"
-	@echo "make test-vm - the VM lab's tests: seed 000's md, IMSM and LVM layouts, the guard and kill -9 on a real kernel (about 10 minutes)"
-	@echo "make bench  - speed and memory benchmarks of parsing and analysis, and what monitoring costs"
-	@echo "make bench-predict - predicted against measured: uncapped loop devices, the VM lab, null_blk, the seeds (about an hour, root)"
-	@echo "make applications - bonnie++, pgbench and a many-files transfer beside fio, every device monitored"
-	@echo "make study  - every study notebook in order on the emulated array, one report folder with index.html"
+	@echo "Run it:"
+	@echo "make demo   - install what is needed, run the quickstart campaign, publish its report (about 8 minutes)"
+	@echo "make demo-uncapped - the quickstart's layouts on uncapped emulated devices: the CPU binds, and the report says so (about 5 minutes)"
+	@echo "make demo-vm - seed 000's layouts (md RAID-0 native and IMSM, LVM, btrfs) on 4 NVMe devices in a VM (about 10 minutes)"
+	@echo "make demo-cluster - 1 and 2 emulated hosts, local and over their capped links (nbd), its report (about 3 minutes)"
+	@echo "make demo-ssh-cluster - a layout built and measured on each of 2 real sshd hosts (namespaces) over SSH, its report (about a minute)"
+	@echo "make study  - every study notebook in order on the emulated array, one report folder with index.html (about 10 minutes)"
+	@echo "make applications - bonnie++, pgbench and a many-files transfer beside fio, every device monitored (about 4 minutes)"
 	@echo "make reference - the seed studies' published numbers rerun with flashscale's analysis"
-	@echo "make demo-uncapped - the quickstart's layouts on uncapped emulated devices: the CPU binds, and the report says so"
-	@echo "make demo-cluster - 1 and 2 emulated hosts, local and over their capped links (nbd), its report"
-	@echo "make demo-ssh-cluster - a layout built and measured on each of 2 real sshd hosts (namespaces) over SSH, its report"
-	@echo "make test-ssh - the SSH cluster's tests with its long faults: sshd or fio server killed, kill -9 and reap, 8 hosts (about 3 minutes, root)"
-	@echo "make demo-vm - seed 000's layouts (md RAID-0 native and IMSM, LVM, btrfs) on 4 NVMe devices in a VM"
-	@echo "make long-quickstart - the quickstart with 3 repetitions of 10 s runs (about 25 minutes)"
+	@echo "make long-quickstart - the quickstart with 3 repetitions of 10 s runs (about 15 minutes)"
 	@echo "make lab    - JupyterLab on localhost with the notebooks and the flashscale kernel (prints its URL)"
-	@echo "make screenshot - docs/quickstart-report.png and -conclusions.png from $(REPORT) (after make demo), in headless Chromium"
-	@echo "make lock   - refresh $(LOCK) to the newest versions pyproject.toml allows (UPGRADE=pandas: only pandas), and environment.yml from it"
+	@echo "Test it:"
+	@echo "make test   - install what is needed, run the whole test suite (real fio on loop devices as root; about 22 minutes)"
+	@echo "make test-fast - the layer contract and the tests that need neither root, notebooks nor JupyterLab"
+	@echo "make test-vm - the VM lab's tests: seed 000's md, IMSM and LVM layouts, the guard and kill -9 on a real kernel (about 7.5 minutes)"
+	@echo "make test-ssh - the SSH cluster's tests with its long faults: sshd or fio server killed, kill -9 and reap, 8 hosts (about 2.5 minutes, root)"
 	@echo "make test-latest - the fast tests and the layer contract on the newest versions allowed, in $(LATEST_VENV) (the lock stays)"
-	@echo "make docs   - the documentation site from docs/ into docs/_build/html (offline, the lock's Sphinx)"
+	@echo "make bench  - speed and memory benchmarks of parsing and analysis, and what monitoring costs"
+	@echo "make bench-predict - predicted against measured: uncapped loop devices, the VM lab, null_blk, the seeds (about 30 minutes, root)"
+	@echo "Document it:"
+	@echo "make docs   - the documentation site from docs/ into docs/_build/html (offline, the lock's Sphinx; about 20 seconds)"
+	@echo "make reference-docs - write the reference into docs/*.md from the code (commands, parameters, columns...); a test fails when it is stale"
+	@echo "make screenshot - docs/quickstart-report.png and -conclusions.png from $(REPORT) (after make demo), in headless Chromium"
+	@echo "Set it up (each target above installs what it needs):"
+	@echo "make deps   - .venv at the versions of $(LOCK), flashscale in it, and fio and the file system tools (system-deps)"
+	@echo "make system-deps - fio, xfsprogs, btrfs-progs, e2fsprogs, iproute2, qemu-utils and OpenSSH from Debian when missing (root)"
+	@echo "make deps-vm - what the VM lab needs: QEMU, Debian's kernel, mdadm, lvm2, nvme-cli, busybox, and the venv's bytecode"
+	@echo "make app-deps - bonnie++ and PostgreSQL (with pgbench) for the application workloads"
+	@echo "make browser-deps - headless Chromium for the report's browser test and make screenshot"
+	@echo "make lock   - refresh $(LOCK) to the newest versions pyproject.toml allows (UPGRADE=pandas: only pandas), and environment.yml from it"
+	@echo "make clean-reports - say where reports and measurements are (it removes nothing)"
+	@echo "make help   - this list"
 
 demo: deps
 	$(BIN)/flashscale run $(CAMPAIGN)
@@ -58,7 +74,7 @@ demo-uncapped: deps
 NBVAL_NOTEBOOKS := notebooks/10_cluster.ipynb
 
 # The VM lab's tests (marker vm: md RAID-0 native and IMSM, LVM, the guard on a real kernel, kill -9 in the guest,
-# null_blk) boot a software-emulated VM each, about 10 minutes together: make test-vm, which CI runs after make test.
+# null_blk) boot a software-emulated VM each: make test-vm runs them (about 7.5 minutes), CI after make test.
 test: deps browser-deps app-deps
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest --nbval-lax $(NBVAL_NOTEBOOKS) tests -m "not vm" -p no:cacheprovider
@@ -158,6 +174,12 @@ docs: deps
 	$(BIN)/sphinx-build -E -q -W --keep-going -n docs docs/_build/html
 	@echo "Site: $(CURDIR)/docs/_build/html/index.html"
 
+# The reference in docs/*.md, generated from the code between each page's generated marks (docs/_ext/
+# flashscale_docs.py): the commands, the parameters, the columns, the ceilings, the layers, and commands' outputs
+# on the stored data. tests/test_reference_docs.py and make docs fail when a page is stale.
+reference-docs: deps
+	$(BIN)/python scripts/reference_docs.py
+
 bench: deps
 	$(BIN)/python benchmarks/bench_analysis.py
 	$(BIN)/python benchmarks/bench_monitor.py
@@ -201,7 +223,7 @@ reference: deps
 	$(BIN)/flashscale run runners/reference.yaml
 	@echo "Report: $(CURDIR)/reports/reference/index.html"
 
-# The quickstart with three repetitions of 10 s runs (about 25 minutes).
+# The quickstart with three repetitions of 10 s runs: make long-quickstart takes about 15 minutes.
 long-quickstart: deps
 	$(BIN)/flashscale run runners/quickstart.yaml -p REPETITIONS=3 -p RUNTIME_S=10 -p RAMP_S=2
 

@@ -1,5 +1,6 @@
-"""Sphinx configuration of flashscale's documentation: MyST Markdown pages, the pydata theme, and the reference
-rendered from the code at build time by the directives of ``_ext/flashscale_docs.py``. ``make docs`` builds it into
+"""Sphinx configuration of flashscale's documentation: MyST Markdown pages and the pydata theme. The reference is
+generated from the code into the pages themselves (``make reference-docs``), so GitHub shows it too;
+``_ext/flashscale_docs.py`` warns of a page that is stale against the code. ``make docs`` builds the site into
 docs/_build/html; ``tests/test_docs.py`` builds it with every warning an error."""
 from __future__ import annotations
 

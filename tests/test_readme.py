@@ -1,6 +1,6 @@
 """The README and every page of the documentation (docs/**/*.md) are tested: every code block a reader would copy
-runs here or says why not. (Their reference tables are rendered from the code when the site is built:
-tests/test_docs.py.)
+runs here or says why not. (Their reference tables are generated from the code into the pages by make
+reference-docs: tests/test_reference_docs.py.)
 
 Each fenced block of a language a reader runs (python, a shell, yaml) carries a mark on the line before its fence:
 
