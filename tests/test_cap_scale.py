@@ -154,8 +154,8 @@ def test_each_layout_s_rows_carry_its_own_cap_and_truth(tmp_path):
     jbod = layouts.Layout("jbod", 2, ("/m0", "/m1"), "loop", "jbod")
     stripe = layouts.Layout("btrfs-raid0", 2, ("/m",), "loop", "btrfs-raid0")
     single = layouts.Layout("single", 1, ("/m",), "loop", "single")
-    assert recorder.header(jbod, rw="read", cgroup_procs=["procs"])["cap_bps"] == 0.75 * CAP
-    assert recorder.header(stripe, rw="read", cgroup_procs=["procs"])["cap_bps"] == 0.5 * CAP
+    assert recorder.header(jbod, rw="read", cgroup_procs=["procs"])["cap_bps"] == pytest.approx(0.75 * CAP)
+    assert recorder.header(stripe, rw="read", cgroup_procs=["procs"])["cap_bps"] == pytest.approx(0.5 * CAP)
     assert recorder.header(single, rw="read", cgroup_procs=["procs"])["cap_bps"] == CAP
     assert recorder.truth_caps(["procs"], stripe) == {"read": 0.5 * CAP, "write": 0.5 * CAP}
     recorder.measuring = "jbod"  # what sweep() sets: a workload's truth is of the layout being measured

@@ -101,7 +101,7 @@ def test_flashscale_run_refuses_a_bad_ceilings_before_any_notebook_runs(tmp_path
 
 def test_the_ceilings_become_terms_and_the_files_pcie_link_wins_over_sysfs(tmp_path):
     assert stated.limits(ceilings={"memory_bw_bytes": 5e9, "network_links": 2,
-                                   "network_link_bw_bytes": 1e9}).memory_bps == 5e9
+                                   "network_link_bw_bytes": 1e9}).memory_bps == pytest.approx(5e9)
     with_links = stated.limits(ceilings={"network_links": 2, "network_link_bw_bytes": 1e9})
     assert (with_links.links, with_links.link_bps, with_links.cores) == (2, 1e9, host.cores())
     system = fake_sysfs(tmp_path)  # nvme0n1: gen 3 x4
@@ -116,7 +116,7 @@ def test_the_ceilings_become_terms_and_the_files_pcie_link_wins_over_sysfs(tmp_p
     assert stated.said([], system, given) == ""  # loop devices: no link of their own to set aside
     assert stated.said(["/dev/nvme0n1"], system, {"memory_bw_bytes": 1e9}) == ""
     assert "device_read_bw_bytes of CEILINGS: no term" in stated.said([], system, {"device_read_bw_bytes": 1e9})
-    assert stated.limits(["/dev/nvme0n1"], system, given, pcie_bps=1e9).pcie_bps == 1e9  # more: on top of all
+    assert stated.limits(["/dev/nvme0n1"], system, given, pcie_bps=1e9).pcie_bps == pytest.approx(1e9)  # more: on top of all
 
 
 def fake_sysfs(tmp_path: Path) -> System:
@@ -249,7 +249,7 @@ def test_a_directory_campaign_with_ceilings_states_them_and_records_them(tmp_pat
     result = campaign.run(run_spec, progress=False)
     predicted = result.predictions
     assert list(predicted["layout"]) == ["jbod"] and list(predicted["predicted_limit"]) == ["memory"]
-    assert predicted["predicted_bw_bytes"].tolist() == [1e6]
+    assert predicted["predicted_bw_bytes"].tolist() == pytest.approx([1e6])
     assert (predicted["devices_limit_bw_bytes"] > 1e6).all()
     measured = result.table.query("layout == 'jbod' and phase == 'measure'")
     assert predicted["predicted_at"].max() <= measured["started_at"].min()

@@ -243,8 +243,8 @@ def test_an_old_fio_s_latency_is_read_back_from_the_folder_in_ns(tmp_path):
                                                                                           "devices": 1}))
     table = core.measured(results.load(out))
     details = latency.details(raw.fio_outputs(out, table))
-    assert details["clat_p99_ns"].tolist() == table["clat_p99_ns"].tolist() == [169000.0]
-    assert details["slat_mean_ns"].tolist() == [0.0]
+    assert details["clat_p99_ns"].tolist() == table["clat_p99_ns"].tolist() == pytest.approx([169000.0])
+    assert details["slat_mean_ns"].tolist() == pytest.approx([0.0])
     assert details["clat_mean_ns"].tolist() == table["clat_mean_ns"].tolist()
 
 

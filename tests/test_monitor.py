@@ -28,9 +28,9 @@ def test_rates_are_iostat_x_over_the_elapsed_time(tmp_path):
     before = fake_proc(tmp_path, BEFORE, CPU_BEFORE).diskstats()["loop3"]
     after = fake_proc(tmp_path, AFTER, CPU_AFTER).diskstats()["loop3"]
     rates = monitor.device_rates(before, after, elapsed_s=2.0)
-    assert rates["read_bw_bytes"] == 400000 * 512 / 2 and rates["write_bw_bytes"] == 2000000 * 512 / 2
+    assert rates["read_bw_bytes"] == pytest.approx(400000 * 512 / 2) and rates["write_bw_bytes"] == pytest.approx(2000000 * 512 / 2)
     assert rates["read_iops"] == 100 and rates["write_iops"] == 200
-    assert rates["avg_request_bytes"] == 2400000 * 512 / 600
+    assert rates["avg_request_bytes"] == pytest.approx(2400000 * 512 / 600)
     assert rates["util"] == pytest.approx(0.45)       # 900 ms of io_ticks in 2000 ms
     assert rates["queue_depth"] == pytest.approx(0.9)  # 1800 weighted ms in 2000 ms
 

@@ -31,7 +31,7 @@ DEVICES = "Character devices:\n  1 mem\n\nBlock devices:\n  7 loop\n{major} null
 def test_below_the_queue_depth_throughput_is_outstanding_requests_over_latency_then_flat():
     bw = [curve.expected_bw(4096, 1, qd, 10_000_000, 8) for qd in (1, 2, 4, 8, 16, 32)]
     assert bw == [409_600.0, 819_200.0, 1_638_400.0, 3_276_800.0, 3_276_800.0, 3_276_800.0]  # 4 KiB / 10 ms x qd
-    assert curve.expected_bw(4096, 1, 1, 1_000_000, 8) == 4_096_000.0
+    assert curve.expected_bw(4096, 1, 1, 1_000_000, 8) == pytest.approx(4_096_000.0)
 
 
 def test_jobs_and_depth_multiply_and_jobs_spread_over_devices_as_fio_spreads_them():
@@ -46,8 +46,8 @@ def test_the_cap_is_whole_requests_within_a_budget_reset_50_times_a_second():
     assert curve.tick_bytes(2) == 41_942  # (2**20 // 50) x 2
     assert curve.cap_bytes(2, 4096) == 50 * 10 * 4096 == 2_048_000  # ten 4 KiB requests a tick, not 2 x 2**20
     assert curve.cap_bytes(2, 512) == 50 * 81 * 512
-    assert curve.expected_bw(4096, 1, 32, 10_000_000, 8, mbps=2) == 2_048_000.0  # 3.28 MB/s uncapped
-    assert curve.expected_bw(4096, 1, 2, 10_000_000, 8, mbps=2) == 819_200.0  # below the cap: latency binds
+    assert curve.expected_bw(4096, 1, 32, 10_000_000, 8, mbps=2) == pytest.approx(2_048_000.0)  # 3.28 MB/s uncapped
+    assert curve.expected_bw(4096, 1, 2, 10_000_000, 8, mbps=2) == pytest.approx(819_200.0)  # below the cap: latency binds
     assert curve.cap_bytes(None, 4096) == math.inf
     with pytest.raises(ConfigError, match="bs=65536 is more than the 41942 bytes a tick of mbps=2 allows"):
         curve.expected_bw(65536, 1, 1, 10_000_000, 8, mbps=2)

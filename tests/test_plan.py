@@ -156,7 +156,7 @@ def test_without_a_ceiling_plan_does_not_drive_two_thousand_ram_disks_at_a_terab
     status, out, _ = plan(capsys, path, "--target", "1.2TB/s", "--max-devices", 2048, "--memory-bps", "18GB/s",
                           "--format", "csv")
     got = pd.read_csv(io.StringIO(out)).iloc[0]
-    assert pd.isna(got["devices"]) and got["ceiling_limit"] == "memory" and got["ceiling_bw_bytes"] == 18e9
+    assert pd.isna(got["devices"]) and got["ceiling_limit"] == "memory" and got["ceiling_bw_bytes"] == pytest.approx(18e9)
     assert got["max_devices"] == 2048 and got["other_limit_devices"] == 31  # 30 x 0.6 GB/s = 18 GB/s: a tie
 
 

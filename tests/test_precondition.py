@@ -40,7 +40,7 @@ def test_the_truth_is_devices_times_the_cap_of_the_direction_read_or_written():
 
 def test_a_row_above_its_truth_by_more_than_the_tolerance_is_flagged():
     # 3 s runs: the throttle's first 100 ms slice allows 0.1 / 3 = 3.3% over; 2% is the floor for long runs
-    assert truth.tolerance(3.0) == pytest.approx(0.1 / 3) and truth.tolerance(60.0) == 0.02
+    assert truth.tolerance(3.0) == pytest.approx(0.1 / 3) and truth.tolerance(60.0) == pytest.approx(0.02)
     assert not truth.evidence(row(read=206 * MB), CAPS)["above_truth"]
     assert truth.evidence(row(read=207 * MB), CAPS)["above_truth"]
     assert not truth.evidence(row(read=203 * MB, runtime_s=60.0), CAPS)["above_truth"]

@@ -85,7 +85,7 @@ def test_a_mirror_writes_each_byte_twice_and_reads_from_every_device():
     base = predict.figures({"read": 1 * GB, "write": 1 * GB})
     points = [dict(devices=4, rw=rw, bs=MiB, numjobs=4, iodepth=1) for rw in ("read", "write")]
     got = predict.predict(base, "btrfs-raid10", points, predict.Limits(pcie_bps=1.5 * GB)).set_index("rw")
-    assert got.loc["write", "layout_share"] == 0.5 and got.loc["read", "layout_share"] == 1.0
+    assert got.loc["write", "layout_share"] == pytest.approx(0.5) and got.loc["read", "layout_share"] == pytest.approx(1.0)
     assert got.loc["write", "predicted_bw_bytes"] == pytest.approx(2 * GB)
     assert got.loc["write", "pcie_limit_bw_bytes"] == pytest.approx(4 * 1.5 * GB * 0.5)  # the copy crosses PCIe
     assert got.loc["read", "predicted_bw_bytes"] == pytest.approx(4 * GB)
@@ -301,8 +301,8 @@ def test_seed003_is_predicted_network_bound_at_136_4_gb_s():
     assert got.loc["write", "devices_limit_bw_bytes"] == pytest.approx(171.6e9)  # "172 GB/s"
     assert set(got["predicted_limit"]) == {"network"}
     assert got["predicted_bw_bytes"].tolist() == pytest.approx([136.4e9, 136.4e9])
-    assert round(got.loc["read", "error"] * 100, 1) == -3.2  # 132 / 136.4 - 1
-    assert round(got.loc["write", "error"] * 100, 1) == -11.3  # 121 / 136.4 - 1
+    assert got.loc["read", "error"] == pytest.approx(-0.032, abs=5e-4)  # 132 / 136.4 - 1
+    assert got.loc["write", "error"] == pytest.approx(-0.113, abs=5e-4)  # 121 / 136.4 - 1
     assert (got["error"] < 0).all()  # never above a ceiling
 
 

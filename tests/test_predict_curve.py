@@ -71,7 +71,7 @@ def test_between_measured_counts_linear_and_beyond_them_held():
     assert held.bw_bytes == pytest.approx(DEPTH * BS * 1e9 / LATENCY) and "held there" in held.note
     measured = where.rate(8, numjobs=1, iodepth=8)
     assert measured.exact and measured.note == ""
-    assert where.rate(0).bw_bytes == 0.0
+    assert where.rate(0).bw_bytes == pytest.approx(0.0)
 
 
 def test_where_jobs_and_iodepth_give_the_same_count_the_asked_iodepth_comes_first():
@@ -80,7 +80,7 @@ def test_where_jobs_and_iodepth_give_the_same_count_the_asked_iodepth_comes_firs
     rows = pd.DataFrame([dict(layout="single", devices=1, rw="read", bs=2**20, numjobs=nj, iodepth=qd, rep=0,
                               bw_bytes=bw) for nj, qd, bw in ((1, 1, 4e9), (2, 1, 7e9), (1, 2, 5e9))])
     where, _ = curve.at(curve.curve(rows), "read", 2**20)
-    assert where.rate(2, iodepth=1).bw_bytes == 7e9
-    assert where.rate(2, iodepth=2).bw_bytes == 5e9
-    assert where.rate(2).bw_bytes == 7e9
+    assert where.rate(2, iodepth=1).bw_bytes == pytest.approx(7e9)
+    assert where.rate(2, iodepth=2).bw_bytes == pytest.approx(5e9)
+    assert where.rate(2).bw_bytes == pytest.approx(7e9)
     assert np.isnan(where.latency_s(0))

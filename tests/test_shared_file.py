@@ -110,16 +110,16 @@ def test_each_mode_is_held_to_the_caps_of_the_devices_its_files_reach(tmp_path):
     rows = _details(tmp_path, table).set_index(["variant", "layout"])
     assert rows["bytes_ok"].all() and set(rows["expected_bytes"]) == {2 * 64 * MIB}
     assert rows.loc[("n-to-1", "jbod"), "reach_devices"] == 1 and rows.loc[("n-to-n", "jbod"), "reach_devices"] == 2
-    assert rows.loc[("n-to-1", "jbod"), "ceiling_bytes"] == 100e6
-    assert rows.loc[("n-to-1", "btrfs-raid0"), "ceiling_bytes"] == 200e6
+    assert rows.loc[("n-to-1", "jbod"), "ceiling_bytes"] == pytest.approx(100e6)
+    assert rows.loc[("n-to-1", "btrfs-raid0"), "ceiling_bytes"] == pytest.approx(200e6)
     assert math.isnan(rows.loc[("n-to-1", "mounted"), "ceiling_bytes"])  # the emulated caps do not apply there
     assert rows.loc[("n-to-1", "mounted"), "within_caps"]
     assert not rows.loc[("n-to-1", "btrfs-raid0"), "within_caps"]  # 0.4 s < 0.671 s - 0.1 s
     assert rows.drop(("n-to-1", "btrfs-raid0"))["within_caps"].all()
     points = shared_file.summary(_details(tmp_path, table))
     against = shared_file.versus(points).set_index("layout")
-    assert against.loc["jbod", "ratio"] == 0.5 and against.loc["jbod", "cost"] == 0.5
-    assert against.loc["btrfs-raid0", "ratio"] == 1.3
+    assert against.loc["jbod", "ratio"] == pytest.approx(0.5) and against.loc["jbod", "cost"] == pytest.approx(0.5)
+    assert against.loc["btrfs-raid0", "ratio"] == pytest.approx(1.3)
     said = " ".join(findings.shared_file_sentences(points, against.reset_index()))
     assert "jbod read, 2 job(s): N-to-1 moves 100 MB/s and N-to-N 200 MB/s: one shared file costs 50%." in said
     assert "N-to-1 on jbod with 2 job(s): its files reach 1 of 2 device(s), 100 MB/s of caps; read 100 MB/s " \
@@ -130,7 +130,7 @@ def test_each_mode_is_held_to_the_caps_of_the_devices_its_files_reach(tmp_path):
     numbers = records.shared_file(SimpleNamespace(backend="loop", notes=[]), table, 64 * MIB, support, points,
                                   against.reset_index())
     assert numbers["unsupported"] == {"md-raid0": "mdadm"} and numbers["runs"] == 5
-    assert numbers["reach_devices"]["n-to-1"]["jbod/read/nj2"] == 1.0
+    assert numbers["reach_devices"]["n-to-1"]["jbod/read/nj2"] == pytest.approx(1.0)
     assert numbers["headline"]["N-to-1 jbod read"] == "100 MB/s (50% of N-to-N)"
     json.dumps(numbers)
 

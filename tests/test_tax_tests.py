@@ -114,11 +114,17 @@ JOBFILE_90 = [
 JOBFILE_NO_JBOD_LOG = as_job_file(SUMMARY_NO_JBOD_WRITE)
 
 
+# The recorded numbers are scipy's, computed on one machine: another CPU or library gives other last bits (tax_hi
+# differed in its last digits on a fresh clone elsewhere), so they are held to 1e-9 of themselves, not bit for bit.
+REL = 1e-9
+
+
 def _same(found: pd.DataFrame, expected: list[tuple], columns: list[str]) -> None:
-    """``found``'s ``columns`` hold exactly ``expected`` (bit for bit, NaN where NaN), with the dtypes they had."""
+    """``found``'s ``columns`` hold ``expected`` (numbers within ``REL`` of them, NaN where NaN, words exactly), with
+    the dtypes they had."""
     want = pd.DataFrame(expected, columns=columns)
     want = want.astype({c: found[c].dtype for c in columns})
-    pd.testing.assert_frame_equal(found[columns].reset_index(drop=True), want, check_exact=True)
+    pd.testing.assert_frame_equal(found[columns].reset_index(drop=True), want, check_exact=False, rtol=REL, atol=0)
 
 
 @pytest.mark.parametrize("kwargs, expected", [({}, SUMMARY),
@@ -162,14 +168,17 @@ def test_the_three_tables_test_the_same_points_alike():
     summary = stats.summary_intervals(sweep(), reference="jbod").set_index(["layout", "rw"]).loc[("btrfs", "read")]
     threads = layout_tax.tax_by_threads(sweep(), "jbod").set_index(["layout", "rw", "numjobs"]).loc[("btrfs", "read", 2)]
     job = jobfile.summarize(job_file_runs(), reference="jbod").set_index(["layout", "group"]).loc[("btrfs", "scan")]
-    assert summary["tax_lo"] == threads["tax_lo"] == job["tax_lo"]
-    assert summary["tax_hi"] == threads["tax_hi"] == job["tax_hi"]
-    assert summary["tax_p"] == job["tax_p"] and summary["tax_verdict"] == threads["tax_verdict"] == job["tax_verdict"]
+    for bound in ("tax_lo", "tax_hi"):
+        assert summary[bound] == pytest.approx(threads[bound], rel=REL)
+        assert summary[bound] == pytest.approx(job[bound], rel=REL)
+    assert summary["tax_p"] == pytest.approx(job["tax_p"], rel=REL)
+    assert summary["tax_verdict"] == threads["tax_verdict"] == job["tax_verdict"]
     # and the reference's own rows alike: 'reference', bounds 0 and 0
     own = [stats.summary_intervals(sweep(), reference="jbod").set_index(["layout", "rw"]).loc[("jbod", "read")],
            layout_tax.tax_by_threads(sweep(), "jbod").set_index(["layout", "rw", "numjobs"]).loc[("jbod", "read", 2)],
            jobfile.summarize(job_file_runs(), reference="jbod").set_index(["layout", "group"]).loc[("jbod", "scan")]]
-    assert [(r["tax_verdict"], r["tax_lo"], r["tax_hi"]) for r in own] == [("reference", 0.0, 0.0)] * 3
+    assert [r["tax_verdict"] for r in own] == ["reference"] * 3
+    assert [(r["tax_lo"], r["tax_hi"]) for r in own] == [pytest.approx((0.0, 0.0), abs=1e-12)] * 3
 
 
 def test_inputs_are_not_mutated():
