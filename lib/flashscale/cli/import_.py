@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from ..measure import import_folder, import_names
+from ..measure.import_bounds import shown
 from ..measure.import_names import Naming
 
 SOME_REFUSED = 3
@@ -40,9 +41,9 @@ def main(args: argparse.Namespace) -> int:
     summary = import_folder.run_import(args.paths, Path(args.to), naming, argv=sys.argv)
     for outcome in summary.outcomes:
         for sentence in outcome.said:
-            print(f"{outcome.path}: {sentence}", file=sys.stderr)
+            print(f"{shown(outcome.path)}: {shown(sentence)}", file=sys.stderr)
         if outcome.reason is not None:
-            print(f"refused {outcome.path}: {outcome.reason}", file=sys.stderr)
+            print(f"refused {shown(outcome.path)}: {shown(outcome.reason)}", file=sys.stderr)
     print(summary.line())
     if summary.added or summary.already:
         print(f"campaign folder: {args.to} (flashscale analyze {args.to} --reference LAYOUT)")
