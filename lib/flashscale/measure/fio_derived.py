@@ -58,13 +58,16 @@ def block_size(entries: list[Mapping], way: str) -> tuple[int | None, str]:
     (and why) when they give no whole number of sectors."""
     side_name = "write" if way == "write" else "trim" if way == "trim" else "read"
     sides = [entry[side_name] for entry in entries if isinstance(entry.get(side_name), Mapping)]
-    moved = sum(side.get("io_bytes", 0) for side in sides)
-    counts = [ios(side) for side in sides if side.get("io_bytes", 0) > 0]
-    total = sum(count for count, _ in counts)
-    exact = all(counted for _, counted in counts)
+    counts = [(side.get("io_bytes", 0), *ios(side)) for side in sides if side.get("io_bytes", 0) > 0]
+    counts = [(moved, count, counted) for moved, count, counted in counts if count > 0]  # a job timed in no ms: none
+    moved = sum(bytes_ for bytes_, _, _ in counts)
+    total = sum(count for _, count, _ in counts)
+    exact = all(counted for _, _, counted in counts)
     how = "total_ios, counted by fio" if exact else "IOPS x runtime, as fio rounded them"
     if total <= 0 or not math.isfinite(total) or moved <= 0:
-        return None, "no I/Os to divide by"
+        timed = any(side.get("io_bytes", 0) > 0 for side in sides)
+        return None, ("fio counted its bytes in a runtime of 0 ms (it timed none of it): no I/Os to divide them by"
+                      if timed else "no I/Os to divide by")
     size = moved / total
     sectors = round(size / SECTOR)
     if sectors >= 1 and abs(size - sectors * SECTOR) <= WITHIN * sectors * SECTOR:

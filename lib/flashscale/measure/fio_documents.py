@@ -54,14 +54,38 @@ def runs(outputs: list[dict]) -> list[tuple[dict, int]]:
     """The outputs that are runs of their own, each with how many outputs it stands for: consecutive outputs that
     are ``--status-interval`` reports of one run count as one, the last. A later output continues an earlier one when
     it has the same jobs, none of its counts fell, and its jobs had run for longer than the time between the two
-    were written: a run appended after another began after the first was written, so it cannot have."""
-    kept: list[tuple[dict, int]] = []
+    were written: a run appended after another began after the first was written, so it cannot have. fio before
+    2.2.5 wrote no time in its JSON: there, outputs whose jobs ran longer each time are one run's reports only when
+    they come at fio's regular interval (``_regular``); normal output names its processes (``_pids``)."""
+    chains: list[list[dict]] = []
     for data in outputs:
-        if kept and _continues(kept[-1][0], data):
-            kept[-1] = (data, kept[-1][1] + 1)
+        if chains and _continues(chains[-1][-1], data):
+            chains[-1].append(data)
         else:
-            kept.append((data, 1))
+            chains.append([data])
+    kept: list[tuple[dict, int]] = []
+    for chain in chains:
+        if len(chain) > 1 and _untimed(chain[0]) and not _regular(chain):
+            kept += [(data, 1) for data in chain]
+        else:
+            kept.append((chain[-1], len(chain)))
     return kept
+
+
+def _untimed(data: dict) -> bool:
+    return not data.get("_pids") and not isinstance(data.get("timestamp_ms"), int)
+
+
+def _regular(chain: list[dict]) -> bool:
+    """Whether outputs with no time (fio before 2.2.5) are reports at fio's --status-interval: three or more, each
+    job's runtime growing by the same interval (within 10%, at least 100 ms) but into the last, the whole run's."""
+    runtimes = [max([_counted(job, "runtime") for job in data.get("jobs") or [] if isinstance(job, dict)] or [0])
+                for data in chain]
+    steps = [b - a for a, b in zip(runtimes, runtimes[1:])][:-1]
+    return len(chain) >= 3 and min(steps) >= REPORT_MS and max(steps) <= (1 + REGULAR) * min(steps)
+
+
+REPORT_MS, REGULAR = 100, 0.1
 
 
 def _continues(earlier: dict, later: dict) -> bool:
@@ -71,9 +95,15 @@ def _continues(earlier: dict, later: dict) -> bool:
     if earlier.get("_pids") or later.get("_pids"):  # normal output: the same processes, reported again
         return bool(later.get("_again")) and earlier.get("_pids") == later.get("_pids") and \
             _same_jobs(first, then, None)
+    if _untimed(earlier) and _untimed(later):  # _regular decides, from the whole chain
+        return _same_jobs(first, then, None) and _longer(first, then)
     if not isinstance(earlier.get("timestamp_ms"), int) or not isinstance(later.get("timestamp_ms"), int):
         return False
     return _same_jobs(first, then, later["timestamp_ms"] - earlier["timestamp_ms"])
+
+
+def _longer(first: list, then: list) -> bool:
+    return all(_counted(b, "runtime") > _counted(a, "runtime") for a, b in zip(first, then))
 
 
 def _same_jobs(first: list, then: list, gap_ms: int | None) -> bool:

@@ -149,9 +149,11 @@ def _side(match: re.Match, old: bool, issued: int | None, bs: int | None, where:
     printed = _bytes(match["io"], old, where)
     exact = issued is not None and bs is not None and abs(issued * bs - printed) <= 0.01 * printed + 1024
     io_bytes = issued * bs if exact else round(printed)
+    # IOPS as fio computes it (1000 x I/Os / runtime) where it counted them: what it printed is 3 or 4 figures,
+    # and some versions print the decimals wrong (fio 3.8: 40960 as 40.0k)
+    iops = 1000 * issued / runtime if exact and runtime else _count(match["iops"], where)
     return {"io_bytes": int(io_bytes), "bw_bytes": float(1000 * io_bytes // runtime) if runtime else 0.0,
-            "iops": _count(match["iops"], where), "runtime": runtime,
-            "_bytes_from": "issued x bs" if exact else "io= (rounded by fio)"}
+            "iops": float(iops), "runtime": runtime, "_bytes_from": "issued x bs" if exact else "io= (rounded by fio)"}
 
 
 def _entry(name: str, head: re.Match, lines: list[str], described: dict, source: str) -> dict:
@@ -242,12 +244,14 @@ def read_normal(text: str, source: str = "fio output") -> list[dict]:
         if line.startswith("hostname="):
             hosts.append(line.split(",")[0].removeprefix("hostname="))
             continue
+        served = HOST_PREFIX.match(line) is not None
         line = HOST_PREFIX.sub("", line)  # a client's lines of each server: "<host> one: (g=0): ..."
         if line.startswith(f"{ALL_CLIENTS}: (groupid="):
             current = None  # fio's own sum of the clients: the hosts' blocks are summed as the JSON's are
             continue
         if (named := description(line)):
-            if blocks:  # a new run's descriptions after the last run's results
+            if blocks and not served:  # a new run's descriptions after the last run's results (a client's next
+                # server describes its jobs after the first server's results: the same run)
                 outputs.append(_output(version, described, blocks, source, again))
                 version, described, blocks, seen, current, again = "", {}, [], set(), None, False
             name, match = named

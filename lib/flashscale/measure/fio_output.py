@@ -221,7 +221,7 @@ def parse(data: dict, source: str = "fio output") -> dict:
         "runtime_s": runtime_ms / 1000.0,
         "clat_mean_ns": float(side["clat_ns"]["mean"]),
         **{name: percentile(side, key) for name, key in CLAT_PERCENTILES.items() if name != "clat_p90_ns"},
-        "clat_stddev_ns": float(side["clat_ns"]["stddev"]),
+        "clat_stddev_ns": float(side["clat_ns"].get("stddev", float("nan"))),
         "lat_mean_ns": float(side["lat_ns"]["mean"]),
         "read_bw_bytes": read_bw,
         "write_bw_bytes": write_bw,

@@ -286,9 +286,10 @@ def _merged_latency(parts: list[tuple[Mapping, Mapping]], kind: str) -> dict:
         n = _samples(side, latency)
         if n <= 0 or "mean" not in latency:
             continue
-        m, s = latency["mean"], latency.get("stddev", 0.0) ** 2 * max(n - 1, 0)
+        deviation = latency.get("stddev", 0.0)
+        m, s = latency["mean"], deviation * deviation * max(n - 1, 0)  # float * float gives inf, never raises
         if count:
-            squares += s + (m - mean) ** 2 * count * n / (count + n)
+            squares += s + (m - mean) * (m - mean) * count * n / (count + n)
             mean = (mean * count + m * n) / (count + n)
         else:
             mean, squares = m, s

@@ -62,7 +62,7 @@ def decompressed(content: bytes) -> bytes:
         return content
     out = bytearray()
     try:
-        for piece in _expanded(name, memoryview(content)):
+        for piece in pieces(name, memoryview(content)):
             out += piece
             if len(out) > MAX_BYTES:
                 raise FioError(f"a {name} file that expands to more than {LIMIT_WORDS}: refused, not expanded "
@@ -72,8 +72,9 @@ def decompressed(content: bytes) -> bytes:
     return bytes(out)
 
 
-def _expanded(name: str, view: memoryview) -> Iterator[bytes]:
-    """The pieces (at most ``CHUNK`` each) of every member of ``view``, fed ``CHUNK`` at a time."""
+def pieces(name: str, view: memoryview) -> Iterator[bytes]:
+    """The decompressed pieces (at most ``CHUNK`` each) of every member of ``view``, compressed by ``name``, its
+    input fed ``CHUNK`` at a time: a stream, stopped by whoever reads it."""
     at = 0
     while at < len(view):
         if name == "gzip":

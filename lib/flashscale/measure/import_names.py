@@ -173,7 +173,7 @@ def reconcile(from_file: Mapping, names: Mapping, weak: frozenset = frozenset())
     where the two differ (the file's kept). A field in ``weak`` the file only infers (a group_reporting group's
     numjobs read from its last job's option; a bs or iodepth derived from its numbers): there the name's is kept.
     Where the file gives only a ``direction`` (fio_derived), the rw is the name's random or sequential in the
-    file's direction."""
+    file's direction, or the name's whole rw (said where its direction is not the file's)."""
     axes, said = {}, []
     for name in FROM_FILE:
         mine, theirs = from_file.get(name), names.get(name)
@@ -196,10 +196,12 @@ def _rw_in(way: str, given: object) -> tuple[str | None, str | None]:
     order = fio_derived.order_of(str(given)) if given is not None else None
     if order is None:
         return (str(given), None) if given is not None else (None, None)
-    rw = fio_derived.rw_of(order, way)
-    if given in fio_derived.ORDERS or fio_derived.DIRECTION_OF.get(str(given)) == way:
-        return rw, None
-    return rw, f"the name says rw={given}, the file moved data {way}: {rw} kept (its order from the name)"
+    if given in fio_derived.ORDERS:
+        return fio_derived.rw_of(order, way), None
+    if fio_derived.DIRECTION_OF.get(str(given)) != way:  # derived, so the user's word is kept
+        return str(given), (f"the name says rw={given}, the file's numbers moved data {way} only: the name's is "
+                            "kept (a unified_rw_reporting run puts all its I/O on one side)")
+    return str(given), None
 
 
 def missing(axes: Mapping, names: Mapping) -> list[str]:
