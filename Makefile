@@ -26,7 +26,7 @@ help:
 	@echo "make demo   - install what is needed, run the quickstart campaign, publish its report"
 	@echo "make test   - install what is needed, run the whole test suite (real fio on loop devices as root)"
 	@echo "make test-vm - the VM lab's tests: seed 000's md, IMSM and LVM layouts, the guard and kill -9 on a real kernel (about 10 minutes)"
-	@echo "make bench  - speed and memory benchmarks of parsing and analysis, and what monitoring costs"
+	@echo "make bench  - speed and memory benchmarks of parsing and analysis, what monitoring costs, and what a hostile file costs the import"
 	@echo "make bench-predict - predicted against measured: uncapped loop devices, the VM lab, null_blk, the seeds (about an hour, root)"
 	@echo "make applications - bonnie++, pgbench and a many-files transfer beside fio, every device monitored"
 	@echo "make study  - every study notebook in order on the emulated array, one report folder with index.html"
@@ -164,6 +164,7 @@ bench: deps
 	$(BIN)/python benchmarks/bench_adaptive.py
 	$(BIN)/python benchmarks/bench_harness.py
 	$(BIN)/python benchmarks/bench_idle.py
+	$(BIN)/python benchmarks/bench_import.py
 
 # The prediction model against what it did not set (benchmarks/bench_predict.py): uncapped loop devices, the VM lab
 # uncapped and its null_blk devices, the seeds' tables; predicted and measured at each layout's best point and over

@@ -1,8 +1,8 @@
 """How much of a file ``flashscale import`` reads, and how much of what it read it repeats: both bounded.
 
 A file is read whole only when it is at most ``MAX_BYTES`` (256 MiB), compressed or not: a compressed file is
-decompressed as a stream and refused as soon as what it expands to passes ``MAX_BYTES``, so a small archive that
-expands to gigabytes costs no more memory than the limit (``bytes_of``). What a refusal or a sentence repeats of a
+decompressed as a stream, counted before it is kept, and refused as soon as what it expands to passes ``MAX_BYTES``,
+so a small archive that expands to gigabytes costs one piece of memory at a time (``decompressed``). What a refusal or a sentence repeats of a
 file's content is an ``excerpt``: at most ``EXCERPT`` characters, escaped to printable ASCII, so no control
 character, terminal escape or long line of someone else's file reaches a terminal, ``sources.csv`` or
 ``notes.json``; a message as a whole is cut to ``MESSAGE`` characters (``shown``).
@@ -54,22 +54,26 @@ def compression_of(content: bytes) -> str | None:
     return next((name for name, magic in COMPRESSED if content.startswith(magic)), None)
 
 
-def decompressed(content: bytes) -> bytes:
+def decompressed(content: bytes) -> bytes | bytearray:
     """``content`` decompressed as a stream (gzip, xz, bzip2 by magic bytes; concatenated members each): FioError
-    as soon as the output passes ``MAX_BYTES``, or when the data is damaged or ends early."""
+    as soon as the output passes ``MAX_BYTES``, or when the data is damaged or ends early. The stream is counted
+    before it is kept (a second pass keeps it): a bomb costs a piece at a time, never the limit."""
     name = compression_of(content)
     if name is None:
         return content
-    out = bytearray()
     try:
+        total = 0
         for piece in pieces(name, memoryview(content)):
-            out += piece
-            if len(out) > MAX_BYTES:
+            total += len(piece)
+            if total > MAX_BYTES:
                 raise FioError(f"a {name} file that expands to more than {LIMIT_WORDS}: refused, not expanded "
                                "further")
+        out = bytearray()
+        for piece in pieces(name, memoryview(content)):
+            out += piece
     except (OSError, EOFError, lzma.LZMAError, ValueError, zlib.error) as exc:
         raise FioError(f"a {name} file that does not decompress: {exc}") from None
-    return bytes(out)
+    return out
 
 
 def pieces(name: str, view: memoryview) -> Iterator[bytes]:
