@@ -273,14 +273,16 @@ def read_normal(text: str, source: str = "fio output") -> list[dict]:
             current.append(line)
     if blocks:
         outputs.append(_output(version, described, blocks, source, again))
-    if hosts:
-        for output in outputs:
-            output["_notes"] = [f"client/server normal output of {len(hosts)} hosts "
-                                f"({', '.join(excerpt(h, 40) for h in hosts[:4])}): its job blocks name no host, so "
-                                "each group is one row of all of them, not one a host"]
+    for output in outputs if hosts else []:
+        output["_notes"] = [_client_note(hosts)]
     if not outputs:
         raise FioError(f"{source}: no job block of fio's normal output ('name: (groupid=0, jobs=1): err= 0: ...')")
     return outputs
+
+
+def _client_note(hosts: list[str]) -> str:
+    return (f"client/server normal output of {len(hosts)} hosts ({', '.join(excerpt(h, 40) for h in hosts[:4])}): "
+            "its job blocks name no host, so each group is one row of all of them, not one a host")
 
 
 def _output(version: str, described: dict, blocks: list, source: str, again: bool) -> dict:

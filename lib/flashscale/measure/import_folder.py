@@ -8,11 +8,13 @@
         sources.csv               one line per file seen: path, SHA-256, format, fio version, outcome, rows, the
                                   fields read, reason
         notes.json                what a report must say (mixed fio versions, names the files contradicted)
-        raw/<sha>/source/<name>   each file imported, as it was
-        raw/<sha>/group<g>/fio.json   the output its row's numbers came from, in fio 3.33's shape
+        raw/<sha>/source/<name>   each file imported, as it was (its name in letters, digits, . _ -)
+        raw/<sha>/[output<n>/]group<g>[-host<h>|-all]/fio.json   the output its row's numbers came from, in fio
+                                  3.33's shape; every part a number the import counts, none a name from the file
 
 DIR is new, or an earlier import's (its campaign.json says kind "import"): nothing else is ever written to, and
-the files imported are only read. A file already in the folder (the same SHA-256) is not read into it again, so
+the files imported are only read. The folder is built whole beside DIR and exchanged with it at once
+(``import_write``): an import that fails or is killed leaves DIR as it was. A file already in the folder (the same SHA-256) is not read into it again, so
 running the same import twice gives the same table. The repetitions of a point (layout, devices, rw, bs, numjobs,
 iodepth, host) are numbered 0, 1, ... over every file in the folder, in a stable order: the ``{rep}`` of their
 names, then fio's time, then the path.
