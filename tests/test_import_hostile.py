@@ -273,3 +273,25 @@ def test_mutated_fio_output_of_each_format_cannot_hurt_the_import(tmp_path, form
     assert {k: v for k, v in tree(work).items() if not k.startswith("out/")} == before
     table = results.load(work / "out")
     assert isinstance(table, pd.DataFrame) and len(import_folder.stored(work / "out").table) == len(table)
+
+
+def test_an_import_into_a_folder_named_by_a_link_writes_the_folder_it_names(tmp_path):
+    real = tmp_path / "real[1]"
+    import_folder.run_import([str(GOOD[0])], real, NAMES)
+    (tmp_path / "link").symlink_to(real)
+    assert import_folder.run_import([str(GOOD[1])], tmp_path / "link", NAMES).added
+    assert (tmp_path / "link").is_symlink() and len(results.load(real)) == 3
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "real[1]"]
+
+
+def test_a_second_import_into_a_folder_being_written_is_refused(tmp_path, monkeypatch):
+    from flashscale.errors import RefusedError
+    from flashscale.measure import import_write
+    out = tmp_path / "out"
+    import_folder.run_import([str(GOOD[0])], out, NAMES)
+    before = tree(out)
+    with import_write.locked(out):  # as a first import holds it while it writes
+        with pytest.raises(RefusedError, match="another flashscale import into .* is running"):
+            import_folder.run_import([str(GOOD[1])], out, NAMES)
+    assert tree(out) == before
+    assert import_folder.run_import([str(GOOD[1])], out, NAMES).added

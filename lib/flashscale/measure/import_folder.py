@@ -194,7 +194,7 @@ def run_import(paths: Sequence[str], to: Path, naming: Naming, argv: Sequence[st
     read); the folder is written whole beside ``to`` and put in its place at once (``import_write``), so an
     import that fails or is killed leaves ``to`` as it was. ConfigError for a path that is nothing, RefusedError
     for a folder not an import's."""
-    to = Path(to)
+    to = Path(to).resolve() if Path(to).is_symlink() else Path(to)  # the folder a link names is the one exchanged
     stored = check_folder(to)
     files, aside = import_files.find_files(paths, skip=to)
     earlier, _ = results.read_rows(to) if stored else ([], None)
@@ -214,15 +214,18 @@ def run_import(paths: Sequence[str], to: Path, naming: Naming, argv: Sequence[st
     rows = renumbered(earlier + [{k: v for k, v in r.items() if not k.startswith("_")} for r in new_rows])
     mixed = len({r.get("fio_version") for r in rows if r.get("status") == "ok"}) > 1
     rows = [{**r, "fio_versions_mixed": mixed} for r in rows]
-    staged = import_write.staging(to)
-    try:
-        if stored:
-            import_write.linked(to, staged, REWRITTEN)
-        _write(staged, stored, rows, summary, argv, to)
-        import_write.exchange(staged, to)
-    finally:
-        if staged.exists():
-            shutil.rmtree(staged)
+    with import_write.locked(to):
+        if check_folder(to) != stored:
+            raise RefusedError(f"{str(to)!r} changed while its files were read (another import?): nothing was written")
+        staged = import_write.staging(to)
+        try:
+            if stored:
+                import_write.linked(to, staged, REWRITTEN)
+            _write(staged, stored, rows, summary, argv, to)
+            import_write.exchange(staged, to)
+        finally:
+            if staged.exists():
+                shutil.rmtree(staged)
     return summary
 
 

@@ -11,17 +11,21 @@ moved aside first: killed between the two, ``--to`` is missing and the old folde
 beside it, whole.
 
 Every path written is the import's own (``write``): one that would resolve outside the staging folder is refused,
-and nothing is written through a link. A staging folder that a killed import left (its marker names a process no
-longer running) is removed by the next import into the same ``--to``.
+and nothing is written through a link. One import into a folder at a time (``locked``: a second is refused while
+the first runs). A staging folder that a killed import left (its marker names a process no longer running) is
+removed by the next import into the same ``--to``.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import fcntl
+import glob
 import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from ..errors import RefusedError
 
@@ -30,11 +34,28 @@ RENAME_EXCHANGE = 2  # linux/fs.h
 AT_FDCWD = -100
 
 
+@contextlib.contextmanager
+def locked(to: Path) -> Iterator[None]:
+    """One import into ``to`` at a time: the folder itself (its parent, while it does not exist yet) held with
+    ``flock`` while the import runs, let go by the kernel when it ends or dies; nothing is written to lock it.
+    RefusedError naming the folder while another import holds it."""
+    to.parent.mkdir(parents=True, exist_ok=True)
+    held = os.open(to if to.is_dir() else to.parent, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        try:
+            fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RefusedError(f"another flashscale import into {str(to)!r} is running: nothing was written") from None
+        yield
+    finally:
+        os.close(held)
+
+
 def staging(to: Path) -> Path:
     """A new folder beside ``to`` to build the import in (its parents made as an import makes ``to``'s), marked with
     this process's pid; staging folders of killed imports beside it removed first."""
     to.parent.mkdir(parents=True, exist_ok=True)
-    for left in to.parent.glob(f".{to.name}.import-*"):
+    for left in to.parent.glob(f".{glob.escape(to.name)}.import-*"):
         if _abandoned(left):
             shutil.rmtree(left, ignore_errors=True)
     made = Path(tempfile.mkdtemp(prefix=f".{to.name}.import-", dir=to.parent))
