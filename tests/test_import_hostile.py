@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import lzma
 import os
 import re
 import shutil
@@ -226,10 +227,19 @@ def _text(path: Path) -> str:
     return path.read_text()
 
 
+def _built(version: str, name: str) -> str:
+    return lzma.decompress((IMPORTED / "built" / version / f"{name}.out.xz").read_bytes()).decode()
+
+
 SEEDS = {  # real fio output of each format, as the mutations start from
     "json": _text(IMPORTED / "fio333_groups.json"), "json+": _text(IMPORTED / "fio-2.21_jsonplus.json"),
     "terse": _text(IMPORTED / "fio333_groups_terse3.txt"), "client": _text(CLIENT),
     "normal": re.sub(r"(?ms)^\{\n.*?^\}\n", "", _text(IMPORTED / "fio333_groups_normal_json.txt"), count=1),
+    "json+ by index (fio 2.2.12)": _built("fio-2.2.12", "groups_json+"),
+    "client of two, options a list (fio 3.42)": _built("fio-3.42", "client2_json"),
+    "normal, terse v2 and JSON of one run (fio 3.0)": _built("fio-3.0", "groups_terse+json+v2"),
+    "normal, old layout (fio 2.0.10)": _built("fio-2.0.10", "groups_normal"),
+    "status reports, normal (fio 3.42)": _built("fio-3.42", "status_normal"),
 }
 HOSTILE = ["NaN", "-1", "1e300", "9" * 5000, '"x"', "{}", "[]", "null", "true", '"../../x"', '"h/../../x"',
            '{"a": [1]}', "\x1b[2J", "(", ";", "\n{", "-nan", "18446744073709551617"]
@@ -252,11 +262,13 @@ def mutated(text: str, mutations) -> str:
     return text
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=int(os.environ.get("FLASHSCALE_FUZZ_EXAMPLES", 30)), deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.sampled_from(sorted(SEEDS)), st.lists(mutation, min_size=1, max_size=4), st.booleans())
 def test_mutated_fio_output_of_each_format_cannot_hurt_the_import(tmp_path, form, mutations, compressed):
     """Whatever a mutation makes of real output: no error escapes, nothing is written outside --to, the good file
-    beside it is imported and the folder reads back."""
+    beside it is imported and the folder reads back. 30 examples here (about 3 s); FLASHSCALE_FUZZ_EXAMPLES=2000
+    for a long search (333 s, clean at this commit)."""
     work = tmp_path / f"w{os.getpid()}"
     shutil.rmtree(work, ignore_errors=True)
     (work / "in").mkdir(parents=True)
