@@ -38,24 +38,81 @@ COUNTS = ("devices", "iodepth", "numjobs", "rep")
 PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 
 
-def compile_pattern(pattern: str) -> re.Pattern:
-    """``pattern`` as a regular expression on the end of a path: each ``{field}`` one part of a name (no /),
-    ``{*}`` the same, unnamed. ConfigError naming an unknown or repeated field."""
-    out, seen, at = [], set(), 0
+@dataclass(frozen=True)
+class PathMatch:
+    """The fields a ``PathPattern`` read from a path (``groupdict`` as a regular expression's match gives them)."""
+
+    fields: dict
+
+    def groupdict(self) -> dict:
+        return dict(self.fields)
+
+
+@dataclass(frozen=True)
+class PathPattern:
+    """A --pattern read: its parts in order, each a literal, a field (``{layout}``: one part of a name, no /) or
+    ``{*}`` (the same, unnamed, maybe empty). ``search`` reads the end of a path in one pass, in time linear in its
+    length whatever the name (a file's name is someone else's input): the pattern's last parts are the path's, each
+    field ends at the first of the words that follow it (the pattern's last words end the name), as a lazy
+    regular expression would read the names fio-plot and people write, without its backtracking."""
+
+    text: str
+    parts: tuple[tuple[str, str], ...]
+
+    def search(self, path: str) -> PathMatch | None:
+        segments = path.split("/")
+        want = self.text.count("/") + 1
+        if len(segments) < want:
+            return None
+        tail, at, found = "/".join(segments[-want:]), 0, {}
+        for index, (kind, value) in enumerate(self.parts):
+            if kind == "literal":
+                if not tail.startswith(value, at):
+                    return None
+                at += len(value)
+                continue
+            end = self._end(tail, at, index, 1 if kind == "field" else 0)
+            if end is None or "/" in tail[at:end]:
+                return None
+            if kind == "field":
+                found[value] = tail[at:end]
+            at = end
+        return PathMatch(found) if at == len(tail) else None
+
+    def _end(self, tail: str, at: int, index: int, least: int) -> int | None:
+        """Where the field at ``parts[index]`` that begins at ``at`` ends: before the words that follow it."""
+        after = self.parts[index + 1] if index + 1 < len(self.parts) else None
+        if after is None:
+            return len(tail) if len(tail) - at >= least else None
+        if after[0] != "literal":
+            return at + least
+        if index + 2 == len(self.parts):  # the pattern's last words end the name
+            end = len(tail) - len(after[1])
+            return end if end - at >= least and tail.endswith(after[1]) else None
+        end = tail.find(after[1], at + least)
+        return end if end >= 0 else None
+
+
+def compile_pattern(pattern: str) -> PathPattern:
+    """``pattern`` read (``PathPattern``): each ``{field}`` one part of a name (no /), ``{*}`` the same, unnamed.
+    ConfigError naming an unknown or repeated field."""
+    parts, seen, at = [], set(), 0
     for found in PLACEHOLDER.finditer(pattern):
-        out.append(re.escape(pattern[at:found.start()]))
+        if found.start() > at:
+            parts.append(("literal", pattern[at:found.start()]))
         name = found[1]
         if name == "*":
-            out.append(r"[^/]*?")
+            parts.append(("any", "*"))
         elif name not in FIELDS or name in seen:
             raise ConfigError(f"--pattern {pattern!r}: {{{name}}} is {'repeated' if name in seen else 'not a field'}"
                               f"; fields: {', '.join(FIELDS)}, and {{*}} for a part that says nothing")
         else:
             seen.add(name)
-            out.append(rf"(?P<{name}>[^/]+?)")
+            parts.append(("field", name))
         at = found.end()
-    out.append(re.escape(pattern[at:]))
-    return re.compile(r"(?:^|/)" + "".join(out) + "$")
+    if at < len(pattern):
+        parts.append(("literal", pattern[at:]))
+    return PathPattern(pattern, tuple(parts))
 
 
 def value_of(name: str, text: object, where: str) -> object:
