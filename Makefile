@@ -44,7 +44,7 @@ help:
 	@echo "make test-vm - the VM lab's tests: seed 000's md, IMSM and LVM layouts, the guard and kill -9 on a real kernel (about 7.5 minutes)"
 	@echo "make test-ssh - the SSH cluster's tests with its long faults: sshd or fio server killed, kill -9 and reap, 8 hosts (about 2.5 minutes, root)"
 	@echo "make test-latest - the fast tests and the layer contract on the newest versions allowed, in $(LATEST_VENV) (the lock stays)"
-	@echo "make bench  - speed and memory benchmarks of parsing and analysis, and what monitoring costs"
+	@echo "make bench  - speed and memory benchmarks of parsing and analysis, what monitoring costs, and what a hostile file costs the import"
 	@echo "make bench-predict - predicted against measured: uncapped loop devices, the VM lab, null_blk, the seeds (about 30 minutes, root)"
 	@echo "Document it:"
 	@echo "make docs   - the documentation site from docs/ into docs/_build/html (offline, the lock's Sphinx; about 20 seconds)"
@@ -194,6 +194,7 @@ bench: deps
 	$(BIN)/python benchmarks/bench_adaptive.py
 	$(BIN)/python benchmarks/bench_harness.py
 	$(BIN)/python benchmarks/bench_idle.py
+	$(BIN)/python benchmarks/bench_import.py
 
 # The prediction model against what it did not set (benchmarks/bench_predict.py): uncapped loop devices, the VM lab
 # uncapped and its null_blk devices, the seeds' tables; predicted and measured at each layout's best point and over

@@ -303,3 +303,44 @@ def test_predict_routes_a_stripe_by_the_campaign_s_own_chunk(tmp_path, capsys):
     assert one["predicted_bw_bytes"] == pytest.approx(50e6, rel=0.01)  # one member a request: one device's rate
     status, told, err = analyze(capsys, folder, "--predict", "--chunk-bytes", "1024", "--format", "csv")
     assert pd.read_csv(io.StringIO(told)).iloc[0]["predicted_bw_bytes"] > 1.5 * 50e6  # 4 KiB over 1 KiB: both
+
+
+# An import's shape: two one-device layouts (two NVMe drives measured alone at one job, iodepth 1), a jbod of 4 at 4
+# jobs, and an md stripe swept to 32 jobs at iodepth 32: 14.6 GB/s against 4 x 1.01 GB/s reads 362% efficiency
+LOADS = [("nvme-a", 1, "read", MiB, 1, 1, 0, False, 1.00e9), ("nvme-a", 1, "read", MiB, 1, 1, 1, False, 1.02e9),
+         ("nvme-b", 1, "read", MiB, 1, 1, 0, False, 0.98e9),
+         ("md0", 4, "read", MiB, 32, 32, 0, False, 14.6e9), ("md0", 4, "read", MiB, 32, 32, 1, False, 14.7e9),
+         ("jbod", 4, "read", MiB, 4, 1, 0, False, 3.90e9), ("jbod", 4, "read", MiB, 4, 1, 1, False, 3.95e9)]
+
+
+def test_a_layout_measured_at_loads_its_baseline_and_reference_never_were_is_flagged_and_said(tmp_path, capsys):
+    path = table(tmp_path, LOADS)
+    status, out, _ = analyze(capsys, path, "--reference", "jbod", "--format", "csv")
+    got = pd.read_csv(io.StringIO(out)).set_index("layout")
+    assert status == 0 and got.loc["md0", "efficiency"] == pytest.approx(14.65e9 / (4 * 1.01e9))  # 362.6%
+    assert got.loc["md0", "load_flag"] == "baseline, reference" and got.loc["md0", "best_load"] == 1024
+    assert pd.isna(got.loc["jbod", "load_flag"])  # 4 jobs on 4 devices: 1 a device, as the drives were measured
+    status, out, _ = analyze(capsys, path, "--reference", "jbod")
+    assert "load: md0 read on 4 devices: its best point (32 jobs x iodepth 32, 256 in flight a device) was " \
+           "measured at a load the single device never was (at most 1 in flight)" in out
+    assert "the reference jbod was not measured at its best point's load (32 jobs x iodepth 32: 1024 in flight; " \
+           "it was at 4): its tax compares different loads" in out
+    assert "efficiency 362.6% is above 100%: 4 devices cannot deliver more than 4 times one" in out
+    assert "baseline, reference" in out  # the flag, in the table a person reads
+
+
+def test_predict_takes_the_baseline_layout_where_several_one_device_layouts_are(tmp_path, capsys):
+    path = table(tmp_path, LOADS)
+    status, _, err = analyze(capsys, path, "--predict")
+    assert status == 1 and "several one-device layouts ('nvme-a', 'nvme-b')" in err and "--baseline-layout" in err
+    status, out, _ = analyze(capsys, path, "--predict", "--baseline-layout", "nvme-a")
+    assert status == 0 and "beyond the curve" in out
+    assert "load: md0 read on 4 devices at 32 jobs x iodepth 32 (256 in flight a device) was measured at a load " \
+           "the device's curve never was" in out
+    status, out, _ = analyze(capsys, path, "--predict", "--baseline-layout", "nvme-b", "--format", "csv")
+    scored = pd.read_csv(io.StringIO(out)).set_index("layout")
+    assert scored.loc["jbod", "predicted_bw_bytes"] == pytest.approx(4 * 0.98e9, rel=0.02)  # nvme-b's one run
+    status, _, err = analyze(capsys, path, "--predict", "--baseline-layout", "jbod")
+    assert status == 1 and "--baseline-layout 'jbod' has no one-device (devices == 1) rows" in err
+    status, out, _ = analyze(capsys, path, "--reference", "jbod", "--baseline-layout", "nvme-b", "--format", "csv")
+    assert pd.read_csv(io.StringIO(out)).set_index("layout").loc["jbod", "baseline_bw_bytes"] == 0.98e9

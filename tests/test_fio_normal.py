@@ -1,6 +1,7 @@
 """fio's normal (human) output read as its JSON is: real fio 3.33 wrote each run both ways at once
 (``--output-format=normal,json``, tests/golden/imported/fio333_*_normal_json.txt), so the two readings of one run
-must give the same rows; fio 2.0.10's layout from a seed study's own log (seed 004: a Micron P320h, fio 2.0.10)."""
+must give the same rows; fio 2.0.10's layout from a seed study's own log (seed 004: a Micron P320h, fio 2.0.10).
+The normal output of 20 fio releases, each held to fio's own JSON of the same run: tests/test_fio_history.py."""
 from __future__ import annotations
 
 import re
@@ -110,77 +111,6 @@ def test_text_without_a_job_block_is_not_normal_output():
     with pytest.raises(FioError, match="no job block"):
         fio_normal.read_normal("Run status group 0 (all jobs):\n   READ: bw=1MiB/s\n", "x")
     assert not fio_normal.is_normal("hello\n")
-
-
-BUILT = IMPORTED / "built"  # fio 2.0.10, 2.2.10 and 2.21 built from their tags and run here (built/README.md)
-# What each job file ran, per reporting group: (rw, bs, numjobs)
-JOBS = {"groups": [("randread", 4096, 2), ("randwrite", 4096, 2)], "grouped": [("read", 65536, 3)],
-        "randrw": [("randrw", 4096, 1)]}
-
-
-@pytest.mark.parametrize("version", ["fio-2.0.10", "fio-2.2.10", "fio-2.21"])
-@pytest.mark.parametrize("job", sorted(JOBS))
-def test_old_fio_s_own_normal_output_says_what_ran_and_moves_the_bytes_it_counted(tmp_path, version, job):
-    """Real output of fio 2.0.10, 2.2.10 (the io=/bw= layout) and 2.21 (IOPS=/BW=): each group's rw, bs, jobs and
-    iodepth from the file alone, and each side's bandwidth the I/Os fio issued x bs over its runtime, which the
-    bandwidth fio printed agrees with to its rounding."""
-    names = [p for p in (BUILT / version).glob(f"{job}_normal*.txt")]
-    text = names[0].read_text()
-    if "{" in text:
-        text = re.sub(r"(?ms)^\{\n.*?^\}\n", "", text, count=1)
-    rows = _imported(tmp_path, f"{version}-{job}", text)
-    assert [(r.rw, r.bs, r.numjobs) for r in rows.itertuples()] == JOBS[job]
-    assert (rows["iodepth"] == 1).all() and (rows["ioengine"] == "psync").all()
-    assert (rows["fio_version"] == version).all() and (rows["status"] == "ok").all()
-    assert all("issued x bs" in r for r in rows["read_from"])
-    for (run,) in [fio_normal.read_normal(text, "t")]:
-        for entry in run["jobs"]:
-            for side in ("read", "write"):
-                moved = entry[side]
-                if moved["io_bytes"]:
-                    assert moved["bw_bytes"] == 1000 * moved["io_bytes"] // moved["runtime"]
-
-
-def test_fio_2_21_s_normal_output_gives_the_rows_its_json_of_the_same_run_gives(tmp_path):
-    """fio 2.21 wrote normal and JSON of one run in one file: the bandwidth of each group to the byte."""
-    for job in sorted(JOBS, key=lambda j: j == "grouped"):  # grouped last: its JSON is checked below
-        text = (BUILT / "fio-2.21" / f"{job}_normal_json.txt").read_text()
-        json_text = re.search(r"(?ms)^\{\n.*?^\}\n", text).group(0)
-        normal = _imported(tmp_path, f"n-{job}", text.replace(json_text, ""))
-        own = _imported(tmp_path, f"j-{job}", json_text)
-        for column in ("bw_bytes", "read_bw_bytes", "write_bw_bytes", "rw", "bs"):
-            assert list(normal[column]) == list(own[column]), (job, column)
-        assert [n for _, _, n in JOBS[job]] == list(normal["numjobs"])  # the headers' jobs=
-        if job != "grouped":
-            assert list(normal["numjobs"]) == list(own["numjobs"])
-    # group_reporting over two sections (2 jobs and 1): fio 2.21's JSON says only the last section's numjobs (1);
-    # its normal output's header says jobs=3. A map's numjobs is kept over that option, and it is said
-    assert "numjobs: numjobs option (group_reporting: the group's last job's)" in own["read_from"].iloc[0]
-    assert own["numjobs"].iloc[0] == 1
-    mapping = tmp_path / "map.yaml"
-    mapping.write_text("- {match: '*', layout: single, devices: 1, numjobs: 3}\n")
-    (tmp_path / "grouped.json").write_text(json_text)
-    assert cli.main(["import", str(tmp_path / "grouped.json"), "--to", str(tmp_path / "mapped"), "--map",
-                     str(mapping)]) == 0
-    assert results.load(tmp_path / "mapped")["numjobs"].iloc[0] == 3
-
-
-@pytest.mark.parametrize("version", ["fio-2.0.10", "fio-2.2.10"])
-def test_old_fio_s_own_json_is_read_in_its_units_and_what_ran_comes_from_a_map(tmp_path, version):
-    """fio before 2.3 echoes no options in its JSON: what ran comes from a map. Its io_bytes in KiB and its bw in
-    KiB/s agree as the reader holds them to (a file in other units is refused), on fio's own output."""
-    mapping = tmp_path / "map.yaml"
-    mapping.write_text("- {match: '*groups_json.txt', layout: single, devices: 1, rw: randread, bs: 4k, "
-                       "iodepth: 1}\n- {match: '*grouped_json.txt', layout: single, devices: 1, rw: read, bs: 64k, "
-                       "iodepth: 1, numjobs: 3}\n- {match: '*randrw_json.txt', layout: single, devices: 1, "
-                       "rw: randrw, bs: 4k, iodepth: 1, numjobs: 1}\n")
-    out = tmp_path / "out"
-    status = cli.main(["import", str(BUILT / version / "*_json.txt"), "--to", str(out), "--map", str(mapping)])
-    rows = results.load(out)
-    grouped = rows[rows["source_file"].str.endswith("grouped_json.txt")]
-    assert status == 0 and len(grouped) == 1 and grouped["numjobs"].iloc[0] == 3
-    randrw = rows[rows["source_file"].str.endswith("randrw_json.txt")].iloc[0]
-    assert randrw["read_bw_bytes"] > randrw["write_bw_bytes"] > 0  # rwmixread=70
 
 
 def test_a_client_s_normal_output_of_two_servers_is_one_row_of_both_and_says_so(tmp_path, capsys):

@@ -136,7 +136,10 @@ def test_an_old_fio_that_echoes_no_options_takes_them_from_the_name(tmp_path):
     shutil.copy(IMPORTED / "fio-2.0.10.json", plain / "run.json")
     out = tmp_path / "imported"
     refused = import_folder.run_import([str(plain)], out, Naming(given={"layout": "raid5", "devices": 4}))
-    assert "rw, bs, iodepth, numjobs neither in the file nor given" in refused.refused[0].reason
+    # fio 2.0.10 echoes no options: bs is derived from its numbers (bytes over I/Os), and its direction (it moved
+    # reads), but not whether at random or in sequence, nor its depth (this sample has no iodepth_level) and jobs
+    assert "rw, iodepth, numjobs neither in the file nor given" in refused.refused[0].reason
+    assert "which way it moved data (read), not whether at random or in sequence" in refused.refused[0].reason
     naming = Naming(pattern="{layout}/{rw}-{bs}-qd{iodepth}-nj{numjobs}.json", given={"devices": 4})
     assert import_folder.run_import([str(named)], out, naming).line() == "1 files: 1 imported (1 rows)"
     row = results.load(out).iloc[0]

@@ -177,3 +177,20 @@ def test_a_stripe_s_chunk_comes_from_the_user_or_the_layout_s_own_rows(tmp_path,
     assert table.set_index("devices").loc[2, "predicted_bw_bytes"] == pytest.approx(2 * 1e8 * 2 / 3)
     imported = pd.concat([rows, rows.assign(layout="md-raid0", devices=2, chunk_bytes=4096)], ignore_index=True)
     assert predict.chunks(imported) == {"md-raid0": 4096, "single": None}
+
+
+def test_plan_takes_the_baseline_layout_and_flags_the_table_s_rows_beyond_the_curve(tmp_path, capsys):
+    """Two one-device layouts measured at one job, iodepth 1; an md stripe measured at 32 x 32 on 4: plan answers
+    from the layout named, and says the stripe's row was measured at a load the curve never was."""
+    rows = [dict(layout=layout, devices=1, rw="read", bs=2**20, numjobs=1, iodepth=1, rep=rep, bw_bytes=bw)
+            for layout, bw in (("nvme-a", 1.0e9), ("nvme-b", 0.98e9)) for rep in range(2)]
+    rows += [dict(layout="md0", devices=4, rw="read", bs=2**20, numjobs=32, iodepth=32, rep=rep, bw_bytes=14.6e9)
+             for rep in range(2)]
+    path = tmp_path / "imported.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    status, _, err = plan(capsys, path, "--target", "20GB/s", "--layout", "md0")
+    assert status == 1 and "--baseline-layout NAME" in err
+    status, out, _ = plan(capsys, path, "--target", "20GB/s", "--layout", "md0", "--baseline-layout", "nvme-b")
+    assert status == 0 and "beyond the curve" in out
+    assert "load: the table measured md0 read on 4 devices at 32 jobs x iodepth 32 (256 in flight a device), a load " \
+           "the device's curve was never measured at (at most 1)" in out

@@ -79,32 +79,39 @@ def latency_ns(rows: pd.DataFrame) -> pd.Series:
     return found
 
 
-def single_rows(rows: pd.DataFrame) -> pd.DataFrame:
-    """The measured rate rows of one device (``core.rates``; those of layout ``single`` when other one-device
-    layouts are there too); AnalysisError naming the layouts when there are none, or several and no ``single``."""
+def single_rows(rows: pd.DataFrame, layout: str | None = None) -> pd.DataFrame:
+    """The measured rate rows of one device (``core.rates``): those of ``layout`` (``--baseline-layout``) when
+    given, else of layout ``single`` when other one-device layouts are there too, else of the one one-device
+    layout; AnalysisError naming the layouts when there are none, or several and no way to choose."""
     rates = core.rates(rows)
     single = rates[rates["devices"] == 1]
-    if "single" in set(single["layout"]):
+    layouts = sorted(single["layout"].astype(str).unique())
+    if layout is not None:
+        if layout not in layouts:
+            raise ConfigError(f"--baseline-layout {layout!r} has no one-device (devices == 1) rows; the one-device "
+                              f"layouts: {', '.join(map(repr, layouts)) or 'none'}")
+        return single[single["layout"].astype(str) == layout]
+    if "single" in layouts:
         single = single[single["layout"] == "single"]
     if single.empty:
         raise AnalysisError("no single-device (devices == 1) rows to predict from; layouts present: "
                             f"{', '.join(map(repr, sorted(rates['layout'].astype(str).unique())))}")
-    layouts = sorted(single["layout"].astype(str).unique())
-    if len(layouts) > 1:
+    if len(layouts) > 1 and "single" not in layouts:
         raise AnalysisError(f"several one-device layouts ({', '.join(map(repr, layouts))}) and none is 'single': "
-                            "say which one is the device's curve")
+                            "say which one is the device's curve (--baseline-layout NAME)")
     return single
 
 
-def curve(rows: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
+def curve(rows: pd.DataFrame, confidence: float = 0.95, layout: str | None = None) -> pd.DataFrame:
     """The single-device curve of a results table (``single_rows``): per (rw, bs, iodepth, numjobs) the mean, the t
     interval of its repetitions (the mean itself where there is one run), ``reps``, ``outstanding`` (numjobs x
     iodepth), ``lat_ns`` (the mean of the repetitions' ``latency_ns``) and ``cpu_s_per_byte``: the least of its
     repetitions', for the machine's busy CPUs count whatever else ran meanwhile and only ever add to the run's own
     cost (the first runs after a precondition cost a capped device 1.2 cores at 200 MB/s, the next 0.1), and a CPU
     term made of such a run would bind where the CPU is not the limit. Rows measured under an emulated cap give no
-    CPU cost at all (``cpu_s_per_byte``): the devices bind there, and the CPU term is left to uncapped devices."""
-    single = single_rows(rows)
+    CPU cost at all (``cpu_s_per_byte``): the devices bind there, and the CPU term is left to uncapped devices.
+    ``layout``: the one-device layout whose rows are the curve (``single_rows``)."""
+    single = single_rows(rows, layout)
     single = single.assign(cpu_s_per_byte=cpu_s_per_byte(single), lat_ns=latency_ns(single))
     out = []
     for (rw, bs, iodepth, numjobs), group in single.groupby(["rw", "bs", "iodepth", "numjobs"], sort=True):

@@ -251,10 +251,11 @@ def chunks(frame: pd.DataFrame, chunk_bytes: int | None = None) -> dict[str, int
 
 
 def predict_results(frame: pd.DataFrame, limits: Limits = Limits(), confidence: float = 0.95,
-                    chunk_bytes: int | None = None) -> pd.DataFrame:
+                    chunk_bytes: int | None = None, baseline_layout: str | None = None) -> pd.DataFrame:
     """Every measured point of ``frame``'s layouts of more than one device, predicted from ``frame``'s own
-    single-device rows (``curve``), each stripe routed by its chunk (``chunks``)."""
-    base = curve(frame, confidence)
+    single-device rows (``curve``; those of ``baseline_layout`` when given), each stripe routed by its chunk
+    (``chunks``)."""
+    base = curve(frame, confidence, baseline_layout)
     points = core.point_means(frame)
     points = points[points["devices"] > 1]
     if points.empty:

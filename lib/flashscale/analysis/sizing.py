@@ -34,7 +34,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from . import core
+from . import core, curve as curves, loads
 from .limits import SHARED
 from .predict import Limits, nearest, predict
 from .significance import DEFAULT_MARGIN
@@ -77,10 +77,12 @@ def evidence(table: pd.DataFrame, base: pd.DataFrame, layout: str, limits: Limit
              margin: float = DEFAULT_MARGIN) -> pd.DataFrame:
     """The table's own rows of ``layout`` on more than one device: per rw and count, its best point (``core``'s best
     of the point means) against the model at that same point, with the limits ``sizing`` gives that count:
-    ``measured_bw_bytes``, ``predicted_bw_bytes``, ``error`` (measured / predicted - 1) and ``contradicts`` (beyond
-    ``margin`` either way). Empty without such rows."""
+    ``measured_bw_bytes``, ``predicted_bw_bytes``, ``error`` (measured / predicted - 1), ``contradicts`` (beyond
+    ``margin`` either way) and ``beyond_curve``: its load on each device (numjobs x iodepth / devices) is more than
+    the device's curve was measured at, so the model held the device at its largest measured load there
+    (``analysis.loads``). Empty without such rows."""
     columns = ["rw", "devices", "bs", "numjobs", "iodepth", "measured_bw_bytes", "predicted_bw_bytes", "error",
-               "contradicts"]
+               "contradicts", "beyond_curve"]
     points = core.point_means(table) if table is not None and not table.empty else pd.DataFrame()
     if points.empty:
         return pd.DataFrame(columns=columns)
@@ -96,6 +98,7 @@ def evidence(table: pd.DataFrame, base: pd.DataFrame, layout: str, limits: Limit
         predicted_bw_bytes=[float(frame["predicted_bw_bytes"].iloc[0]) for frame in said])
     out["error"] = out["measured_bw_bytes"] / out["predicted_bw_bytes"] - 1
     out["contradicts"] = out["error"].abs() > margin
+    out["beyond_curve"] = loads.beyond_curve(out, curves.with_outstanding(base))
     return out[columns].reset_index(drop=True)
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..campaigns import parameters
-from ..analysis import core as analysis, ceilings, evidence, predict, scaling, significance, stats
+from ..analysis import core as analysis, ceilings, curve, evidence, loads, predict, scaling, significance, stats
 from ..analysis import scored as scored_analysis
 from ..measure import results
 from ..errors import AnalysisError, ConfigError, FlashscaleError
@@ -29,6 +29,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--baseline-bs", default=str(analysis.BASELINE_BS), metavar="BYTES|RW=BYTES,...",
                         help=f"block size of the single-device baseline, bytes (default {analysis.BASELINE_BS}), or "
                              "one per rw: read=1048576,randread=4096; with --by bs each bs has its own")
+    parser.add_argument("--baseline-layout", default=None, metavar="LAYOUT",
+                        help="the one-device layout whose rows are the device's baseline and curve (default: "
+                             "'single', or the only one-device layout); for a folder of several")
     parser.add_argument("--by", choices=analysis.BY_CHOICES, action="append", default=[], help="also group by this column")
     parser.add_argument("--format", choices=["table", "csv"], default="table", help="output format")
     parser.add_argument("--fit", action="store_true",
@@ -129,16 +132,24 @@ def _print_predicted(frame: pd.DataFrame, args: argparse.Namespace) -> int:
     else:
         limits = predict.Limits.from_ceilings(ceilings_file(args.ceilings)) if args.ceilings else predict.Limits()
         chunk = args.chunk_bytes if args.chunk_bytes is not None else campaign_chunk(args.results)
-        scored = predict.score(predict.predict_results(frame, limits, args.confidence, chunk), frame, args.confidence,
-                               args.margin)
+        scored = predict.score(predict.predict_results(frame, limits, args.confidence, chunk, args.baseline_layout),
+                               frame, args.confidence, args.margin)
+        beyond = loads.beyond_curve(scored, predict.curve(frame, args.confidence, args.baseline_layout))
+        scored = scored.assign(load_flag=beyond.map({True: "beyond the curve", False: ""}))
     if args.format == "csv":
         scored.to_csv(sys.stdout, index=False)
         return 0
     shown = scored_analysis.for_people(scored)
     where = ["layout", *(["hosts", "host"] if "host" in scored.columns else []), "devices", "rw", "bs", "numjobs",
              "iodepth"]
-    print(tables.formatted(shown, [*where, "predicted_bw_bytes", "measured_bw_bytes", "error", "predicted_limit",
-                                   "inside"], kinds=scored_analysis.KINDS).to_string(index=False))
+    flagged = [c for c in ("load_flag",) if c in scored.columns and scored[c].astype(bool).any()]
+    print(tables.formatted(shown.assign(**{c: scored[c] for c in flagged}),
+                           [*where, "predicted_bw_bytes", "measured_bw_bytes", "error", "predicted_limit", "inside",
+                            *flagged], kinds=scored_analysis.KINDS).to_string(index=False))
+    for row in scored[scored.get("load_flag", pd.Series("", index=scored.index)).astype(bool)].itertuples():
+        print(f"load: {row.layout} {row.rw} on {row.devices} devices at {row.numjobs} jobs x iodepth {row.iodepth} "
+              f"({row.numjobs * row.iodepth / row.devices:g} in flight a device) was measured at a load the "
+              "device's curve never was: its prediction holds the device at its largest measured load")
     for line in scored_analysis.undecided_sentences(scored, args.margin):
         print(line)
     for sentence in scored_analysis.outside_sentences(scored, args.margin):
@@ -151,6 +162,14 @@ def _print_predicted(frame: pd.DataFrame, args: argparse.Namespace) -> int:
     return 0
 
 
+def _baseline_rows(frame: pd.DataFrame, layout: str | None) -> pd.DataFrame | None:
+    """``--baseline-layout``: the rows whose one-device points are the baseline (None: the table's own)."""
+    if layout is None:
+        return None
+    curve.single_rows(frame, layout)  # ConfigError naming the layout when it has no one-device rows
+    return frame[frame["layout"].astype(str) == layout]
+
+
 def main(args: argparse.Namespace) -> int:
     frame = load_table(args.results)
     if args.stated and not args.predict:
@@ -161,7 +180,9 @@ def main(args: argparse.Namespace) -> int:
         raise ConfigError("--reference LAYOUT is required: the layout the tax is measured against")
     by = tuple(args.by)
     summary = stats.summary_intervals(frame, reference=args.reference, baseline_bs=baseline_bs(args.baseline_bs),
-                                      by=by, confidence=args.confidence, margin=args.margin)
+                                      by=by, confidence=args.confidence, margin=args.margin,
+                                      base_frame=_baseline_rows(frame, args.baseline_layout))
+    summary = loads.flags(frame, summary, args.reference)
     if args.fit:
         keys = ["layout", "devices", "rw", *by]
         fits = scaling.fit_table(frame, by=by, confidence=args.confidence)
@@ -176,16 +197,18 @@ def main(args: argparse.Namespace) -> int:
         summary.to_csv(sys.stdout, index=False)
     else:
         print(tables.formatted(summary, _shown(summary), reference=args.reference).to_string(index=False))
+        for sentence in loads.sentences(summary, frame, args.reference):
+            print(f"load: {sentence}")
         print("(--format csv gives every column at full precision)")
+    return 0
 
 
 # The columns a person reads first, in order, where the summary has them (each one's _lo/_hi merged into it).
 SHOWN = ("layout", "devices", "rw", "bs", "best_bw_bytes", "best_numjobs", "best_iodepth", "baseline_bw_bytes",
-         "efficiency", "tax", "tax_verdict", "best_reps", "knee_numjobs", "usl_peak_numjobs", "fit_note",
+         "efficiency", "tax", "tax_verdict", "load_flag", "best_reps", "knee_numjobs", "usl_peak_numjobs", "fit_note",
          "expected_ceiling_bw_bytes", "binding_limit", "ceiling_fraction")
 
 
 def _shown(summary: pd.DataFrame) -> list[str]:
     """The summary's columns for people: ``SHOWN`` where present (``tables.formatted`` shows each with its interval)."""
     return [c for c in SHOWN if c in summary.columns]
-    return 0

@@ -1,4 +1,4 @@
-"""Import fio output from anywhere (fio 2.0.10 to 3.x: json, json+, terse, normal, client/server) into a campaign folder.
+"""Import fio output from anywhere (fio 2.0 to 3.x: json, json+, terse, normal, client/server) into a campaign folder.
 
 flashscale import PATH... --to DIR --layout NAME --devices N; or --pattern '{layout}/{bs}/{rw}-{iodepth}-{numjobs}.json'
 or --map FILE for what a file cannot say (the file wins where its name disagrees). DIR is new or an earlier import's.
@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from ..measure import import_folder, import_names
+from ..measure.import_bounds import shown
 from ..measure.import_names import Naming
 
 SOME_REFUSED = 3
@@ -29,7 +30,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              f"{', '.join('{' + f + '}' for f in import_names.FIELDS)}, {{*}}; e.g. "
                              "'{layout}/{bs}/{rw}-{iodepth}-{numjobs}.json' (fio-plot's bench-fio)")
     parser.add_argument("--map", default=None, metavar="FILE",
-                        help="YAML: a list of {match: GLOB, layout: NAME, devices: N, ...}; the first match wins")
+                        help="YAML: a list of {match: GLOB, output: N, job: GLOB, layout: NAME, devices: N, ...}; each "
+                             "field from the first matching entry that gives it")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -40,9 +42,9 @@ def main(args: argparse.Namespace) -> int:
     summary = import_folder.run_import(args.paths, Path(args.to), naming, argv=sys.argv)
     for outcome in summary.outcomes:
         for sentence in outcome.said:
-            print(f"{outcome.path}: {sentence}", file=sys.stderr)
+            print(f"{shown(outcome.path)}: {shown(sentence)}", file=sys.stderr)
         if outcome.reason is not None:
-            print(f"refused {outcome.path}: {outcome.reason}", file=sys.stderr)
+            print(f"refused {shown(outcome.path)}: {shown(outcome.reason)}", file=sys.stderr)
     print(summary.line())
     if summary.added or summary.already:
         print(f"campaign folder: {args.to} (flashscale analyze {args.to} --reference LAYOUT)")

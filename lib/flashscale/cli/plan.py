@@ -75,6 +75,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--chunk-bytes", type=int, default=None, help="the stripe unit of --layout, bytes (a "
                         "stripe's requests reach ceil(bs / chunk) members; default: the table's chunk_bytes column, "
                         "else unknown: every member)")
+    parser.add_argument("--baseline-layout", default=None, metavar="LAYOUT",
+                        help="the one-device layout of the table whose rows are the device's curve (default: "
+                             "'single', or the only one-device layout)")
     parser.add_argument("--format", choices=["table", "csv"], default="table", help="output format")
 
 
@@ -97,7 +100,7 @@ def _curve(args: argparse.Namespace) -> tuple[pd.DataFrame, pd.DataFrame | None]
     if args.device_bps is not None:
         return predict.figures(device_figures(args.device_bps, rws or ["read"]), bs=args.bs), None
     table = load_table(args.results)
-    base = predict.curve(table)
+    base = predict.curve(table, layout=args.baseline_layout)
     if rws:
         unknown = sorted(set(rws) - set(base["rw"]))
         if unknown:
@@ -141,7 +144,20 @@ def evidence_sentences(found: pd.DataFrame, layout: str) -> list[str]:
             for r in found[found["contradicts"]].itertuples(index=False)]
 
 
-def people(table: pd.DataFrame) -> pd.DataFrame:
+def load_sentences(found: pd.DataFrame, base: pd.DataFrame, layout: str) -> list[str]:
+    """Each of the table's own points of ``layout`` measured at a load on each device that the device's curve was
+    not (``sizing.evidence``'s ``beyond_curve``), in words."""
+    out = []
+    for r in found[found["beyond_curve"]].itertuples(index=False):
+        most = base[base["rw"] == r.rw]["outstanding"].max()
+        out.append(f"load: the table measured {layout} {r.rw} on {r.devices} devices at {core.count_of(r.numjobs, 'job')} "
+                   f"x iodepth {r.iodepth} ({r.numjobs * r.iodepth / r.devices:g} in flight a device), a load the "
+                   f"device's curve was never measured at (at most {most:g}): the model holds the device at its "
+                   "largest measured load there, and compares loads, not layouts.")
+    return out
+
+
+def people(table: pd.DataFrame, found: pd.DataFrame | None = None) -> pd.DataFrame:
     """The rows shown: devices, hosts, the prediction with its interval, each term present, the limit that binds."""
     terms = [f"{t}_limit_bw_bytes" for t in predict.TERMS if table[f"{t}_limit_bw_bytes"].notna().any()]
     shown = table[["rw", "devices", "hosts", "predicted_bw_bytes", "predicted_limit", *terms]]
@@ -149,6 +165,10 @@ def people(table: pd.DataFrame) -> pd.DataFrame:
         shown = shown.assign(predicted_bw_bytes_lo=table["predicted_lo"], predicted_bw_bytes_hi=table["predicted_hi"])
     if "source" in table.columns and (table["source"] != "model").any():  # the table's own rows answered some
         shown = shown.assign(source=table["source"])
+    beyond = set() if found is None else {(r.rw, r.devices) for r in found[found["beyond_curve"]].itertuples()}
+    if beyond:  # a count the table measured at a load the curve never was
+        shown = shown.assign(load_flag=["beyond the curve" if (rw, n) in beyond else ""
+                                        for rw, n in zip(table["rw"], table["devices"])])
     return tables.formatted(shown)
 
 
@@ -165,10 +185,10 @@ def main(args: argparse.Namespace) -> int:
     if args.format == "csv":
         answers.to_csv(sys.stdout, index=False)
         return 0
-    print(people(sizing.shown(table, answers)).to_string(index=False))
-    print()
     found = sizing.evidence(results_table, base, args.layout, limits, chunk, args.devices_per_host)
-    for line in evidence_sentences(found, args.layout):
+    print(people(sizing.shown(table, answers), found).to_string(index=False))
+    print()
+    for line in evidence_sentences(found, args.layout) + load_sentences(found, base, args.layout):
         print(line)
     for answer in answers.itertuples(index=False):
         print(answer_sentence(answer, args.layout))

@@ -21,22 +21,21 @@ output, and read here rather than refused:
 """
 from __future__ import annotations
 
-import bz2
 import codecs
-import gzip
 import json
-import lzma
+import math
 import re
 from dataclasses import dataclass
 
+from . import import_bounds
+from .import_bounds import excerpt
 from ..errors import FioError
 
-COMPRESSED = ((b"\x1f\x8b", "gzip", gzip.decompress), (b"\xfd7zXZ\x00", "xz", lzma.decompress),
-              (b"BZh", "bzip2", bz2.decompress))
 BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))  # UTF-32 LE begins as UTF-16 LE does
 # A float printf wrote that JSON has no word for, where a value goes: after ``:``, ``[`` or ``,``
 _NOT_A_NUMBER = re.compile(r"(?<=[:\[,])(\s*)(-?)(nan|inf|infinity)\b", re.IGNORECASE)
+FIO_OPENING = re.compile(r'\{\r?\n[ \t]{0,8}"fio version"')  # json.c's root object, "fio version" its first key
 _MESSAGE = re.compile(r"^(?:fio|note|warning): .*\n?", re.MULTILINE)
 
 
@@ -55,28 +54,67 @@ def runs(outputs: list[dict]) -> list[tuple[dict, int]]:
     """The outputs that are runs of their own, each with how many outputs it stands for: consecutive outputs that
     are ``--status-interval`` reports of one run count as one, the last. A later output continues an earlier one when
     it has the same jobs, none of its counts fell, and its jobs had run for longer than the time between the two
-    were written: a run appended after another began after the first was written, so it cannot have."""
-    kept: list[tuple[dict, int]] = []
+    were written: a run appended after another began after the first was written, so it cannot have. fio before
+    2.2.5 wrote no time in its JSON: there, outputs whose jobs ran longer each time are one run's reports only when
+    they come at fio's regular interval (``_regular``); normal output names its processes (``_pids``)."""
+    chains: list[list[dict]] = []
     for data in outputs:
-        if kept and _continues(kept[-1][0], data):
-            kept[-1] = (data, kept[-1][1] + 1)
+        if chains and _continues(chains[-1][-1], data):
+            chains[-1].append(data)
         else:
-            kept.append((data, 1))
+            chains.append([data])
+    kept: list[tuple[dict, int]] = []
+    for chain in chains:
+        if len(chain) > 1 and _untimed(chain[0]) and not _regular(chain):
+            kept += [(data, 1) for data in chain]
+        else:
+            kept.append((chain[-1], len(chain)))
     return kept
+
+
+def _untimed(data: dict) -> bool:
+    return not data.get("_pids") and not isinstance(data.get("timestamp_ms"), int)
+
+
+def _regular(chain: list[dict]) -> bool:
+    """Whether outputs with no time (fio before 2.2.5) are reports at fio's --status-interval: three or more, each
+    job's runtime growing by the same interval (within 10%, at least 100 ms) but into the last, the whole run's."""
+    runtimes = [max([_counted(job, "runtime") for job in data.get("jobs") or [] if isinstance(job, dict)] or [0])
+                for data in chain]
+    steps = [b - a for a, b in zip(runtimes, runtimes[1:])][:-1]
+    return len(chain) >= 3 and min(steps) >= REPORT_MS and max(steps) <= (1 + REGULAR) * min(steps)
+
+
+REPORT_MS, REGULAR = 100, 0.1
 
 
 def _continues(earlier: dict, later: dict) -> bool:
     first, then = earlier.get("jobs"), later.get("jobs")
-    if not first or not then or len(first) != len(then) or not isinstance(earlier.get("timestamp_ms"), int) \
-            or not isinstance(later.get("timestamp_ms"), int):
+    if not first or not then or len(first) != len(then):
         return False
-    gap_ms = later["timestamp_ms"] - earlier["timestamp_ms"]
+    if earlier.get("_pids") or later.get("_pids"):  # normal output: the same processes, reported again
+        return bool(later.get("_again")) and earlier.get("_pids") == later.get("_pids") and \
+            _same_jobs(first, then, None)
+    if _untimed(earlier) and _untimed(later):  # _regular decides, from the whole chain
+        return _same_jobs(first, then, None) and _longer(first, then)
+    if not isinstance(earlier.get("timestamp_ms"), int) or not isinstance(later.get("timestamp_ms"), int):
+        return False
+    return _same_jobs(first, then, later["timestamp_ms"] - earlier["timestamp_ms"])
+
+
+def _longer(first: list, then: list) -> bool:
+    return all(_counted(b, "runtime") > _counted(a, "runtime") for a, b in zip(first, then))
+
+
+def _same_jobs(first: list, then: list, gap_ms: int | None) -> bool:
+    """Whether ``then``'s jobs are ``first``'s later on: the same names and groups, no count fallen, and (``gap_ms``
+    between the two outputs) each job's runtime longer than the gap."""
     for a, b in zip(first, then):
         if not isinstance(a, dict) or not isinstance(b, dict) or a.get("jobname") != b.get("jobname") \
                 or a.get("groupid") != b.get("groupid"):
             return False
         # a job's runtime (ms) counts its I/O from its start: longer than the gap, it began before the earlier one
-        if not _counted(b, "runtime") > gap_ms >= 0:
+        if gap_ms is not None and not _counted(b, "runtime") > gap_ms >= 0:
             return False
         if any(_counted(b, "io_bytes", side) < _counted(a, "io_bytes", side) for side in SIDES):
             return False
@@ -89,22 +127,21 @@ SIDES = ("read", "write", "trim")
 def _counted(job: dict, name: str, *sides: str) -> float:
     """The largest of ``name`` over a job's ``sides`` (default all), 0 where absent."""
     values = [(job.get(side) or {}).get(name, 0) for side in sides or SIDES]
-    return max([v for v in values if isinstance(v, (int, float))] or [0])
+    return max([v for v in values if isinstance(v, (int, float)) and math.isfinite(v)] or [0])
 
 
 def text_of(content: bytes, source: str = "fio output") -> tuple[str, list[str]]:
-    """The text of a file's bytes, and how it was had: decompressed (by magic bytes), decoded by its byte-order
-    mark, else as UTF-8 with undecodable bytes replaced. FioError naming ``source`` when a compressed file is
-    damaged."""
+    """The text of a file's bytes, and how it was had: decompressed (by magic bytes, as a stream, no further than
+    ``import_bounds.MAX_BYTES``), decoded by its byte-order mark, else as UTF-8 with undecodable bytes replaced.
+    FioError naming ``source`` when a compressed file is damaged or expands past the limit."""
     how = []
-    for magic, name, decompress in COMPRESSED:
-        if content.startswith(magic):
-            try:
-                content = decompress(content)
-            except (OSError, EOFError, lzma.LZMAError, ValueError) as exc:
-                raise FioError(f"{source}: a {name} file that does not decompress: {exc}") from None
-            how.append(f"{name}-compressed")
-            break
+    name = import_bounds.compression_of(content)
+    if name is not None:
+        try:
+            content = import_bounds.decompressed(content)
+        except FioError as exc:
+            raise FioError(f"{source}: {exc}") from None
+        how.append(f"{name}-compressed")
     for bom, encoding in BOMS:
         if content.startswith(bom):
             how.append(f"{encoding.upper().removesuffix('-SIG')} with a byte-order mark")
@@ -118,7 +155,7 @@ def documents(text: str, source: str = "fio output") -> list[Document]:
     (each document then says so). FioError naming ``source`` when there is none, or one does not read even so
     (truncated: saying where it stops)."""
     if _next_object(text, 0) is None:
-        raise FioError(f"{source}: no JSON object in fio output: {text[:200]!r}")
+        raise FioError(f"{source}: no JSON object in fio output: {excerpt(text)}")
     try:
         return _split(text, source)
     except FioError:
@@ -132,7 +169,7 @@ def documents(text: str, source: str = "fio output") -> list[Document]:
                 continue
             messages = _MESSAGE.findall(text) if "messages" in name else []
             lines = f"{len(messages)} line{'s' if len(messages) > 1 else ''}"
-            said = name + (f" ({lines}, the first {messages[0].strip()!r})" if messages else "")
+            said = name + (f" ({lines}, the first {excerpt(messages[0].strip())})" if messages else "")
             for document in found:
                 document.repaired = (said,)
             return found
@@ -154,18 +191,27 @@ def _split(text: str, source: str) -> list[Document]:
     return found
 
 
+def has_object(text: str) -> bool:
+    """Whether ``text`` holds a JSON object where fio's would begin (``documents`` reads them)."""
+    return _next_object(text, 0) is not None
+
+
 def _next_object(text: str, position: int) -> int | None:
-    """Where the next line that begins with ``{`` begins, at or after ``position``; the rest of a line already begun
-    (after a document's closing brace) counts as a line."""
-    index = position
+    """Where the next JSON object begins, at or after ``position``: a line that begins with ``{`` (the rest of a
+    line already begun, after a document's closing brace, counts as a line), or fio's own opening, ``{`` then
+    ``"fio version"`` first on the next line, wherever a message fio wrote at the same time left it on a line
+    (``fio: cache i{``)."""
+    index, found = position, None
     while index < len(text):
         if text[index] == "{" and (index == position or text[index - 1] == "\n"):
-            return index
+            found = index
+            break
         newline = text.find("\n", index)
         if newline < 0:
-            return None
+            break
         index = newline + 1
-    return None
+    opening = FIO_OPENING.search(text, position, found if found is not None else len(text))
+    return opening.start() if opening else found
 
 
 def _decode(text: str, start: int, source: str) -> tuple[dict, int]:
@@ -180,6 +226,8 @@ def _decode(text: str, start: int, source: str) -> tuple[dict, int]:
             raise FioError(f"{source}: fio output is not valid JSON (truncated: it stops at byte {stop} before the "
                            f"JSON closes; {exc})") from None
         raise FioError(f"{source}: fio output is not valid JSON ({exc})") from None
+    except ValueError as exc:  # Python's own limit: an integer of more than 4300 digits
+        raise FioError(f"{source}: fio output holds a number fio never writes ({excerpt(str(exc))})") from None
     if not isinstance(data, dict):
         raise FioError(f"{source}: fio output is a {type(data).__name__}, not a JSON object")
     return data, end

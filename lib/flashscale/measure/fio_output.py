@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import FioError
 from . import fio_documents, fio_normal, fio_terse, fio_versions
+from .import_bounds import excerpt
 
 RW_MODES = ("read", "write", "randread", "randwrite", "rw", "readwrite", "randrw")
 # The directions each data rw moves: what its read_bw_bytes and write_bw_bytes hold.
@@ -48,18 +49,24 @@ def read_outputs(text: str, source: str = "fio output") -> list[dict]:
     read."""
     if not text.strip():
         raise FioError(f"{source}: empty: no fio output in it")
-    if not any(line.startswith("{") for line in text.splitlines()):
-        if fio_terse.terse_lines(text):
+    if not fio_documents.has_object(text):
+        terse = fio_terse.terse_lines(text)
+        if fio_normal.is_normal(text):  # it says what ran; terse lines beside it (--append-terse) are the same run's
+            outputs = fio_normal.read_normal(text, source)
+            if terse:
+                outputs[-1].setdefault("_notes", []).append(
+                    f"{len(terse)} terse line{'s' if len(terse) > 1 else ''} beside the normal output (fio's "
+                    "--append-terse: the same run), not read: the normal output says what ran")
+            return outputs
+        if terse:
             return [fio_terse.read_terse(text, source)]
-        if fio_normal.is_normal(text):
-            return fio_normal.read_normal(text, source)
-        raise FioError(f"{source}: not fio's output: no JSON object and no terse line (it begins {text[:60]!r})")
+        raise FioError(f"{source}: not fio's output: no JSON object and no terse line (it begins {excerpt(text)})")
     outputs = []
     for document in fio_documents.documents(text, source):
         data = document.data
         if not ({"jobs", "client_stats"} & set(data)) or "fio version" not in data:
             raise FioError(f"{source}: a JSON object that is not fio's output (it has no 'fio version' and 'jobs' "
-                           f"or 'client_stats'; its keys: {', '.join(sorted(data)[:6])})")
+                           f"or 'client_stats'; its keys: {', '.join(excerpt(k, 30) for k in sorted(data)[:6])})")
         form = "json+" if fio_versions.is_json_plus(data) else "json"
         outputs.append({**fio_versions.normalize(data, source),
                         "_format": f"client/server {form}" if "client_stats" in data else form,
@@ -128,7 +135,7 @@ def check_shape(data: object, source: str = "fio output") -> None:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
-        raise FioError(f"{source}: {where}: {first['msg']} (got {first.get('input')!r:.80}); "
+        raise FioError(f"{source}: {where}: {first['msg']} (got {excerpt(first.get('input'))}); "
                        f"{exc.error_count()} problem(s) in all") from None
 
 
@@ -137,17 +144,17 @@ def validate(data: dict, source: str = "fio output") -> None:
     error and moved data."""
     jobs = data.get("jobs") if isinstance(data, dict) else data
     if not isinstance(jobs, list) or not jobs:
-        raise FioError(f"{source}: fio reported no jobs (jobs={jobs!r:.80})")
+        raise FioError(f"{source}: fio reported no jobs (jobs={excerpt(jobs)})")
     for job in data["jobs"]:
         if isinstance(job, dict) and job.get("error", 0) != 0:
-            raise FioError(f"{source}: job {job.get('jobname')!r} failed with error {job['error']}")
+            raise FioError(f"{source}: job {excerpt(job.get('jobname'), 40)} failed with error {job['error']}")
     check_shape(data, source)
     for job in data["jobs"]:
         if job.get("error", 0) != 0:
-            raise FioError(f"{source}: job {job.get('jobname')!r} failed with error {job['error']}")
+            raise FioError(f"{source}: job {excerpt(job.get('jobname'), 40)} failed with error {job['error']}")
         moved = sum(job.get(d, {}).get("io_bytes", 0) for d in ("read", "write", "trim"))
         if moved <= 0:
-            raise FioError(f"{source}: job {job.get('jobname')!r} moved no data (io_bytes = 0)")
+            raise FioError(f"{source}: job {excerpt(job.get('jobname'), 40)} moved no data (io_bytes = 0)")
 
 
 # Completion-latency percentile columns, named after fio's PERCENTILES (the results table keeps all but p90).
@@ -214,7 +221,7 @@ def parse(data: dict, source: str = "fio output") -> dict:
         "runtime_s": runtime_ms / 1000.0,
         "clat_mean_ns": float(side["clat_ns"]["mean"]),
         **{name: percentile(side, key) for name, key in CLAT_PERCENTILES.items() if name != "clat_p90_ns"},
-        "clat_stddev_ns": float(side["clat_ns"]["stddev"]),
+        "clat_stddev_ns": float(side["clat_ns"].get("stddev", float("nan"))),
         "lat_mean_ns": float(side["lat_ns"]["mean"]),
         "read_bw_bytes": read_bw,
         "write_bw_bytes": write_bw,

@@ -18,12 +18,14 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Mapping
 
-from . import fio_normal, fio_output, fio_versions
+from . import fio_derived, fio_normal, fio_output, fio_versions
 from .jobrun import size_bytes
+from .import_bounds import excerpt
 from ..errors import ConfigError, FioError
 
 DEFAULTS = {"rw": "read", "bs": "4096", "iodepth": "1", "numjobs": "1", "direct": "0"}
 TARGETS = ("filename", "directory", "uri")
+LAST_TIME = 7258118400  # 2200-01-01 UTC: a later timestamp is not one fio wrote
 OFF = ("0", "false", "off", "no")
 # How a group_reporting group's job count was read when nothing better says it: its last job's numjobs option, which
 # a group of several job sections runs more than (a name's count is kept over it: ``import_names.reconcile``)
@@ -33,13 +35,24 @@ NUMJOBS_OPTION = "numjobs option (group_reporting: the group's last job's)"
 def options_of(data: Mapping, entry: Mapping) -> dict | None:
     """The options one job entry ran with: ``global options`` overlaid with its ``job options`` (fio 2.3 on writes
     neither when no option was given: all are fio's defaults); None when the output cannot echo them (fio before
-    2.3, terse)."""
+    2.3, terse). A client of several servers writes, from fio 3.39 on (6f771553), ``global options`` as a list, one
+    object a server, each with its ``hostname`` and ``port``: the entry's own server's is taken. FioError when
+    either is not what fio writes."""
     if "global options" not in data and "job options" not in entry:
         version = fio_versions.version_of(data.get("fio version"))
         terse = str(data.get("_format", "")).startswith("terse")
         return None if terse or version is None or version < (2, 3, 0) else {}
-    given = {**(data.get("global options") or {}), **(entry.get("job options") or {})}
-    return {str(k): "" if v is None else str(v) for k, v in given.items()}
+    found = data.get("global options") or {}
+    if isinstance(found, list):
+        own = [g for g in found if isinstance(g, Mapping) and g.get("hostname") == entry.get("hostname")
+               and g.get("port") == entry.get("port")]
+        found = {k: v for k, v in own[0].items() if k not in ("hostname", "port")} if own else {}
+    job = entry.get("job options") or {}
+    for name, given in (("global options", found), ("job options", job)):
+        if not isinstance(given, Mapping) or not all(isinstance(v, (str, int, float, type(None))) and
+                                                     not isinstance(v, bool) for v in given.values()):
+            raise FioError(f"{name}: expected an object of option names and values, got {excerpt(given)}")
+    return {str(k): "" if v is None else str(v) for k, v in {**found, **job}.items()}
 
 
 def is_on(options: Mapping, name: str) -> bool:
@@ -89,7 +102,8 @@ def job_count(entries: list[dict], options: Mapping | None) -> tuple[int | None,
     entry = entries[0]
     runtime = max(float(entry.get(d, {}).get("runtime", 0) or 0) for d in ("read", "write"))
     total = entry.get("job_runtime")
-    if is_on(options, "time_based") and isinstance(total, (int, float)) and runtime > 0:
+    if is_on(options, "time_based") and isinstance(total, (int, float)) and not isinstance(total, bool) and \
+            0 < runtime and 0 < total <= fio_versions.MOST:  # a NaN compares false
         jobs = round(total / runtime)
         if jobs >= 1 and abs(total - jobs * runtime) <= 0.05 * jobs * runtime:
             return jobs, "job_runtime / runtime (group_reporting, time based)"
@@ -101,6 +115,8 @@ def fio_time(data: Mapping) -> str | None:
     stamp = data.get("timestamp")
     if isinstance(stamp, bool) or not isinstance(stamp, (int, float)):
         return None
+    if not 0 <= stamp < LAST_TIME:
+        raise FioError(f"timestamp {excerpt(stamp)} is not a time fio writes (seconds since 1970, before 2200)")
     return datetime.fromtimestamp(stamp, timezone.utc).isoformat(timespec="seconds")
 
 
@@ -110,8 +126,9 @@ def described_run(entries: list[dict]) -> tuple[dict, dict]:
     found = {"fio_time": entries[0].get("_time"), "numjobs": sum(int(e.get("_header_jobs") or 1) for e in entries)}
     how = {"numjobs": "jobs= of the group's job blocks (normal output)"}
     described = [e["_described"] for e in entries if e.get("_described")]
-    if not described:
-        return found, how
+    if not described:  # no description line read (a client's two servers print theirs over each other)
+        derived, derived_how = fio_derived.derived_run(entries)
+        return {**found, **derived}, {**how, **derived_how}
     rws = list(dict.fromkeys(d["ioengine"] if d["ioengine"] in fio_output.METADATA_OPS else d["rw"].split(":")[0]
                              for d in described))
     bs = fio_normal.block_size(described[0]["bs"], rws[0])
@@ -135,8 +152,9 @@ def run_of(data: Mapping, entries: list[dict]) -> tuple[dict, dict]:
     how = {"numjobs": how_jobs}
     if jobs is not None:
         found["numjobs"] = jobs
-    if options is None:
-        return found, how
+    if options is None:  # nothing echoed: what the numbers imply, each said derived
+        derived, derived_how = fio_derived.derived_run(entries)
+        return {**found, **derived}, {**how, **derived_how}
     rws = list(dict.fromkeys(_rw(options_of(data, e) or {}) for e in entries))
     rw = "+".join(rws)
     found.update(rw=rw, bs=block_size(options.get("bs") or options.get("blocksize") or DEFAULTS["bs"], rws[0]),

@@ -18,15 +18,18 @@ iodepth): a terse row's run comes from its name or mapping.
 """
 from __future__ import annotations
 
+import math
 import re
 
+from .import_bounds import excerpt
 from ..errors import FioError
-from .fio_versions import FROM_KIB
+from .fio_versions import FROM_KIB, MOST, typed
 
 LINE = re.compile(r"^([2-5]);")
 SIDE_FIELDS = {2: 41, 3: 41, 4: 41, 5: 47}
 SIDES = {2: ("read", "write", "trim"), 3: ("read", "write"), 4: ("read", "write", "trim"),
          5: ("read", "write", "trim")}
+DEPTHS = ("1", "2", "4", "8", "16", "32", ">=64")  # the buckets of fio's IO depths (iodepth_level)
 READ_FROM = [FROM_KIB.replace("io_bytes", "total IO"), "clat, lat (usec x 1000)",
              "clat percentiles (whole usec x 1000)"]
 
@@ -38,9 +41,12 @@ def terse_lines(text: str) -> list[str]:
 
 def _float(text: str, where: str) -> float:
     try:
-        return float(text.rstrip("%"))
+        value = float(text.rstrip("%")) if len(text) <= 40 else math.nan
     except ValueError:
-        raise FioError(f"{where}: {text!r} is not a number") from None
+        value = math.nan
+    if not math.isfinite(value) or abs(value) > MOST:
+        raise FioError(f"{where}: {excerpt(text)} is not a number fio writes")
+    return value
 
 
 def _latency(fields: list[str], where: str) -> dict:
@@ -54,7 +60,7 @@ def _percentiles(fields: list[str], where: str) -> dict:
     for field in fields:
         p, sep, value = field.partition("%=")
         if not sep:
-            raise FioError(f"{where}: {field!r} is not a percentile (p%=usec)")
+            raise FioError(f"{where}: {excerpt(field)} is not a percentile (p%=usec)")
         if _float(p, where) > 0:  # fio pads the 20 fields with 0%=0
             found[f"{_float(p, where):f}"] = _float(value, where) * 1000
     return found
@@ -95,16 +101,23 @@ def parse_line(line: str, where: str) -> dict:
         names = ("mixed",)
     entry = {"jobname": fields[start - 3], "_fio_version": "" if version == 2 else fields[1],
              "_terse_version": version}
+    group, error = fields[start - 2], fields[start - 1]
     try:
-        entry["groupid"], entry["error"] = int(fields[start - 2]), int(fields[start - 1])
-    except ValueError:
-        raise FioError(f"{where}: groupid {fields[start - 2]!r} and error {fields[start - 1]!r} must be whole "
-                       "numbers") from None
+        if max(len(group), len(error)) > 12:
+            raise ValueError(group)
+        entry["groupid"], entry["error"] = int(group), int(error)
+        typed(entry, where)
+    except (ValueError, FioError):
+        raise FioError(f"{where}: groupid {excerpt(group)} and error {excerpt(error)} must be whole numbers fio "
+                       "writes") from None
     for index, name in enumerate(names):
         begin = start + index * width
         entry[name] = _side(fields[begin:begin + width], f"{where} {name}")
     cpu = start + len(names) * width
     entry["usr_cpu"], entry["sys_cpu"] = _float(fields[cpu], where), _float(fields[cpu + 1], where)
+    depths = fields[cpu + 5:cpu + 12]  # after usr, sys, ctx, majf, minf: the share of I/Os at each depth
+    if len(depths) == len(DEPTHS) and all(d.endswith("%") for d in depths):
+        entry["iodepth_level"] = {name: _float(d, where) for name, d in zip(DEPTHS, depths)}
     if names == ("mixed",):
         entry["read"], entry["_mixed"] = entry.pop("mixed"), True
         entry["write"] = {**{k: 0 for k in ("io_bytes", "bw_bytes", "iops", "runtime")},

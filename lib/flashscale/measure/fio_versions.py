@@ -42,6 +42,7 @@ import re
 from fractions import Fraction
 from typing import Iterable, Mapping
 
+from .import_bounds import excerpt
 from ..errors import FioError
 
 VERSION = re.compile(r"fio-(\d+)\.(\d+)(?:\.(\d+))?")
@@ -49,6 +50,7 @@ VERSION = re.compile(r"fio-(\d+)\.(\d+)(?:\.(\d+))?")
 WANTED = (50.0, 90.0, 99.0, 99.9, 99.99)
 PLAT_BITS = 6  # FIO_IO_U_PLAT_BITS in every version with json+ (stat.h)
 LATENCIES = ("slat", "clat", "lat")
+MOST = 2**63 - 1  # the most a count fio keeps (64 bits) can be: bytes, I/Os, milliseconds
 
 BW_BYTES = "bw_bytes"
 FROM_BYTES = "io_bytes (bytes) x 1000 / runtime (ms)"
@@ -99,8 +101,9 @@ def percentiles_from_bins(bins: Mapping[int, int], wanted: Iterable[float] = WAN
 
 def _number(obj: Mapping, key: str, where: str) -> float:
     value = obj.get(key) if isinstance(obj, Mapping) else None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise FioError(f"{where}.{key}: expected a number, got {value!r:.80}")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+            (abs(value) > 2**64 if isinstance(value, int) else not math.isfinite(value)):
+        raise FioError(f"{where}.{key}: expected a number, got {excerpt(value)}")
     return value
 
 
@@ -112,11 +115,22 @@ def _bins(latency: Mapping, where: str) -> dict[int, int]:
         return {}
     try:
         if "FIO_IO_U_PLAT_BITS" in bins:
-            bits = int(bins["FIO_IO_U_PLAT_BITS"])
-            return {plat_idx_to_val(int(k), bits): int(n) for k, n in bins.items() if k.isdigit() and int(n)}
-        return {int(k): int(n) for k, n in bins.items() if int(n)}
-    except (TypeError, ValueError):
-        raise FioError(f"{where}.bins: buckets must be whole numbers keyed by whole numbers") from None
+            bits = _whole(bins["FIO_IO_U_PLAT_BITS"], 16)
+            return {plat_idx_to_val(_whole(k, 2**16), bits): _whole(n, MOST) for k, n in bins.items()
+                    if k.isdigit() and _whole(n, MOST)}
+        return {_whole(k, MOST): _whole(n, MOST) for k, n in bins.items() if _whole(n, MOST)}
+    except (TypeError, ValueError, OverflowError):
+        raise FioError(f"{where}.bins: buckets must be whole numbers keyed by whole numbers (0 to 2^63)") from None
+
+
+def _whole(value: object, most: int) -> int:
+    """``value`` (a number or its digits) as a whole number from 0 to ``most``; ValueError otherwise."""
+    if isinstance(value, bool) or (isinstance(value, str) and not (value.isdigit() and len(value) <= 20)):
+        raise ValueError(value)
+    number = int(value)
+    if number != value and not isinstance(value, str) or not 0 <= number <= most:
+        raise ValueError(value)
+    return number
 
 
 def _latency(side: Mapping, kind: str, where: str) -> tuple[dict, str | None]:
@@ -131,24 +145,25 @@ def _latency(side: Mapping, kind: str, where: str) -> tuple[dict, str | None]:
         return {}, None
     given, at = side[name], f"{where}.{name}"
     if not isinstance(given, Mapping):
-        raise FioError(f"{at}: expected an object, got {given!r:.80}")
+        raise FioError(f"{at}: expected an object, got {excerpt(given)}")
     out = {k: _number(given, k, at) * scale for k in ("min", "max", "mean", "stddev") if k in given}
-    if isinstance(given.get("N"), int) and not isinstance(given["N"], bool):
-        out["N"] = given["N"]
+    samples = given.get("N") if isinstance(given.get("N"), int) and not isinstance(given.get("N"), bool) and \
+        0 <= given["N"] <= MOST else None
+    if samples is not None:
+        out["N"] = samples
     listed = given.get("percentile") if isinstance(given.get("percentile"), Mapping) else {}
     found = {}
     for key, value in listed.items():
         try:
             p = float(key)
         except ValueError:
-            raise FioError(f"{at}.percentile: {key!r} is not a percentile") from None
+            raise FioError(f"{at}.percentile: {excerpt(key)} is not a percentile") from None
         if p > 0:  # fio 2.0.10-2.21 pad the list with "0.00": 0
             found[p] = _number(listed, key, f"{at}.percentile") * scale
     how = f"{name}.percentile{' (usec x 1000)' if scale > 1 else ''}" if found else None
     missing = [p for p in WANTED if p not in found]
     bins = _bins(given, at) if missing else {}
     if bins:
-        samples = int(given["N"]) if isinstance(given.get("N"), int) else None
         found.update({p: v * scale for p, v in percentiles_from_bins(bins, missing, samples).items()})
         how = f"{(how + ' and ') if how else ''}{name}.bins (json+, fio's calc_clat_percentiles)"
     if found:
@@ -162,6 +177,9 @@ def _moved(side: Mapping, where: str) -> tuple[int, float, str]:
     """Bytes moved and bytes/s of one side, and the field read (module docstring: bandwidth, in order)."""
     runtime = _number(side, "runtime", where)
     io = _number(side, "io_bytes", where)
+    for name, value in (("runtime", runtime), ("io_bytes", io)):
+        if not 0 <= value <= MOST:
+            raise FioError(f"{where}.{name}: {value!r} is not a count fio keeps (0 to 2^63)")
     if "bw_bytes" in side:
         return int(io), float(_number(side, "bw_bytes", where)), BW_BYTES
     if "io_kbytes" in side:
@@ -184,16 +202,36 @@ def _check_bw(side: Mapping, bw_bytes: float, how: str, where: str) -> None:
                        "in the unit this fio wrote")
 
 
+# What a job entry's fields that name it must be, as fio writes them: (type, the least, the most)
+NAMING = {"jobname": (str, None, None), "hostname": (str, None, None), "groupid": (int, 0, 2**31 - 1),
+          "error": (int, -2**31, 2**31 - 1), "port": (int, 0, 65535)}
+
+
+def typed(entry: Mapping, where: str) -> None:
+    """FioError unless the fields that name a job entry are of the type fio writes them (``NAMING``): a job name
+    is text, a group a whole number, and so on."""
+    for key, (kind, least, most) in NAMING.items():
+        if key not in entry:
+            continue
+        value = entry[key]
+        if isinstance(value, bool) or not isinstance(value, kind) or (kind is int and not least <= value <= most):
+            words = "text" if kind is str else f"a whole number from {least} to {most}"
+            raise FioError(f"{where}.{key}: expected {words}, got {excerpt(value)}")
+
+
 def normalize_side(side: object, where: str) -> tuple[dict, tuple[str, ...]]:
     """One direction (read, write, trim, mixed) of a job entry in fio 3.33's shape: ``io_bytes`` (bytes),
     ``bw_bytes``, ``iops``, ``runtime`` (ms), ``slat_ns``/``clat_ns``/``lat_ns`` (ns); and the fields it was
     read from. FioError naming ``where`` and the field when one is missing or not a number."""
     if not isinstance(side, Mapping):
-        raise FioError(f"{where}: expected an object, got {side!r:.80}")
+        raise FioError(f"{where}: expected an object, got {excerpt(side)}")
     io_bytes, bw_bytes, how = _moved(side, where)
     _check_bw(side, bw_bytes, how, where)
     out = {"io_bytes": io_bytes, "bw_bytes": bw_bytes, "iops": float(_number(side, "iops", where)),
            "runtime": _number(side, "runtime", where)}
+    counted = side.get("total_ios")  # fio 2.1.14 on: the I/Os it counted
+    if isinstance(counted, int) and not isinstance(counted, bool) and 0 <= counted <= MOST:
+        out["total_ios"] = counted
     read_from = [how]
     for kind in LATENCIES:
         latency, percentiles = _latency(side, kind, where)
@@ -211,9 +249,10 @@ def normalize_entry(entry: object, where: str) -> dict:
     With unified_rw_reporting fio writes one ``mixed`` side: it stands as ``read``, ``write`` empty, ``_mixed``
     true (the caller says which direction it was)."""
     if not isinstance(entry, Mapping):
-        raise FioError(f"{where}: expected a job object, got {entry!r:.80}")
+        raise FioError(f"{where}: expected a job object, got {excerpt(entry)}")
+    typed(entry, where)
     out = dict(entry)
-    name = f"{where} ({entry.get('jobname')!s:.40})"
+    name = f"{where} ({excerpt(entry.get('jobname'), 40)})"
     sides = {d: entry[d] for d in ("read", "write", "trim") if d in entry}
     if "mixed" in entry and not sides:
         sides = {"read": entry["mixed"]}
@@ -233,7 +272,7 @@ def _samples(side: Mapping, latency: Mapping) -> float:
     """How many I/Os a latency object stands for: its ``N`` (fio 3.18 on), else the side's ``total_ios`` (2.1.14
     on), else IOPS x runtime."""
     for value in (latency.get("N"), side.get("total_ios")):
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= MOST:
             return float(value)
     return side["iops"] * side["runtime"] / 1000
 
@@ -247,9 +286,10 @@ def _merged_latency(parts: list[tuple[Mapping, Mapping]], kind: str) -> dict:
         n = _samples(side, latency)
         if n <= 0 or "mean" not in latency:
             continue
-        m, s = latency["mean"], latency.get("stddev", 0.0) ** 2 * max(n - 1, 0)
+        deviation = latency.get("stddev", 0.0)
+        m, s = latency["mean"], deviation * deviation * max(n - 1, 0)  # float * float gives inf, never raises
         if count:
-            squares += s + (m - mean) ** 2 * count * n / (count + n)
+            squares += s + (m - mean) * (m - mean) * count * n / (count + n)
             mean = (mean * count + m * n) / (count + n)
         else:
             mean, squares = m, s
@@ -274,6 +314,8 @@ def _merged_side(sides: list[Mapping]) -> dict:
     out = {"io_bytes": io_bytes, "runtime": runtime,
            "bw_bytes": float((1000 * io_bytes) // runtime) if runtime else 0.0,
            "iops": 1000 * ios / runtime if runtime else 0.0}
+    if all("total_ios" in side for side in sides):
+        out["total_ios"] = sum(side["total_ios"] for side in sides)
     for kind in LATENCIES:
         parts = [(side, side[f"{kind}_ns"]) for side in sides if f"{kind}_ns" in side]
         if parts:
@@ -315,7 +357,7 @@ def normalize(data: Mapping, source: str = "fio output") -> dict:
     for key in ("jobs", "client_stats"):
         entries = data.get(key)
         if key in data and not isinstance(entries, list):
-            raise FioError(f"{source}: {key}: expected a list, got {entries!r:.80}")
+            raise FioError(f"{source}: {key}: expected a list, got {excerpt(entries)}")
         if key in data:
             out[key] = [normalize_entry(e, f"{source}: {key}[{i}]") for i, e in enumerate(entries)]
     return out

@@ -8,11 +8,13 @@
         sources.csv               one line per file seen: path, SHA-256, format, fio version, outcome, rows, the
                                   fields read, reason
         notes.json                what a report must say (mixed fio versions, names the files contradicted)
-        raw/<sha>/source/<name>   each file imported, as it was
-        raw/<sha>/group<g>/fio.json   the output its row's numbers came from, in fio 3.33's shape
+        raw/<sha>/source/<name>   each file imported, as it was (its name in letters, digits, . _ -)
+        raw/<sha>/[output<n>/]group<g>[-host<h>|-all]/fio.json   the output its row's numbers came from, in fio
+                                  3.33's shape; every part a number the import counts, none a name from the file
 
 DIR is new, or an earlier import's (its campaign.json says kind "import"): nothing else is ever written to, and
-the files imported are only read. A file already in the folder (the same SHA-256) is not read into it again, so
+the files imported are only read. The folder is built whole beside DIR and exchanged with it at once
+(``import_write``): an import that fails or is killed leaves DIR as it was. A file already in the folder (the same SHA-256) is not read into it again, so
 running the same import twice gives the same table. The repetitions of a point (layout, devices, rw, bs, numjobs,
 iodepth, host) are numbered 0, 1, ... over every file in the folder, in a stable order: the ``{rep}`` of their
 names, then fio's time, then the path.
@@ -23,6 +25,7 @@ import csv
 import io
 import json
 import os
+import shutil
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -31,7 +34,8 @@ from typing import Sequence
 
 import pandas as pd
 
-from . import imported, results
+from . import import_files, import_write, imported, results
+from .import_bounds import shown
 from .import_names import Naming
 from .raw import CAMPAIGN_JSON
 from .reanalysis import NOTES_JSON
@@ -39,6 +43,7 @@ from ..errors import RefusedError
 
 KIND = "import"
 SOURCES_FILE = "sources.csv"
+SAID = 50  # the most sentences of one file sources.csv keeps
 SOURCE_COLUMNS = ["path", "sha256", "bytes", "format", "fio_version", "outcome", "rows", "failed_rows", "read_from",
                   "reason", "said"]
 POINT = ["layout", "devices", "rw", "bs", "numjobs", "iodepth", "host"]
@@ -116,7 +121,7 @@ class Summary:
                   f"{'a failed row' if failed == 1 else 'failed rows'}"] if failed else []
         parts += [f"{len(self.already)} already in {self.folder} (the same SHA-256), left as they were"] \
             if self.already else []
-        parts += [f"{len(self.refused)} refused: " + "; ".join(f"{Path(o.path).name}: {o.reason}"
+        parts += [f"{len(self.refused)} refused: " + "; ".join(f"{shown(Path(o.path).name, 80)}: {shown(o.reason)}"
                                                              for o in self.refused)] if self.refused else []
         aside = ", ".join(f"{n} {suffix}" for suffix, n in sorted(self.aside.items()))
         return f"{len(self.outcomes)} files: " + ", ".join(parts) + (f" (left aside by name: {aside})" if aside
@@ -134,7 +139,8 @@ def _sources(folder: Path, summary: Summary) -> str:
         lines[(o.path, o.sha256)] = {"path": o.path, "sha256": o.sha256, "bytes": o.size, "format": o.format,
                                      "fio_version": o.fio_version,
                                      "outcome": "refused" if o.reason else "imported", "rows": len(o.rows),
-                                     "failed_rows": o.failed_rows, "reason": o.reason or "", "said": " | ".join(o.said),
+                                     "failed_rows": o.failed_rows, "reason": shown(o.reason or ""),
+                                     "said": " | ".join(shown(x) for x in o.said[:SAID]),
                                      "read_from": " | ".join(dict.fromkeys(r["read_from"] for r in o.rows))}
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=SOURCE_COLUMNS, lineterminator="\n")
@@ -179,12 +185,18 @@ def _campaign_json(folder: Path, stored: dict | None, rows: list[dict], summary:
             "imports": [*(stored or {}).get("imports", []), done]}
 
 
+REWRITTEN = (results.ROWS_FILE, results.TABLE_FILE, SOURCES_FILE, NOTES_JSON, CAMPAIGN_JSON)
+
+
 def run_import(paths: Sequence[str], to: Path, naming: Naming, argv: Sequence[str] = ()) -> Summary:
     """Import ``paths`` (files, folders, globs) into the campaign folder ``to`` (``check_folder``); returns what
-    happened to each file. ConfigError for a path that is nothing, RefusedError for a folder not an import's."""
-    to = Path(to)
+    happened to each file. Each file is read on its own (``imported.read_file``: a bad one is refused, the others
+    read); the folder is written whole beside ``to`` and put in its place at once (``import_write``), so an
+    import that fails or is killed leaves ``to`` as it was. ConfigError for a path that is nothing, RefusedError
+    for a folder not an import's."""
+    to = Path(to).resolve() if Path(to).is_symlink() else Path(to)  # the folder a link names is the one exchanged
     stored = check_folder(to)
-    files, aside = imported.find_files(paths, skip=to)
+    files, aside = import_files.find_files(paths, skip=to)
     earlier, _ = results.read_rows(to) if stored else ([], None)
     summary, known = Summary(to, aside=aside), {r["source_sha256"]: r["source_file"] for r in earlier}
     new_rows = []
@@ -199,22 +211,38 @@ def run_import(paths: Sequence[str], to: Path, naming: Naming, argv: Sequence[st
             new_rows += outcome.rows
     if not earlier and not new_rows:
         return summary  # nothing to keep: no folder made
-    to.mkdir(parents=True, exist_ok=True)
-    for outcome in summary.added:
-        for name, content in imported.raw_files(outcome).items():
-            (to / name).parent.mkdir(parents=True, exist_ok=True)
-            (to / name).write_bytes(content)
     rows = renumbered(earlier + [{k: v for k, v in r.items() if not k.startswith("_")} for r in new_rows])
     mixed = len({r.get("fio_version") for r in rows if r.get("status") == "ok"}) > 1
     rows = [{**r, "fio_versions_mixed": mixed} for r in rows]
-    results.rewrite_rows(to, rows)
-    results.rebuild_table(to)
-    sources = _sources(to, summary)
-    results.write_atomically(to / SOURCES_FILE, sources)
-    results.write_atomically(to / NOTES_JSON, json.dumps(_notes(rows, sources), indent=1))
-    results.write_atomically(to / CAMPAIGN_JSON, json.dumps(_campaign_json(to, stored, rows, summary, argv),
-                                                            indent=1, default=str))
+    with import_write.locked(to):
+        if check_folder(to) != stored:
+            raise RefusedError(f"{str(to)!r} changed while its files were read (another import?): nothing was written")
+        staged = import_write.staging(to)
+        try:
+            if stored:
+                import_write.linked(to, staged, REWRITTEN)
+            _write(staged, stored, rows, summary, argv, to)
+            import_write.exchange(staged, to)
+        finally:
+            if staged.exists():
+                shutil.rmtree(staged)
     return summary
+
+
+def _write(staged: Path, stored: dict | None, rows: list[dict], summary: Summary, argv: Sequence[str],
+           to: Path) -> None:
+    """The new folder's files, in ``staged``: the raw copies of what was added, the table, sources, notes and
+    campaign.json."""
+    for outcome in summary.added:
+        for name, content in imported.raw_files(outcome).items():
+            import_write.write(staged, name, content)
+    results.rewrite_rows(staged, rows)
+    results.rebuild_table(staged)
+    sources = _sources(to, summary)
+    results.write_atomically(staged / SOURCES_FILE, sources)
+    results.write_atomically(staged / NOTES_JSON, json.dumps(_notes(rows, sources), indent=1))
+    results.write_atomically(staged / CAMPAIGN_JSON, json.dumps(_campaign_json(to, stored, rows, summary, argv),
+                                                                indent=1, default=str))
 
 
 def stored(folder: str | Path) -> results.CampaignResult:

@@ -14,25 +14,20 @@ import hashlib
 import json
 import math
 import os
-import re
-from collections import Counter
 from dataclasses import dataclass, field
-from glob import glob
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Mapping
 
-from . import cluster, fio_documents, fio_output, fio_runs, fio_versions, import_names, results
+from . import cluster, fio_documents, fio_output, fio_runs, fio_versions, import_bounds, import_checks, \
+    import_names, results, truth
+from .import_bounds import excerpt
 from .import_names import Naming
-from ..errors import ConfigError, FioError
-from . import truth
+from ..errors import ConfigError, FioError, FlashscaleError
 
 ALL_HOSTS = "all"  # the ``host`` of a cluster's own row, as a cluster campaign writes it (analysis.cluster.ALL)
 BACKEND = "imported"
-READ_SUFFIXES = (".json", ".txt", ".out", ".log", ".terse", ".minimal")  # what a folder's files are read by
-COMPRESSED_SUFFIXES = (".gz", ".xz", ".bz2")  # after one of those: fio_documents.text_of decompresses
-# fio's own per-job logs (write_bw_log and the like: <prefix>_bw.<job>.log), which are not its output
-FIO_LOG = re.compile(r"_(bw|lat|clat|slat|iops)(\.\d+)*\.log$")
 RAW = "raw"
+UNEXPECTED = "an error flashscale did not expect while reading it"
 
 
 @dataclass
@@ -54,48 +49,6 @@ class FileOutcome:
         return sum(1 for row in self.rows if row.get("status") == "failed")
 
 
-def find_files(paths: Iterable[str], skip: Path | None = None) -> tuple[list[Path], Counter]:
-    """The files to read: each file named, each match of a glob, each file under a folder (recursively) whose name
-    ends in one of ``READ_SUFFIXES``; sorted, each once, none under ``skip`` (the import's own folder). Also the
-    files of folders left aside, counted by suffix. ConfigError naming a path that is none of these."""
-    found, aside = [], Counter()
-    skip = skip.resolve() if skip is not None else None
-    for given in paths:
-        path = Path(given)
-        if path.is_file():
-            found.append(path)
-        elif path.is_dir():
-            for inside in sorted(p for p in path.rglob("*") if p.is_file()):
-                if skip is not None and inside.resolve().is_relative_to(skip):
-                    continue
-                kind = read_as(inside)
-                if kind is None:
-                    found.append(inside)
-                else:
-                    aside[kind] += 1
-        elif any(c in str(given) for c in "*?["):
-            matched = sorted(Path(p) for p in glob(str(given), recursive=True) if Path(p).is_file())
-            if not matched:
-                raise ConfigError(f"{given!r} matches no file")
-            found.extend(matched)
-        else:
-            raise ConfigError(f"{given!r} is neither a file, a folder nor a glob that matches one")
-    unique = {p.resolve(): p for p in found if skip is None or not p.resolve().is_relative_to(skip)}
-    return sorted(unique.values(), key=lambda p: p.as_posix()), aside
-
-
-def read_as(path: Path) -> str | None:
-    """None when a folder's file is read (its suffix is one of ``READ_SUFFIXES``, compressed or not); else what it
-    is counted as, left aside: its suffix, or fio's per-job logs."""
-    name = path.name.lower()
-    for compressed in COMPRESSED_SUFFIXES:
-        name = name.removesuffix(compressed)
-    if FIO_LOG.search(name):
-        return "fio's per-job logs (_bw, _lat, _iops .log)"
-    suffix = Path(name).suffix
-    return None if suffix in READ_SUFFIXES else (path.suffix.lower() or "(no suffix)")
-
-
 def sha256_of(content: bytes) -> str:
     return hashlib.sha256(content).hexdigest()
 
@@ -103,7 +56,7 @@ def sha256_of(content: bytes) -> str:
 def _error_words(entry: Mapping) -> str:
     error = entry.get("error")
     reason = os.strerror(error) if isinstance(error, int) and 0 < error < 4096 else "unknown"
-    return f"fio reported error {error} ({reason}) for job {entry.get('jobname')!r}"
+    return f"fio reported error {error} ({reason}) for job {excerpt(entry.get('jobname'), 40)}"
 
 
 def _numbers(data: Mapping, entry: dict, rw: str) -> tuple[dict, str | None]:
@@ -116,7 +69,7 @@ def _numbers(data: Mapping, entry: dict, rw: str) -> tuple[dict, str | None]:
     except FioError as exc:
         return results.failed(exc), str(exc)
     if numbers["io_bytes"] <= 0:
-        why = f"job {entry.get('jobname')!r} moved no data (io_bytes = 0)"
+        why = f"job {excerpt(entry.get('jobname'), 40)} moved no data (io_bytes = 0)"
         return results.failed(why), why
     if entry.get("_mixed"):
         ways = fio_output.DIRECTIONS.get(rw, ("read", "write"))
@@ -129,36 +82,58 @@ def _row(data: Mapping, entries: list[dict], names: Mapping, source: Mapping, wh
     """One row of one reporting group's entries (one host's, in a client/server run), and what it raised."""
     entry = entries[0] if len(entries) == 1 else fio_versions.group_entry(entries)
     found, how = fio_runs.run_of(data, entries)
-    weak = frozenset({"numjobs"}) if how.get("numjobs") == fio_runs.NUMJOBS_OPTION else frozenset()
+    weak = frozenset(name for name in ("bs", "iodepth") if str(how.get(name, "")).startswith("derived")) | \
+        (frozenset({"numjobs"}) if how.get("numjobs") == fio_runs.NUMJOBS_OPTION else frozenset())
     axes, said = import_names.reconcile(found, names, weak)
     lacking = import_names.missing(axes, names)
     if lacking:
-        silent = f"; {data.get('fio version') or 'this fio'} echoes no options here" if "rw" in lacking else ""
-        raise ConfigError(f"{where}: {', '.join(lacking)} neither in the file nor given (--pattern, --map, "
-                          f"--layout, --devices){silent}")
+        raise ConfigError(f"{where}: {', '.join(lacking)} neither in the file nor given (--pattern, --map, --layout, "
+                          f"--devices){_silent(data, found, lacking, how)}")
     numbers, failure = _numbers(data, entry, axes["rw"])
+    derived = [f"{name}: {how[name]}" for name in ("rw", "bs", "iodepth") if str(how.get(name, "")).startswith(
+        "derived") and (name != "rw" or "direction" in found)]
     row = {"campaign": source["campaign"], "host": names.get("host") or "", "layout": names["layout"],
            "devices": names["devices"], **axes, "rep": 0, "warmup": False, "phase": "measure",
            "point": f"{axes['rw']}-bs{axes['bs']}-nj{axes['numjobs']}-qd{axes['iodepth']}",
            "backend": BACKEND, "status": "failed" if failure else "ok", **numbers,
-           "fio_version": str(data.get("fio version") or ""), "source_file": source["path"],
+           "fio_version": str(data.get("fio version") or "")[:80], "source_file": source["path"],
            "source_sha256": source["sha256"], "source_format": source["format"], "source_job": entry.get("jobname"),
            "source_group": entry.get("groupid", 0), "name_rep": names.get("rep"),
-           "read_from": "; ".join([*entry.get("_read_from", []), f"numjobs: {how['numjobs']}"]),
+           "read_from": "; ".join([*entry.get("_read_from", []), *derived, f"numjobs: {how['numjobs']}"]),
            **{k: found.get(k) for k in ("fio_time", "ioengine", "direct", "target")},
            "size_option": found.get("size"), "runtime_option": found.get("runtime")}
     row["run_id"] = (row["fio_time"] or "").replace("-", "").replace(":", "").replace("+0000", "Z")
-    row = {**row, **truth.evidence(row, {}), "_entries": entries}
-    return row, [f"{where}: {s}" for s in said]
+    row = {**import_checks.checked(row), "_entries": entries}
+    return {**row, **truth.evidence(row, {})}, [f"{where}: {s}" for s in said]
 
 
-def _client_rows(data: Mapping, names: Mapping, source: Mapping) -> tuple[list[dict], list[str]]:
+def _silent(data: Mapping, found: Mapping, lacking: list[str], how: Mapping) -> str:
+    """Why the file does not say what is lacking: no options echoed, and what its numbers gave instead."""
+    if "rw" in lacking and found.get("direction"):
+        return (f"; {excerpt(data.get('fio version') or 'this fio', 20)} echoes no options: its numbers say which "
+                f"way it moved data ({found['direction']}), not whether at random or in sequence (give rw: random "
+                "or sequential, or a whole rw)")
+    if "rw" in lacking or "numjobs" in lacking:
+        return f"; {excerpt(data.get('fio version') or 'this fio', 20)} echoes no options here" + (
+            " (one job entry: one job, or a group_reporting group of several)" if "numjobs" in lacking else "")
+    return "; " + "; ".join(f"{name}: {how[name]}" for name in lacking if name in how)
+
+
+def _jobs(entries: list[dict]) -> list[str]:
+    return [str(entry.get("jobname") or "") for entry in entries]
+
+
+def _hosts(entries: list[dict]) -> list[tuple[str, int]]:
+    """The servers of a client's entries, in order: (hostname, port)."""
+    return list(dict.fromkeys((str(e.get("hostname") or "?"), int(e.get("port") or cluster.PORT)) for e in entries))
+
+
+def _client_rows(data: Mapping, naming: Naming, source: Mapping) -> tuple[list[dict], list[str]]:
     """A client/server run: per reporting group, one row per host (``cluster.by_host`` reads each host's entries)
     and one for the cluster (``cluster.aggregate``, or failed when a host failed)."""
     rows, said = [], []
     entries = [e for e in data.get("client_stats", []) if e.get("jobname") != cluster.ALL_CLIENTS]
-    addresses = list(dict.fromkeys((str(e.get("hostname") or "?"), int(e.get("port") or cluster.PORT))
-                                   for e in entries))
+    addresses = _hosts(entries)
     plain = len({a for a, _ in addresses}) == len(addresses)
     endpoints = {a: cluster.Endpoint(a[0] if plain else f"{a[0]}:{a[1]}", a[0], a[1]) for a in addresses}
     for group in sorted({e.get("groupid", 0) for e in entries}):
@@ -168,19 +143,21 @@ def _client_rows(data: Mapping, names: Mapping, source: Mapping) -> tuple[list[d
         outcome = cluster.by_host({"fio version": data.get("fio version", ""), "client_stats": merged},
                                   list(endpoints.values()))
         hosts = []
-        for address, endpoint in endpoints.items():
+        for number, (address, endpoint) in enumerate(endpoints.items()):
             if not own[address]:
                 continue
-            where = f"group {group} host {endpoint.name}"
+            where = f"group {group} host {excerpt(endpoint.name, 40)}"
+            names = naming.names_for(Path(source["path"]), source["output"], _jobs(own[address]))
             row, raised = _row(data, own[address], {**names, "host": endpoint.name}, source, where)
             if names.get("host") not in (None, endpoint.name):
-                raised.append(f"{where}: the name says host={names['host']}, the file {endpoint.name}: the file's is "
-                              "kept")
+                raised.append(f"{where}: the name says host={names['host']}, the file {excerpt(endpoint.name, 40)}: "
+                              "the file's is kept")
             if isinstance(outcome[endpoint.name], str) and row["status"] == "ok":
                 row = {**row, **results.failed(outcome[endpoint.name]), "status": "failed"}
-            hosts.append({**row, "hosts": len(endpoints), "jobs_per_host": row["numjobs"]})
+            hosts.append({**row, "hosts": len(endpoints), "jobs_per_host": row["numjobs"],
+                          "raw_dir": f"group{group}-host{number}"})
             said += raised
-        rows += hosts + [_cluster_row(hosts)]
+        rows += hosts + [{**_cluster_row(hosts), "raw_dir": f"group{group}-all"}]
     return rows, said
 
 
@@ -191,30 +168,32 @@ def _cluster_row(hosts: list[dict]) -> dict:
     base["point"] = f"{base['rw']}-bs{base['bs']}-nj{base['numjobs']}-qd{base['iodepth']}"
     failed = [r["host"] for r in hosts if r["status"] != "ok"]
     if failed:
-        return {**base, **results.failed(f"{len(failed)} of {len(hosts)} hosts failed: {', '.join(failed)}")}
+        return {**base, **results.failed(f"{len(failed)} of {len(hosts)} hosts failed: "
+                                         f"{', '.join(excerpt(h, 40) for h in failed[:4])}")}
     row = {**base, **cluster.aggregate(hosts), "status": "ok", "error": None,
            "read_from": f"the hosts' rows summed (measure.cluster.aggregate); {hosts[0]['read_from']}"}
+    row = import_checks.checked(row)
     return {**row, **truth.evidence(row, {})}
 
 
-def rows_of(data: dict, names: Mapping, source: Mapping) -> tuple[list[dict], list[str]]:
+def rows_of(data: dict, naming: Naming, source: Mapping) -> tuple[list[dict], list[str]]:
     """Every row of one output (``fio_output.read_outputs``'), with the sentences its names raised; each row's
-    ``raw_dir`` where its normalized fio.json goes (``raw/<sha256[:16]>/[output<n>/]group<g>[-<host>]``: the output's
-    number when the file holds several)."""
+    ``raw_dir`` where its normalized fio.json goes: ``raw/<sha256[:16]>/[output<n>/]group<g>[-host<h>|-all]``,
+    every part of it a number the import counts (the output's in its file, fio's group, the host's in the file),
+    none a name the file gives."""
     if "client_stats" in data:
-        rows, said = _client_rows(data, names, source)
+        rows, said = _client_rows(data, naming, source)
     else:
         rows, said = [], []
         for group, entries in fio_output.groups(data).items():
-            row, raised = _row(data, entries, names, source, f"group {group} ({entries[0].get('jobname')})")
-            rows.append(row)
+            names = naming.names_for(Path(source["path"]), source["output"], _jobs(entries))
+            row, raised = _row(data, entries, names, source, f"group {group} ({excerpt(entries[0].get('jobname'), 40)})")
+            rows.append({**row, "raw_dir": f"group{group}"})
             said += raised
-    output = source.get("output")
+    within = f"output{source['output']}/" if source["several"] else ""
     for row in rows:
-        host = f"-{row['host']}" if "hosts" in row else ""
-        within = f"output{output}/" if output is not None else ""
-        row["raw_dir"] = f"{RAW}/{source['sha256'][:16]}/{within}group{row['source_group']}{host}".replace(":", "_")
-        row["source_output"] = output or 0
+        row["raw_dir"] = f"{RAW}/{source['sha256'][:16]}/{within}{row['raw_dir']}"
+        row["source_output"] = source["output"]
     return rows, said
 
 
@@ -226,51 +205,68 @@ def _around(data: Mapping, where: str) -> list[str]:
         lines = [line for line in str(data.get(name) or "").splitlines() if line.strip()]
         if lines:
             said.append(f"{where}{len(lines)} line{'s' if len(lines) > 1 else ''} of text {words} fio's JSON, kept in "
-                        f"the copy and not read (the first: {lines[0].strip()[:120]!r})")
+                        f"the copy and not read (the first: {excerpt(lines[0].strip())})")
     return said
 
 
 def read_file(path: Path, naming: Naming, campaign: str) -> FileOutcome:
-    """One file, read only: its rows, or the reason it is refused. A file holding several outputs (runs appended to
-    one file) gives the rows of each run; fio's reports of one run as it ran (``--status-interval``) are one run,
-    the last report (``fio_documents.runs``)."""
-    content = Path(path).read_bytes()
-    outcome = FileOutcome(str(Path(path).resolve()), sha256_of(content), len(content), content=content)
+    """One file, read only: its rows, or the reason it is refused; no error escapes (one flashscale did not expect
+    is the reason, named so). A file holding several outputs (runs appended to one file) gives the rows of each run;
+    fio's reports of one run as it ran (``--status-interval``) are one run, the last report (``fio_documents.runs``).
+    At most ``import_bounds.MAX_BYTES`` is read of it, or expanded of it when it is compressed."""
+    outcome = FileOutcome(str(Path(path).resolve()), "", 0)
     try:
-        text, how = fio_documents.text_of(content, str(path))
-        outputs = fio_output.read_outputs(text, str(path))
-        names = naming.names_for(Path(path))
-        outcome.format = ", ".join(dict.fromkeys(str(d.get("_format", "")) for d in outputs))
-        outcome.fio_version = ", ".join(dict.fromkeys(str(d.get("fio version") or "") for d in outputs))
-        outcome.said = [f"read as {', '.join(how)}"] if how else []
-        kept = fio_documents.runs(outputs)
-        several = len(kept) > 1
-        if len(outputs) > 1:
-            outcome.said.append(f"{len(outputs)} fio outputs in one file: {len(kept)} run{'s' if several else ''}")
-        for number, (data, reports) in enumerate(kept):
-            where = f"output {number}: " if several else ""
-            if reports > 1:
-                outcome.said.append(f"{where}the last of {reports} reports fio wrote of one run as it ran "
-                                    "(--status-interval), each counted from the run's start: the last, the whole "
-                                    "run, is read")
-            source = {"campaign": campaign, "path": outcome.path, "sha256": outcome.sha256,
-                      "format": data.get("_format", ""), "output": number if several else None}
-            rows, said = rows_of(data, names, source)
-            outcome.rows += rows
-            outcome.said += _around(data, where) + [f"{where}{s}" for s in said]
-    except (FioError, ConfigError) as exc:
-        outcome.reason = str(exc).removeprefix(f"{path}: ")
-        outcome.rows = []
+        content = import_bounds.read_bounded(path)
+        outcome.sha256, outcome.size, outcome.content = sha256_of(content), len(content), content
+        _read(outcome, Path(path), naming, campaign)
+        import_checks.tabulates(outcome.rows)
+    except (FlashscaleError, OSError) as exc:
+        outcome.reason, outcome.rows = str(exc).removeprefix(f"{path}: "), []
+    except Exception as exc:  # noqa: BLE001 - one file's surprise must not cost the others: said, not raised
+        outcome.reason, outcome.rows = f"{UNEXPECTED} ({type(exc).__name__}: {excerpt(str(exc))})", []
+    if outcome.reason is not None:
+        outcome.content = b""  # nothing of a refused file is kept
     return outcome
 
 
+def _read(outcome: FileOutcome, path: Path, naming: Naming, campaign: str) -> None:
+    text, how = fio_documents.text_of(outcome.content, str(path))
+    outputs = fio_output.read_outputs(text, str(path))
+    outcome.format = ", ".join(dict.fromkeys(str(d.get("_format", "")) for d in outputs))
+    outcome.fio_version = excerpt(", ".join(dict.fromkeys(str(d.get("fio version") or "") for d in outputs)), 80)[1:-1]
+    outcome.said = [f"read as {', '.join(how)}"] if how else []
+    kept = fio_documents.runs(outputs)
+    several = len(kept) > 1
+    if len(outputs) > 1:
+        outcome.said.append(f"{len(outputs)} fio outputs in one file: {len(kept)} run{'s' if several else ''}")
+    for number, (data, reports) in enumerate(kept):
+        where = f"output {number}: " if several else ""
+        if reports > 1:
+            outcome.said.append(f"{where}the last of {reports} reports fio wrote of one run as it ran "
+                                "(--status-interval), each counted from the run's start: the last, the whole "
+                                "run, is read")
+        source = {"campaign": campaign, "path": outcome.path, "sha256": outcome.sha256,
+                  "format": data.get("_format", ""), "output": number, "several": several}
+        rows, said = rows_of(data, naming, source)
+        outcome.rows += rows
+        outcome.said += _around(data, where) + [f"{where}{s}" for s in said]
+
+
 def raw_files(outcome: FileOutcome) -> dict[str, bytes]:
-    """The files a campaign folder keeps of one imported file: its copy, byte for byte, and per row the fio.json
-    its numbers came from in fio 3.33's shape (``latency.details`` and ``raw.fio_outputs`` read it)."""
+    """The files a campaign folder keeps of one imported file: its copy, byte for byte, under a name the import
+    makes of its own (``source/`` and the file's name in letters, digits, ``.``, ``_`` and ``-``), and per row the
+    fio.json its numbers came from in fio 3.33's shape (``latency.details`` and ``raw.fio_outputs`` read it)."""
     folder = f"{RAW}/{outcome.sha256[:16]}"
-    out = {f"{folder}/source/{Path(outcome.path).name}": outcome.content}
+    out = {f"{folder}/source/{safe_name(Path(outcome.path).name)}": outcome.content}
     for row in outcome.rows:
         own = [{k: v for k, v in e.items() if k != "_read_from"} for e in row.get("_entries", [])]
         out[f"{row['raw_dir']}/fio.json"] = json.dumps({"fio version": row["fio_version"], "jobs": own}, indent=1,
                                                        default=str).encode()
     return out
+
+
+def safe_name(name: str) -> str:
+    """A file's name as a plain name of a file in a folder: letters, digits, ``.``, ``_``, ``-`` (others ``_``), not
+    beginning with ``.``, at most 100 characters."""
+    plain = "".join(c if c.isascii() and (c.isalnum() or c in "._-") else "_" for c in name)[:100].lstrip(".")
+    return plain or "file"

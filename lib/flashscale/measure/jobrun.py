@@ -35,7 +35,7 @@ from ..system.commands import Runner
 from .units import rate
 from . import truth
 
-SIZE = re.compile(r"^\s*(\d+)\s*([kmgtp]?)(i?b)?\s*$", re.IGNORECASE)
+SIZE = re.compile(r"^\s*(\d{1,19})\s*([kmgtp]?)(i?b)?\s*$", re.IGNORECASE)
 POWERS = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
 DEFAULTS = {"rw": "read", "bs": "4096", "numjobs": "1", "iodepth": "1", "ioengine": "psync"}  # fio's own defaults
 
@@ -47,7 +47,10 @@ def size_bytes(value: str) -> int:
     match = SIZE.match(first)
     if not match:
         raise ConfigError(f"size {value!r} is not a number with an optional k, m, g, t or p suffix")
-    return int(match.group(1)) * 1024 ** POWERS[match.group(2).lower()]
+    size = int(match.group(1)) * 1024 ** POWERS[match.group(2).lower()]
+    if size >= 2**63:
+        raise ConfigError(f"size {value!r} is more than fio can count (2^63 bytes)")
+    return size
 
 
 def _value(jobfile: JobFile, section: str, key: str) -> str:

@@ -30,11 +30,15 @@ LOG_PREFIX = "bw"  # fio's write_bw_log prefix: its logs are <prefix>_bw.<job>.l
 
 
 def run_folder(directory: str | Path, row: Any, within: str | None = None) -> Path:
-    """The folder of one run: ``directory[/<row.within>]/<row.raw_dir>``."""
+    """The folder of one run: ``directory[/<row.within>]/<row.raw_dir>``; AnalysisError when it resolves outside
+    ``directory`` (a table is input too: none of its values names a path outside its campaign)."""
     if within and not hasattr(row, within):
         raise AnalysisError(f"the rows have no {within} column naming each run's sub-folder of {str(directory)!r}")
     base = Path(directory) / str(getattr(row, within)) if within else Path(directory)
-    return base / row.raw_dir
+    folder = base / str(row.raw_dir)
+    if not folder.resolve().is_relative_to(Path(directory).resolve()):
+        raise AnalysisError(f"a row's raw_dir {str(row.raw_dir)!r:.80} lies outside {str(directory)!r}: not read")
+    return folder
 
 
 def fio_outputs(directory: str | Path, rows: pd.DataFrame, within: str | None = None) -> Iterator[tuple[Any, dict]]:

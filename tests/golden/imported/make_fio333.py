@@ -8,6 +8,7 @@ on 127.0.0.1 (ports 18765 and 18766) and stops, by the pids it started, before i
 """
 from __future__ import annotations
 
+import lzma
 import shutil
 import subprocess
 import sys
@@ -111,6 +112,8 @@ directory={dir}
 
 [mixed]
 """
+# One device count after another, each run appended to one file (``fio ... >> all.json``): 30 runs of the null engine
+APPENDED = "[global]\nioengine=null\nrw=read\nbs=1m\nsize=64g\ntime_based=1\nruntime=1\n\n[nvme]\n"
 # A job that fails: fio cannot write /proc/version (error 1 in the JSON, no data moved)
 FAILS = "[global]\nrw=write\nbs=4096\nsize=1M\nioengine=psync\n\n[fails]\nfilename=/proc/version\n"
 
@@ -123,6 +126,22 @@ def produce(name: str, jobfile_text: str, argv: list[str], workdir: Path, suffix
     out = HERE / f"{name}.{suffix}"
     proc = subprocess.run(["fio", *argv, f"--output={out}", str(jobfile)], capture_output=True, text=True, cwd=workdir)
     print(f"{name}: fio exit {proc.returncode}, {out.stat().st_size if out.exists() else 0} bytes")
+
+
+def make_appended(workdir: Path, runs: int = 30) -> None:
+    """``runs`` runs of one job, each fio's JSON on stdout appended to one file, kept xz-compressed (the import
+    reads it so): fio333_appended30.json.xz."""
+    name = f"fio333_appended{runs}"
+    if WANTED and name not in WANTED:
+        return
+    jobfile = HERE / f"{name}.fio"
+    jobfile.write_text(APPENDED)
+    appended = b""
+    for _ in range(runs):
+        proc = subprocess.run(["fio", "--output-format=json", str(jobfile)], capture_output=True, cwd=workdir)
+        appended += proc.stdout
+    (HERE / f"{name}.json.xz").write_bytes(lzma.compress(appended))
+    print(f"{name}: {runs} runs, {len(appended)} bytes")
 
 
 def make_benchfio(workdir: Path) -> None:
@@ -193,6 +212,7 @@ def main() -> None:
         produce("fio333_status_interval", INTERVALS.format(dir=folder), ["--output-format=json",
                                                                         "--status-interval=1"], work)
         make_benchfio(work)
+        make_appended(work)
         produce_client_server("fio333_client_2servers", ONE.format(dir=folder).replace("[one]", "[one]\nnumjobs=2"),
                               work)
         produce_client_server("fio333_client_2servers_normal",
