@@ -187,15 +187,17 @@ demo-cluster: deps
 
 # Two hosts over SSH, each a network namespace with its own sshd and two loop devices (scripts/ssh_lab.py makes and
 # removes them, every one recorded in a manifest): btrfs RAID-0 built on each through the guard, measured by fio
-# servers flashscale starts on the hosts' loopback, torn down (runners/ssh-cluster.yaml).
+# servers flashscale starts on each host on a root-only unix socket its SSH connection forwards, torn down
+# (runners/ssh-cluster.yaml).
 demo-ssh-cluster: deps
 	$(BIN)/python scripts/ssh_lab.py runners/ssh-cluster.yaml
 	@echo "Report: $(CURDIR)/reports/ssh-cluster/10_cluster.html"
 
 # The SSH cluster's tests, the long faults included (sshd killed mid-campaign, a fio server killed mid-campaign, kill -9
-# of the driver then reap, 8 hosts at once); make test runs the rest of them.
+# of the driver then reap, 8 hosts at once), and the attacker's (an unprivileged user made for them: fio servers,
+# shipped code, manifests, names); make test runs the rest of them.
 test-ssh: deps
-	FLASHSCALE_SSH_LONG=1 $(BIN)/python -m pytest tests/test_ssh_cluster.py tests/test_ssh_hosts.py tests/test_ssh_inventory.py -p no:cacheprovider
+	FLASHSCALE_SSH_LONG=1 $(BIN)/python -m pytest tests/test_ssh_cluster.py tests/test_ssh_hosts.py tests/test_ssh_inventory.py tests/test_ssh_attacker.py tests/test_reap.py -p no:cacheprovider
 
 reference: deps
 	$(BIN)/flashscale run runners/reference.yaml
