@@ -34,7 +34,7 @@ help:
 	@echo "make demo-uncapped - the quickstart's layouts on uncapped emulated devices: the CPU binds, and the report says so"
 	@echo "make demo-cluster - 1 and 2 emulated hosts, local and over their capped links (nbd), its report"
 	@echo "make demo-ssh-cluster - a layout built and measured on each of 2 real sshd hosts (namespaces) over SSH, its report"
-	@echo "make test-ssh - the SSH cluster's tests with its long faults: sshd or fio server killed, kill -9 and reap, 8 hosts (about 3 minutes, root)"
+	@echo "make test-ssh - the SSH cluster's tests with its long faults: sshd or fio server killed, kill -9 and reap, 8 hosts, an attacker's tries (about 5 minutes, root)"
 	@echo "make demo-vm - seed 000's layouts (md RAID-0 native and IMSM, LVM, btrfs) on 4 NVMe devices in a VM"
 	@echo "make long-quickstart - the quickstart with 3 repetitions of 10 s runs (about 25 minutes)"
 	@echo "make lab    - JupyterLab on localhost with the notebooks and the flashscale kernel (prints its URL)"
