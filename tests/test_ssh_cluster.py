@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -91,7 +92,7 @@ def left_on(host) -> dict:
     hosts, ship = manifest_dir() / "hosts", manifest_dir() / SHIP
     ours = [line for line in ps if f"--server=sock:{hosts}/" in line or f"{ship}/flashscale-ship-" in line]
     return {"mounts": mounts, "processes": ours, "listening": listening(host),
-            "manifests": sorted(p.name for p in hosts.glob("*.json")) if hosts.is_dir() else [],
+            "manifests": sorted(p.name for p in hosts.glob("*.json") if OURS.match(p.name)) if hosts.is_dir() else [],
             "sockets": sorted(p.name for p in hosts.glob("flashscale-fio-*")) if hosts.is_dir() else [],
             "shipped": sorted(p.name for p in ship.glob("flashscale-ship-*")) if ship.is_dir() else []}
 
@@ -104,11 +105,32 @@ def listening(host) -> list[int]:
     return sorted(ports - {22})
 
 
+# A host's manifests as this flashscale names them (an older one's, another engineer's run on this machine at the
+# same time, name the host instead of the 12 hex digits of its hash)
+OURS = re.compile(r"flashscale-[0-9a-f]{8}-[0-9a-f]{12}-")
+
+
+def foreign_tokens() -> set[str]:
+    """The tokens of SSH campaigns an older flashscale runs on this machine at the same time (another engineer's):
+    their ``remote`` entries say how to reach the host (an address); this one's never do."""
+    tokens = set()
+    for path in manifest_dir().glob("flashscale-ssh-*-*.json"):
+        try:
+            created = json.loads(path.read_text()).get("created", [])
+        except (OSError, ValueError):
+            continue
+        if any("address" in e for e in created if e.get("kind") == "remote"):
+            tokens.add(path.name.split("-")[2])
+    return tokens
+
+
 def nothing_left(made) -> None:
     for host in made.hosts:
         assert left_on(host) == {"mounts": [], "processes": [], "listening": [], "manifests": [], "sockets": [],
                                  "shipped": []}, host.name
-    drivers = [p.name for p in manifest_dir().glob("flashscale-ssh-*")]
+    foreign = foreign_tokens()
+    drivers = [p.name for p in manifest_dir().glob("flashscale-ssh-*")
+               if p.name.split("-")[2].removesuffix(".json") not in foreign]
     assert drivers == [], drivers
 
 
