@@ -42,7 +42,7 @@ help:
 	@echo "make test-fast - the layer contract and the tests that need neither root, notebooks nor JupyterLab"
 	@echo "make test-half-cpu - make test's suite with the CPUs held to half their time (a cgroup cpu quota; HALF_CPU_TESTS narrows it)"
 	@echo "make test-vm - the VM lab's tests: seed 000's md, IMSM and LVM layouts, the guard and kill -9 on a real kernel (about 7.5 minutes)"
-	@echo "make test-ssh - the SSH cluster's tests with its long faults: sshd or fio server killed, kill -9 and reap, 8 hosts (about 2.5 minutes, root)"
+	@echo "make test-ssh - the SSH cluster's tests with its long faults: sshd or fio server killed, kill -9 and reap, 8 hosts, an attacker's tries (about 5 minutes, root)"
 	@echo "make test-latest - the fast tests and the layer contract on the newest versions allowed, in $(LATEST_VENV) (the lock stays)"
 	@echo "make bench  - speed and memory benchmarks of parsing and analysis, what monitoring costs, and what a hostile file costs the import"
 	@echo "make bench-predict - predicted against measured: uncapped loop devices, the VM lab, null_blk, the seeds (about 30 minutes, root)"
@@ -218,15 +218,17 @@ demo-cluster: deps
 
 # Two hosts over SSH, each a network namespace with its own sshd and two loop devices (scripts/ssh_lab.py makes and
 # removes them, every one recorded in a manifest): btrfs RAID-0 built on each through the guard, measured by fio
-# servers flashscale starts on the hosts' loopback, torn down (runners/ssh-cluster.yaml).
+# servers flashscale starts on each host on a root-only unix socket its SSH connection forwards, torn down
+# (runners/ssh-cluster.yaml).
 demo-ssh-cluster: deps
 	$(BIN)/python scripts/ssh_lab.py runners/ssh-cluster.yaml
 	@echo "Report: $(CURDIR)/reports/ssh-cluster/10_cluster.html"
 
 # The SSH cluster's tests, the long faults included (sshd killed mid-campaign, a fio server killed mid-campaign, kill -9
-# of the driver then reap, 8 hosts at once); make test runs the rest of them.
+# of the driver then reap, 8 hosts at once), and the attacker's (an unprivileged user made for them: fio servers,
+# shipped code, manifests, names); make test runs the rest of them.
 test-ssh: deps
-	FLASHSCALE_SSH_LONG=1 $(BIN)/python -m pytest tests/test_ssh_cluster.py tests/test_ssh_hosts.py tests/test_ssh_inventory.py -p no:cacheprovider
+	FLASHSCALE_SSH_LONG=1 $(BIN)/python -m pytest tests/test_ssh_cluster.py tests/test_ssh_hosts.py tests/test_ssh_inventory.py tests/test_ssh_attacker.py tests/test_reap.py -p no:cacheprovider
 
 reference: deps
 	$(BIN)/flashscale run runners/reference.yaml

@@ -179,7 +179,7 @@ def test_reap_tears_down_what_a_killed_run_left_and_nothing_else(loops, tmp_path
     devices = [loops.make(), loops.make()]
     bystander = loops.make()
     manifest = tmp_path / "manifests" / "run.json"
-    manifest.parent.mkdir()
+    manifest.parent.mkdir(mode=0o700)
     start_and_kill(manifest, devices)
     left = [e["path"] for e in json.loads(manifest.read_text())["created"] if e["kind"] == "mount"]
     assert len(left) == 2 and all(System().mounted(p) for p in left)
@@ -209,5 +209,6 @@ def test_reap_never_detaches_a_loop_device_that_is_no_longer_what_was_recorded(l
     manifest = tmp_path / "old.json"
     manifest.write_text('{"created": [{"kind": "loop", "path": "%s", "backing_file": "/gone/device0.img"}]}'
                         % mine.path)
+    manifest.chmod(0o600)
     [outcome] = reap.reap([manifest])
     assert outcome.state == "reaped" and loop_backing_file(mine.path) == mine.id.removeprefix("loop:")

@@ -77,6 +77,7 @@ def test_a_range_in_use_is_refused_naming_each_link_and_the_run_that_recorded_it
         path = tmp_path / f"{name}.json"
         path.write_text(json.dumps({"pid": pid, "start": None, "created": [
             {"kind": "veth", "link": link, "netns": f"flashscale-{link[2:8]}-h0"} for link in links]}))
+        path.chmod(0o600)  # as flashscale writes one: reap reads no other
         return path
 
     over = manifest("over", gone.pid, "fs92da900", "fs92da901")

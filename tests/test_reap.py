@@ -16,7 +16,7 @@ from flashscale.system import reap, undo
 from flashscale.system.commands import Runner
 from flashscale.system.devices import System
 from flashscale.system.teardown import Teardown
-from flashscale.errors import ConfigError
+from flashscale.errors import ConfigError, RefusedError
 
 from test_devices import FakeMachine
 
@@ -28,7 +28,9 @@ def dead_pid() -> int:
 
 
 def write(path, created, **top):
+    """A manifest as flashscale writes one: the user's alone (mode 0600, in a folder of mode 0700)."""
     path.write_text(json.dumps({**top, "created": created}))
+    path.chmod(0o600)
     return path
 
 
@@ -44,11 +46,12 @@ def test_scanning_reaps_finished_runs_and_leaves_running_and_unknown_ones(tmp_pa
     folder.mkdir()
     (folder / "flashscale-t0.0.0").write_text("fio data")
     manifests = tmp_path / "manifests"
-    manifests.mkdir()
+    manifests.mkdir(mode=0o700)
     finished = write(manifests / "a.json", [{"kind": "dir", "path": str(folder), "pid": dead_pid()}])
     running = write(manifests / "b.json", [{"kind": "dir", "path": str(tmp_path), "pid": os.getppid()}])
     unknown = write(manifests / "c.json", [{"kind": "dir", "path": str(tmp_path)}])
     (manifests / "d.json").write_text("not json")
+    (manifests / "d.json").chmod(0o600)
     outcomes = {o.manifest: o.state for o in reap.reap(directory=manifests)}
     assert outcomes == {str(finished): "reaped", str(running): "running", str(unknown): "unknown-owner",
                         str(manifests / "d.json"): "unreadable"}
@@ -68,7 +71,7 @@ def test_a_manifest_whose_pid_another_process_took_since_is_reaped(tmp_path):
     machine = FakeMachine(tmp_path / "machine")
     machine.process(4242, start=1000)
     manifests = tmp_path / "manifests"
-    manifests.mkdir()
+    manifests.mkdir(mode=0o700)
     for name, start in (("writer", 1000), ("reused", 999), ("older", None)):
         (tmp_path / name).mkdir()
         top = {"pid": 4242} if start is None else {"pid": 4242, "start": start}
@@ -111,6 +114,7 @@ def test_an_unknown_kind_is_never_guessed_at(tmp_path):
 def test_a_missing_or_foreign_manifest_is_named(tmp_path):
     with pytest.raises(ConfigError, match="nope.json cannot be read"):
         reap.reap([tmp_path / "nope.json"])
+    write(tmp_path / "other.json", [])
     (tmp_path / "other.json").write_text('{"some": "thing"}')
     with pytest.raises(ConfigError, match="other.json cannot be read as a flashscale manifest"):
         reap.reap([tmp_path / "other.json"])
@@ -171,3 +175,47 @@ def test_a_mount_that_is_now_of_another_device_is_left_alone(tmp_path):
     manifest = write(tmp_path / "m.json", [{"kind": "mount", "path": "/mnt/x", "source": "/dev/loop3"}])
     [outcome] = reap.reap([manifest], runner=machine.runner, system=machine)
     assert machine.runner.history == [] and outcome.state == "left-behind"
+
+
+def test_a_manifest_or_folder_that_is_not_the_users_alone_is_refused_and_nothing_in_it_is_undone(tmp_path):
+    """A manifest is read only when it (mode 0600) and its folder (0700) are the user's alone, neither a symlink:
+    anyone who could write either could make reap undo what they chose."""
+    made = tmp_path / "flashscale-x"
+    made.mkdir()
+    manifests = tmp_path / "manifests"
+    manifests.mkdir(mode=0o755)
+    manifests.chmod(0o755)
+    planted = write(manifests / "planted.json", [{"kind": "dir", "path": str(made), "pid": dead_pid()}])
+    with pytest.raises(RefusedError, match="manifests is owned by uid .*, mode 755, not a folder"):
+        reap.reap(directory=manifests)
+    with pytest.raises(RefusedError, match="manifests is owned by uid .*, mode 755"):
+        reap.reap([planted])
+    manifests.chmod(0o700)
+    planted.chmod(0o644)
+    ours = write(manifests / "ours.json", [{"kind": "file", "path": str(made / "gone.img"), "pid": dead_pid()}])
+    outcomes = {o.manifest: o for o in reap.reap(directory=manifests)}
+    assert outcomes[str(planted)].state == "refused" and "mode 644, not a file" in outcomes[str(planted)].problems[0]
+    assert outcomes[str(ours)].state == "reaped" and made.exists() and planted.exists()
+    (manifests / "link.json").symlink_to(planted)
+    with pytest.raises(RefusedError, match="link.json is a symlink"):
+        reap.reap([manifests / "link.json"])
+    assert cli.main(["reap", "--manifest-dir", str(manifests)]) == 1 and made.exists()
+
+
+def test_a_teardown_writes_its_manifest_for_its_user_alone(tmp_path):
+    teardown = Teardown(tmp_path / "m.json", Runner(), System())
+    teardown.record("dir", path=str(tmp_path / "made"))
+    assert oct((tmp_path / "m.json").stat().st_mode & 0o777) == "0o600"
+
+
+def test_a_remote_entry_never_takes_how_to_reach_its_host_from_the_manifest(tmp_path):
+    """An entry as an older flashscale wrote it, or as someone forges one, with ssh options whose ProxyCommand would
+    run a command: reap without the campaign reaches no host and runs nothing; the entry is kept."""
+    evil = tmp_path / "ssh_config"
+    evil.write_text(f"ProxyCommand touch {tmp_path / 'X'}\n")
+    manifest = write(tmp_path / "m.json", [{"kind": "remote", "name": "n1", "address": "192.0.2.1", "port": 22,
+                                            "user": "root", "ship": "/tmp/flashscale-ship-0-n1", "manifests": [],
+                                            "ssh": {"known_hosts": str(evil), "config": str(evil)}}])
+    [outcome] = reap.reap([manifest])
+    assert outcome.state == "left-behind" and "needs the campaign to reach it" in outcome.problems[0]
+    assert not (tmp_path / "X").exists() and json.loads(manifest.read_text())["created"][0]["name"] == "n1"

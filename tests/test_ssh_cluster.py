@@ -4,11 +4,14 @@ device a loop device made by the project's own code (``EmulatedArray``), named b
 confirmed. flashscale runs on each host from the zip it ships there, under ``python3 -I -S``.
 
 What a host keeps is checked where the host sees it: the mounts in its sshd's mount namespace (``/proc/<sshd>/``),
-its processes (fio servers, samplers: their command lines), its manifests and the folder shipped to it."""
+its processes (fio servers, samplers: their command lines), the TCP ports listening in its network (none but sshd's:
+fio's servers listen on unix sockets), its manifests, its fio servers' socket folders and the folders shipped to
+it."""
 from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -28,7 +31,9 @@ from flashscale.errors import RefusedError
 from flashscale.measure.sweep import Sweep
 from flashscale.system.devices import System
 from flashscale.system import netns
+from flashscale.system.forwarded import END_S
 from flashscale.system.machine import NETNS_DIR
+from flashscale.system.private import SHIP
 from flashscale.system.ssh import SshOptions
 from flashscale.system.ssh_lab import SshLab
 from flashscale.system.teardown import manifest_dir
@@ -83,12 +88,13 @@ def left_on(host) -> dict:
     devices = {os.path.realpath(d.path) for d in DEVICES}  # the hosts' loop devices: mounts of anything else are
     mounts = [line.split()[4] for line in Path("/proc/self/mountinfo").read_text().splitlines()
               if line.split(" - ")[1].split()[1] in devices]  # other tests' (the hosts share this machine's mounts)
-    ps = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout.splitlines()
-    ours = [line for line in ps if "fio --server=127.0.0.1" in line or "flashscale.pyz" in line]
-    hosts = manifest_dir() / "hosts"
+    ps = subprocess.run(["ps", "-ww", "-eo", "pid,args"], capture_output=True, text=True).stdout.splitlines()
+    hosts, ship = manifest_dir() / "hosts", manifest_dir() / SHIP
+    ours = [line for line in ps if f"--server=sock:{hosts}/" in line or f"{ship}/flashscale-ship-" in line]
     return {"mounts": mounts, "processes": ours, "listening": listening(host),
-            "manifests": sorted(p.name for p in hosts.glob("*.json")) if hosts.is_dir() else [],
-            "shipped": sorted(p.name for p in Path("/tmp").glob("flashscale-ship-*"))}
+            "manifests": sorted(p.name for p in hosts.glob("*.json") if OURS.match(p.name)) if hosts.is_dir() else [],
+            "sockets": sorted(p.name for p in hosts.glob("flashscale-fio-*")) if hosts.is_dir() else [],
+            "shipped": sorted(p.name for p in ship.glob("flashscale-ship-*")) if ship.is_dir() else []}
 
 
 def listening(host) -> list[int]:
@@ -99,11 +105,32 @@ def listening(host) -> list[int]:
     return sorted(ports - {22})
 
 
+# A host's manifests as this flashscale names them (an older one's, another engineer's run on this machine at the
+# same time, name the host instead of the 12 hex digits of its hash)
+OURS = re.compile(r"flashscale-[0-9a-f]{8}-[0-9a-f]{12}-")
+
+
+def foreign_tokens() -> set[str]:
+    """The tokens of SSH campaigns an older flashscale runs on this machine at the same time (another engineer's):
+    their ``remote`` entries say how to reach the host (an address); this one's never do."""
+    tokens = set()
+    for path in manifest_dir().glob("flashscale-ssh-*-*.json"):
+        try:
+            created = json.loads(path.read_text()).get("created", [])
+        except (OSError, ValueError):
+            continue
+        if any("address" in e for e in created if e.get("kind") == "remote"):
+            tokens.add(path.name.split("-")[2])
+    return tokens
+
+
 def nothing_left(made) -> None:
     for host in made.hosts:
-        assert left_on(host) == {"mounts": [], "processes": [], "listening": [], "manifests": [], "shipped": []}, \
-            host.name
-    drivers = [p.name for p in manifest_dir().glob("flashscale-ssh-*")]
+        assert left_on(host) == {"mounts": [], "processes": [], "listening": [], "manifests": [], "sockets": [],
+                                 "shipped": []}, host.name
+    foreign = foreign_tokens()
+    drivers = [p.name for p in manifest_dir().glob("flashscale-ssh-*")
+               if p.name.split("-")[2].removesuffix(".json") not in foreign]
     assert drivers == [], drivers
 
 
@@ -207,6 +234,15 @@ cluster.run(spec)
 """
 
 
+def reap_argv(lab, *manifests) -> list[str]:
+    """``flashscale reap`` of ``manifests`` given the campaign's hosts and SSH parameters: how it reaches them."""
+    made, _, _, lab_folder = lab
+    given = {"INVENTORY": str(lab_folder / "inventory.ini"), "HOST_GROUP": "storage",
+             "KNOWN_HOSTS": str(made.known_hosts), "SSH_IDENTITY": str(made.identity), "SSH_CONFIG": "none"}
+    return [sys.executable, "-m", "flashscale.cli", "reap", *[a for k, v in given.items() for a in ("-p", f"{k}={v}")],
+            *map(str, manifests)]
+
+
 def parameters(lab, folder: Path, name: str, **how) -> dict:
     """The campaign's parameters, as a notebook or ``flashscale run`` gives them, for a driver of its own."""
     made, bed, ids, lab_folder = lab
@@ -241,8 +277,7 @@ def test_a_host_whose_sshd_dies_mid_campaign_fails_its_rows_keeps_the_others_and
     manifests = [m for m in manifest_dir().glob("flashscale-ssh-*.json") if m.name not in before]
     assert len(manifests) == 1 and "host1" in manifests[0].name
     made.start(dying)  # the host comes back
-    reaped = subprocess.run([sys.executable, "-m", "flashscale.cli", "reap", str(manifests[0])],
-                            capture_output=True, text=True, timeout=300)
+    reaped = subprocess.run(reap_argv(lab, manifests[0]), capture_output=True, text=True, timeout=300)
     assert reaped.returncode == 0 and "reaped" in reaped.stdout, reaped.stdout + reaped.stderr
     nothing_left(made)
 
@@ -275,8 +310,9 @@ def _host1_dies(lab, folder: Path, name: str, kill: Callable[[], int | None]) ->
 def _fio_server_of(host) -> int | None:
     """The pid of the fio server flashscale started on ``host``: the one in its network namespace whose parent is
     not a fio server (a server forks a process of the same name for each run it serves)."""
-    ps = subprocess.run(["ps", "-eo", "pid,ppid,args"], capture_output=True, text=True).stdout.splitlines()
-    servers = {int(line.split()[0]): int(line.split()[1]) for line in ps if "fio --server=127.0.0.1" in line}
+    ps = subprocess.run(["ps", "-ww", "-eo", "pid,ppid,args"], capture_output=True, text=True).stdout.splitlines()
+    servers = {int(line.split()[0]): int(line.split()[1]) for line in ps
+               if f"fio --server=sock:{manifest_dir() / 'hosts'}/" in line}
     for pid, parent in sorted(servers.items()):
         try:
             if parent not in servers and \
@@ -316,8 +352,7 @@ def revive(lab):
         made.start(made.hosts[1])
     left = [str(p) for p in manifest_dir().glob("flashscale-ssh-*.json") if p.name not in before]
     if left:
-        reaped = subprocess.run([sys.executable, "-m", "flashscale.cli", "reap", *left], capture_output=True,
-                                text=True, timeout=300)
+        reaped = subprocess.run(reap_argv(lab, *left), capture_output=True, text=True, timeout=300)
         assert reaped.returncode == 0, reaped.stdout + reaped.stderr
 
 
@@ -343,19 +378,26 @@ def test_kill_9_of_the_driver_then_reap_leaves_nothing_on_any_host(lab, tmp_path
     driver = _driver_at_first_row(lab, tmp_path, "killed", stderr=subprocess.DEVNULL)
     driver.kill()
     driver.wait()
-    for host in made.hosts[:2]:
-        assert left_on(host)["processes"], host.name  # its fio server and sampler still run: the driver died
+    killed = time.monotonic()
+    for host in made.hosts[:2]:  # its fio server ends with the driver's ssh session; its sampler runs on
+        while time.monotonic() - killed < 3 * END_S and \
+                (any("--server=" in p for p in left_on(host)["processes"]) or left_on(host)["sockets"]):
+            time.sleep(0.2)
+        left = left_on(host)
+        assert not any("--server=" in p for p in left["processes"]) and left["sockets"] == [], left
+        assert left["processes"] and left["manifests"], host.name
+    stopped_s = time.monotonic() - killed
     ours = [str(p) for p in manifest_dir().glob("flashscale-ssh-*.json") if p.name not in before]
     assert len(ours) == 3, ours  # each host's, and the sockets' folder
-    reaped = subprocess.run([sys.executable, "-m", "flashscale.cli", "reap", *ours], capture_output=True, text=True,
-                            timeout=300)
+    reaped = subprocess.run(reap_argv(lab, *ours), capture_output=True, text=True, timeout=300)
     assert reaped.returncode == 0, reaped.stdout + reaped.stderr
     deadline = time.monotonic() + 30  # the fio client of the run in progress ends by itself, its job's time
-    while time.monotonic() < deadline and str(tmp_path) in subprocess.run(["ps", "-eo", "args"], capture_output=True,
+    while time.monotonic() < deadline and str(tmp_path) in subprocess.run(["ps", "-ww", "-eo", "args"], capture_output=True,
                                                                           text=True).stdout:
         time.sleep(0.5)
-    assert str(tmp_path) not in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert str(tmp_path) not in subprocess.run(["ps", "-ww", "-eo", "args"], capture_output=True, text=True).stdout
     nothing_left(made)
+    print(f"the fio servers stopped {stopped_s:.1f} s after the driver was killed")
 
 
 @long
@@ -374,21 +416,16 @@ def test_ctrl_c_of_the_driver_undoes_everything_on_every_host_before_it_stops(la
     assert not [p for p in manifest_dir().glob("flashscale-ssh-*.json") if p.name not in before]
     nothing_left(made)
 
-CONNECT = "import socket,sys; s=socket.socket(); s.settimeout(3); print(s.connect_ex((sys.argv[1], int(sys.argv[2]))))"
-
-
-def _connects(netns: str | None, address: str, port: int) -> bool:
-    """Whether a TCP connection to ``address:port`` from namespace ``netns`` (None: this one) is accepted."""
+def listeners(netns: str | None) -> list[str]:
+    """``ss -ltnpH`` in namespace ``netns`` (None: this one): each TCP socket listening, with its process."""
     where = ["nsenter", f"--net={NETNS_DIR / netns}", "--"] if netns else []
-    said = subprocess.run([*where, sys.executable, "-c", CONNECT, address, str(port)], capture_output=True,
-                          text=True, timeout=30)
-    return said.stdout.strip() == "0"
+    return subprocess.run([*where, "ss", "-ltnpH"], capture_output=True, text=True, check=True).stdout.splitlines()
 
 
-def test_a_hosts_fio_server_is_reached_through_its_ssh_connection_only(lab, tmp_path):
-    """fio's server has no authentication: host0's listens on host0's loopback, the driver reaches it through the
-    SSH connection's forward, and neither another host of the same network nor this machine reaches it at host0's
-    address."""
+def test_a_hosts_fio_server_listens_on_a_root_only_unix_socket_forwarded_to_one_of_ours(lab, tmp_path):
+    """fio's server has no authentication: on each host it listens on a unix socket in a folder of mode 0700 (no TCP
+    port: ``ss`` shows sshd alone listening in the host's network), and the driver reaches it through a unix socket
+    its ssh forwards, in a folder of mode 0700 of ours; both go with the layout."""
     made, _, _, folder = lab
     hosts = [cluster.RemoteHost(h.name, h.address, mount_dir=str(folder)) for h in made.hosts[:2]]
     options = SshOptions(str(made.known_hosts), str(made.identity), "none")
@@ -396,11 +433,14 @@ def test_a_hosts_fio_server_is_reached_through_its_ssh_connection_only(lab, tmp_
     with RemoteCluster(hosts, options, Plan(fio_version=fio), tmp_path) as remote:
         with remote.layout("mounted") as (served, dead):
             assert not dead and len(served) == 2
-            local, port = next(h.forwarded for h in remote.hosts if h.name == "host0")
-            host0, host1 = made.hosts[0], made.hosts[1]
-            assert _connects(host0.netns, "127.0.0.1", port)  # it listens: on the host's own loopback
-            assert _connects(None, "127.0.0.1", local)  # the driver reaches it through the forward
-            assert not _connects(host1.netns, host0.address, port)  # another host on the same network: refused
-            assert not _connects(None, host0.address, port)  # this machine, at the host's address: refused
-    assert not _connects(None, "127.0.0.1", local)  # the forward went with the layout
+            for host, share in zip(made.hosts[:2], served):
+                assert all('"sshd"' in line for line in listeners(host.netns)), listeners(host.netns)
+                there = Path(next(h.server.remote for h in remote.hosts if h.name == share.name))
+                assert there.is_socket() and oct(there.parent.stat().st_mode & 0o777) == "0o700"
+                here = Path(share.socket)
+                assert here.is_socket() and oct(here.parent.stat().st_mode & 0o777) == "0o700"
+                assert here.parent.stat().st_uid == there.parent.stat().st_uid == 0
+            masters = {str(h.link.master.pid) for h in remote.hosts}
+            assert not [line for line in listeners(None) if any(f"pid={pid}," in line for pid in masters)]
+    assert not Path(served[0].socket).exists() and not there.exists()
     nothing_left(made)

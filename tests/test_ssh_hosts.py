@@ -13,6 +13,7 @@ from flashscale.campaigns import cluster
 from flashscale.measure.sweep import Sweep
 from flashscale.system import netns
 from flashscale.system.devices import System
+from flashscale.system.private import SHIP
 from flashscale.system.ssh_lab import SshLab
 from flashscale.system.teardown import manifest_dir
 
@@ -51,3 +52,5 @@ def test_eight_hosts_are_reached_checked_and_measured_at_once(lab):
     assert not [p for p in manifest_dir().glob("flashscale-ssh-*.json") if "eight" in p.read_text()]
     assert all(not any((folder / h.name).iterdir()) for h in made.hosts)  # our directories inside went
     assert not list((manifest_dir() / "hosts").glob("*.json")) and not list(Path("/tmp").glob("flashscale-ship-*"))
+    assert not list((manifest_dir() / SHIP).glob("flashscale-ship-*"))
+    assert not list((manifest_dir() / "hosts").glob("flashscale-fio-*"))  # each fio server's socket folder went

@@ -1,19 +1,22 @@
 """A real host's side of an SSH campaign: the same guard, erase, layouts, facts, monitor and reap, run on the host.
 
-The driver (``flashscale.campaigns.remote``) ships flashscale as one zip (``system.ssh.package``) to a folder of its
-own on the host and runs, for each step, ``python3 -I -S flashscale.pyz OP REQUEST`` there: no site-packages and no
-environment, so only Python's standard library and this checkout's own modules are imported (system and arrays: no
-pandas, no pyarrow, no YAML). Each step answers one JSON line on stdout (``{"ok": true, ...}``, or ``ok`` false with
-the error's class and message); the log goes to stderr.
+The driver (``flashscale.campaigns.remote``) ships flashscale as one zip to a fresh folder of its own in the host's
+root-only place (``system.shipped``, ``system.private``) and runs, for each step, ``python3 -I -S -c <boot> FOLDER
+SHA256 OP REQUEST`` there: the zip's SHA-256 checked first, then run with no site-packages and no environment, so
+only Python's standard library and this checkout's own modules are imported (system and arrays: no pandas, no
+pyarrow, no YAML). Each step answers one JSON line on stdout (``{"ok": true, ...}``, or ``ok`` false with the
+error's class and message); the log goes to stderr.
 
     check      what the campaign needs of the host: fio's version, Python's, root, the programs every layout's plan
                runs, each test bed identity found, the guard's refusals of each layout (read only), the clock
     facts      the host's settings that shape the numbers (``machine.json``): kernel, CPUs, NUMA, each device's
     build      a layout built through the guard on devices named by identity and confirmed (``layouts.build``)
     directory  a directory of ours inside an existing mount point (``layouts.use_directory``)
-    server     ``fio --server`` on a free port of the host's loopback only, recorded with its pid and start time
+    serve      ``fio --server`` on a unix socket in a folder of ours (mode 0700), for as long as the driver's ssh
+               session lasts: it answers once the server listens, then stops it when its stdin ends, or when the
+               driver has been silent ``SILENT_S`` seconds, or when the server ended; no TCP port is opened
     monitor    a sampler of the devices under the targets and the CPUs, written once a second to a file
-    reap       undo the named manifests (``system.reap``), then remove the folder the zip was shipped to
+    reap       undo the named manifests (``system.reap``), then remove the named shipped folders
 
 Everything a step makes is recorded in a manifest on the host before it exists (``system.teardown``), in a folder
 of its own beside the host's other manifests (``host_manifests``), named by the driver, which records the names
@@ -26,6 +29,7 @@ import logging
 import os
 import platform
 import re
+import select
 import signal
 import socket
 import sys
@@ -37,11 +41,14 @@ from typing import Sequence
 from . import erase, layouts
 from .guard import Guard
 from ..errors import ConfigError, FlashscaleError, RefusedError, UnsupportedError
-from ..system import monitor, processes
+from ..system import monitor, private, processes
 from ..system.commands import Runner
 from ..system.devices import System
 from ..system.reap import reap_one
+from ..system.forwarded import SILENT_S
+from ..system.ssh import SOCKET_PATH_MAX
 from ..system.teardown import Teardown, manifest_dir
+from ..system.undo import make_scratch
 
 log = logging.getLogger("flashscale.remote")
 
@@ -53,9 +60,7 @@ OWN_FILES = re.compile(r"(flashscale\.pyz|flashscale-[A-Za-z0-9._-]+\.(log|jsonl
 def host_manifests() -> Path:
     """Where a host keeps the manifests of SSH campaigns: a folder of its own in its manifest directory, so that a
     plain ``flashscale reap`` there never takes a running campaign's manifests for a dead one's."""
-    folder = manifest_dir() / "hosts"
-    folder.mkdir(mode=0o700, exist_ok=True)
-    return folder
+    return private.folder(manifest_dir() / "hosts")
 
 
 def manifest(name: str) -> Path:
@@ -151,28 +156,49 @@ def directory(request: dict, runner: Runner, system: System) -> dict:
             "description": layout.description}
 
 
-def _listening(port: int) -> bool:
-    with socket.socket() as probe:
+def _listening(sock: Path) -> bool:
+    with socket.socket(socket.AF_UNIX) as probe:
         probe.settimeout(1)
-        return probe.connect_ex(("127.0.0.1", port)) == 0
+        return probe.connect_ex(str(sock)) == 0
 
 
-def server(request: dict, runner: Runner, system: System) -> dict:
-    """``fio --server`` on a free port of the host's loopback (no other address reaches it: fio's server has no
-    authentication), recorded with its pid and start time; answers once it listens."""
+def serve(request: dict, runner: Runner, system: System) -> dict:
+    """``fio --server`` on a unix socket in a folder of ours (0700: only this login and root reach it; fio's server
+    has no authentication), both recorded; answers its socket once it listens, then serves until the driver goes
+    (``_until_driver_goes``), and undoes both."""
     teardown = Teardown(manifest(request["manifest"]), runner, system)
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    process = processes.start(["fio", f"--server=127.0.0.1,{port}"], teardown, Path(request["log"]), system=system)
-    deadline = time.monotonic() + SERVER_READY_S
-    while not _listening(port):
-        if not process.running() or time.monotonic() > deadline:
-            said = process.output().strip()[-300:] or "it said nothing"
-            teardown.close()
-            raise UnsupportedError(f"fio --server did not listen on 127.0.0.1:{port}: {said}")
-        time.sleep(0.05)
-    return {"port": port, "pid": process.pid, "start": process.start}
+    for sig in (signal.SIGTERM, signal.SIGHUP):  # the teardown runs, whatever ends this step
+        signal.signal(sig, lambda *_: sys.exit(1))
+    try:
+        sock = make_scratch(host_manifests(), "fio", teardown, mode=0o700) / "fio.sock"
+        if len(str(sock)) > SOCKET_PATH_MAX:
+            raise UnsupportedError(f"{sock} is longer than a unix socket's path may be ({SOCKET_PATH_MAX})")
+        process = processes.start(["fio", f"--server=sock:{sock}"], teardown, Path(request["log"]), system=system)
+        deadline = time.monotonic() + SERVER_READY_S
+        while not _listening(sock):
+            if not process.running() or time.monotonic() > deadline:
+                said = process.output().strip()[-300:] or "it said nothing"
+                raise UnsupportedError(f"fio --server=sock:{sock} did not listen: {said}")
+            time.sleep(0.05)
+        print(json.dumps({"ok": True, "socket": str(sock), "pid": process.pid, "start": process.start}), flush=True)
+        return {"ended": _until_driver_goes(process)}
+    finally:
+        teardown.close()
+
+
+def _until_driver_goes(process: processes.Process) -> str:
+    """Wait while the fio server runs and the driver's session lasts (its stdin: a line every
+    ``forwarded.HEARTBEAT_S``); why the wait ended."""
+    heard = time.monotonic()
+    while process.running():
+        ready, _, _ = select.select([sys.stdin], [], [], 1.0)
+        if ready:
+            if not os.read(sys.stdin.fileno(), 4096):
+                return "the driver's ssh session ended"
+            heard = time.monotonic()
+        elif time.monotonic() - heard > SILENT_S:
+            return f"the driver said nothing for {SILENT_S:g} s"
+    return "the fio server ended"
 
 
 def start_monitor(request: dict, runner: Runner, system: System) -> dict:
@@ -180,8 +206,8 @@ def start_monitor(request: dict, runner: Runner, system: System) -> dict:
     devices = sorted({n for target in request.get("targets", []) for n in system.devices_under(target)})
     teardown = Teardown(manifest(request["manifest"]), runner, system)
     ask = {"out": request["out"], "devices": devices, "interval_s": request.get("interval_s", 1.0)}
-    process = processes.start([sys.executable, "-I", "-S", sys.argv[0], "sample", json.dumps(ask)], teardown,
-                              Path(request["log"]), system=system)
+    boot = [sys.executable, "-I", "-S", "-c", private.program(), "boot", request["folder"], request["sha256"]]
+    process = processes.start([*boot, "sample", json.dumps(ask)], teardown, Path(request["log"]), system=system)
     return {"devices": devices, "pid": process.pid, "start": process.start}
 
 
@@ -207,8 +233,9 @@ def sample(request: dict, runner: Runner, system: System) -> dict:
 
 
 def reap(request: dict, runner: Runner, system: System) -> dict:
-    """Undo each named manifest (one already gone was undone before); then remove the shipped folder, when named:
-    the files of ours in it (the zip, logs, monitor series), then the folder itself."""
+    """Undo each named manifest (one already gone was undone before); then, when everything was, remove each named
+    shipped folder (``ships``) and the folders reaps of it left: the files of ours in each (the zip, logs, monitor
+    series), then the folder itself. The one this step runs from goes last: nothing is imported from it after."""
     problems = []
     for name in request.get("manifests", []):
         path = manifest(name)
@@ -217,22 +244,27 @@ def reap(request: dict, runner: Runner, system: System) -> dict:
         outcome = reap_one(path, runner, system, named=True)
         if outcome.state != "reaped":
             problems.append(f"{name}: {outcome.state}: {'; '.join(outcome.problems)}")
-    ship = request.get("ship")
-    if ship and not problems:
-        _remove_ship(Path(ship))
-    return {"problems": problems}
+    if problems:
+        return {"problems": problems}
+    base = private.owned(private.runtime_dir() / private.SHIP)
+    ships = [n for n in request.get("ships", []) if isinstance(n, str) and private.SHIP_NAME.fullmatch(n)]
+    earlier = {p.name for n in ships for p in base.glob(f"{n}-r*") if private.SHIP_NAME.fullmatch(p.name)}
+    for name in sorted(earlier - set(ships)) + ships:
+        _remove_ship(base / name)
+    return {"problems": []}
 
 
 def _remove_ship(folder: Path) -> None:
-    if not folder.is_dir() or folder.is_symlink() or not folder.name.startswith("flashscale-"):
+    """A shipped folder of ours (``private.owned``: this login's alone), the files of ours in it, then itself."""
+    if not folder.exists():
         return
-    for child in folder.iterdir():
+    for child in private.owned(folder).iterdir():
         if OWN_FILES.fullmatch(child.name) and child.is_file() and not child.is_symlink():
             child.unlink()
     folder.rmdir()
 
 
-OPS = {"check": check, "facts": facts, "build": build, "directory": directory, "server": server,
+OPS = {"check": check, "facts": facts, "build": build, "directory": directory, "serve": serve,
        "monitor": start_monitor, "sample": sample, "reap": reap}
 
 

@@ -20,8 +20,10 @@ was stated. Nothing is predicted before one host was measured alone (``HOSTS`` w
 Real hosts over SSH (``KNOWN_HOSTS`` given; hosts from ``REMOTE_HOSTS`` or an Ansible ``INVENTORY``'s
 ``HOST_GROUP``): ``campaigns.remote`` connects to every host, ships flashscale there, checks each host before anything
 runs, builds each of ``LAYOUTS`` on the devices the hosts test bed (``TESTBED``) names by identity and ``CONFIRM``
-confirms, through the same guard, starts a fio server on each host's loopback reached through the connection, and
-undoes everything; ``local`` and ``mounted`` are a directory of ours in each host's ``local_dir`` and ``mount_dir``.
+confirms, through the same guard, starts a fio server on a unix socket of each host's root-only place reached
+through a forward of the connection (no TCP port: the emulated hosts' servers, each in its own network namespace,
+stay on TCP), and undoes everything; ``local`` and ``mounted`` are a directory of ours in each host's
+``local_dir`` and ``mount_dir``.
 
 Real hosts without SSH (``REMOTE_HOSTS`` and no ``KNOWN_HOSTS``: each host's own ``fio --server`` at address and
 port, started by hand): flashscale measures inside the mount point each host names (layout ``mounted``), and in its
@@ -60,7 +62,7 @@ from ..measure.progress import Progress
 from ..measure.sweep import Sweep
 from ..system.commands import Runner
 from ..system.devices import System
-from ..system import idle, netns, provenance
+from ..system import idle, names, netns, provenance
 from ..system.netns import SUBNET
 from ..measure.units import rate
 from ..measure import truth
@@ -84,6 +86,10 @@ class RemoteHost:
     link_bps: int | None = None  # the data per second the host's network link carries: the network's ceiling
     ssh_port: int = 22
     user: str = "root"
+
+    def __post_init__(self) -> None:
+        names.host_name(self.name)
+        names.host_name(self.address, f"host {self.name}: address")
 
     @classmethod
     def from_mapping(cls, entry: dict) -> "RemoteHost":
@@ -316,9 +322,10 @@ class _Sweep:
 
     def run_served(self, served: Sequence, dead: dict[str, str], windows: list) -> None:
         """One layout on real hosts over SSH (``campaigns.remote.Served``, in the campaign's order of hosts): each
-        reached at its forwarded port on this machine's loopback; a host in ``dead`` gets failed rows."""
-        self.run([Target(Endpoint(s.name, "127.0.0.1", s.port or fio_cluster.PORT), s.layout, s.targets, s.devices,
-                         {}, network_bw_bytes=s.link_bps if s.layout == "mounted" else None, backend="remote")
+        reached at its forwarded unix socket; a host in ``dead`` (no socket) gets failed rows."""
+        self.run([Target(Endpoint(s.name, socket=s.socket) if s.socket else Endpoint(s.name, "unreachable"),
+                         s.layout, s.targets, s.devices, {},
+                         network_bw_bytes=s.link_bps if s.layout == "mounted" else None, backend="remote")
                   for s in served], dead, windows)
 
     def _state(self, hosts: list[Target]) -> None:

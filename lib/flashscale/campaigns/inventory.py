@@ -3,7 +3,9 @@
     hosts = read("inventory.ini", group="storage")     # InventoryHost(name, address, port, user, groups, vars)
 
 What is read, as Ansible reads it: host names with ``ansible_host`` (the address; the name when absent),
-``ansible_port`` (the SSH port, 22) and ``ansible_user`` (root when absent: layouts need it); groups, with
+``ansible_port`` (the SSH port, 22) and ``ansible_user`` (root when absent: layouts need it), each name and
+address a DNS name or an IP address and each user a login name (``system.names``: checked here, before any
+connection, the value and the rule named); groups, with
 ``[group:children]`` / ``children:`` nesting and ``[group:vars]`` / ``vars:`` (a host's own variables win over its
 groups', a child group's over its parent's); numeric ranges in names (``node[01:10]``). Variables of flashscale's
 own, ``flashscale_mount_dir``, ``flashscale_local_dir``, ``flashscale_devices`` and ``flashscale_link_bps``, give a
@@ -20,6 +22,7 @@ for one machine (``arrays.testbed``), the identities quoted as ``flashscale devi
 """
 from __future__ import annotations
 
+import math
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -34,6 +37,7 @@ from ..errors import ConfigError
 OWN_VARS = {"flashscale_mount_dir": "mount_dir", "flashscale_local_dir": "local_dir",
             "flashscale_devices": "devices", "flashscale_link_bps": "link_bps"}
 RANGE = re.compile(r"\[(\d+):(\d+)\]")
+HOSTS_MAX = 4096  # an inventory is someone else's file: a range names at most this many hosts
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,9 @@ def _expand(pattern: str, where: str) -> list[str]:
             raise ConfigError(f"{where}: host pattern {pattern!r} is not a name or a numeric range [a:b]")
         return [pattern]
     lo, hi = found.groups()
+    count = math.prod(max(0, int(b) - int(a) + 1) for a, b in RANGE.findall(pattern))
+    if count > HOSTS_MAX:
+        raise ConfigError(f"{where}: {pattern!r} names {count} hosts, more than {HOSTS_MAX}")
     width = len(lo) if lo.startswith("0") else 0
     return [name for i in range(int(lo), int(hi) + 1)
             for name in _expand(pattern[:found.start()] + str(i).zfill(width) + pattern[found.end():], where)]

@@ -4,12 +4,13 @@ the layouts run on them one after another (``campaigns.remote.RemoteCluster`` do
     resolve_hosts(spec, make)  the inventory's hosts as the spec's ``remote``; every SSH rule checked, before anything
     order(spec)             the layouts measured, in order: ``LAYOUTS``, then ``local`` and ``mounted`` where named
     run(spec, directory, runner, fio_version, measure)   each layout built, measured by ``measure``, undone
+    contacts(parameters, folder, runner)   how ``flashscale reap`` reaches the hosts: as the campaign's parameters say
 """
 from __future__ import annotations
 
 from dataclasses import asdict
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Mapping
 
 from ..arrays.guard import confirmation
 from ..arrays.layouts import DEVICE_LAYOUTS
@@ -17,8 +18,10 @@ from ..errors import ConfigError
 from ..measure import cluster as fio_cluster
 from ..paths import project_root
 from ..system.commands import Runner
+from ..system.shipped import Contacts, Zip
+from ..system.ssh import Link, SshHost, SshOptions
 from . import inventory
-from .remote import SPECIAL, Plan, RemoteCluster, Served, ssh_options
+from .remote import SPECIAL, Plan, RemoteCluster, Served
 
 SSH_ONLY = ("layouts", "testbed", "confirm", "inventory", "ssh_identity", "ssh_config")
 
@@ -51,9 +54,9 @@ def resolve_hosts(spec, remote_host: Callable[[dict], object]) -> None:
         raise ConfigError("KNOWN_HOSTS is for real hosts: name them in REMOTE_HOSTS or INVENTORY")
     ports = [h.name for h in spec.remote if h.port != fio_cluster.PORT]
     if ports:
-        raise ConfigError(f"host(s) {', '.join(ports)}: over SSH the fio server's port is chosen on each host; "
-                          "give ssh_port for SSH's own")
-    names = [h.name for h in spec.remote]
+        raise ConfigError(f"host(s) {', '.join(ports)}: over SSH each host's fio server listens on a unix socket "
+                          "flashscale makes there, not on a port; give ssh_port for SSH's own")
+    names = [SshHost(h.name, h.address, h.ssh_port, h.user).name for h in spec.remote]  # each checked
     if len(set(names)) != len(names):
         raise ConfigError(f"host names {names} are not unique")
     wrong = [name for name in spec.layouts if name not in DEVICE_LAYOUTS]
@@ -107,6 +110,29 @@ def run(spec, directory: Path, runner: Runner, fio_version: str, measure: Callab
         for name in order(spec):
             with cluster.layout(name) as (served, dead):
                 by_name = {s.name: s for s in served}
-                hosts = [by_name.get(h.name) or Served(h.name, 0, name, (), 0, h.link_bps) for h in spec.remote]
+                hosts = [by_name.get(h.name) or Served(h.name, "", name, (), 0, h.link_bps) for h in spec.remote]
                 measure(hosts, dead, cluster.windows)
     return cluster.notes
+
+
+def contacts(parameters: Mapping, folder: Path, runner: Runner) -> Contacts | None:
+    """How ``flashscale reap`` reaches the hosts of a campaign: its ``INVENTORY`` (``HOST_GROUP``) or
+    ``REMOTE_HOSTS``, and its ``KNOWN_HOSTS``, ``SSH_IDENTITY`` and ``SSH_CONFIG``, read and checked as ``run``
+    reads them; the zip it ships written to ``folder`` (ours, 0700). None when the parameters name no SSH hosts."""
+    if not parameters.get("KNOWN_HOSTS"):
+        return None
+    options = ssh_options(_path(parameters["KNOWN_HOSTS"]), _path(parameters.get("SSH_IDENTITY")),
+                          parameters.get("SSH_CONFIG"))
+    if parameters.get("INVENTORY"):
+        hosts = [SshHost(h.name, h.address, h.port, h.user)
+                 for h in inventory.read(_path(parameters["INVENTORY"]), parameters.get("HOST_GROUP") or "all")]
+    else:
+        given = [dict(h) for h in parameters.get("REMOTE_HOSTS") or () if isinstance(h, Mapping)]
+        hosts = [SshHost(h.get("name"), h.get("address"), h.get("ssh_port", 22), h.get("user", "root"))
+                 for h in given]
+    return Contacts({h.name: Link(h, options, runner, None) for h in hosts}, Zip.write(folder))
+
+def ssh_options(known_hosts: str | None, identity: str | None, config: str | None) -> SshOptions:
+    if not known_hosts:
+        raise ConfigError("over SSH, KNOWN_HOSTS must name the file the hosts' keys are checked against")
+    return SshOptions(known_hosts, identity, config)

@@ -242,7 +242,8 @@ SCHEMA: dict[str, tuple[object, str]] = {
     "KNOWN_HOSTS": (Optional[str], "the known_hosts file the real hosts' keys are checked against: hosts reached "
                                    "over SSH (never without it)"),
     "SSH_IDENTITY": (Optional[str], "the private key ssh logs in to the hosts with (None: ssh's own choice)"),
-    "SSH_CONFIG": (Optional[str], "an ssh_config file for the hosts, or none (None: ~/.ssh/config)"),
+    "SSH_CONFIG": (Optional[str], "an ssh_config file for the hosts (jump hosts...), or none (None: none; "
+                                  "~/.ssh/config is never read, and no file changes the options flashscale pins)"),
     "CLOCK_TOLERANCE_S": (Annotated[float, Field(gt=0)], "how far a host's clock may be off this machine's, s"),
 }
 

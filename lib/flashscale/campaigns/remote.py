@@ -3,20 +3,23 @@
     with RemoteCluster(hosts, plan, runner, directory) as cluster:   # connected, flashscale shipped, every host checked
         for name in plan.order(hosts):
             with cluster.layout(name) as (served, dead):              # built, a fio server each, forwarded, monitored
-                sweep.run(...)                                         # fio --client to 127.0.0.1:<forwarded port>
+                sweep.run(...)                                         # fio --client=sock:<the forwarded socket>
 
 Each host gets, in parallel (one thread per host): a master SSH connection (``system.ssh.Link``), flashscale shipped
-as one zip to a folder of ours on it (``/tmp/flashscale-ship-<token>-<host>``), and every step of the campaign run
-there by that zip (``arrays.remote``): the check, each layout built through the guard on the devices the hosts test
-bed names by identity and the user confirmed, a fio server on a free port of the host's loopback reached through
-the connection's port forward, the monitor, the facts, and the teardown. Before anything is built every host is
-checked (``problems``) and the campaign refuses, naming each host and reason, when one falls short.
+as one zip to a fresh folder of its root-only place and checked by its SHA-256 before every run
+(``system.shipped``), and every step of the campaign run there by that zip (``arrays.remote``): the check, each
+layout built through the guard on the devices the hosts test bed names by identity and the user confirmed, a fio
+server on a unix socket of the host's root-only place forwarded to one of ours (``system.forwarded``: no TCP port
+anywhere), the monitor, the facts, and the teardown. Before anything is built every host is checked
+(``problems``), a fio server started there and asked its version through the forward, and the campaign refuses,
+naming each host and reason, when one falls short.
 
-What is made is recorded before it exists: here, per host, a manifest holding the master connection (a process of
-ours) and a ``remote`` entry naming the host, how to reach it, the folder shipped to and the manifests kept there,
-each name added before the host makes it; on the host, those manifests. A layout's manifests are reaped at its end;
+What is made is recorded before it exists: here, per host, a manifest holding the master connection and each fio
+server's session (processes of ours) and a ``remote`` entry naming the host, the folder shipped to and the
+manifests kept there, each name added before the host makes it (never how to reach the host: that is the
+campaign's, ``shipped.Contacts``); on the host, those manifests. A layout's manifests are reaped at its end;
 whatever a host could not undo (it stopped answering) is tried again when the campaign ends, and is left, named in
-the notes, for ``flashscale reap``, which reaches the host through the same entry.
+the notes, for ``flashscale reap --campaign``, which reaches the host as the campaign does.
 """
 from __future__ import annotations
 
@@ -29,11 +32,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
-from ..errors import ConfigError, FlashscaleError, RefusedError
+from ..errors import FlashscaleError, RefusedError
+from ..measure import cluster as fio_cluster
+from ..system import forwarded, private, shipped
 from ..system.commands import Runner
 from ..system.devices import System
-from ..system.ssh import PACKAGE, Link, SshHost, SshOptions, Unreachable, package
-from ..system.teardown import Built, Teardown, manifest_dir
+from ..system.ssh import Link, SshHost, SshOptions, Unreachable
+from ..system.teardown import Built, Entry, Teardown, manifest_dir
 from ..system.undo import make_scratch
 
 PYTHON_MIN = (3, 10)
@@ -64,7 +69,7 @@ class Served:
     """One host's share of a layout as the sweep sees it."""
 
     name: str
-    port: int  # on this machine's loopback, forwarded to the host's fio server
+    socket: str  # a unix socket of ours, forwarded to the host's fio server ("": none)
     layout: str
     targets: tuple[str, ...]
     devices: int
@@ -98,14 +103,17 @@ def problems(name: str, answer: dict, plan: Plan, *, root: bool, python: tuple[i
 
 @dataclass
 class _Host:
-    """One host of the campaign: its link, the driver's manifest of it, its folder there, what it measured."""
+    """One host of the campaign: its link, the driver's manifest of it and its ``remote`` entry, the name of its
+    folder there and the agent run from it, its fio server, what it measured."""
 
     spec: object  # campaigns.cluster.RemoteHost
     link: Link
     teardown: Teardown
     ship: str
+    entry: Entry | None = None
+    agent: shipped.Agent | None = None
     offset_s: float = 0.0
-    forwarded: tuple[int, int] = (0, 0)  # this machine's port, the host's fio server's
+    server: forwarded.Server | None = None
     erased: list[str] = field(default_factory=list)  # devices an earlier layout erased: its own signatures there
 
     @property
@@ -114,9 +122,8 @@ class _Host:
 
     def remember(self, *names: str, forget: Sequence[str] = ()) -> list[str]:
         """Add manifest names to the ``remote`` entry (before the host makes them), or drop reaped ones."""
-        entry = self.teardown.entries[-1].details
-        kept = [n for n in entry.get("manifests", []) if n not in forget]
-        self.teardown.identify(manifests=[*kept, *[n for n in names if n not in kept]])
+        kept = [n for n in self.entry.details.get("manifests", []) if n not in forget]
+        self.teardown.amend(self.entry, manifests=[*kept, *[n for n in names if n not in kept]])
         return list(names)
 
 
@@ -137,6 +144,7 @@ class RemoteCluster(Built):
         self.windows: list[dict] = []  # the sweep's runs: raw_dir, start and end (this machine's time), what ran
         self._stack = contextlib.ExitStack()
         self._pool = ThreadPoolExecutor(max_workers=max(1, min(16, len(self.specs))), thread_name_prefix="ssh")
+        self.heartbeat = forwarded.Heartbeat()
 
     # ---- every host at once ---------------------------------------------------------------------------------
     def each(self, step: Callable, hosts: Sequence | None = None) -> dict[str, object]:
@@ -162,23 +170,23 @@ class RemoteCluster(Built):
     def _build(self) -> None:
         control = Teardown(self.manifests / f"flashscale-ssh-{self.token}.json", self.runner, self.system)
         self._stack.callback(control.close)  # last: the sockets' folder, once every master is gone
-        self.control = make_scratch(self.manifests, f"ssh-{self.token}", control)
-        (self.control / PACKAGE).write_bytes(package())
+        self.control = make_scratch(self.manifests, f"ssh-{self.token}", control, mode=0o700)
+        self.contacts = shipped.Contacts({}, shipped.Zip.write(self.control))
         outcomes = self.each(self._connect, self.specs)
-        self._refuse(outcomes, "the campaign refuses: not every host could be reached and given flashscale")
+        self._refuse(outcomes, "the campaign refuses: not every host could be reached")
         self.check()
 
     def _connect(self, spec) -> _Host:
         link = Link(SshHost(spec.name, spec.address, spec.ssh_port, spec.user), self.options, self.runner,
                     self.control)
         teardown = Teardown(self.manifests / f"flashscale-ssh-{self.token}-{spec.name}.json", self.runner,
-                            self.system)
-        host = _Host(spec, link, teardown, f"/tmp/flashscale-ship-{self.token}-{spec.name}")
-        self.hosts.append(host)  # from each thread: list.append is atomic
-        link.connect(teardown, self.control / f"flashscale-master-{spec.name}.log")
-        teardown.record("remote", name=spec.name, address=spec.address, port=spec.ssh_port, user=spec.user,
-                        ssh=self.options.record(), control=str(link.control), ship=host.ship, manifests=[])
-        link.ship(self.control / PACKAGE, host.ship)
+                            self.system, contacts=self.contacts)
+        host = _Host(spec, link, teardown, shipped.ship_name(self.token, spec.name))
+        self.hosts.append(host)  # from each thread: list.append and a new key are atomic
+        self.contacts.links[spec.name] = link
+        link.connect(teardown, self.control / f"flashscale-master-{host.ship[-12:]}.log")
+        teardown.record("remote", name=spec.name, ship=host.ship, manifests=[])
+        host.entry = teardown.entries[-1]
         return host
 
     def check(self) -> None:
@@ -199,13 +207,62 @@ class RemoteCluster(Built):
         python = tuple(int(p) for p in version.stdout.split(".")[:3])
         answer = {}
         if python >= PYTHON_MIN:
-            answer = host.link.agent(host.ship, "check", {
+            host.agent = self._install(host)
+            answer = host.agent.ask("check", {
                 "programs": ["fio"], "ids": list(self.plan.testbed.get(host.name, ())),
                 "layouts": list(self.plan.layouts), "confirm": list(self.plan.confirm_for(host.name)),
                 "wipe": self.plan.wipe, "options": self.plan.options})
         host.offset_s, uncertainty = self._clock(host)
-        return problems(host.name, answer, self.plan, root=root, python=python, offset_s=host.offset_s,
+        said = problems(host.name, answer, self.plan, root=root, python=python, offset_s=host.offset_s,
                         uncertainty_s=uncertainty)
+        return said or self._try_server(host)
+
+    @staticmethod
+    def _install(host: _Host) -> shipped.Agent:
+        """flashscale shipped to the host's fresh folder; a folder of that name there already is not ours: it is
+        dropped from the ``remote`` entry (never removed) and the refusal goes on."""
+        try:
+            return shipped.install(host.link, host.teardown.contacts.zipped, host.ship)
+        except RefusedError as exc:
+            if private.EXISTS in str(exc):
+                host.teardown.amend(host.entry, ship=None)
+            raise
+
+    def _try_server(self, host: _Host) -> list[str]:
+        """A fio server started on the host and asked its version through the forward, then stopped: the path every
+        layout takes; what failed, when it does."""
+        said = []
+        try:
+            local = self._start_server(host, "probe")
+            fio_cluster.probe(fio_cluster.Endpoint(host.name, socket=str(local)), self.runner, self.control,
+                              wait_s=5.0, job=f"{local.stem}.fio")
+        except FlashscaleError as exc:
+            said = [f"its fio server cannot be reached through a unix socket forwarded by ssh (fio's --server=sock: "
+                    "and OpenSSH 6.7 or newer, its sshd allowing AllowStreamLocalForwarding, are needed: no TCP port "
+                    f"is opened for fio): {exc}"]
+        finally:
+            self._stop_server(host)
+        name = self._names(host, "probe")["server"]
+        if not host.agent.ask("reap", {"manifests": [name]})["problems"]:
+            host.remember(forget=[name])
+        return said
+
+    def _start_server(self, host: _Host, label: str) -> Path:
+        """A fio server on ``host`` for ``label`` (its manifest named in the ``remote`` entry before the host makes
+        it), forwarded and kept alive by the heartbeat: the local socket."""
+        name = host.remember(self._names(host, label)["server"])[0]
+        host.server = forwarded.Server(host.agent, host.teardown, self.control, label)
+        local = host.server.start(name, f"{host.agent.folder}/flashscale-fio-{label}.log")
+        self.heartbeat.add(host.server)
+        return local
+
+    def _stop_server(self, host: _Host) -> None:
+        if host.server is not None:
+            self.heartbeat.discard(host.server)
+            try:
+                host.server.stop()
+            finally:
+                host.server = None
 
     def _clock(self, host: _Host, tries: int = 3) -> tuple[float, float]:
         """The host's clock minus this machine's, and how far that can be off (half the quickest round trip)."""
@@ -238,49 +295,45 @@ class RemoteCluster(Built):
             self.each(lambda h: self._tear_down(h, name, outcomes.get(h.name)), live)
 
     def _names(self, host: _Host, layout: str) -> dict[str, str]:
-        base = f"flashscale-{self.token}-{host.name}-{layout}"
+        base = f"flashscale-{self.token}-{host.ship[-12:]}-{layout}"
         return {"layout": f"{base}.json", "server": f"{base}-server.json", "monitor": f"{base}-monitor.json"}
 
     def _set_up(self, host: _Host, layout: str) -> Served:
-        names = self._names(host, layout)
+        names, folder = self._names(host, layout), host.agent.folder
         host.remember(names["layout"])
         if layout in SPECIAL:
-            folder = host.spec.local_dir if layout == "local" else host.spec.mount_dir
-            built = host.link.agent(host.ship, "directory", {"dir": folder, "manifest": names["layout"],
-                                                             "devices": host.spec.devices})
+            where = host.spec.local_dir if layout == "local" else host.spec.mount_dir
+            built = host.agent.ask("directory", {"dir": where, "manifest": names["layout"],
+                                                 "devices": host.spec.devices})
         else:
-            built = host.link.agent(host.ship, "build", {
+            built = host.agent.ask("build", {
                 "layout": layout, "ids": list(self.plan.testbed[host.name]), "wipe": self.plan.wipe,
                 "confirm": list(self.plan.confirm_for(host.name)), "options": self.plan.options,
                 "manifest": names["layout"], "claimed": host.erased})
             host.erased = sorted(set(host.erased) | set(built["erased"]))
-        host.remember(names["server"])
-        server = host.link.agent(host.ship, "server", {"manifest": names["server"],
-                                                       "log": f"{host.ship}/flashscale-fio-{layout}.log"})
+        local = self._start_server(host, layout)
         host.remember(names["monitor"])
-        host.link.agent(host.ship, "monitor", {"manifest": names["monitor"], "targets": built["targets"],
-                                               "out": f"{host.ship}/flashscale-monitor-{layout}.jsonl",
-                                               "log": f"{host.ship}/flashscale-monitor-{layout}.log"})
-        facts = host.link.agent(host.ship, "facts", {"targets": built["targets"]})
-        folder = self.directory / "raw" / layout
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / f"machine-{host.name}.json").write_text(json.dumps(
+        host.agent.ask("monitor", {"manifest": names["monitor"], "targets": built["targets"], "folder": folder,
+                                   "sha256": host.agent.sha256, "out": f"{folder}/flashscale-monitor-{layout}.jsonl",
+                                   "log": f"{folder}/flashscale-monitor-{layout}.log"})
+        facts = host.agent.ask("facts", {"targets": built["targets"]})
+        raw = self.directory / "raw" / layout
+        raw.mkdir(parents=True, exist_ok=True)
+        (raw / f"machine-{host.name}.json").write_text(json.dumps(
             {**{k: v for k, v in facts.items() if k != "ok"}, "clock_offset_s": host.offset_s,
              "built": {k: v for k, v in built.items() if k != "ok"}}, indent=1, default=str))
-        local = host.link.forward(server["port"])
-        host.forwarded = (local, server["port"])
-        return Served(host.name, local, layout, tuple(built["targets"]), int(built["devices"]), host.spec.link_bps)
+        return Served(host.name, str(local), layout, tuple(built["targets"]), int(built["devices"]),
+                      host.spec.link_bps)
 
     def _tear_down(self, host: _Host, layout: str, outcome) -> None:
-        """Stop the forward, keep the monitor's series, undo the layout's manifests on the host; a host that does
+        """Stop the fio server, keep the monitor's series, undo the layout's manifests on the host; a host that does
         not answer keeps them (tried again at the end, then left to reap) and is not asked again."""
         names = self._names(host, layout)
         try:
+            self._stop_server(host)
             if isinstance(outcome, Served):
-                host.link.cancel(*host.forwarded)
                 self._keep_series(host, layout)
-            answer = host.link.agent(host.ship, "reap", {"manifests": [names["monitor"], names["server"],
-                                                                       names["layout"]]})
+            answer = host.agent.ask("reap", {"manifests": [names["monitor"], names["server"], names["layout"]]})
         except FlashscaleError as exc:
             self.lost[host.name] = str(exc)
             self.notes.append(f"Host {host.name}: the teardown of {layout} could not run there ({exc}); it is tried "
@@ -296,7 +349,7 @@ class RemoteCluster(Built):
         """The host's monitor samples of ``layout``, each put in the run it fell in (by time, the host's clock
         corrected by its measured offset): ``monitor-<host>.jsonl`` in the run's raw folder, and the campaign's
         ``monitor.jsonl`` with ``host``."""
-        said = host.link.run(["cat", f"{host.ship}/flashscale-monitor-{layout}.jsonl"], ok_codes=(0, 1)).stdout
+        said = host.link.run(["cat", f"{host.agent.folder}/flashscale-monitor-{layout}.jsonl"], ok_codes=(0, 1)).stdout
         samples = [json.loads(line) for line in said.splitlines() if line.startswith("{")]
         runs = [w for w in self.windows if w["layout"] == layout]
         kept = []
@@ -318,24 +371,21 @@ class RemoteCluster(Built):
         """Undo every host's share (its ``remote`` entry: what it keeps, the folder shipped to; then its master);
         what a host cannot undo is named in the notes and left in the manifest for ``flashscale reap``."""
         outcomes = self.each(self._close_host)
+        self.heartbeat.close()
         for name, outcome in outcomes.items():
             if isinstance(outcome, BaseException):
                 manifest = next(h.teardown.manifest for h in self.hosts if h.name == name)
                 self.notes.append(f"Host {name}: what the campaign made there could not all be undone ({outcome}); "
-                                  f"`flashscale reap {manifest}` undoes it once the host answers.")
+                                  f"`flashscale reap --campaign CAMPAIGN {manifest}` undoes it once the host "
+                                  "answers.")
         self._pool.shutdown()
         self._stack.close()
 
-    @staticmethod
-    def _close_host(host: _Host) -> None:
+    def _close_host(self, host: _Host) -> None:
         try:
+            self._stop_server(host)
             host.teardown.close()
         finally:
             if host.link.master is not None:
                 host.link.master.popen.poll()  # its exit collected: stopped by pid and start time, it is our child
 
-
-def ssh_options(known_hosts: str | None, identity: str | None, config: str | None) -> SshOptions:
-    if not known_hosts:
-        raise ConfigError("over SSH, KNOWN_HOSTS must name the file the hosts' keys are checked against")
-    return SshOptions(known_hosts, identity, config)

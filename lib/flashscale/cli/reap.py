@@ -1,17 +1,24 @@
 """Tear down what an interrupted run left behind, from its manifest, and nothing else.
 
 Without MANIFEST, every manifest in the manifest directory whose run is over; exit status 1 if anything is left
-behind. Guide: docs/howto/real-devices.md#8-after-a-crash-use-flashscale-reap; every option:
+behind or refused. A manifest, or its folder, that is not the user's alone is refused. What an SSH campaign left on
+its hosts is undone there only with the campaign given (``--campaign`` and the ``-p`` it ran with): the hosts are
+reached as its inventory and SSH parameters say, never as a manifest says. Guide:
+docs/howto/real-devices.md#8-after-a-crash-use-flashscale-reap; every option:
 docs/reference/commands.md#flashscale-reap.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
+from ..campaigns import over_ssh
+from ..notebooks.execute import load_campaign, parse_overrides
 from ..system import reap
+from ..system.commands import Runner
 from ..system.teardown import manifest_dir
 
 
@@ -19,20 +26,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("manifests", nargs="*", metavar="MANIFEST", help="manifest files to reap (default: scan)")
     parser.add_argument("--manifest-dir", type=Path, default=None, metavar="DIR",
                         help="where to look for manifests (default: /run/flashscale for root)")
+    parser.add_argument("--campaign", default=None, metavar="FILE",
+                        help="the campaign file an SSH campaign ran: its hosts and SSH parameters reach them")
+    parser.add_argument("-p", "--parameter", action="append", default=[], metavar="NAME=YAML",
+                        help="a parameter the SSH campaign ran with (as flashscale run -p), e.g. -p INVENTORY=hosts.ini")
     parser.add_argument("--dry-run", action="store_true", help="say what would be undone, undo nothing")
     parser.add_argument("--json", action="store_true", help="one JSON list of outcomes")
 
 
 def main(args: argparse.Namespace) -> int:
     directory = None if args.manifests else (args.manifest_dir or manifest_dir())
-    outcomes = reap.reap([Path(m) for m in args.manifests], directory, dry_run=args.dry_run)
+    parameters = {**(load_campaign(args.campaign)["parameters"] if args.campaign else {}),
+                  **parse_overrides(args.parameter)}
+    with tempfile.TemporaryDirectory(prefix="flashscale-reap-", dir=manifest_dir()) as folder:
+        runner = Runner()
+        contacts = over_ssh.contacts(parameters, Path(folder), runner)
+        outcomes = reap.reap([Path(m) for m in args.manifests], directory, dry_run=args.dry_run, runner=runner,
+                             contacts=contacts)
     if args.json:
         print(json.dumps([asdict(o) for o in outcomes], indent=1))
     else:
         for outcome in outcomes:
-            things = ", ".join(f"{e['kind']} {e.get('path') or e.get('vg') or ''}".strip() for e in outcome.entries)
+            things = ", ".join(f"{e['kind']} {e.get('path') or e.get('vg') or e.get('name') or ''}".strip()
+                               for e in outcome.entries)
             print(f"{outcome.manifest}: {outcome.state}" + (f" ({things})" if things else "")
                   + "".join(f"\n\t{p}" for p in outcome.problems))
         if not outcomes:
             print(f"nothing to reap in {directory}")
-    return 1 if any(o.state == "left-behind" for o in outcomes) else 0
+    return 1 if any(o.state in ("left-behind", "refused") for o in outcomes) else 0

@@ -12,6 +12,8 @@ What fio 3.33 does, and what this module does about it:
   (exit status 1 or even 0): ``by_host`` turns every host without a good entry into a failure with its reason,
   never a silently missing row.
 - ``probe`` asks each server for its version before the first run: a missing host is noticed then, not mid-sweep.
+- A server on a unix socket (``Endpoint.socket``: ``--client=sock:PATH``, how an SSH campaign reaches a host's
+  server through its forward) is named in ``client_stats`` by that path, with fio's default port.
 """
 from __future__ import annotations
 
@@ -34,13 +36,18 @@ CLIENT_TIMEOUT_S = 120  # beyond the job's own time: fio's client gives up on a 
 
 @dataclass(frozen=True)
 class Endpoint:
-    """A fio server the driver talks to: a name for the rows, its address and port."""
+    """A fio server the driver talks to: a name for the rows, its address and port, or its unix socket."""
 
     name: str
-    address: str
+    address: str = ""
     port: int = PORT
+    socket: str | None = None  # an absolute path: fio's client connects there (sock:), not to address and port
 
     def __post_init__(self) -> None:
+        if self.socket is not None:
+            if not self.name or not self.socket.startswith("/") or any(c.isspace() for c in self.socket):
+                raise ConfigError(f"host {self.name!r}: socket {self.socket!r} must be an absolute path")
+            return
         if not self.name or not self.address or "," in self.address:
             raise ConfigError(f"host {self.name!r} at {self.address!r}: a host needs a name and a plain address")
         if isinstance(self.port, bool) or not isinstance(self.port, int) or not 0 < self.port < 65536:
@@ -48,17 +55,25 @@ class Endpoint:
 
     @property
     def client(self) -> str:
-        return f"{self.address},{self.port}"
+        return f"sock:{self.socket}" if self.socket else f"{self.address},{self.port}"
+
+    def named(self, entry: dict) -> bool:
+        """Whether an entry of fio's ``client_stats`` is this server's."""
+        if self.socket:
+            return entry.get("hostname") == self.socket
+        return entry.get("hostname") == self.address and entry.get("port") == self.port
 
 
-def probe(endpoint: Endpoint, runner: Runner, folder: Path, wait_s: float = 0.0) -> str:
+def probe(endpoint: Endpoint, runner: Runner, folder: Path, wait_s: float = 0.0, job: str = "probe.fio") -> str:
     """The fio version ``endpoint``'s server answers with; UnsupportedError, naming the host, when it does not
-    (asked again for up to ``wait_s`` seconds: a server just started may not listen yet)."""
-    jobfile = Path(folder) / "probe.fio"
+    (asked again for up to ``wait_s`` seconds: a server just started may not listen yet). The job file is ``job``
+    in ``folder``."""
+    jobfile = Path(folder) / job
     jobfile.write_text(PROBE_JOB)
     deadline = time.monotonic() + wait_s
     while True:
-        done = runner.run(["fio", f"--client={endpoint.client}", str(jobfile)], ok_codes=range(256), timeout=60)
+        done = runner.run(["env", "--ignore-signal=PIPE", "fio", f"--client={endpoint.client}", str(jobfile)],
+                          ok_codes=range(-64, 256), timeout=60)  # a server gone mid-answer: no SIGPIPE, a failure
         found = VERSION_LINE.search(done.stdout)
         if (done.returncode == 0 and found) or time.monotonic() >= deadline:
             break
@@ -127,7 +142,7 @@ def by_host(data: dict, endpoints: Sequence[Endpoint], status: str = "") -> dict
     entries = [e for e in data.get("client_stats", []) if e.get("jobname") != ALL_CLIENTS]
     out: dict[str, dict | str] = {}
     for endpoint in endpoints:
-        own = [e for e in entries if e.get("hostname") == endpoint.address and e.get("port") == endpoint.port]
+        own = [e for e in entries if endpoint.named(e)]
         result = {"fio version": data.get("fio version", ""), "jobs": own}
         try:
             if not own:

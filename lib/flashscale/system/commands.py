@@ -110,18 +110,25 @@ class Runner:
         ok_codes: Iterable[int] = (0,),
         cgroup_procs: Sequence[Path] = (),
         timeout: float | None = None,
+        stdin: Path | None = None,
     ) -> Completed:
+        """Run ``argv`` (``stdin``: a file it reads, else nothing) and wait, at most ``timeout`` seconds."""
         argv = tuple(str(a) for a in argv)
         if not argv:
             raise ValueError("empty command")
         self.history.append(argv)
         log.info("run: %s", " ".join(argv))
+        with open(stdin, "rb") if stdin is not None else open(os.devnull, "rb") as given:
+            return self._run(argv, ok_codes, cgroup_procs, timeout, given)
+
+    def _run(self, argv: tuple[str, ...], ok_codes: Iterable[int], cgroup_procs: Sequence[Path],
+             timeout: float | None, stdin) -> Completed:
         try:
             proc = subprocess.Popen(
                 argv,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                stdin=subprocess.DEVNULL,
+                stdin=stdin,
                 text=True,
                 start_new_session=True,  # its own process group: fio's forked jobs are stopped with it
                 preexec_fn=_join_cgroup(list(cgroup_procs)) if cgroup_procs else None,
@@ -182,7 +189,7 @@ class RecordingRunner(Runner):
                 break
         return reply if isinstance(reply, Completed) else Completed(argv, reply)
 
-    def run(self, argv, *, ok_codes=(0,), cgroup_procs=(), timeout=None) -> Completed:
+    def run(self, argv, *, ok_codes=(0,), cgroup_procs=(), timeout=None, stdin=None) -> Completed:
         argv = tuple(str(a) for a in argv)
         self.history.append(argv)
         result = self._reply(argv)

@@ -20,8 +20,8 @@ from pathlib import Path
 
 from .commands import Runner
 from .devices import System
-from ..errors import FlashscaleError
-from . import processes, reap as reaping
+from ..errors import FlashscaleError, RefusedError
+from . import private, processes, reap as reaping
 from .teardown import manifest_dir
 
 log = logging.getLogger("flashscale.lock")
@@ -103,13 +103,14 @@ class Lock:
 
 
 def owned_manifests(pid: int, directory: Path | None = None) -> list[Path]:
-    """The manifests (``teardown.manifest_dir``) that process ``pid`` wrote."""
+    """The manifests (``teardown.manifest_dir``) that process ``pid`` wrote; one that is not the user's alone
+    (``private.owned``: mode 0600) is not read, as reap reads none."""
     found = []
     for manifest in sorted((directory or manifest_dir()).glob("*.json")):
         try:
-            if reaping.owner_pid(json.loads(manifest.read_text())) == pid:
+            if reaping.owner_pid(json.loads(private.owned(manifest, 0o600).read_text())) == pid:
                 found.append(manifest)
-        except (OSError, ValueError, AttributeError):
+        except (OSError, ValueError, AttributeError, RefusedError):
             continue
     return found
 

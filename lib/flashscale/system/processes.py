@@ -104,9 +104,10 @@ class Process:
 
 
 def start(argv: Sequence[str], teardown: "Teardown", log_file: Path, *, cgroup_procs: Sequence[Path] = (),
-          system: System | None = None) -> Process:
+          system: System | None = None, keep_stdin: bool = False) -> Process:
     """Start ``argv`` in the background through the teardown's runner (``Runner.spawn``), its output to
-    ``log_file``, recorded before it executes; UnsupportedError naming its program when that is not installed."""
+    ``log_file``, recorded before it executes; UnsupportedError naming its program when that is not installed.
+    ``keep_stdin``: its stdin stays the open pipe ``popen.stdin`` writes to (else it meets end of file at once)."""
     system = system or teardown.system
     argv = tuple(str(a) for a in argv)
     popen = teardown.runner.spawn(argv, log_file, cgroup_procs=cgroup_procs, gate=GATE)
@@ -118,5 +119,7 @@ def start(argv: Sequence[str], teardown: "Teardown", log_file: Path, *, cgroup_p
         popen.wait()
         raise
     popen.stdin.write(b"go\n")
-    popen.stdin.close()
+    popen.stdin.flush()
+    if not keep_stdin:
+        popen.stdin.close()
     return Process(argv, popen.pid, started, Path(log_file), popen, system)

@@ -4,6 +4,11 @@ A manifest whose writing process is still alive is left alone: it belongs to a r
 pid and start time (``processes.may_still_run``: a pid reused by another program since is not the writer); a
 manifest that records no start time, written before they were, is left alone while its pid is in use. What is
 undone, and how each thing is verified gone, is ``flashscale.system.undo``: the same code as a live teardown's.
+
+A manifest is someone else's input until shown otherwise: reap reads one only when it and its folder are the
+user's alone (``private.owned``: the file of mode 0600, the folder 0700, neither a symlink), and refuses it,
+named, otherwise. A manifest never says how to reach a host: a ``remote`` entry's host is reached through
+``contacts`` (``shipped.Contacts``, the campaign's inventory and SSH options), or not at all.
 """
 from __future__ import annotations
 
@@ -13,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from . import processes
+from . import private, processes
 from .commands import Runner
 from .devices import System
-from ..errors import ConfigError, FlashscaleError
+from ..errors import ConfigError, FlashscaleError, RefusedError
 from .teardown import Entry, Teardown
 from .undo import present
 
@@ -24,7 +29,7 @@ from .undo import present
 @dataclass
 class Outcome:
     manifest: str
-    state: str  # reaped | running | unknown-owner | left-behind | planned | unreadable
+    state: str  # reaped | running | unknown-owner | left-behind | planned | unreadable | refused
     entries: list[dict] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
@@ -43,8 +48,13 @@ def owner_start(data: dict) -> int | None:
     return start if isinstance(data.get("pid"), int) and isinstance(start, int) else None
 
 
-def reap_one(manifest: Path, runner: Runner, system: System, *, named: bool, dry_run: bool = False) -> Outcome:
-    """Undo what one manifest lists, if its run is over; see ``reap``."""
+def reap_one(manifest: Path, runner: Runner, system: System, *, named: bool, dry_run: bool = False,
+             contacts=None) -> Outcome:
+    """Undo what one manifest lists, if its run is over; see ``reap``. RefusedError when it or its folder is not the
+    user's alone."""
+    if not os.path.lexists(manifest):
+        raise ConfigError(f"manifest {manifest} cannot be read: no such file")
+    private.owned(private.owned(Path(manifest).parent) / Path(manifest).name, 0o600)
     try:
         data = json.loads(manifest.read_text())
         entries = [dict(e) for e in data["created"]]
@@ -58,7 +68,7 @@ def reap_one(manifest: Path, runner: Runner, system: System, *, named: bool, dry
                        ["no pid recorded: name this manifest to reap it if its run is over"])
     if dry_run:
         return Outcome(str(manifest), "planned", entries)
-    teardown = Teardown(manifest, runner, system,
+    teardown = Teardown(manifest, runner, system, contacts=contacts,
                         entries=[Entry(e["kind"], {k: v for k, v in e.items() if k != "kind"}) for e in entries])
     try:
         teardown.close()
@@ -69,24 +79,29 @@ def reap_one(manifest: Path, runner: Runner, system: System, *, named: bool, dry
 
 
 def reap(manifests: Sequence[Path] = (), directory: Path | None = None, *, runner: Runner | None = None,
-         system: System | None = None, dry_run: bool = False) -> list[Outcome]:
+         system: System | None = None, dry_run: bool = False, contacts=None) -> list[Outcome]:
     """Reap the named manifests, or every finished run's manifest in ``directory``; returns what happened to each.
 
     A manifest named explicitly is reaped even when it records no pid; one found by scanning is reaped only when
     the process that wrote it is known to be gone. The newest manifest goes first: a layout's mounts before the
-    array of loop devices under them.
+    array of loop devices under them. ``directory``, when it is there, must be the user's alone (RefusedError
+    otherwise); a manifest found there that is not is ``refused``; one named that is not raises RefusedError.
+    ``contacts``: how the hosts of ``remote`` entries are reached.
     """
     runner = runner or Runner()
     system = system or System(runner=runner)
     named = [Path(m) for m in manifests]
-    found = list(Path(directory).glob("*.json")) if directory is not None and not named else []
-    ordered = sorted(named + found, key=lambda m: m.stat().st_mtime if m.exists() else 0, reverse=True)
+    scan = directory is not None and not named and os.path.lexists(directory)  # a folder that is not there: none
+    found = list(private.owned(Path(directory)).glob("*.json")) if scan else []
+    ordered = sorted(named + found, key=lambda m: m.lstat().st_mtime if m.exists() else 0, reverse=True)
     outcomes = []
     for manifest in ordered:
         try:
-            outcomes.append(reap_one(manifest, runner, system, named=manifest in named, dry_run=dry_run))
-        except ConfigError as exc:
+            outcomes.append(reap_one(manifest, runner, system, named=manifest in named, dry_run=dry_run,
+                                     contacts=contacts))
+        except (ConfigError, RefusedError) as exc:
             if manifest in named:
                 raise
-            outcomes.append(Outcome(str(manifest), "unreadable", [], [str(exc)]))
+            state = "refused" if isinstance(exc, RefusedError) else "unreadable"
+            outcomes.append(Outcome(str(manifest), state, [], [str(exc)]))
     return outcomes

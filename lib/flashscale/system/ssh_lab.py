@@ -6,8 +6,11 @@
 
 Host ``i`` is an emulated host of ``netns`` (its namespace, its veth, its address on the lab's private range) with
 an sshd of its own: its own config (``ListenAddress`` its address only, ``PidFile`` in the lab's folder), its own
-host key, and the lab's user key authorised for root, all made here. ``path`` puts a folder first on a host's
-``PATH`` (``SetEnv``): a host whose ``fio`` is another. Everything is recorded in the lab's manifest before it
+host key, and the lab's user key authorised for root, all made here; it forwards local unix sockets
+(``AllowStreamLocalForwarding local``, and ``AllowTcpForwarding local``, which OpenSSH 9.2's sshd also asks of a
+forward to a unix socket), as flashscale needs. ``path`` puts a folder first
+on a host's ``PATH`` (``SetEnv``): a host whose ``fio`` is another; ``sshd`` gives a host lines of its own that win
+over the lab's (sshd keeps the first value it reads): a host that forwards no unix socket. Everything is recorded in the lab's manifest before it
 exists (the folder, the namespaces and veths, each sshd by pid and start time, ``/run/sshd`` when sshd needs it
 made) and undone on exit, error, Ctrl-C, or by ``flashscale reap``.
 
@@ -47,6 +50,7 @@ KbdInteractiveAuthentication no
 UsePAM no
 StrictModes no
 AllowTcpForwarding local
+AllowStreamLocalForwarding local
 X11Forwarding no
 PrintMotd no
 MaxSessions 64
@@ -76,11 +80,12 @@ class SshLab(Built):
     """Context manager: ``hosts`` namespaces, each with its sshd, and the files a campaign needs to reach them."""
 
     def __init__(self, hosts: int, *, subnet: str = SUBNET, path: dict[int, str] | None = None,
-                 runner: Runner | None = None, system: System | None = None, manifests: Path | None = None):
+                 sshd: dict[int, str] | None = None, runner: Runner | None = None, system: System | None = None,
+                 manifests: Path | None = None):
         if isinstance(hosts, bool) or not isinstance(hosts, int) or not 1 <= hosts <= 16:
             raise ConfigError(f"hosts={hosts!r} must be a whole number from 1 to 16")
         super().__init__(runner, system, manifests)
-        self.count, self.subnet, self.path = hosts, subnet, dict(path or {})
+        self.count, self.subnet, self.path, self.sshd = hosts, subnet, dict(path or {}), dict(sshd or {})
         self.hosts: list[LabHost] = []
 
     def _build(self) -> None:
@@ -89,7 +94,7 @@ class SshLab(Built):
             raise UnsupportedError("the SSH lab needs OpenSSH's server and client: apt-get install openssh-server "
                                    "openssh-client")
         teardown = self.start_teardown(f"flashscale-sshlab-{secrets.token_hex(4)}")
-        self.folder = make_scratch(Path(tempfile.gettempdir()), "sshlab", teardown)
+        self.folder = make_scratch(Path(tempfile.gettempdir()), "sshlab", teardown, mode=0o700)
         self.identity = self.folder / "id_ed25519"
         self._keygen(self.identity)
         (self.folder / "authorized_keys").write_text(self.identity.with_suffix(".pub").read_text())
@@ -117,7 +122,8 @@ class SshLab(Built):
         self._keygen(folder / "ssh_host_ed25519_key")
         config = folder / "sshd_config"
         index = len(self.hosts)
-        text = SSHD_CONFIG.format(address=network.address, folder=folder, authorized=self.folder / "authorized_keys")
+        text = self.sshd.get(index, "") + SSHD_CONFIG.format(
+            address=network.address, folder=folder, authorized=self.folder / "authorized_keys")
         if index in self.path:
             text += f"SetEnv PATH={self.path[index]}:/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin\n"
         config.write_text(text)

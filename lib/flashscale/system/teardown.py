@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 import logging
 import os
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import private
 from .commands import Runner
 from .devices import System
 from ..errors import CommandError, ConfigError, FlashscaleError
@@ -34,12 +34,10 @@ class Entry:
 
 
 def manifest_dir() -> Path:
-    """Where manifests of runs in progress live: /run/flashscale for root (gone at reboot, like loop devices),
-    else a folder of the user's own in the temporary directory (never the temporary directory itself)."""
-    root = os.geteuid() == 0 and Path("/run").is_dir()
-    base = Path("/run/flashscale") if root else Path(tempfile.gettempdir()) / f"flashscale-{os.geteuid()}"
-    base.mkdir(mode=0o700, exist_ok=True)
-    return base
+    """Where manifests of runs in progress live (``private.runtime_dir``): /run/flashscale for root (gone at reboot,
+    like loop devices), else $XDG_RUNTIME_DIR/flashscale, else a folder of the user's own in the temporary
+    directory; checked on every use to be the user's alone (mode 0700), refused otherwise."""
+    return private.runtime_dir()
 
 
 @dataclass
@@ -52,6 +50,7 @@ class Teardown:
     retries: int = 5
     wait_s: float = 0.5
     entries: list[Entry] = field(default_factory=list)
+    contacts: object = None  # how a ``remote`` entry's host is reached (``shipped.Contacts``): never the manifest
     writer_start: int | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -68,19 +67,28 @@ class Teardown:
     def identify(self, **details) -> None:
         """Add to the last entry what names its thing for good once it exists (a link's ifindex), so its undo
         touches that thing only."""
-        self.entries[-1].details.update(details)
+        self.amend(self.entries[-1], **details)
+
+    def amend(self, entry: Entry, **details) -> None:
+        """Add ``details`` to ``entry``, one of this teardown's (what a host keeps, named before it is made)."""
+        entry.details.update(details)
         self._write()
 
     def _write(self, entries: list[Entry] | None = None) -> None:
+        """The manifest, rewritten whole: a file of mode 0600 (``private.owned`` is what reap asks of it)."""
         data = [{"kind": e.kind, **e.details} for e in (self.entries if entries is None else entries)]
+        text = json.dumps({"pid": os.getpid(), "start": self.writer_start, "created": data}, indent=1)
         tmp = self.manifest.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"pid": os.getpid(), "start": self.writer_start, "created": data}, indent=1))
+        handle = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(handle, "w") as out:
+            os.fchmod(out.fileno(), 0o600)
+            out.write(text)
         tmp.replace(self.manifest)
 
     def _undo(self, entry: Entry) -> None:
         for attempt in range(self.retries + 1):
             try:
-                undo(entry.kind, entry.details, self.runner, self.system)
+                undo(entry.kind, entry.details, self.runner, self.system, self.contacts)
                 return
             except CommandError as exc:
                 if attempt == self.retries or not any(w in exc.stderr for w in BUSY_WORDS):

@@ -25,9 +25,10 @@ check read through ``System``: the mount table, the loop devices' backing files,
                    symlink): removed with everything in it (bonnie++'s files, a PostgreSQL cluster's data directory)
     nullb          a null_blk device we made through configfs (``<configfs>/nullb/fs<token><i>``): power=0, read back,
                    then rmdir of its configfs directory, only while that directory still has the recorded name of ours
-    remote         what an SSH campaign made on a real host (``system.ssh.undo_remote``): the host is reached again
-                   over ssh, the manifests it keeps there are undone by flashscale on the host, then the folder the
-                   code was shipped to goes; a host that cannot be reached keeps the entry, for a later reap
+    remote         what an SSH campaign made on a real host (``system.shipped.undo_remote``): the host, reached as the
+                   campaign's contacts say (never as the manifest says), is given a fresh zip checked by its SHA-256,
+                   which undoes the manifests kept there and removes the folders shipped to; a host that cannot be
+                   reached keeps the entry, for a later reap
 """
 from __future__ import annotations
 
@@ -35,12 +36,11 @@ import logging
 import re
 import secrets
 import shutil
-import tempfile
 import time
 from pathlib import Path
 from typing import Callable
 
-from . import processes, ssh
+from . import processes, shipped
 from .commands import Runner
 from .devices import System
 from ..errors import CommandError, ConfigError, FlashscaleError, UnsupportedError
@@ -205,12 +205,15 @@ SCRATCH_PREFIX = OWN_FILE_PREFIX
 SCRATCH_MARKER = ".flashscale-scratch"
 
 
-def make_scratch(parent: Path, name: str, teardown) -> Path:
+def make_scratch(parent: Path, name: str, teardown, mode: int | None = None) -> Path:
     """A fresh directory ``flashscale-<name>-XXXXXXXX`` in ``parent`` holding our marker, recorded in ``teardown``
-    (kind ``scratch``) before it is made: its undo removes it with everything in it."""
+    (kind ``scratch``) before it is made: its undo removes it with everything in it. ``mode`` 0o700: no one else
+    can enter it (the umask's otherwise)."""
     folder = Path(parent) / f"{SCRATCH_PREFIX}{name}-{secrets.token_hex(4)}"
     teardown.record("scratch", path=str(folder))
     folder.mkdir()
+    if mode is not None:
+        folder.chmod(mode)
     (folder / SCRATCH_MARKER).write_text("made by flashscale; removed with everything in it\n")
     return folder
 
@@ -265,10 +268,10 @@ def _undo_nullb(d: dict, runner: Runner, system: System) -> None:
     remove_configfs_item(folder)
 
 
-def _undo_remote(d: dict, runner: Runner, system: System) -> None:
-    """A real host's share of an SSH campaign, undone there (verified there: the host reports what it left)."""
-    with tempfile.TemporaryDirectory(prefix="flashscale-zip-") as folder:
-        problems = ssh.undo_remote(d, runner, Path(folder))
+def _undo_remote(d: dict, runner: Runner, system: System, contacts=None) -> None:
+    """A real host's share of an SSH campaign, undone there (verified there: the host reports what it left), the
+    host reached through ``contacts`` (``shipped.Contacts``: the campaign's, never the manifest's)."""
+    problems = shipped.undo_remote(d, contacts)
     if problems:
         raise UnsupportedError(f"host {d['name']} left things behind: " + "; ".join(problems))
 
@@ -342,11 +345,12 @@ PRESENT: dict[str, Callable[[dict, System], bool | None]] = {
 }
 
 
-def undo(kind: str, details: dict, runner: Runner, system: System) -> None:
-    """Undo one recorded thing and verify it is gone; unknown kinds are an error, never guessed at."""
+def undo(kind: str, details: dict, runner: Runner, system: System, contacts=None) -> None:
+    """Undo one recorded thing and verify it is gone; unknown kinds are an error, never guessed at. ``contacts``: how
+    the hosts of ``remote`` entries are reached (the only kind that needs them)."""
     if kind not in UNDO:
         raise ConfigError(f"manifest kind {kind!r} is unknown; known: {', '.join(UNDO)}")
-    UNDO[kind](details, runner, system)
+    UNDO[kind](details, runner, system, **({"contacts": contacts} if kind == "remote" else {}))
     if present(kind, details, system):
         members = ", ".join(m["path"] for m in details.get("members", []))
         _gone(details.get("path") or members or details, kind)
