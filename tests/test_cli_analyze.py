@@ -343,4 +343,4 @@ def test_predict_takes_the_baseline_layout_where_several_one_device_layouts_are(
     status, _, err = analyze(capsys, path, "--predict", "--baseline-layout", "jbod")
     assert status == 1 and "--baseline-layout 'jbod' has no one-device (devices == 1) rows" in err
     status, out, _ = analyze(capsys, path, "--reference", "jbod", "--baseline-layout", "nvme-b", "--format", "csv")
-    assert pd.read_csv(io.StringIO(out)).set_index("layout").loc["jbod", "baseline_bw_bytes"] == 0.98e9
+    assert pd.read_csv(io.StringIO(out)).set_index("layout").loc["jbod", "baseline_bw_bytes"] == pytest.approx(0.98e9)

@@ -122,7 +122,7 @@ def check_against_json(doc: dict, rows: list[dict]) -> None:
             assert row["clat_mean_ns"] == pytest.approx(clat["mean"] * unit, rel=1e-9, abs=1e-9)
             listed = {float(k): v for k, v in clat.get("percentile", {}).items()}
             if 99.0 in listed:
-                assert row["clat_p99_ns"] == listed[99.0] * unit
+                assert row["clat_p99_ns"] == pytest.approx(listed[99.0] * unit)
         else:
             assert row["bw_bytes"] == pytest.approx(rate, rel=1e-12, abs=1024 * len(sides)), (row["bw_bytes"], rate)
 

@@ -46,9 +46,12 @@ def _clock_difference(node: ast.AST) -> bool:
 
 
 def findings(text: str) -> list[tuple[int, str]]:
-    """Each exact float comparison, exact ``check_exact``, rounded equality and clock bound in ``text``."""
+    """Each exact float comparison, exact ``check_exact``, rounded equality and clock bound asserted in ``text`` (a
+    deadline that ends a wait for a stated behaviour, ``while time.monotonic() - t0 < END_S``, is no assertion)."""
     found = []
-    for node in ast.walk(ast.parse(text)):
+    tree = ast.parse(text)
+    asserted = {id(n) for a in ast.walk(tree) if isinstance(a, ast.Assert) for n in ast.walk(a)}
+    for node in ast.walk(tree):
         if isinstance(node, ast.Compare):
             sides = [node.left, *node.comparators]
             said = ast.get_source_segment(text, node) or ""
@@ -58,8 +61,8 @@ def findings(text: str) -> list[tuple[int, str]]:
             if exact and any(isinstance(s, ast.Call) and getattr(s.func, "id", "") == "round" and
                              any(_float_literal(a) or isinstance(a, ast.Constant) for a in s.args[1:]) for s in sides):
                 found.append((node.lineno, f"a float rounded, then compared exactly: {said[:100]}"))
-            if any(isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) for op in node.ops) and \
-                    any(_clock_difference(s) for s in sides):
+            if id(node) in asserted and any(isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) for op in node.ops) \
+                    and any(_clock_difference(s) for s in sides):
                 found.append((node.lineno, f"a wall-clock bound: {said[:100]}"))
         if isinstance(node, ast.keyword) and node.arg == "check_exact" and \
                 isinstance(node.value, ast.Constant) and node.value.value is True:
@@ -84,3 +87,7 @@ def test_the_check_finds_each_kind(text):
                                   "assert s == 'a' / 'b'", "assert round(x / 1024) == 10577"])
 def test_the_check_lets_pass_what_is_exact(text):
     assert findings(text) == []
+
+
+def test_a_deadline_that_ends_a_wait_is_no_wall_clock_bound():
+    assert findings("while time.monotonic() - t0 < 30 and busy():\n    pass") == []
