@@ -77,7 +77,7 @@ def test_cap_fit_is_lower_or_refuse_given_or_from_the_environment(monkeypatch):
 def test_the_probe_moves_each_direction_the_sweep_moves_at_its_heaviest_point():
     sweep = Sweep(rw=("read", "randwrite"), bs=(4096, 2**20), numjobs=(1, 8), iodepth=(1, 16))
     probes = harness.jobs(sweep, ["/dev/a", "/dev/b"])
-    assert list(probes) == ["write", "read"]  # writes first: the reads then read written data
+    assert list(probes) == ["read", "write"]  # reads first: their files laid out, the writes overwrite written data
     assert probes["write"].rw == "randwrite" and probes["read"].rw == "read"
     assert {(j.bs, j.numjobs, j.iodepth, j.runtime_s, j.ramp_s) for j in probes.values()} == {(4096, 8, 16, 1, 0)}
     assert harness.jobs(Sweep(rw=("read",), numjobs=(1,)), ["/dev/a", "/dev/b", "/dev/c"])["read"].numjobs == 3

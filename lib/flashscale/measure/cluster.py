@@ -24,13 +24,14 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from . import fio, fio_output
-from ..errors import ConfigError, FioError, UnsupportedError
+from ..errors import CommandError, ConfigError, FioError, UnsupportedError
 from ..system.commands import Runner
 
 PORT = 8765
 ALL_CLIENTS = "All clients"
 PROBE_JOB = "[flashscale-probe]\nioengine=null\nrw=read\nsize=1m\n"  # no I/O on any device
 VERSION_LINE = re.compile(r"hostname=(?P<hostname>[^,]*),.*\bfio=(?P<version>\S+?),")
+PROBE_TIMEOUT_S = 60  # a version asked of a server that answers takes well under a second
 CLIENT_TIMEOUT_S = 120  # beyond the job's own time: fio's client gives up on a silent server after about 40 s
 
 
@@ -72,8 +73,12 @@ def probe(endpoint: Endpoint, runner: Runner, folder: Path, wait_s: float = 0.0,
     jobfile.write_text(PROBE_JOB)
     deadline = time.monotonic() + wait_s
     while True:
-        done = runner.run(["env", "--ignore-signal=PIPE", "fio", f"--client={endpoint.client}", str(jobfile)],
-                          ok_codes=range(-64, 256), timeout=60)  # a server gone mid-answer: no SIGPIPE, a failure
+        try:
+            done = runner.run(["env", "--ignore-signal=PIPE", "fio", f"--client={endpoint.client}", str(jobfile)],
+                              ok_codes=range(-64, 256), timeout=PROBE_TIMEOUT_S)  # gone mid-answer: no SIGPIPE
+        except CommandError as exc:  # a server that takes the connection and never answers: stopped at the timeout
+            raise UnsupportedError(f"host {endpoint.name} ({endpoint.client}): its fio server does not answer: "
+                                   f"{exc}") from None
         found = VERSION_LINE.search(done.stdout)
         if (done.returncode == 0 and found) or time.monotonic() >= deadline:
             break
