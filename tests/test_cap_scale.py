@@ -17,7 +17,7 @@ from flashscale.campaigns import campaign, cluster, emulated
 from flashscale.notebooks import execute
 from flashscale.arrays import layouts
 from flashscale.arrays.cluster import EmulatedCluster
-from flashscale.arrays.emulated import STRIPES, ArraySpec
+from flashscale.arrays.emulated import ArraySpec
 from flashscale.errors import ConfigError
 from flashscale.measure import raw, resume
 from flashscale.measure.recorder import Recorder
@@ -109,8 +109,9 @@ def test_a_campaign_on_plain_directories_refuses_a_cap_scale_before_it_opens_its
     assert not (tmp_path / "data").exists()
 
 
-def test_the_stripes_are_layouts_that_exist():
-    assert set(STRIPES) <= set(layouts.DEVICE_LAYOUTS)
+def test_the_layouts_held_to_their_slowest_member_are_the_built_raid0s():
+    even = [name for name, d in layouts.DEVICE_LAYOUTS.items() if d.even_share]
+    assert even == ["btrfs-raid0", "md-raid0", "md-imsm-raid0", "lvm-striped"]
 
 
 def truth(array: ArraySpec, layout: str, rw: str = "read") -> float:

@@ -12,6 +12,7 @@ from flashscale.campaigns import campaign, cluster, parameters, rules
 from flashscale.notebooks import execute
 from flashscale.analysis import core as analysis
 from flashscale.errors import ConfigError, FlashscaleError
+from flashscale.layouts import describe
 from flashscale.measure import results
 from flashscale.system.commands import Runner
 
@@ -280,7 +281,7 @@ def test_every_shipped_campaign_file_still_loads(path):
 def test_a_campaign_that_keeps_the_rules_loads_and_one_that_breaks_one_is_refused_by_name(layouts, devices, bs,
                                                                                           data):
     arrays = [name for name in layouts if name != "single"]
-    needs = max((rules.MIN_DEVICES.get(name, (1,))[0] for name in layouts), default=1)
+    needs = max((describe(name).min_devices for name in layouts), default=1)
     valid = bool(arrays) and devices >= max(needs, 2)
     reference = data.draw(st.sampled_from(arrays)) if arrays else "jbod"
     given = {"LAYOUTS": layouts, "DEVICES": devices, "BS": bs, "BASELINE_BS": data.draw(st.sampled_from(bs)),

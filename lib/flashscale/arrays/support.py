@@ -14,13 +14,14 @@ from typing import Sequence
 import pandas as pd
 
 from . import layouts
+from .. import layouts as descriptors
 from .emulated import loop_support_problem
 from .plan import render
 from ..system.commands import Runner
 from ..system import vm
 from ..system.devices import Device, System
 
-MOUNTED = "mounted"  # the layout of an existing mount point (GPFS, BeeGFS, NFS...), measured inside, never built
+MOUNTED = descriptors.MOUNTED  # an existing mount point (GPFS, BeeGFS, NFS...), measured inside, never built
 
 
 def layout_support(names: Sequence[str], backend: str, runner: Runner | None = None,
@@ -34,8 +35,8 @@ def layout_support(names: Sequence[str], backend: str, runner: Runner | None = N
         if name == MOUNTED:
             reason = None if mount_dir else "needs MOUNT_DIR, the existing mount point to measure inside"
         elif kind is None:
-            reason = f"unknown layout (choose from {', '.join([*layouts.DEVICE_LAYOUTS, MOUNTED])})"
-        elif backend == "directory" and name not in ("single", "jbod"):
+            reason = f"unknown layout (choose from {', '.join(descriptors.MEASURABLE)})"
+        elif backend == "directory" and not kind.on_directories:
             reason = "needs block devices; this run measures plain directories"
         elif backend == "vm":  # built inside the VM lab, whose kernel has md and device-mapper
             reason = lab_problem

@@ -55,6 +55,7 @@ from ..system.commands import Runner
 from ..system.devices import System
 from ..arrays.emulated import ArraySpec, cap_fit_policy, loop_support_problem
 from ..arrays.support import MOUNTED
+from ..layouts import MEASURABLE
 from . import directories, emulated, parameters, stated, testbed as testbeds, vmlab
 from ..system.host import queue_depth
 from ..errors import ConfigError, FlashscaleError, UnsupportedError
@@ -106,7 +107,7 @@ class CampaignSpec:
         check_on_failure(self.on_failure)
         if self.emulation not in EMULATION_MODES:
             raise ConfigError(f"emulation={self.emulation!r} is not one of {', '.join(EMULATION_MODES)}")
-        known = (*layouts.DEVICE_LAYOUTS, MOUNTED)
+        known = MEASURABLE
         bad = [name for name in self.layouts if name not in known]
         if bad or not self.layouts:
             raise ConfigError(f"layouts {bad or 'empty'}: choose from {', '.join(known)}")

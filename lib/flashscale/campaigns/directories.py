@@ -11,12 +11,14 @@ from pathlib import Path
 
 from ..arrays import layouts
 from ..arrays.support import MOUNTED
+from ..layouts import DESCRIPTORS
 from ..measure.recorder import Recorder
 from ..system.commands import Runner
 from ..system.devices import System
 from ..system.teardown import Teardown, manifest_dir
 
-LAYOUTS = ("single", "jbod", MOUNTED)  # what plain directories can be laid out as
+# what plain directories can stand in for (``Descriptor.on_directories``): single, jbod and mounted
+LAYOUTS = tuple(name for name, layout in DESCRIPTORS.items() if layout.on_directories)
 
 
 def run(spec, todo: list[str], recorder: Recorder, directory: Path, runner: Runner) -> None:

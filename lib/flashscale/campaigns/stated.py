@@ -20,7 +20,7 @@ N devices, the same layout measured on fewer (2 <= n < N, the most there are) in
 (btrfs raid0 over an xfs baseline), that file system measured on one device (a campaign of ``single`` with that
 ``FS``) does, where no fewer-device layout was measured. The raw prediction it is held against is made from the
 calibration folder's own single device where it measured one (same machine, same minutes), else from this
-campaign's. predictions.csv then carries ``calibration`` (what was measured: "md-raid0 on 2 devices"),
+campaign's. predictions.csv then carries ``calibration`` (what was measured: "lvm-striped on 2 devices"),
 ``layer_s_per_io`` and ``layer_cpu_s_per_byte``: larger layouts are predicted before they are built, from what
 smaller ones cost, and never from themselves (``calibration.check_not_scored_on``).
 """
@@ -36,6 +36,7 @@ import pandas as pd
 from ..analysis import calibration, predict
 from ..analysis.ceilings import PCIE_LANE_BW_BYTES, pcie_link_bw_bytes
 from ..errors import AnalysisError, ConfigError
+from ..layouts import describe
 from ..measure import raw, results
 from ..system import host
 from ..system.devices import System
@@ -43,9 +44,6 @@ from ..measure.units import rate
 
 BASELINE = "single"
 GENERATIONS = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6}  # GT/s per lane -> PCIe generation
-
-
-BTRFS_LAYOUTS = ("btrfs-raid0", "btrfs-raid10")  # one btrfs over the devices, whatever FS the baseline has
 
 
 def pcie_bps(paths: Sequence[str], system: System) -> float | None:
@@ -123,8 +121,9 @@ def _folder(folder: Path) -> tuple[pd.DataFrame, dict]:
 
 
 def file_system(layout: str, fs: str) -> str:
-    """The file system a layout's data lives on: btrfs for the btrfs layouts, else the campaign's ``fs``."""
-    return "btrfs" if layout in BTRFS_LAYOUTS else fs
+    """The file system a layout's data lives on: its own (the btrfs layouts': ``Descriptor.file_system``), else
+    the campaign's ``fs``."""
+    return describe(layout).file_system_of(fs)
 
 
 @dataclass
@@ -209,7 +208,7 @@ class Stating:
         one device where that is not the baseline's; None where neither was measured, and for a jbod (its devices
         have no layer the single device had not). ``host``: the host's ceiling, held in the raw prediction as it is
         in the larger one's."""
-        if layout in predict.PER_DEVICE:
+        if describe(layout).per_device:
             return None  # no layer but the file system the single device has: what more devices share is ``host``
         found = self._fewer(layout, devices)
         if found is not None:
