@@ -23,9 +23,6 @@ from ..system.teardown import Built
 from ..system.throttle import Throttle
 
 SHM = "shm"  # tmpfs under the machine's /dev: the backing store that is never the bottleneck, when it has room
-# Where CAP_SCALE can apply: the loop devices flashscale caps one by one. A VM's, a test bed's and a cluster's devices
-# are capped alike or not at all, and plain directories have no caps.
-SCALED_BACKENDS = ("loop",)
 
 
 CAP_FIT = ("lower", "refuse")  # CAP_FIT: caps this machine cannot carry are lowered to fit, or the campaign refused
@@ -118,10 +115,11 @@ class ArraySpec:
         read, write = (cap or float("nan") for cap in (read, write))
         return {"read": read, "randread": read, "write": write, "randwrite": write}
 
-    def check_backend(self, backend: str) -> None:
-        """A ConfigError when ``cap_scale`` is given for a backend it cannot apply to (``SCALED_BACKENDS``)."""
-        if self.cap_scale and backend not in SCALED_BACKENDS:
-            raise ConfigError(f"CAP_SCALE={list(self.cap_scale)!r} cannot apply to the {backend} backend: only the "
+    def refuse_cap_scale(self, place: str) -> None:
+        """A ConfigError when ``cap_scale`` is given to ``place``, whose devices are capped alike or not at all
+        (only the emulated array's loop devices are capped one by one: ``campaigns.place.Place.caps_each_device``)."""
+        if self.cap_scale:
+            raise ConfigError(f"CAP_SCALE={list(self.cap_scale)!r} cannot apply to the {place} backend: only the "
                               "emulated array's loop devices are capped one by one; leave CAP_SCALE empty there")
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Optional
 
 from ..analysis.significance import check_margin
-from ..arrays.emulated import SCALED_BACKENDS, cap_scale_problem
+from ..arrays.emulated import cap_scale_problem
 from ..errors import ConfigError
 from ..layouts import describe
 
@@ -98,17 +98,21 @@ def _cap_scale_per_device(p: Mapping[str, Any]) -> Optional[str]:
     return f"CAP_SCALE={p['CAP_SCALE']!r}: {problem}" if problem else None
 
 
+# The backend EMULATION picks before the machine is read (auto: the emulated array, ``campaign.EMULATIONS``).
+PICKED = {"auto": "loop", "loop": "loop", "directory": "directory", "vm": "vm"}
+SCALED = "loop"  # the one backend that caps its devices one by one: the emulated array (``Place.caps_each_device``)
+
+
 def _cap_scale_backend(p: Mapping[str, Any]) -> Optional[str]:
     """CAP_SCALE caps the emulated array's loop devices one by one: a VM's, a test bed's, a cluster's devices and
-    plain directories refuse it (``arrays.emulated.SCALED_BACKENDS``; the campaign checks the backend it chose too)."""
+    plain directories refuse it (the place the campaign picks checks it again: ``Place.check``)."""
     if not p["CAP_SCALE"]:
         return None
-    backend = ("testbed" if p.get("TESTBED") else "cluster" if "HOSTS" in p
-               else p.get("EMULATION") if p.get("EMULATION") in ("vm", "directory") else "loop")
-    if backend in SCALED_BACKENDS:
+    backend, why = (("testbed", f"TESTBED={p.get('TESTBED')!r}") if p.get("TESTBED") else
+                    ("cluster", f"HOSTS={p.get('HOSTS')!r}") if "HOSTS" in p else
+                    (PICKED.get(p.get("EMULATION", "auto"), "loop"), f"EMULATION={p.get('EMULATION')!r}"))
+    if backend == SCALED:
         return None
-    why = {"testbed": f"TESTBED={p.get('TESTBED')!r}", "cluster": f"HOSTS={p.get('HOSTS')!r}"}.get(
-        backend, f"EMULATION={p.get('EMULATION')!r}")
     return (f"CAP_SCALE={list(p['CAP_SCALE'])!r} with {why}: the {backend} backend cannot cap its devices one by one "
             "(only the emulated array's loop devices); leave CAP_SCALE empty")
 

@@ -26,7 +26,6 @@ smaller ones cost, and never from themselves (``calibration.check_not_scored_on`
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
@@ -37,7 +36,7 @@ from ..analysis import calibration, predict
 from ..analysis.ceilings import PCIE_LANE_BW_BYTES, pcie_link_bw_bytes
 from ..errors import AnalysisError, ConfigError
 from ..layouts import describe
-from ..measure import raw, results
+from ..measure import campaign_folder, results
 from ..system import host
 from ..system.devices import System
 from ..measure.units import rate
@@ -107,16 +106,15 @@ def record(directory: Path, prediction) -> None:
     ``predicted_at``, the UTC time it is stated to the microsecond (``results.now``): before what it predicts is
     measured, which ``scored.against`` checks against the layout's first run."""
     at = results.now()
-    results.append_predictions(directory, prediction.assign(predicted_at=at))
+    campaign_folder.append_predictions(directory, prediction.assign(predicted_at=at))
 
 
 def _folder(folder: Path) -> tuple[pd.DataFrame, dict]:
     """A campaign folder's measured fio rows and its layouts' options (campaign.json's ``spec.options``)."""
-    rows = results.to_frame(results.read_rows(folder)[0])
+    rows = results.to_frame(campaign_folder.read_rows(folder)[0])
     if not rows.empty:
         rows = rows[rows["workload"] == "fio"]
-    spec = folder / raw.CAMPAIGN_JSON
-    options = json.loads(spec.read_text()).get("spec", {}).get("options", {}) if spec.is_file() else {}
+    options = (campaign_folder.read_campaign(folder) or {}).get("spec", {}).get("options", {})
     return rows, options
 
 
@@ -151,7 +149,7 @@ class Stating:
     def __call__(self, layout: str) -> None:
         if layout == BASELINE:
             return
-        earlier = results.read_predictions(self.directory)
+        earlier = campaign_folder.read_predictions(self.directory)
         if not earlier.empty and layout in set(earlier["layout"]):
             return  # stated before this run was interrupted: kept as it was
         rows = self._baseline_rows()
@@ -246,7 +244,7 @@ class Stating:
     def _baseline_rows(self):
         """The single-device rows measured so far: this campaign's, else ``baseline``'s; empty when neither has."""
         for folder in filter(None, (self.directory, self.baseline)):
-            rows = results.to_frame(results.read_rows(folder)[0])
+            rows = results.to_frame(campaign_folder.read_rows(folder)[0])
             if not rows.empty and BASELINE in set(rows["layout"]):
                 return rows
         return results.to_frame([])
