@@ -37,6 +37,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from flashscale.measure import campaign_folder
 from flashscale.analysis import calibration, predict, scored as scoring
 from flashscale.arrays.emulated import ArraySpec
 from flashscale.arrays.layouts import Options
@@ -128,7 +129,7 @@ def measure_loop(work: Path) -> None:
 def stated_scores(folder: Path, case: str, counted: bool) -> pd.DataFrame:
     """What a campaign stated before building each layout (predictions.csv), scored against what it measured."""
     table = results.rebuild_table(folder)
-    said = results.read_predictions(folder)
+    said = campaign_folder.read_predictions(folder)
     rows = table[(table["phase"] == "measure") & (table["workload"] == "fio")]
     return scored_frame(said, rows, case, counted)
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from flashscale.measure import campaign_folder
 from flashscale.analysis import core as analysis
-from flashscale.campaigns import campaign, emulated
-from flashscale.arrays import support
+from flashscale.campaigns import campaign
 from flashscale.measure import harness, results
 from flashscale.errors import ConfigError, UnsupportedError
 from flashscale.system.devices import System
@@ -56,23 +56,25 @@ def test_a_cap_of_zero_is_uncapped_and_below_zero_is_refused(tmp_path):
 
 
 @pytest.mark.parametrize("problem", [None, "flashscale is not running as root"], ids=["loop", "no-loop"])
-def test_the_campaign_runs_where_support_says_it_will(tmp_path, monkeypatch, problem):
-    """One decision of the backend: what a campaign runs on is what ``support.backend_for`` (the notebooks' "what
-    this machine can build") says, on a machine with and without loop devices; only emulation='loop' without them
-    is refused instead, naming why."""
+def test_the_campaign_runs_where_its_place_says_it_will(tmp_path, monkeypatch, problem):
+    """One decision of the place (``campaign.choose``): what a campaign runs on is what the notebooks' "what this
+    machine can build" asks (``campaign.layout_support``: the same place), on a machine with and without loop
+    devices; only emulation='loop' without them is refused instead, naming why."""
     monkeypatch.setattr(System, "loop_support_problem", lambda self: problem)
     bed = tmp_path / "bed.yaml"
     bed.write_text("devices: []\n")
-    for emulation, testbed in [("auto", None), ("loop", None), ("directory", None), ("auto", str(bed))]:
+    expected = {("auto", None): "directory" if problem else "loop", ("loop", None): "loop",
+                ("directory", None): "directory", ("auto", str(bed)): "testbed"}
+    for (emulation, testbed), backend in expected.items():
         spec = campaign.CampaignSpec("t", emulation=emulation, testbed=testbed)
         if emulation == "loop" and problem and not testbed:
             with pytest.raises(UnsupportedError, match=f"emulation='loop' was asked for but {problem}"):
-                campaign._backend(spec)
+                campaign.choose(spec)
             continue
-        backend, notes = campaign._backend(spec)
-        assert backend == support.backend_for(emulation, testbed), (emulation, testbed)
-        assert (notes == []) == (backend == "loop")
-        assert problem is None or emulation != "auto" or testbed or problem in notes[0]
+        place = campaign.choose(spec)
+        assert place.backend == backend == campaign.place_here(emulation, testbed).backend, (emulation, testbed)
+        assert (place.notes == []) == (backend == "loop")
+        assert problem is None or emulation != "auto" or testbed or problem in place.notes[0]
 
 
 def test_directory_fallback_measures_and_says_so(tmp_path):
@@ -115,19 +117,19 @@ def test_a_rerun_keeps_the_earlier_campaign(tmp_path):
                           progress=False)
     assert second.directory == first.directory
     kept = tmp_path / "data" / "t.19700101T000000Z"
-    assert (kept / results.ROWS_FILE).exists() and (kept / "raw").is_dir()
+    assert (kept / campaign_folder.ROWS_FILE).exists() and (kept / "raw").is_dir()
 
 
 @pytest.mark.root
 def test_emulated_campaign_finds_the_known_answer_and_leaves_nothing(tmp_path, foreign_loop, monkeypatch):
     rows_when_stated = {}
-    append = results.append_predictions
+    append = campaign_folder.append_predictions
 
     def stating(directory, prediction):  # what rows.jsonl held when each layout's prediction was written
-        rows_when_stated[prediction["layout"].iloc[0]] = results.read_rows(directory)[0]
+        rows_when_stated[prediction["layout"].iloc[0]] = campaign_folder.read_rows(directory)[0]
         append(directory, prediction)
 
-    monkeypatch.setattr(results, "append_predictions", stating)
+    monkeypatch.setattr(campaign_folder, "append_predictions", stating)
     result = campaign.run(spec(tmp_path, DEVICES=2, CAP_READ_BPS=100_000_000, CAP_WRITE_BPS=100_000_000,
                                LAYOUTS=["single", "jbod", "btrfs-raid0"]), progress=False)
     assert result.backend == "loop" and result.notes == []  # the caps were kept: nothing to say (harness.json)

@@ -13,11 +13,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from flashscale.measure import campaign_folder
 from flashscale.campaigns import campaign, cluster, emulated
 from flashscale.notebooks import execute
 from flashscale.arrays import layouts
 from flashscale.arrays.cluster import EmulatedCluster
-from flashscale.arrays.emulated import STRIPES, ArraySpec
+from flashscale.arrays.emulated import ArraySpec
 from flashscale.errors import ConfigError
 from flashscale.measure import raw, resume
 from flashscale.measure.recorder import Recorder
@@ -109,8 +110,9 @@ def test_a_campaign_on_plain_directories_refuses_a_cap_scale_before_it_opens_its
     assert not (tmp_path / "data").exists()
 
 
-def test_the_stripes_are_layouts_that_exist():
-    assert set(STRIPES) <= set(layouts.DEVICE_LAYOUTS)
+def test_the_layouts_held_to_their_slowest_member_are_the_built_raid0s():
+    even = [name for name, d in layouts.DEVICE_LAYOUTS.items() if d.even_share]
+    assert even == ["btrfs-raid0", "md-raid0", "md-imsm-raid0", "lvm-striped"]
 
 
 def truth(array: ArraySpec, layout: str, rw: str = "read") -> float:
@@ -195,13 +197,13 @@ def test_a_campaign_recorded_before_cap_scale_existed_still_resumes(tmp_path):
 
 def test_the_report_says_which_device_ran_below_the_cap(tmp_path):
     campaign_json(tmp_path, campaign.CampaignSpec.from_parameters(DEVICES=4, CAP_SCALE=[1, 1, 1, 0.5]))
-    facts = raw.campaign_facts(tmp_path / "campaign.json")
+    facts = campaign_folder.campaign_facts(tmp_path / "campaign.json")
     assert facts["cap_scale"] == [1, 1, 1, 0.5]
     said = report.provenance([{**facts, "hostname": "h", "kernel": "k", "fio": "fio-3"}])
     assert ("On 4 emulated device(s) (capped loop devices), 200 MB/s read, 200 MB/s write each; device 4 at 50% of "
             "the cap.") in said
     campaign_json(tmp_path, campaign.CampaignSpec.from_parameters(DEVICES=2), drop="cap_scale")
-    facts = raw.campaign_facts(tmp_path / "campaign.json")
+    facts = campaign_folder.campaign_facts(tmp_path / "campaign.json")
     assert facts["cap_scale"] == [] and "of the cap" not in report._on_what(facts)
 
 

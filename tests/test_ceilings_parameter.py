@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from flashscale.measure import campaign_folder
 from flashscale.campaigns import campaign, parameters, stated
 from flashscale.system import host
 from flashscale import cli
@@ -136,15 +137,16 @@ def fake_sysfs(tmp_path: Path) -> System:
 ], ids=["memory", "pcie"])
 def test_a_campaign_whose_ceiling_is_below_its_devices_states_predictions_bound_by_it(tmp_path, ceilings, term,
                                                                                       bound):
-    """What the campaign wires (``campaign._stating``): the spec's CEILINGS on top of this machine's limits, each
+    """What the campaign wires (``campaign.stating``): the spec's CEILINGS on top of this machine's limits, each
     layout's prediction stated before it is built, from the single rows measured so far."""
     directory = tmp_path / "campaign"
     directory.mkdir()
-    results.append_rows(directory, single_rows(100 * MB))
-    state = campaign._stating(spec(tmp_path, CEILINGS=ceilings), directory, None, System())
+    campaign_folder.append_rows(directory, single_rows(100 * MB))
+    given = spec(tmp_path, CEILINGS=ceilings)
+    state = campaign.stating(given, campaign.choose(given), directory)
     for layout in ("single", "jbod", "btrfs-raid0"):
         state(layout)
-    stated_now = results.read_predictions(directory).set_index(["layout", "numjobs"])
+    stated_now = campaign_folder.read_predictions(directory).set_index(["layout", "numjobs"])
     assert sorted(set(stated_now.index.get_level_values("layout"))) == ["btrfs-raid0", "jbod"]
     two = stated_now.xs(2, level="numjobs")
     assert two["devices_limit_bw_bytes"].tolist() == pytest.approx([200 * MB] * 2)
@@ -161,9 +163,10 @@ def test_without_ceilings_the_same_campaign_is_bound_by_its_devices(tmp_path):
     machine's own copy rate (``system.host``, measured once per campaign), far above two devices' 200 MB/s."""
     directory = tmp_path / "campaign"
     directory.mkdir()
-    results.append_rows(directory, single_rows(100 * MB))
-    campaign._stating(spec(tmp_path), directory, None, System())("jbod")
-    predicted = results.read_predictions(directory)
+    campaign_folder.append_rows(directory, single_rows(100 * MB))
+    given = spec(tmp_path)
+    campaign.stating(given, campaign.choose(given), directory)("jbod")
+    predicted = campaign_folder.read_predictions(directory)
     assert (predicted["memory_limit_bw_bytes"] > 1000 * MB).all() and predicted["pcie_limit_bw_bytes"].isna().all()
     assert set(predicted["predicted_limit"]) <= {"devices", "cpu"}
 
@@ -173,16 +176,16 @@ def test_a_stage_without_its_own_single_predicts_from_the_studys_baseline(tmp_pa
     that measured its own single reads its own (the same devices, just before)."""
     own, baseline = tmp_path / "03", tmp_path / "01"
     own.mkdir(), baseline.mkdir()
-    results.append_rows(baseline, single_rows(100 * MB))
+    campaign_folder.append_rows(baseline, single_rows(100 * MB))
     points = [{"rw": "read", "bs": 2**20, "numjobs": 2, "iodepth": 1}]
     stated.Stating(own, points, lambda name: 2, stated.limits(), baseline=baseline)("jbod")
-    assert results.read_predictions(own)["devices_limit_bw_bytes"].tolist() == pytest.approx([200 * MB])
-    results.append_rows(own, single_rows(50 * MB))
+    assert campaign_folder.read_predictions(own)["devices_limit_bw_bytes"].tolist() == pytest.approx([200 * MB])
+    campaign_folder.append_rows(own, single_rows(50 * MB))
     stated.Stating(own, points, lambda name: 2, stated.limits(), baseline=baseline)("btrfs-raid0")
-    raid0 = results.read_predictions(own).query("layout == 'btrfs-raid0'")
+    raid0 = campaign_folder.read_predictions(own).query("layout == 'btrfs-raid0'")
     assert raid0["devices_limit_bw_bytes"].tolist() == pytest.approx([100 * MB])
     stated.Stating(tmp_path / "none", points, lambda name: 2, stated.limits(), baseline=tmp_path / "no")("jbod")
-    assert results.read_predictions(tmp_path / "none").empty
+    assert campaign_folder.read_predictions(tmp_path / "none").empty
     # a study's stage passes its baseline stage's folder to the campaign
     seen = {}
 
@@ -203,7 +206,7 @@ def stored_campaign(folder: Path, spec_: campaign.CampaignSpec) -> None:
     folder.mkdir(parents=True)
     (folder / "campaign.json").write_text(json.dumps({"run_id": "20261126T000000Z", "spec": resume.plain(asdict(
         spec_)), "environment": {"backend": "directory"}}))
-    results.append_rows(folder, single_rows())
+    campaign_folder.append_rows(folder, single_rows())
     (folder / reanalysis.NOTES_JSON).write_text("[]")
 
 
@@ -214,7 +217,7 @@ def test_campaign_json_keeps_the_content_and_a_change_is_named_on_resume_and_re_
     folder = tmp_path / "data" / "t"
     stored_campaign(folder, spec(tmp_path, CEILINGS=str(first)))
     assert json.loads((folder / "campaign.json").read_text())["spec"]["ceilings"] == {"memory_bw_bytes": 1e9}
-    before = resume.state(folder)
+    before = campaign_folder.read_campaign(folder)
     assert resume.differences(before, asdict(spec(tmp_path, CEILINGS=str(same))), before["environment"]) == []
     changed = resume.differences(before, asdict(spec(tmp_path, CEILINGS=str(other))), before["environment"])
     assert changed == ["ceilings.memory_bw_bytes: 1000000000.0 then, 2000000000.0 now"]

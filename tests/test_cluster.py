@@ -18,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from flashscale.measure import campaign_folder
 from flashscale.campaigns import cluster
 from flashscale.analysis import cluster as cluster_analysis, scored
 from flashscale.arrays.cluster import EmulatedCluster
@@ -238,32 +239,32 @@ def test_a_host_count_is_stated_once_from_one_host_alone_and_kept(tmp_path):
     assert cluster.state(tmp_path, _hosts("jbod", 1), POINTS, 2) is None  # the baseline itself: nothing to say
     said = cluster.state(tmp_path, _hosts("nbd", 2, 4e7), POINTS, 2)
     assert "nbd on 2 host(s) was not predicted" in said and "measured alone" in said
-    assert results.read_predictions(tmp_path).empty
-    results.append_rows(tmp_path, [_alone("write", 1.9e8), _alone("read", 2e8)])
+    assert campaign_folder.read_predictions(tmp_path).empty
+    campaign_folder.append_rows(tmp_path, [_alone("write", 1.9e8), _alone("read", 2e8)])
     assert cluster.state(tmp_path, _hosts("nbd", 2, 4e7), POINTS, 2) is None
-    first = results.read_predictions(tmp_path)
+    first = campaign_folder.read_predictions(tmp_path)
     assert list(first["host"]) == ["all", "all", "host0", "host0", "host1", "host1"]
     assert list(first["devices"]) == [4, 4, 2, 2, 2, 2] and list(first["numjobs"]) == [4, 4, 2, 2, 2, 2]
     assert first["devices_limit_bw_bytes"].tolist() == pytest.approx([3.8e8, 4e8] + [1.9e8, 2e8] * 2)
     assert first["predicted_bw_bytes"].tolist() == pytest.approx([8e7] * 2 + [4e7] * 4)  # a 40 MB/s link each
     assert set(first["predicted_limit"]) == {"network"} and (first["hosts"] == 2).all()
-    results.append_rows(tmp_path, [{**_alone("read", 9e8), "rep": 1}])  # measured later: no reason to restate
+    campaign_folder.append_rows(tmp_path, [{**_alone("read", 9e8), "rep": 1}])  # measured later: no reason to restate
     cluster.state(tmp_path, _hosts("nbd", 2, 1e9), POINTS, 2)  # stated before: kept as it was
-    assert results.read_predictions(tmp_path).equals(first)
+    assert campaign_folder.read_predictions(tmp_path).equals(first)
     cluster.state(tmp_path, _hosts("jbod", 2), POINTS, 2)  # local storage: no network term, the devices bind
-    local = results.read_predictions(tmp_path).query("layout == 'jbod'")
+    local = campaign_folder.read_predictions(tmp_path).query("layout == 'jbod'")
     assert set(local["predicted_limit"]) == {"devices"} and local["network_limit_bw_bytes"].isna().all()
 
 
 def test_a_cluster_s_points_are_scored_each_against_its_own_host_count_and_host(tmp_path):
     # two runs a point, alike: each side's interval is exact, so the one rule can tell a 5% miss (one run could not)
-    results.append_rows(tmp_path, [{**_alone(rw, 2e8), "rep": rep} for rw in ("write", "read") for rep in (0, 1)])
+    campaign_folder.append_rows(tmp_path, [{**_alone(rw, 2e8), "rep": rep} for rw in ("write", "read") for rep in (0, 1)])
     cluster.state(tmp_path, _hosts("nbd", 2, 5e7), POINTS, 2)
     measured = [{**_alone(rw, bw, host, 2, "nbd"), "rep": rep} for rw in ("write", "read")
                 for host, bw in (("host0", 5e7), ("host1", 4.5e7), (cluster.ALL, 9.5e7)) for rep in (0, 1)]
-    once = scored.against(results.read_predictions(tmp_path), results.to_frame(measured[::2]))
+    once = scored.against(campaign_folder.read_predictions(tmp_path), results.to_frame(measured[::2]))
     assert set(once["agreement"]) == {"no interval"} and scored.outside_sentences(once) == []  # one run: no verdict
-    points = scored.against(results.read_predictions(tmp_path), results.to_frame(measured))
+    points = scored.against(campaign_folder.read_predictions(tmp_path), results.to_frame(measured))
     assert len(points) == 6
     by = points.set_index(["rw", "host"])
     assert by.loc[("read", "host1"), "error"] == pytest.approx(-0.1)
@@ -287,7 +288,7 @@ def test_a_cluster_s_points_are_scored_each_against_its_own_host_count_and_host(
     assert kept["prediction_error"] == pytest.approx({"nbd/read/2": 0.05, "nbd/write/2": 0.05})
     assert kept["predictions_outside"] == len(outside) and "prediction_error" not in records.cluster(
         table, efficiency, limits)
-    only = scored.against(results.read_predictions(tmp_path), results.to_frame(measured[:2]))  # the rest not yet
+    only = scored.against(campaign_folder.read_predictions(tmp_path), results.to_frame(measured[:2]))  # the rest not yet
     assert list(zip(only["rw"], only["host"])) == [("write", "host0")]
 
 

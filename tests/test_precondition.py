@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from flashscale.measure import campaign_folder
 from flashscale.campaigns import campaign
 from flashscale.measure import fio, precondition, results
 from flashscale.measure.sweep import Sweep
@@ -69,7 +70,7 @@ def test_rows_written_before_the_checks_existed_read_with_their_defaults(tmp_pat
     old = {"campaign": "c", "rw": "read", "devices": 1, "runtime_s": 0.2, "bw_bytes": 1.0, "warmup": False}
     new = {**old, "runtime_s": 3.0, "phase": "precondition", "truth_bw_bytes": 2.0, "above_truth": True,
            "too_short": False}
-    results.append_rows(tmp_path, [old, new])
+    campaign_folder.append_rows(tmp_path, [old, new])
     table = results.rebuild_table(tmp_path)
     assert list(table["phase"]) == ["measure", "precondition"] and list(table["above_truth"]) == [False, True]
     assert table["truth_bw_bytes"].isna().tolist() == [True, False]

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from flashscale.measure import campaign_folder
 from flashscale import cli
 from flashscale.campaigns import stated
 from flashscale.analysis import predict, scored
@@ -371,7 +372,7 @@ def test_analyze_stated_scores_what_the_campaign_said_before_not_a_new_predictio
     a device short of what the golden run measured, and the command scores that, not the 200 MB/s a prediction made
     now would give; each layout's best point and the machine's repeatability follow."""
     frame = pd.read_csv(GOLDEN)
-    frame.to_parquet(tmp_path / results.TABLE_FILE)
+    frame.to_parquet(tmp_path / campaign_folder.TABLE_FILE)
     said = predict.predict_results(frame)
     said = said[said["layout"] == "jbod"].assign(**{c: said[c] * 0.75 for c in ("devices_limit_bw_bytes",
                                                                                    "predicted_bw_bytes")})

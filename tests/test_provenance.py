@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 import reader
+from flashscale.measure import campaign_folder
 from flashscale.campaigns import campaign
 from flashscale.measure import raw
 from flashscale.publish import report
@@ -130,9 +131,9 @@ def test_how_made_of_a_report_that_measured_nothing_gives_the_analysis_software(
 
 def test_the_index_says_what_software_measured(tmp_path):
     now = provenance.software()
-    runs = [raw.campaign_facts(_campaign(tmp_path / "a", now) / "campaign.json"),
-            raw.campaign_facts(_campaign(tmp_path / "b", now, backend="vm", qemu=QEMU) / "campaign.json"),
-            raw.campaign_facts(_campaign(tmp_path / "c", None) / "campaign.json")]
+    runs = [campaign_folder.campaign_facts(_campaign(tmp_path / "a", now) / "campaign.json"),
+            campaign_folder.campaign_facts(_campaign(tmp_path / "b", now, backend="vm", qemu=QEMU) / "campaign.json"),
+            campaign_folder.campaign_facts(_campaign(tmp_path / "c", None) / "campaign.json")]
     page = report.write_index(tmp_path, "study", "", runs, "now").read_text()
     words = f"flashscale {now['flashscale']} ({provenance.commit_words(now)}, {provenance.lock_words(now)}), " \
             f"Python {now['python']}"

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from flashscale.measure import campaign_folder
 from flashscale import cli
 from flashscale.notebooks import execute
 from flashscale.analysis import scored
@@ -90,7 +91,7 @@ def test_quickstart_on_the_emulated_array_finds_the_known_answer(tmp_path):
     predicted = text[text.index("Predicted before measuring"):text.index("Conclusions")]
     assert predicted.count("<table") == 1 and predicted.count("<img") == 1 and "binding limit" in predicted
     assert "against the prediction" in predicted and "jbod on 4 devices, read:" in predicted
-    stated = results.read_predictions(tmp_path / "data" / "qs")
+    stated = campaign_folder.read_predictions(tmp_path / "data" / "qs")
     got = scored.against(stated, results.load(tmp_path / "data" / "qs"), 0.02)
     assert numbers["prediction_error"] == pytest.approx(scored.largest_errors(got))
     assert set(numbers["prediction_error"]) == {f"{layout}/{rw}" for layout in ("jbod", "btrfs-raid0")

@@ -15,6 +15,7 @@ from bs4 import BeautifulSoup
 from IPython.core.formatters import DisplayFormatter
 from matplotlib.figure import Figure
 
+from flashscale.measure import campaign_folder
 from flashscale.campaigns import campaign
 from flashscale.notebooks import execute
 from flashscale.measure import raw
@@ -79,8 +80,8 @@ def _campaign_json(folder, run_id: str, backend: str = "loop", devices: int = 4)
 
 
 def test_the_index_says_when_where_and_on_what_the_campaign_ran(tmp_path):
-    runs = [raw.campaign_facts(_campaign_json(tmp_path / "a", "20261123T153817Z")),
-            raw.campaign_facts(_campaign_json(tmp_path / "b", "20261123T160102Z", "directory"))]
+    runs = [campaign_folder.campaign_facts(_campaign_json(tmp_path / "a", "20261123T153817Z")),
+            campaign_folder.campaign_facts(_campaign_json(tmp_path / "b", "20261123T160102Z", "directory"))]
     page = report.write_index(tmp_path, "quickstart", "why", runs, "2026-11-23 16:05 UTC").read_text()
     assert "Published 2026-11-23 16:05 UTC." in page
     assert "Measured from 2026-11-23 15:38 UTC to 2026-11-23 16:01 UTC (2 campaign run(s)) on host node7 " \

@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from flashscale.measure import campaign_folder
 from flashscale.analysis import core as analysis
 from flashscale.measure import results
 from flashscale.system.lock import LOCK_FILE
@@ -46,7 +47,7 @@ def folder(tmp_path: Path) -> Path:
 
 
 def rows(tmp_path: Path) -> list[dict]:
-    found, _ = results.read_rows(folder(tmp_path))
+    found, _ = campaign_folder.read_rows(folder(tmp_path))
     return found
 
 
@@ -131,7 +132,7 @@ def test_killed_at_several_moments_and_resumed_each_time(tmp_path, foreign_loop)
     kill(proc, signal.SIGKILL)
     kept.update(measured_rows(rows(tmp_path)))
     # 4. killed while writing results: the last line torn
-    with open(folder(tmp_path) / results.ROWS_FILE, "a") as fh:
+    with open(folder(tmp_path) / campaign_folder.ROWS_FILE, "a") as fh:
         fh.write('{"campaign": "survive", "layout": "jbod", "po')
     summary = finish(tmp_path)
     assert any("torn" in note for note in summary["notes"])

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 
+from flashscale.measure import campaign_folder
 from flashscale.measure import resume, results
 
 
@@ -14,13 +15,13 @@ def test_workload_rows_of_an_unfinished_layout_are_set_aside_with_their_raw_fold
     rows = [row("single", "measure", "read-nj1"), row("single", "workload", "jobfile-qd1"),
             row("jbod", "measure", "read-nj1"), row("jbod", "workload", "jobfile-qd1"),
             row("jbod", "workload", "jobfile-qd1", rep=1)]
-    (tmp_path / results.ROWS_FILE).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / campaign_folder.ROWS_FILE).write_text("".join(json.dumps(r) + "\n" for r in rows))
     for r in rows:
         (tmp_path / r["raw_dir"]).mkdir(parents=True)
     said = resume.set_aside_workloads(tmp_path, frozenset({"single"}))
-    kept, _ = results.read_rows(tmp_path)
+    kept, _ = campaign_folder.read_rows(tmp_path)
     assert kept == rows[:3]
-    aside = [json.loads(line) for line in (tmp_path / resume.SET_ASIDE).read_text().splitlines()]
+    aside = [json.loads(line) for line in (tmp_path / campaign_folder.SET_ASIDE_FILE).read_text().splitlines()]
     assert aside == rows[3:] and said.startswith("2 workload row(s)")
     assert not (tmp_path / "raw/jbod/jobfile-qd1/rep0").exists()
     assert (tmp_path / "raw/jbod/jobfile-qd1/rep0.set-aside").is_dir()
@@ -29,23 +30,24 @@ def test_workload_rows_of_an_unfinished_layout_are_set_aside_with_their_raw_fold
 
 def test_nothing_is_set_aside_when_every_layout_with_workloads_finished(tmp_path):
     rows = [row("single", "workload", "bonnie")]
-    (tmp_path / results.ROWS_FILE).write_text(json.dumps(rows[0]) + "\n")
+    (tmp_path / campaign_folder.ROWS_FILE).write_text(json.dumps(rows[0]) + "\n")
     assert resume.set_aside_workloads(tmp_path, frozenset({"single"})) is None
-    assert not (tmp_path / resume.SET_ASIDE).exists() and results.read_rows(tmp_path)[0] == rows
+    assert not (tmp_path / campaign_folder.SET_ASIDE_FILE).exists() and campaign_folder.read_rows(tmp_path)[0] == rows
 
 
 def test_rows_jsonl_is_rewritten_one_way_whether_a_torn_line_is_dropped_or_rows_are_set_aside(tmp_path, monkeypatch):
-    """``results.rewrite_rows`` (tmp file, then rename) is the one rewrite: no other file is left beside the rows."""
+    """``campaign_folder.rewrite_rows`` (tmp file, then rename) is the one rewrite: no other file is left beside the rows."""
     rows = [row("single", "measure", "read-nj1"), {**row("single", "measure", "read-nj1", rep=1), "status": "failed"},
             row("jbod", "workload", "bonnie")]
-    (tmp_path / results.ROWS_FILE).write_text("".join(json.dumps(r) + "\n" for r in rows) + '{"layout": "jb')
+    (tmp_path / campaign_folder.ROWS_FILE).write_text("".join(json.dumps(r) + "\n" for r in rows) + '{"layout": "jb')
     rewritten = []
-    original = results.rewrite_rows
-    monkeypatch.setattr(results, "rewrite_rows", lambda folder, kept: (rewritten.append(list(kept)),
+    original = campaign_folder.rewrite_rows
+    monkeypatch.setattr(campaign_folder, "rewrite_rows", lambda folder, kept: (rewritten.append(list(kept)),
                                                                         original(folder, kept)))
-    assert "torn" in results.drop_torn_line(tmp_path)
+    assert "torn" in campaign_folder.drop_torn_line(tmp_path)
     assert resume.set_aside_failed(tmp_path).startswith("1 failed run(s) on single")
     assert resume.set_aside_workloads(tmp_path, frozenset({"single"})).startswith("1 workload row(s)")
     assert rewritten == [rows, [rows[0], rows[2]], [rows[0]]]
-    assert (tmp_path / results.ROWS_FILE).read_text() == json.dumps(rows[0]) + "\n"
-    assert {p.name for p in tmp_path.iterdir()} == {results.ROWS_FILE, resume.PROGRESS_JSON, resume.SET_ASIDE}
+    assert (tmp_path / campaign_folder.ROWS_FILE).read_text() == json.dumps(rows[0]) + "\n"
+    assert {p.name for p in tmp_path.iterdir()} == {campaign_folder.ROWS_FILE, campaign_folder.PROGRESS_JSON,
+                                                    campaign_folder.SET_ASIDE_FILE}

@@ -11,6 +11,7 @@ import pytest
 
 from flashscale.analysis import nullblk, predict, routing
 from flashscale.errors import ConfigError
+from flashscale.layouts import btrfs
 
 KiB = 1024
 
@@ -41,7 +42,7 @@ def test_a_sequential_job_keeps_its_window_on_one_member_until_the_window_spans_
 
 
 def test_the_chunk_of_a_layout():
-    assert routing.chunk_of("btrfs-raid0", 128 * KiB) == routing.BTRFS_STRIPE == 64 * KiB  # btrfs's own
+    assert routing.chunk_of("btrfs-raid0", 128 * KiB) == btrfs.STRIPE_BYTES == 64 * KiB  # btrfs's own
     assert routing.chunk_of("md-raid0", 512 * KiB) == 512 * KiB
     assert routing.chunk_of("lvm-striped", None) is None
     unknown = routing.route("md-raid0", 4, "randread", 4 * KiB, 1, 1, None)

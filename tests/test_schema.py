@@ -8,10 +8,12 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from flashscale.measure import campaign_folder
 from flashscale.campaigns import campaign, cluster, parameters, rules
 from flashscale.notebooks import execute
 from flashscale.analysis import core as analysis
 from flashscale.errors import ConfigError, FlashscaleError
+from flashscale.layouts import describe
 from flashscale.measure import results
 from flashscale.system.commands import Runner
 
@@ -142,15 +144,15 @@ def test_an_undeclared_parameter_is_named_with_the_closest_declared_one(tmp_path
 
 
 def test_a_torn_last_line_is_dropped_with_a_message_and_a_torn_middle_line_is_an_error(tmp_path):
-    results.append_rows(tmp_path, [{"a": 1}, {"a": 2}])
-    with open(tmp_path / results.ROWS_FILE, "a") as fh:
+    campaign_folder.append_rows(tmp_path, [{"a": 1}, {"a": 2}])
+    with open(tmp_path / campaign_folder.ROWS_FILE, "a") as fh:
         fh.write('{"a": 3, "b')
-    rows, torn = results.read_rows(tmp_path)
+    rows, torn = campaign_folder.read_rows(tmp_path)
     assert rows == [{"a": 1}, {"a": 2}] and "torn" in torn and '{"a": 3' in torn
-    assert results.drop_torn_line(tmp_path) == torn and results.read_rows(tmp_path) == (rows, None)
-    (tmp_path / results.ROWS_FILE).write_text('{"a": 1}\n{"a"\n{"a": 2}\n')
+    assert campaign_folder.drop_torn_line(tmp_path) == torn and campaign_folder.read_rows(tmp_path) == (rows, None)
+    (tmp_path / campaign_folder.ROWS_FILE).write_text('{"a": 1}\n{"a"\n{"a": 2}\n')
     with pytest.raises(FlashscaleError, match="line 2 is not a row"):
-        results.read_rows(tmp_path)
+        campaign_folder.read_rows(tmp_path)
 
 
 def test_a_failed_run_is_a_row_with_fios_message_and_the_sweep_goes_on_or_stops(tmp_path):
@@ -169,7 +171,7 @@ def test_a_failed_run_is_a_row_with_fios_message_and_the_sweep_goes_on_or_stops(
         analysis.measured(table)
     with pytest.raises(FlashscaleError, match="ON_FAILURE is stop"):
         campaign.run(broken(replace(base, on_failure="stop")), progress=False)
-    assert len(results.read_rows(tmp_path / "f")[0]) == 1
+    assert len(campaign_folder.read_rows(tmp_path / "f")[0]) == 1
 
 
 @pytest.mark.root
@@ -191,9 +193,9 @@ def test_a_full_results_disk_is_named_and_keeps_every_row_written(tmp_path):
         written = 0
         with pytest.raises(FlashscaleError, match=f"cannot write results in {small}: the disk is full"):
             while written < 10_000:
-                results.append_rows(small, [{"row": written, "pad": "x" * 1000}])
+                campaign_folder.append_rows(small, [{"row": written, "pad": "x" * 1000}])
                 written += 1
-        rows, torn = results.read_rows(small)
+        rows, torn = campaign_folder.read_rows(small)
         assert torn is None and [r["row"] for r in rows] == list(range(written)) and written > 10
     finally:
         runner.run(["umount", str(small)])
@@ -280,7 +282,7 @@ def test_every_shipped_campaign_file_still_loads(path):
 def test_a_campaign_that_keeps_the_rules_loads_and_one_that_breaks_one_is_refused_by_name(layouts, devices, bs,
                                                                                           data):
     arrays = [name for name in layouts if name != "single"]
-    needs = max((rules.MIN_DEVICES.get(name, (1,))[0] for name in layouts), default=1)
+    needs = max((describe(name).min_devices for name in layouts), default=1)
     valid = bool(arrays) and devices >= max(needs, 2)
     reference = data.draw(st.sampled_from(arrays)) if arrays else "jbod"
     given = {"LAYOUTS": layouts, "DEVICES": devices, "BS": bs, "BASELINE_BS": data.draw(st.sampled_from(bs)),

@@ -7,6 +7,7 @@ import os
 
 import pytest
 
+from flashscale.measure import campaign_folder
 from flashscale.campaigns import campaign, stated
 from flashscale.system import host
 from flashscale.errors import ConfigError
@@ -24,12 +25,12 @@ def single(bw: float, rep: int, numjobs: int) -> dict:
 
 
 def test_a_layout_is_predicted_once_from_the_baseline_and_kept_on_resume(tmp_path):
-    results.append_rows(tmp_path, [single(bw, rep, n) for n in (1, 2) for rep, bw in enumerate((1e8, 1.02e8))])
+    campaign_folder.append_rows(tmp_path, [single(bw, rep, n) for n in (1, 2) for rep, bw in enumerate((1e8, 1.02e8))])
     state = stated.Stating(tmp_path, POINTS, lambda name: 4, stated.limits(cores=4))
     state("single")  # the baseline predicts nothing of itself
-    assert results.read_predictions(tmp_path).empty
+    assert campaign_folder.read_predictions(tmp_path).empty
     state("btrfs-raid0")
-    first = results.read_predictions(tmp_path)
+    first = campaign_folder.read_predictions(tmp_path)
     assert list(first["numjobs"]) == [1, 2] and (first["devices"] == 4).all()
     # a stripe gives every device numjobs / 4 jobs, held at the first measured point: 4 x 101 MB/s
     assert first["predicted_bw_bytes"].tolist() == pytest.approx([4 * 1.01e8] * 2)
@@ -38,19 +39,19 @@ def test_a_layout_is_predicted_once_from_the_baseline_and_kept_on_resume(tmp_pat
     # 102 MB/s, and it binds 2 devices' 202 MB/s
     assert first["cpu_limit_bw_bytes"].tolist() == pytest.approx([8.16e8] * 2, rel=1e-3)
     stated.Stating(tmp_path, POINTS, lambda name: 4, stated.limits(cores=0.5))("jbod")
-    jbod = results.read_predictions(tmp_path).query("layout == 'jbod'")
+    jbod = campaign_folder.read_predictions(tmp_path).query("layout == 'jbod'")
     assert jbod["predicted_bw_bytes"].tolist() == pytest.approx([1.01e8, 1.02e8], rel=1e-3)  # 1 job: 1 device
     assert list(jbod["predicted_limit"]) == ["devices", "cpu"]
-    first = results.read_predictions(tmp_path)
-    results.append_rows(tmp_path, [single(5e8, 2, 1)])  # measured later: not a reason to predict again
+    first = campaign_folder.read_predictions(tmp_path)
+    campaign_folder.append_rows(tmp_path, [single(5e8, 2, 1)])  # measured later: not a reason to predict again
     state("btrfs-raid0")
     state("jbod")
-    assert results.read_predictions(tmp_path).equals(first)
+    assert campaign_folder.read_predictions(tmp_path).equals(first)
 
 
 def test_no_baseline_no_prediction(tmp_path):
     stated.Stating(tmp_path, POINTS, lambda name: 2, stated.limits())("jbod")
-    assert results.read_predictions(tmp_path).empty
+    assert campaign_folder.read_predictions(tmp_path).empty
 
 
 def test_the_pcie_term_is_the_slowest_link_sysfs_names(tmp_path):
@@ -72,7 +73,7 @@ def test_the_pcie_term_is_the_slowest_link_sysfs_names(tmp_path):
 
 def _folder(path, rows, fs="xfs", chunk=2**17):
     path.mkdir()
-    results.append_rows(path, rows)
+    campaign_folder.append_rows(path, rows)
     (path / "campaign.json").write_text(json.dumps({"spec": {"options": {"fs": fs, "chunk_bytes": chunk}}}))
     return path
 
@@ -91,7 +92,7 @@ def test_a_layer_s_cost_is_stated_from_the_layout_on_fewer_devices_before_the_la
     state = stated.Stating(four, POINTS, lambda name: 4, stated.limits(cores=4, probe=False), chunk_bytes=2**17,
                            calibrations=[two])
     state("md-raid0")
-    got = results.read_predictions(four).set_index("numjobs")
+    got = campaign_folder.read_predictions(four).set_index("numjobs")
     assert set(got["calibration"]) == {"md-raid0 on 2 devices"}
     # 1 MiB over 128 KiB chunks reaches every member: 2 x 100 MB/s raw, 150 measured: 1/150 - 1/200 of a second a
     # MB is md's; on 4 devices 1 / (1/400 + 1/150 - 1/200) MB/s
@@ -100,7 +101,7 @@ def test_a_layer_s_cost_is_stated_from_the_layout_on_fewer_devices_before_the_la
     assert got["predicted_bw_bytes"].tolist() == pytest.approx([1 / (1 / 4e8 + layer)] * 2)
     assert list(got["predicted_limit"]) == ["layer"] * 2
     stated.Stating(two, POINTS, lambda name: 2, stated.limits(cores=4, probe=False), calibrations=[two])("md-raid0")
-    assert set(results.read_predictions(two)["calibration"].isna()) == {True}  # its own 2 devices never do
+    assert set(campaign_folder.read_predictions(two)["calibration"].isna()) == {True}  # its own 2 devices never do
 
 
 def test_btrfs_raid0_on_two_devices_is_calibrated_by_btrfs_on_one(tmp_path):
@@ -109,11 +110,11 @@ def test_btrfs_raid0_on_two_devices_is_calibrated_by_btrfs_on_one(tmp_path):
     here = _folder(tmp_path / "here", [single(1e8, rep, n) for n in (1, 2) for rep in (0, 1)])
     stated.Stating(here, POINTS, lambda name: 2, stated.limits(cores=4, probe=False), calibrations=[btrfs])(
         "btrfs-raid0")
-    got = results.read_predictions(here)
+    got = campaign_folder.read_predictions(here)
     assert set(got["calibration"]) == {"btrfs on one device"}
     assert (got["predicted_bw_bytes"] < 2e8).all()
     stated.Stating(here, POINTS, lambda name: 2, stated.limits(cores=4, probe=False), calibrations=[btrfs])("jbod")
-    assert set(results.read_predictions(here).query("layout == 'jbod'")["calibration"].isna()) == {True}  # xfs
+    assert set(campaign_folder.read_predictions(here).query("layout == 'jbod'")["calibration"].isna()) == {True}  # xfs
 
 
 def test_the_memory_is_measured_once_and_stated_beside_the_cpus():
@@ -143,7 +144,7 @@ def test_calibration_folders_are_a_campaign_parameter_named_under_data_dir_or_by
     spec = campaign.CampaignSpec.from_parameters(CAMPAIGN="four", DATA_DIR=str(data),
                                                  CALIBRATION=["two", str(tmp_path / "elsewhere")])
     assert spec.calibrations == ("two", str(tmp_path / "elsewhere"))
-    state = campaign._stating(spec, tmp_path, None, System())
+    state = campaign.stating(spec, campaign.choose(spec), tmp_path)
     assert list(state.calibrations) == [two, tmp_path / "elsewhere"]
     with pytest.raises(ConfigError, match="CALIBRATION 'nowhere' is not a campaign folder"):
         campaign.CampaignSpec.from_parameters(CAMPAIGN="four", DATA_DIR=str(data), CALIBRATION=["nowhere"])

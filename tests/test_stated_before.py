@@ -7,6 +7,7 @@ import re
 import pandas as pd
 import pytest
 
+from flashscale.measure import campaign_folder
 from flashscale.analysis import predict, scored
 from flashscale.campaigns import stated
 from flashscale.errors import AnalysisError
@@ -35,7 +36,7 @@ def _stated(at: str) -> pd.DataFrame:
 
 def test_predictions_and_runs_are_stamped_to_the_microsecond(tmp_path):
     stated.record(tmp_path, predict.predict(_single(), "jbod", POINTS))
-    said = results.read_predictions(tmp_path)["predicted_at"]
+    said = campaign_folder.read_predictions(tmp_path)["predicted_at"]
     assert said.str.match(MICROSECONDS.pattern).all(), said.tolist()
     assert MICROSECONDS.match(results.now())
 

@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 import reader
+from flashscale.measure import campaign_folder
 from flashscale import cli
 from flashscale.notebooks import execute, studies
 from flashscale.analysis import compare, core, findings, layout_tax, timeseries
@@ -90,7 +91,7 @@ def test_layout_tax_measures_what_the_machine_has_and_names_what_it_lacks(study)
     # run a point the report gives no verdict on any ("one run: no interval"), never "outside" for nearly every point
     stage = out.parents[1] / "data" / "tiny" / "03_layout_tax"
     assert json.loads((stage / "campaign.json").read_text())["spec"]["ceilings"] == {"memory_bw_bytes": MEMORY}
-    stated = results.read_predictions(stage)
+    stated = campaign_folder.read_predictions(stage)
     assert set(stated["layout"]) == {key.split("/")[0] for key in three["layouts"]}
     jbod = stated[stated["layout"] == "jbod"].set_index("rw")["devices_limit_bw_bytes"]
     assert jbod.to_dict() == pytest.approx({"read": 2 * CAP, "write": 2 * CAP}, rel=0.1)

@@ -260,9 +260,13 @@ def layers(args: str, body: str, here: Path) -> str:
     contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
     text = []
     for contract in contracts:
-        said = (" over ".join(code(layer) for layer in contract["layers"]) if "layers" in contract else
-                f"{', '.join(map(code, contract['source_modules']))} never imports "
-                f"{', '.join(map(code, contract['forbidden_modules']))}, even indirectly")
+        if "layers" in contract:
+            said = " over ".join(code(layer) for layer in contract["layers"])
+        elif contract["type"] == "independence":
+            said = f"{', '.join(map(code, contract['modules']))} never import one another, even indirectly"
+        else:
+            said = (f"{', '.join(map(code, contract['source_modules']))} never imports "
+                    f"{', '.join(map(code, contract['forbidden_modules']))}, even indirectly")
         text += [f"- **{plain(contract['name'])}**: {said}"]
     rows = []
     for layer in contracts[0]["layers"]:

@@ -1,10 +1,10 @@
 """A layer's own cost, measured on fewer devices than it is predicted on: what md, LVM or a file system adds to each
 request's time and to each byte's CPU that one raw device never showed.
 
-    cost = calibrate(raw, rows, "md-raid0", 2)     from the layout measured on 2 devices (``rows``) and the model's
+    cost = calibrate(raw, rows, layout, 2)         from the layout measured on 2 devices (``rows``) and the model's
                                                     prediction of the same points without a layer (``raw``)
     cost.at("read", 2**20, 4, 1)                    the layer's cost at a point of the layout on N devices
-    check_not_scored_on(cost, "md-raid0", 4)        a calibration never measures what it is scored on
+    check_not_scored_on(cost, layout, 4)            a calibration never measures what it is scored on
     host_ceiling(raw, jbod_rows)                    per rw, the most several raw devices delivered together, where
                                                     that is below what the model gave them: a shared limit
 
@@ -48,7 +48,7 @@ COLUMNS = [*POINT, "outstanding", "measured_bw_bytes", "raw_bw_bytes", "verdict"
 
 @dataclass(frozen=True)
 class LayerCost:
-    """What ``layout`` was measured to add on ``devices`` devices (``source`` in words: "md-raid0 on 2 devices",
+    """What ``layout`` was measured to add on ``devices`` devices (``source`` in words: "lvm-striped on 2 devices",
     "btrfs on one device"), per point (``points``: ``COLUMNS``)."""
 
     layout: str

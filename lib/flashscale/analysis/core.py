@@ -32,6 +32,7 @@ import pandas as pd
 from . import inputs
 from .inputs import POINT, WARMUP_TEXT
 from ..errors import AnalysisError, ConfigError
+from ..layouts import describe
 from ..measure import fio_output
 
 BY_CHOICES = ("bs",)
@@ -279,19 +280,14 @@ def with_efficiency(rows: pd.DataFrame, base: pd.DataFrame, bw: str = "bw_bytes"
     return out
 
 
-# The share of devices x baseline a layout can write by its design. A mirror writes every block twice, to two
-# devices, so N mirrored devices write at most N / 2 x the baseline however well they are built: btrfs raid10 (two
-# copies of every block whatever N), md RAID-10 (near=2, mdadm's default) and md RAID-1 of two devices (an N-way
-# md RAID-1 would write every block N times: 1 / N). Reads of a mirror fetch each block once, from either copy, and
-# reach the full N x baseline; striped layouts and jbod reach it both ways. A layout not named here: 1.0.
-WRITE_SHARE: Mapping[str, float] = {"btrfs-raid10": 0.5, "md-raid10": 0.5, "md-raid1": 0.5}
-
-
 def design_share(layout: str, rw: str) -> float:
-    """The share of devices x baseline ``layout`` can reach for ``rw`` by its design: ``WRITE_SHARE`` for writes,
+    """The share of devices x baseline ``layout`` can reach for ``rw`` by its design: its descriptor's
+    ``write_share`` for writes (``flashscale.layouts``: a mirror writes every block twice, 1/2; a layout flashscale
+    does not know, 1.0),
     1.0 for reads and for what moves no data (metadata ops); a mixed rw (fio's 50/50) moves half its bytes each way,
     so its share is the harmonic mean of the two (a mirror: 2/3)."""
-    shares = [WRITE_SHARE.get(layout, 1.0) if way == "write" else 1.0 for way in fio_output.DIRECTIONS.get(rw, ("read",))]
+    write = describe(layout).write_share
+    shares = [write if way == "write" else 1.0 for way in fio_output.DIRECTIONS.get(rw, ("read",))]
     return len(shares) / sum(1.0 / share for share in shares)
 
 

@@ -50,12 +50,12 @@ from . import agreement, core, curve as curves, routing, stats
 from .calibration import LayerCost, check_not_scored_on
 from .curve import CURVE, figures, nearest
 from .limits import SHARED, UNBOUNDED, Limits, ceiling_terms
-from .routing import PER_DEVICE, jobs_per_device
+from .routing import jobs_per_device
 from .significance import DEFAULT_MARGIN, check_margin
 from ..errors import AnalysisError, ConfigError
 from ..measure.units import interval, percent, rate
 
-__all__ = ["CURVE", "PER_DEVICE", "Limits", "curve", "figures", "jobs_per_device", "nearest", "predict",
+__all__ = ["CURVE", "Limits", "curve", "figures", "jobs_per_device", "nearest", "predict",
            "predict_results", "score", "limit_words", "outside_sentences", "drift_words"]
 
 TERMS = ("devices", "pcie", "uplink", "network", "memory", "cpu", "host", "layer")  # ties bind in this order

@@ -44,7 +44,8 @@ seeded event simulation (short: 20,000 completions); two members of one tag serv
 many as land on distinct members before the first repeat.
 
 The chunk: the layout flashscale built (``layouts.Options.chunk_bytes``, campaign.json), an imported run's
-``chunk_bytes`` column, or the user's; None (unknown) takes every request to reach every member, with a note.
+``chunk_bytes`` column, or the user's; None (unknown) takes every request to reach every member, with a note. What a
+layout is (per device or a stripe, its own stripe unit) is its descriptor's (``flashscale.layouts``).
 """
 from __future__ import annotations
 
@@ -56,23 +57,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ConfigError
+from ..layouts import describe
 
-PER_DEVICE = ("single", "jbod")  # one target per device: fio spreads the jobs over them
-BTRFS_STRIPE = 64 * 2**10  # btrfs raid0/raid10 stripe length (BTRFS_STRIPE_LEN), whatever the chunk asked for
-BTRFS = ("btrfs-raid0", "btrfs-raid10")
 SEQUENTIAL = ("read", "write", "rw", "readwrite")
 
 
 def chunk_of(layout: str, chunk_bytes: int | None) -> int | None:
-    """The stripe unit a layout's requests are routed by: btrfs's own 64 KiB for its raid profiles, else
-    ``chunk_bytes`` (None: unknown)."""
-    if layout in BTRFS:
-        return BTRFS_STRIPE
-    if chunk_bytes is None or (isinstance(chunk_bytes, float) and not np.isfinite(chunk_bytes)):
-        return None
-    if isinstance(chunk_bytes, bool) or int(chunk_bytes) != chunk_bytes or chunk_bytes < 512:
-        raise ConfigError(f"chunk_bytes {chunk_bytes!r} must be a whole number of bytes, at least 512")
-    return int(chunk_bytes)
+    """The stripe unit a layout's requests are routed by (``Descriptor.stripe_unit``): its own where it has one
+    (btrfs's 64 KiB for its raid profiles), else ``chunk_bytes`` (None: unknown)."""
+    return describe(layout).stripe_unit(chunk_bytes)
 
 
 def jobs_per_device(numjobs: int, devices: int) -> list[int]:
@@ -110,7 +103,7 @@ class Route:
 
 def route(layout: str, devices: int, rw: str, bs: int, numjobs: int, iodepth: int, chunk: int | None) -> Route:
     """The ``Route`` of one point of ``layout`` on ``devices`` devices (module docstring)."""
-    if layout in PER_DEVICE:
+    if describe(layout).per_device:
         return Route("own jobs", devices, bs, 1, jobs=tuple(jobs_per_device(numjobs, devices)))
     outstanding = numjobs * iodepth
     if chunk is None:

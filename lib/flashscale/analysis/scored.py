@@ -23,6 +23,7 @@ import pandas as pd
 
 from . import agreement, core, predict
 from ..errors import AnalysisError
+from ..layouts import describe
 from .cluster import ALL
 from .significance import DEFAULT_MARGIN
 from ..measure.units import ONE_RUN, percent, rate
@@ -226,7 +227,9 @@ def repeatability(scored: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=columns)
     exact = scored["predicted_exact"].astype("boolean").fillna(False) if "predicted_exact" in scored.columns \
         else False
-    alone = scored[scored["layout"].astype(str).isin(set(predict.PER_DEVICE) - {"single"})
+    several = {name for name in set(scored["layout"].astype(str))
+               if describe(name).per_device and not describe(name).first_device_only}  # jbod: its own jobs each
+    alone = scored[scored["layout"].astype(str).isin(several)
                    & (scored["busy_devices"] == 1) & (scored["numjobs"] == 1) & exact]
     alone = alone.dropna(subset=["measured_bw_bytes", "devices_limit_bw_bytes"])
     out = alone.assign(single_bw_bytes=alone["devices_limit_bw_bytes"],

@@ -66,8 +66,9 @@ def details(outputs: Iterable[tuple[Any, dict]], environments: Iterable[tuple[An
     """One row per measured run of ``run_variants`` (its ``variant`` column says the mode), from
     ``raw.fio_outputs`` and ``raw.run_environments`` of its measured rows (``within="variant"``): the point,
     ``size`` (bytes per job, from fio's own record), ``expected_bytes`` = numjobs x size, ``io_bytes``,
-    ``bytes_ok``, ``targets``, ``targets_used``, ``reach_devices``, ``ceiling_bytes`` (their cap sum; NaN off the
-    emulated array), ``fraction`` = bandwidth / ceiling, ``min_runtime_s`` = expected_bytes / ceiling - one
+    ``bytes_ok``, ``targets``, ``targets_used``, ``reach_devices``, ``ceiling_bytes`` (their cap sum; NaN for a
+    run held to no cap: ``cap_bps`` is set where fio ran in the place's throttled cgroup), ``fraction`` =
+    bandwidth / ceiling, ``min_runtime_s`` = expected_bytes / ceiling - one
     throttle slice and ``within_caps`` = runtime_s >= min_runtime_s (True when uncapped)."""
     rows = []
     for (run, data), (same, env) in zip(outputs, environments, strict=True):
@@ -78,7 +79,7 @@ def details(outputs: Iterable[tuple[Any, dict]], environments: Iterable[tuple[An
         size = int(data["global options"]["size"])
         targets = len(env["targets"])
         used, reach = _reach(run, targets)
-        ceiling = float(run.cap_bps) * reach if run.backend == "loop" else float("nan")
+        ceiling = float(run.cap_bps) * reach  # NaN where the run was held to no cap
         rows.append({**{k: getattr(run, k) for k in KEYS}, "rep": run.rep, "bw_bytes": run.bw_bytes,
                      "runtime_s": run.runtime_s, "size": size, "expected_bytes": int(run.numjobs) * size,
                      "io_bytes": int(run.io_bytes), "targets": targets, "targets_used": used,

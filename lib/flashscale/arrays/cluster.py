@@ -75,7 +75,7 @@ class EmulatedCluster(Built):
             raise ConfigError(f"hosts={hosts!r} must be a whole number >= 1")
         if storage not in STORAGE:
             raise ConfigError(f"storage={storage!r} must be one of {', '.join(STORAGE)}")
-        array.check_backend("cluster")  # every host's devices are capped alike: no CAP_SCALE
+        array.refuse_cap_scale("cluster")  # every host's devices are capped alike: no CAP_SCALE
         super().__init__(runner, system)
         self.count, self.spec, self.link_bps, self.subnet, self.storage = hosts, array, link_bps, subnet, storage
         self.log_dir, self.options = Path(log_dir), options

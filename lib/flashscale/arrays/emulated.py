@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import layouts
+from ..layouts import describe
 from ..system.commands import Runner
 from ..system.devices import Device, System
 from ..errors import ConfigError, UnsupportedError
@@ -22,13 +23,6 @@ from ..system.teardown import Built
 from ..system.throttle import Throttle
 
 SHM = "shm"  # tmpfs under the machine's /dev: the backing store that is never the bottleneck, when it has room
-# Layouts that put an equal share of every byte on each member (their stripe unit in turn): as fast as their slowest
-# member x members, and no faster. Every other layout (single, jbod, btrfs-raid10, whose reads pick one copy) is held
-# to the sum of its members' caps, the bound no layout of them can pass.
-STRIPES = ("btrfs-raid0", "md-raid0", "md-imsm-raid0", "lvm-striped")
-# Where CAP_SCALE can apply: the loop devices flashscale caps one by one. A VM's, a test bed's and a cluster's devices
-# are capped alike or not at all, and plain directories have no caps.
-SCALED_BACKENDS = ("loop",)
 
 
 CAP_FIT = ("lower", "refuse")  # CAP_FIT: caps this machine cannot carry are lowered to fit, or the campaign refused
@@ -105,10 +99,12 @@ class ArraySpec:
 
     def layout_caps(self, layout: str) -> tuple[float, float]:
         """The read and write cap per device of which ``layout``'s known truth is its devices x: from the devices it
-        uses (``layouts.chosen``), each at its own cap (``device_caps``): their slowest on a stripe (``STRIPES``),
-        their mean elsewhere (devices x the mean is the sum of their caps). Every device at the cap: the cap."""
+        uses (``layouts.chosen``), each at its own cap (``device_caps``): their slowest where the layout puts an
+        equal share of every byte on each member (``Descriptor.even_share``: as fast as its slowest member x members,
+        no faster), their mean elsewhere (devices x the mean is the sum of their caps: the bound no layout of them
+        passes, a mirror whose reads pick one copy included). Every device at the cap: the cap."""
         used = [self.device_caps(i) for i in layouts.chosen(layout, range(self.devices))]
-        pick = min if layout in STRIPES else (lambda caps: sum(caps) / len(caps))
+        pick = min if describe(layout).even_share else (lambda caps: sum(caps) / len(caps))
         return tuple(float(pick([caps[d] for caps in used])) for d in (0, 1))
 
     def rw_caps(self, layout: str | None = None) -> dict:
@@ -119,10 +115,11 @@ class ArraySpec:
         read, write = (cap or float("nan") for cap in (read, write))
         return {"read": read, "randread": read, "write": write, "randwrite": write}
 
-    def check_backend(self, backend: str) -> None:
-        """A ConfigError when ``cap_scale`` is given for a backend it cannot apply to (``SCALED_BACKENDS``)."""
-        if self.cap_scale and backend not in SCALED_BACKENDS:
-            raise ConfigError(f"CAP_SCALE={list(self.cap_scale)!r} cannot apply to the {backend} backend: only the "
+    def refuse_cap_scale(self, place: str) -> None:
+        """A ConfigError when ``cap_scale`` is given to ``place``, whose devices are capped alike or not at all
+        (only the emulated array's loop devices are capped one by one: ``campaigns.place.Place.caps_each_device``)."""
+        if self.cap_scale:
+            raise ConfigError(f"CAP_SCALE={list(self.cap_scale)!r} cannot apply to the {place} backend: only the "
                               "emulated array's loop devices are capped one by one; leave CAP_SCALE empty there")
 
 

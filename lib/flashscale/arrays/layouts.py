@@ -1,16 +1,19 @@
-"""Array layouts: what the fio jobs run on. Each erases its devices, builds, and records its own teardown.
+"""Array layouts built: what the fio jobs run on. Each erases its devices, builds, and records its own teardown.
 
-    single         one device, its own file system: the baseline
-    jbod           one file system per device; fio jobs spread evenly over the mount points (seed 000, Test 2)
-    btrfs-raid0    one btrfs, data and metadata striped (raid0) over all devices: an array without md; mounted
-                   with every member named (``device=``), so no ``btrfs device scan`` (udev's) is needed
-    btrfs-raid10   one btrfs, data and metadata raid10, mounted the same way
-    md-raid0       md RAID-0, native metadata, then one file system with su/sw from the chunk (seed 000, Test 5a)
-    md-imsm-raid0  md RAID-0 inside an IMSM container (seed 000, Test 5b)
-    lvm-striped    one LVM logical volume striped over all devices, then one file system
-    directory      no devices: plain directories (``build_directories``: the fallback without root or loop devices)
-    mounted        an existing mount point (GPFS, BeeGFS, Lustre, NFS): ``use_directory`` only makes and removes
-                   its own directory and files inside the directory the user names
+What each layout is (its devices, stripe unit, needs of the kernel, build plan) is its descriptor's
+(``flashscale.layouts``); here each kind of build has its plan (``PLANS``), run for every descriptor that names it:
+
+    each      one file system per device it uses (single: the first; jbod: all), mounted one by one
+    btrfs     one btrfs of the descriptor's profile over all devices, mounted with every member named
+              (``device=``), so no ``btrfs device scan`` (udev's) is needed
+    md        an md array of the descriptor's level (``volumes.md_array``), then one file system with su/sw from
+              the chunk
+    md-imsm   the same inside an IMSM container (``volumes.md_imsm_array``)
+    lvm       one LVM logical volume striped over all devices (``volumes.lvm_striped``), then one file system
+
+Without devices: ``build_directories`` (plain directories, the fallback without root or loop devices, for the
+layouts plain directories can stand in for) and ``use_directory`` (an existing mount point: only its own directory
+and files inside the directory the user names are made and removed).
 
 Every destructive step goes through ``arrays.guard``; ``plan`` returns the exact commands ``build`` runs, so a
 notebook can print them (a dry run) before anything is touched.
@@ -25,6 +28,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from . import erase, fill, volumes
+from ..layouts import BUILT, DESCRIPTORS, Descriptor, describe
 from ..system.commands import Runner
 from ..system.devices import Device, System
 from ..errors import ConfigError, RefusedError, UnsupportedError
@@ -91,7 +95,7 @@ def mount(source: str, target: Path, fstype: str, options: str) -> list[Step]:
                  details={"path": str(target), "source": source})]
 
 
-def _each(name, devices, root, options, token) -> list[Step]:
+def _each(name, devices, root, options, token, profile: str) -> list[Step]:
     stripes = 1 if options.stripe_single else None
     steps = []
     for index, device in enumerate(devices):
@@ -109,43 +113,34 @@ def _btrfs_device_options(paths: Sequence[str]) -> str:
     return ",".join(f"device={path}" for path in paths)
 
 
-def _btrfs(profile: str) -> Callable:
-    def plan(name, devices, root, options, token) -> list[Step]:
-        paths = tuple(d.path for d in devices)
-        return [Step(("mkfs.btrfs", "-q", "-K", "-d", profile, "-m", profile, *paths), writes=paths,
-                     creates="btrfs-devices", details={"members": [{"path": d.path, "id": d.id} for d in devices]}),
-                *mount(paths[0], root / name, "btrfs", f"{options.mount_options},{_btrfs_device_options(paths)}")]
-    return plan
+def _btrfs(name, devices, root, options, token, profile: str) -> list[Step]:
+    paths = tuple(d.path for d in devices)
+    return [Step(("mkfs.btrfs", "-q", "-K", "-d", profile, "-m", profile, *paths), writes=paths,
+                 creates="btrfs-devices", details={"members": [{"path": d.path, "id": d.id} for d in devices]}),
+            *mount(paths[0], root / name, "btrfs", f"{options.mount_options},{_btrfs_device_options(paths)}")]
 
 
 def _volume(make: Callable) -> Callable:
-    def plan(name, devices, root, options, token) -> list[Step]:
-        steps, volume = make(devices, token, options.chunk_bytes)
+    def plan(name, devices, root, options, token, profile: str) -> list[Step]:
+        steps, volume = make(devices, token, options.chunk_bytes, profile)
         return [*steps, mkfs(options.fs, volume, options.chunk_bytes, len(devices)),
                 *mount(volume, root / name, options.fs, options.mount_options)]
     return plan
 
 
-@dataclass(frozen=True)
-class Kind:
-    plan: Callable
-    description: str
-    needs: str | None = None  # "md" or "dm": what the kernel must offer
-
-
-DEVICE_LAYOUTS: dict[str, Kind] = {
-    "single": Kind(_each, "one device with its own file system (the baseline)"),
-    "jbod": Kind(_each, "one file system per device, jobs spread evenly over the mount points"),
-    "btrfs-raid0": Kind(_btrfs("raid0"), "one btrfs with data and metadata striped (raid0) over all devices"),
-    "btrfs-raid10": Kind(_btrfs("raid10"), "one btrfs with data and metadata mirrored and striped (raid10)"),
-    "md-raid0": Kind(_volume(volumes.md_raid0), "md RAID-0 (native metadata) with one file system", "md"),
-    "md-imsm-raid0": Kind(_volume(volumes.md_imsm_raid0), "md RAID-0 in an IMSM container, one file system", "md"),
-    "lvm-striped": Kind(_volume(volumes.lvm_striped), "one LVM volume striped over all devices, one file system",
-                        "dm"),
+# Each kind of build (``Descriptor.build``): plan(name, devices, root, options, token, profile) -> its steps.
+PLANS: dict[str, Callable] = {
+    "each": _each,
+    "btrfs": _btrfs,
+    "md": _volume(volumes.md_array),
+    "md-imsm": _volume(volumes.md_imsm_array),
+    "lvm": _volume(volumes.lvm_striped),
 }
+# The layouts built on devices, by name: their descriptors (``flashscale.layouts.BUILT``).
+DEVICE_LAYOUTS: dict[str, Descriptor] = {name: DESCRIPTORS[name] for name in BUILT}
 
 
-def _kind(name: str) -> Kind:
+def _kind(name: str) -> Descriptor:
     if name not in DEVICE_LAYOUTS:
         raise ConfigError(f"layout={name!r} is not one of {', '.join(DEVICE_LAYOUTS)}")
     return DEVICE_LAYOUTS[name]
@@ -158,10 +153,10 @@ def missing(name: str, system: System, runner: Runner) -> str | None:
 
 
 def chosen(name: str, devices: Sequence[Device]) -> list[Device]:
-    """The devices a layout uses: the first for ``single``, all of them otherwise."""
+    """The devices a layout uses (``Descriptor.devices_used``): the first for ``single``, all of them otherwise."""
     if not devices:
         raise ConfigError(f"layout {name!r} needs at least one device")
-    return list(devices[:1]) if name == "single" else list(devices)
+    return list(devices[:describe(name).devices_used(len(devices))])
 
 
 def plan(name: str, devices: Sequence[Device], *, root: Path | None = None, options: Options = Options(),
@@ -171,7 +166,8 @@ def plan(name: str, devices: Sequence[Device], *, root: Path | None = None, opti
     ConfigError when ``token`` would give an array a name mdadm refuses (``volumes``): nothing has run yet.
     """
     root = Path(root) if root is not None else Path(tempfile.gettempdir()) / f"flashscale-{name}-XXXXXXXX"
-    return _kind(name).plan(name, chosen(name, devices), root, options, token)
+    kind = _kind(name)
+    return PLANS[kind.build](name, chosen(name, devices), root, options, token, kind.profile)
 
 
 def dry_run(name: str, devices: Sequence[Device], options: Options = Options(), *, confirm: object = None,
@@ -262,9 +258,11 @@ def use_directory(directory: str | Path, teardown: Teardown, count: int = 1, dev
 
 def build_directories(name: str, count: int, parent: Path, teardown: Teardown) -> Layout:
     """The fallback: ``count`` fresh directories under ``parent``, all on whatever disk holds it."""
-    if name not in ("single", "jbod"):
-        raise UnsupportedError(f"layout {name!r} needs block devices; plain directories offer only single and jbod")
-    chosen_count = 1 if name == "single" else count
+    offered = [n for n, d in DEVICE_LAYOUTS.items() if d.on_directories]
+    if name not in offered:
+        raise UnsupportedError(f"layout {name!r} needs block devices; plain directories offer only "
+                               f"{' and '.join(offered)}")
+    chosen_count = describe(name).devices_used(count)
     root = Path(tempfile.mkdtemp(prefix=f"flashscale-{name}-", dir=parent))
     teardown.record("dir", path=str(root))
     targets = _subdirectories(root, chosen_count, teardown)

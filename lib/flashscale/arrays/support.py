@@ -1,57 +1,22 @@
-"""What this machine can build: per layout asked for, whether it can be built here and, if not, what it lacks, with
-the exact commands it would run on a machine that can. Nothing is touched: the machine is only read.
+"""What this machine can build, said: from the table of layouts a campaign's place can and cannot measure here
+(``campaigns.campaign.layout_support``: the place asked, ``Place.support``; columns layout, supported, missing),
+the layouts to run and the exact commands the others would run on a machine that can. Nothing is touched.
 
-    layout_support(names, backend)   per layout: supported, and what is missing (backend "vm": the VM lab's needs)
-    backend_for(emulation, testbed)  the backend a campaign will choose here
     layouts_to_run(support, single)  the supported layouts, with ``single`` first when a baseline is needed
     plans(support, devices, options) the command plans of the layouts this machine cannot build
     unsupported_sentences(support)   what this machine cannot build, in words
 """
 from __future__ import annotations
 
-from typing import Sequence
 
 import pandas as pd
 
 from . import layouts
-from .emulated import loop_support_problem
+from .. import layouts as descriptors
 from .plan import render
-from ..system.commands import Runner
-from ..system import vm
-from ..system.devices import Device, System
+from ..system.devices import Device
 
-MOUNTED = "mounted"  # the layout of an existing mount point (GPFS, BeeGFS, NFS...), measured inside, never built
-
-
-def layout_support(names: Sequence[str], backend: str, runner: Runner | None = None,
-                   system: System | None = None, mount_dir: str | None = None) -> pd.DataFrame:
-    """Per layout asked for: whether this machine can build it, and if not, what it lacks (nothing is touched)."""
-    runner, system = runner or Runner(), system or System()
-    lab_problem = vm.prerequisites_problem(system, runner) if backend == "vm" else None
-    rows = []
-    for name in names:
-        kind = layouts.DEVICE_LAYOUTS.get(name)
-        if name == MOUNTED:
-            reason = None if mount_dir else "needs MOUNT_DIR, the existing mount point to measure inside"
-        elif kind is None:
-            reason = f"unknown layout (choose from {', '.join([*layouts.DEVICE_LAYOUTS, MOUNTED])})"
-        elif backend == "directory" and name not in ("single", "jbod"):
-            reason = "needs block devices; this run measures plain directories"
-        elif backend == "vm":  # built inside the VM lab, whose kernel has md and device-mapper
-            reason = lab_problem
-        else:
-            reason = layouts.missing(name, system, runner)
-        rows.append({"layout": name, "supported": reason is None, "missing": reason or ""})
-    return pd.DataFrame(rows)
-
-
-def backend_for(emulation: str, testbed: str | None = None) -> str:
-    """The backend ``campaign.run`` will choose for ``emulation`` (or a test bed) on this machine."""
-    if testbed:
-        return "testbed"
-    if emulation == "vm":
-        return "vm"
-    return "loop" if emulation != "directory" and loop_support_problem() is None else "directory"
+MOUNTED = descriptors.MOUNTED  # an existing mount point (GPFS, BeeGFS, NFS...), measured inside, never built
 
 
 def layouts_to_run(support: pd.DataFrame, with_single: bool) -> list[str]:

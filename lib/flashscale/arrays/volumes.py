@@ -1,13 +1,14 @@
-"""Striped volumes over several devices: md RAID-0 (native and IMSM metadata) and LVM, as exact plans.
+"""Volumes over several devices: md arrays (native and IMSM metadata) and LVM, as exact plans, each of the level
+or type its layout's descriptor gives (``flashscale.layouts``: ``Descriptor.profile``).
 
-    md-raid0        mdadm --create, metadata 1.2, RAID-0 with the chunk size            (seed 000, Test 5a)
-    md-imsm-raid0   an IMSM container over the devices, then a RAID-0 volume inside it  (seed 000, Test 5b)
-    lvm-striped     pvcreate, vgcreate, and one logical volume striped over every device
+    md_array          mdadm --create, metadata 1.2, the level, with the chunk size
+    md_imsm_array     an IMSM container over the devices, then a volume of the level inside it
+    lvm_striped       pvcreate, vgcreate, and one logical volume striped over every device
 
 Each plan records what it makes (the array, the volume group...) before making it, with the member devices and
 their identities, so teardown and ``flashscale reap`` can stop and clear exactly those. The kernel must offer md
-(``/proc/mdstat``) or device-mapper (``/dev/mapper/control``); ``missing`` says what is absent before anything is
-touched.
+(``/proc/mdstat``) or device-mapper (``/dev/mapper/control``: ``layouts.FEATURES``); ``missing`` says what is
+absent before anything is touched.
 
 Every plan is named by a random token: ``flashscale-<token>`` (an md array, a volume group), but ``fs<token>`` for an
 IMSM volume and ``fs<token>-imsm`` for its container, since mdadm keeps an IMSM volume's name in 16 characters. A
@@ -18,6 +19,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..errors import ConfigError
+from ..layouts import FEATURES
 from ..system.commands import Runner
 from ..system.devices import Device, System
 from .plan import Step
@@ -25,22 +27,15 @@ from .plan import Step
 MD_NAME_MAX = 32  # mdadm --create refuses a longer name under /dev/md ("Name ... is too long", mdadm.c)
 IMSM_NAME_MAX = 16  # and a longer IMSM volume name ("imsm volume name must be 16 characters or less")
 
-# what it is, the program it needs and its Debian package, the kernel's marker, what its absence means
-NEEDS = {
-    "md": ("md RAID", "mdadm", "mdadm", lambda s: s.proc / "mdstat",
-           "the kernel has no md driver: {path} is missing (md_mod not loaded, or built without CONFIG_MD)"),
-    "dm": ("LVM", "lvm", "lvm2", lambda s: s.dev / "mapper" / "control",
-           "the kernel has no device-mapper: {path} is missing (dm_mod not loaded, or no CONFIG_BLK_DEV_DM)"),
-}
-
-
 def missing(need: str, system: System, runner: Runner) -> str | None:
-    """What this machine lacks for ``need`` ("md" or "dm"), or None when it has everything."""
-    what, program, package, marker, message = NEEDS[need]
-    if not marker(system).exists():
-        return f"{what} cannot run here: " + message.format(path=marker(system))
-    if runner.which(program) is None:
-        return f"{what} cannot run here: {program} is not installed (apt-get install {package})"
+    """What this machine lacks for ``need`` ("md" or "dm": ``layouts.FEATURES``), or None when it has everything."""
+    feature = FEATURES[need]
+    root, *below = feature.marker
+    marker = getattr(system, root).joinpath(*below)
+    if not marker.exists():
+        return f"{feature.what} cannot run here: " + feature.absent.format(path=marker)
+    if runner.which(feature.program) is None:
+        return f"{feature.what} cannot run here: {feature.program} is not installed (apt-get install {feature.package})"
     return None
 
 
@@ -55,19 +50,19 @@ def _md_path(name: str, limit: int, what: str) -> str:
     return f"/dev/md/{name}"
 
 
-def md_raid0(devices: Sequence[Device], token: str, chunk_bytes: int) -> tuple[list[Step], str]:
-    """Native-metadata RAID-0 ``flashscale-<token>``: the steps, and the array's path."""
+def md_array(devices: Sequence[Device], token: str, chunk_bytes: int, level: str) -> tuple[list[Step], str]:
+    """A native-metadata md array ``flashscale-<token>`` of ``level``: the steps, and the array's path."""
     paths = tuple(d.path for d in devices)
     array = _md_path(f"flashscale-{token}", MD_NAME_MAX, "md array")
-    create = Step(("mdadm", "--create", array, "--run", "--metadata=1.2", "--level=0",
+    create = Step(("mdadm", "--create", array, "--run", "--metadata=1.2", f"--level={level}",
                    f"--chunk={chunk_bytes // 1024}K", f"--raid-devices={len(paths)}", *paths),
                   writes=paths, creates="md", details={"path": array, "members": _members(devices)})
     return [create], array
 
 
-def md_imsm_raid0(devices: Sequence[Device], token: str, chunk_bytes: int) -> tuple[list[Step], str]:
-    """An IMSM (Intel RSTe) container ``fs<token>-imsm`` over the devices, then a RAID-0 volume ``fs<token>`` in it:
-    the steps and the volume's path.
+def md_imsm_array(devices: Sequence[Device], token: str, chunk_bytes: int, level: str) -> tuple[list[Step], str]:
+    """An IMSM (Intel RSTe) container ``fs<token>-imsm`` over the devices, then a volume ``fs<token>`` of ``level``
+    in it: the steps and the volume's path.
 
     Each is recorded before it is made, the container first: a volume that fails to be made leaves the container
     recorded, and teardown (last first) stops the volume, then the container, then clears the members.
@@ -78,22 +73,22 @@ def md_imsm_raid0(devices: Sequence[Device], token: str, chunk_bytes: int) -> tu
     steps = [
         Step(("mdadm", "--create", container, "--run", "--metadata=imsm", f"--raid-devices={len(paths)}", *paths),
              writes=paths, creates="md", details={"path": container, "members": _members(devices)}),
-        Step(("mdadm", "--create", volume, "--run", "--level=0", f"--chunk={chunk_bytes // 1024}K",
+        Step(("mdadm", "--create", volume, "--run", f"--level={level}", f"--chunk={chunk_bytes // 1024}K",
               f"--raid-devices={len(paths)}", container),
              writes=(container,), creates="md", details={"path": volume, "members": []}),
     ]
     return steps, volume
 
 
-def lvm_striped(devices: Sequence[Device], token: str, chunk_bytes: int) -> tuple[list[Step], str]:
-    """One logical volume ``data`` striped over every device (stripe size = chunk) in the volume group
-    ``flashscale-<token>``: the steps and the volume's path."""
+def lvm_striped(devices: Sequence[Device], token: str, chunk_bytes: int, kind: str) -> tuple[list[Step], str]:
+    """One logical volume ``data`` of ``kind`` ("striped") over every device (stripe size = chunk) in the volume
+    group ``flashscale-<token>``: the steps and the volume's path."""
     paths = tuple(d.path for d in devices)
     vg, lv = f"flashscale-{token}", "data"
     steps = [
         Step(("pvcreate", *paths), writes=paths, creates="lvm-pv", details={"members": _members(devices)}),
         Step(("vgcreate", vg, *paths), writes=paths, creates="lvm-vg", details={"vg": vg}),
-        Step(("lvcreate", "--yes", "--type", "striped", f"--stripes={len(paths)}",
+        Step(("lvcreate", "--yes", "--type", kind, f"--stripes={len(paths)}",
               f"--stripesize={chunk_bytes // 1024}k", "--extents=100%FREE", f"--name={lv}", vg),
              writes=paths, creates="lvm-lv", details={"path": f"/dev/{vg}/{lv}", "vg": vg, "lv": lv}),
     ]

@@ -7,19 +7,22 @@ The array and every layout are torn down before ``run`` returns or raises, inclu
 to ``rows.jsonl`` as each run finishes, so an interrupted campaign keeps what it measured; each run's start and end,
 with the runs left and an ETA, go to ``progress.log`` beside them and to the bar (``measure.progress``).
 
-Where it runs (``backend``):
+Where it runs is a place (``campaigns.place.Place``), picked once by ``choose`` and then only asked through its
+interface (check, facts, layouts, make, truth, build, undo); its ``backend`` names it in the rows:
 
-    loop        the emulated array flashscale makes itself: loop devices capped by block throttling (the default)
-    directory   plain directories on the local disk, when loop devices cannot be made (said so in ``notes``)
-    vm          NVMe devices of a virtual machine with a real kernel (``vmlab``): the campaign runs inside it as a
-                test bed of the VM's devices, capped by the guest's block throttling, so md, IMSM and LVM are built
-                by the same code as on real devices, through the same guard
-    testbed     real devices named by identity in a test bed file (``TESTBED``), every destructive step through
-                the guard; after each erase every device is written in full ``PRECONDITION_PASSES`` times (2:
-                SNIA's workload-independent precondition, ``arrays.fill``). A test bed campaign is a dry run unless
-                ``DRY_RUN=False``: it raises ``DryRun`` with
-                the exact commands it would execute, having touched nothing. To measure, ``CONFIRM`` must list
-                the test bed's identities, as strings.
+    loop        the emulated array flashscale makes itself: loop devices capped by block throttling (the default;
+                ``emulated.OnEmulatedArray``)
+    directory   plain directories on the local disk, when loop devices cannot be made (said so in ``notes``;
+                ``directories.OnDirectories``)
+    vm          NVMe devices of a virtual machine with a real kernel (``vmlab.InVmLab``): the campaign runs inside it
+                as a test bed of the VM's devices (``testbed.InVmGuest``), capped by the guest's block throttling, so
+                md, IMSM and LVM are built by the same code as on real devices, through the same guard
+    testbed     real devices named by identity in a test bed file (``TESTBED``; ``testbed.OnTestBed``), every
+                destructive step through the guard; after each erase every device is written in full
+                ``PRECONDITION_PASSES`` times (2: SNIA's workload-independent precondition, ``arrays.fill``). A test
+                bed campaign is a dry run unless ``DRY_RUN=False``: it raises ``DryRun`` with the exact commands it
+                would execute, having touched nothing. To measure, ``CONFIRM`` must list the test bed's identities,
+                as strings.
 
 Interrupted and resumed: ``RESUME=True`` continues the campaign in its own folder (``measure.resume``): finished
 runs are kept exactly once and not run again, the run that was cut short runs again, the layout it was on is
@@ -34,43 +37,42 @@ file system the user made); flashscale only creates and removes its own director
 """
 from __future__ import annotations
 
-import contextlib
 import importlib.util
-import json
 import os
 import platform
 import signal
 import threading
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Sequence
 
 import pandas as pd
 
-from ..measure import monitoring, reanalysis, results, resume
+from ..measure import campaign_folder, monitoring, reanalysis, results, resume
 from ..measure.results import CampaignResult
-from ..arrays import fill, layouts, support
+from ..arrays import fill
 from ..system.commands import Runner
-from ..system.devices import System
-from ..arrays.emulated import ArraySpec, cap_fit_policy, loop_support_problem
+from ..arrays.emulated import ArraySpec, loop_support_problem
 from ..arrays.support import MOUNTED
+from ..layouts import MEASURABLE
 from . import directories, emulated, parameters, stated, testbed as testbeds, vmlab
+from .place import Mounted, Place
+from .testbed import DryRun
 from ..system.host import queue_depth
-from ..errors import ConfigError, FlashscaleError, UnsupportedError
-from ..arrays.guard import Guard, confirmation
+from ..errors import ConfigError, UnsupportedError
+from ..arrays.guard import confirmation
 from ..arrays.layouts import Options
 from ..measure.progress import Progress
 from ..measure.recorder import Recorder, check_on_failure
 from ..measure.sweep import Sweep
-from ..system import lock, provenance
+from ..system import provenance
+
+__all__ = ["DEFAULT_CAMPAIGN", "EMULATION_MODES", "EMULATIONS", "PARTS", "CampaignSpec", "DryRun", "choose",
+           "layout_support", "place_here", "plan", "run", "stating"]
 
 DEFAULT_CAMPAIGN = "quickstart"
-EMULATION_MODES = ("auto", "loop", "directory", "vm")
-
-
-class DryRun(FlashscaleError):
-    """A test bed campaign stopped before touching anything; its message is the exact plan."""
+EMULATION_MODES = ("auto", "loop", "directory", "vm")  # EMULATION's values: each picks its place (``EMULATIONS``)
 
 
 @dataclass(frozen=True)
@@ -106,7 +108,7 @@ class CampaignSpec:
         check_on_failure(self.on_failure)
         if self.emulation not in EMULATION_MODES:
             raise ConfigError(f"emulation={self.emulation!r} is not one of {', '.join(EMULATION_MODES)}")
-        known = (*layouts.DEVICE_LAYOUTS, MOUNTED)
+        known = MEASURABLE
         bad = [name for name in self.layouts if name not in known]
         if bad or not self.layouts:
             raise ConfigError(f"layouts {bad or 'empty'}: choose from {', '.join(known)}")
@@ -144,7 +146,7 @@ class CampaignSpec:
 
     def calibration_folder(self, name: str) -> Path:
         """A ``CALIBRATION`` entry as a folder: a campaign's name under ``DATA_DIR``, else a path as given."""
-        under = results.data_root(self.data_dir) / name
+        under = campaign_folder.data_root(self.data_dir) / name
         return under if under.is_dir() else Path(name)
 
     @classmethod
@@ -152,7 +154,7 @@ class CampaignSpec:
         """The spec ``asdict`` gave (as JSON keeps it: lists for tuples), e.g. a VM guest's from its host's."""
         sweep = {k: _tuples(v) for k, v in d["sweep"].items()}
         return cls(**{**d, "array": ArraySpec(**d["array"]), "sweep": Sweep(**sweep),
-                      "options": layouts.Options(**d["options"])})
+                      "options": Options(**d["options"])})
 
     @classmethod
     def from_parameters(cls, **p) -> "CampaignSpec":
@@ -164,7 +166,7 @@ class CampaignSpec:
         parameters.check(p, PARTS)
         parts = parameters.split(p, PARTS)
         return cls(name=p.get("CAMPAIGN", DEFAULT_CAMPAIGN), array=ArraySpec(**parts["array"]),
-                   sweep=Sweep(**parts["sweep"]), options=layouts.Options(**parts["options"]), **parts["spec"])
+                   sweep=Sweep(**parts["sweep"]), options=Options(**parts["options"]), **parts["spec"])
 
 
 def _tuples(value):
@@ -186,46 +188,75 @@ def _progress_bar(total: int, desc: str, shown: bool):
     return tqdm(total=total, desc=desc, disable=not shown, unit="run")
 
 
-def _environment(runner: Runner, backend: str) -> dict:
-    """The machine and the software that measure: host, kernel, fio, the backend, and ``provenance.software()``
-    (flashscale's version and commit, the lock, the packages); a VM's guest adds QEMU's version (``vm.Lab.facts``)."""
+def _environment(runner: Runner) -> dict:
+    """The machine and the software that measure: host, kernel, fio, and ``provenance.software()`` (flashscale's
+    version and commit, the lock, the packages); the place adds its own facts (``Place.facts``)."""
     fio_version = runner.run(["fio", "--version"]).stdout.strip()
     return {"hostname": platform.node(), "kernel": platform.release(), "python": platform.python_version(),
-            "fio": fio_version, "cpus": os.cpu_count(), "backend": backend, "software": provenance.software()}
+            "fio": fio_version, "cpus": os.cpu_count(), "software": provenance.software()}
 
 
-def _backend(spec: CampaignSpec) -> tuple[str, list[str]]:
-    """The backend ``support.backend_for`` chooses here, and the notes that say why; emulation='loop' on a machine
-    that cannot make loop devices is refused rather than measured on directories."""
-    backend = support.backend_for(spec.emulation, spec.testbed)
-    if backend == "testbed":
-        return "testbed", [f"Real devices of the test bed {spec.testbed}, named by identity and confirmed; every "
-                           "destructive step went through the guard. No bandwidth caps: the devices' own limits."]
-    if backend == "loop":
-        return "loop", []
-    if spec.emulation == "directory":
-        return "directory", ["Emulation was set to plain directories: no devices, no erase, no caps."]
+def _emulated_array(spec: CampaignSpec, fallback: bool, **given) -> Place:
+    """The emulated array where loop devices can be made; else, when ``fallback`` (EMULATION auto), plain
+    directories, said in the notes; else refused, naming why."""
     problem = loop_support_problem()
-    if spec.emulation == "loop":
+    if problem is None:
+        return emulated.OnEmulatedArray(**given)
+    if not fallback:
         raise UnsupportedError(f"emulation='loop' was asked for but {problem}")
-    return "directory", [f"No emulated array: {problem}. The campaign measured plain directories on the local "
-                         "disk instead, skipped the erase and the array layouts, and applied no bandwidth caps; "
-                         "its efficiency compares directories that share one disk, not devices."]
+    return directories.OnDirectories(**given, fallback=problem, notes=[
+        f"No emulated array: {problem}. The campaign measured plain directories on the local disk instead, skipped "
+        "the erase and the array layouts, and applied no bandwidth caps; its efficiency compares directories that "
+        "share one disk, not devices."])
 
 
-def _check_kernel(spec: CampaignSpec, backend: str, runner: Runner) -> None:
-    """Refuse, before anything is made or erased, a layout this machine cannot build (md, LVM without dm)."""
-    if backend not in ("loop", "testbed", "vm"):
-        return
-    system = System(runner=runner)
-    problems = [f"{name}: {problem}" for name in spec.layouts if name != MOUNTED
-                for problem in [layouts.missing(name, system, runner)] if problem]
-    if problems:
-        raise UnsupportedError("cannot build " + "; ".join(problems) + ". Nothing was touched; leave these "
-                               "layouts out of LAYOUTS on this machine.")
+# Each EMULATION's place (a TESTBED's is the test bed, the VM lab's guest its own: ``choose``).
+EMULATIONS = {
+    "auto": lambda spec, **given: _emulated_array(spec, True, **given),
+    "loop": lambda spec, **given: _emulated_array(spec, False, **given),
+    "directory": lambda spec, **given: directories.OnDirectories(**given, notes=[
+        "Emulation was set to plain directories: no devices, no erase, no caps."]),
+    "vm": lambda spec, **given: vmlab.InVmLab(**given, name=spec.name, accelerator=spec.vm_accel),
+}
 
 
-plan = testbeds.plan  # the dry run of a test bed campaign
+def choose(spec: CampaignSpec, runner: Runner | None = None, guest: dict | None = None,
+           testbed: str | None = None) -> Place:
+    """The place the campaign runs (``campaigns.place``), decided here once: inside the VM lab's guest (``guest``:
+    the host's request), a test bed (``TESTBED``, or ``testbed`` given), or what ``EMULATION`` asks
+    (``EMULATIONS``); each is given the parts of the spec it needs, never the spec."""
+    given = dict(runner=runner or Runner(), array=spec.array, options=spec.options,
+                 mounted=Mounted(spec.mount_dir, spec.mount_devices))
+    testbed = testbed or spec.testbed
+    bed = testbeds.Bed(str(testbed or ""), spec.use_devices, spec.confirm, spec.wipe, spec.precondition_passes,
+                       spec.dry_run, spec.name)
+    if guest is not None:
+        return testbeds.InVmGuest(**given, bed=bed, guest=guest)
+    if testbed:
+        return testbeds.OnTestBed(**given, bed=bed)
+    return EMULATIONS[spec.emulation](spec, **given)
+
+
+def place_here(emulation: str = "auto", testbed: str | None = None, runner: Runner | None = None) -> Place:
+    """The place a campaign with ``emulation`` (or a ``testbed``) would run at on this machine, with the defaults
+    of the rest: to ask what it can measure here (``layout_support``) or whether it can run here at all
+    (``Place.reproduction_problem``). Nothing is touched."""
+    return choose(CampaignSpec("here", layouts=("single",), emulation=emulation), runner, testbed=testbed)
+
+
+def layout_support(names: Sequence[str], emulation: str = "auto", testbed: str | None = None,
+                   mount_dir: str | None = None, runner: Runner | None = None) -> pd.DataFrame:
+    """Per layout asked for: whether the place a campaign with ``emulation`` (or ``testbed``) runs at here can
+    measure it, and if not what it lacks (``Place.support``: nothing is touched). ``arrays.support`` says it in
+    words and gives the plans of those it cannot build."""
+    return place_here(emulation, testbed, runner).support(names, mount_dir)
+
+
+def plan(spec: CampaignSpec, runner: Runner | None = None) -> str:
+    """The exact commands a test bed campaign would execute (its dry run); nothing is touched."""
+    if spec.testbed is None:
+        raise ConfigError("plan() is for a test bed campaign (TESTBED); the emulated array is flashscale's own")
+    return choose(spec, runner).plan(spec.layouts)
 
 
 @contextmanager
@@ -254,102 +285,65 @@ def run(spec: CampaignSpec, runner: Runner | None = None, progress: bool = True,
     single-device rows the stated predictions read when this campaign measures no ``single`` before its layouts
     (not inside the VM lab, which cannot see the host's folders)."""
     if reanalysis.active() and guest is None:  # flashscale run --reanalyze: the stored campaign, nothing measured
-        return CampaignResult(*reanalysis.stored(results.data_root(spec.data_dir) / spec.name, asdict(spec)))
+        return CampaignResult(*reanalysis.stored(campaign_folder.data_root(spec.data_dir) / spec.name, asdict(spec)))
+    runner = runner or Runner()
     with _sigterm_as_interrupt():
-        if spec.emulation == "vm" and guest is None:
-            return _run_in_vm(spec, runner or Runner(), progress, workloads)
-        return _run(spec, runner or Runner(), progress, workloads, guest, baseline)
+        place = choose(spec, runner, guest)
+        place.check(spec.layouts, workloads)  # before anything is made or erased
+        if place.runs_inside:
+            return place.run_inside(asdict(spec), campaign_folder.data_root(spec.data_dir), progress)
+        return _measure(spec, place, runner, progress, workloads, baseline)
 
 
-def _run_in_vm(spec: CampaignSpec, runner: Runner, progress: bool, workloads: Sequence) -> CampaignResult:
-    """The host half of a VM campaign: the lab boots and this module's ``run`` measures inside it."""
-    if workloads:
-        raise ConfigError("application workloads do not run in the VM lab; leave them out of an EMULATION vm run")
-    spec.array.check_backend("vm")
-    # the guest does not see this process's environment: the CAP_FIT in force here goes with the spec
-    spec = replace(spec, array=replace(spec.array, cap_fit=cap_fit_policy(spec.array.cap_fit)))
-    directory, notes = vmlab.run_campaign(spec.name, asdict(spec), results.data_root(spec.data_dir), vmlab.VmSpec(
-        devices=spec.array.devices, device_size=spec.array.device_size, accelerator=spec.vm_accel,
-        name=spec.name), runner, progress)
-    return CampaignResult(results.rebuild_table(directory), directory, "vm", notes)
-
-
-def _run(spec: CampaignSpec, runner: Runner, progress: bool, workloads: Sequence,
-         guest: dict | None = None, baseline: Path | None = None) -> CampaignResult:
-    backend, notes = ("vm", list(guest["notes"])) if guest else _backend(spec)
-    spec.array.check_backend(backend)  # CAP_SCALE: the loop devices only
-    _check_kernel(spec, backend, runner)
-    if backend != "vm" and spec.emulation == "vm":
-        raise ConfigError("EMULATION='vm' runs inside the VM lab, which campaign.run starts itself")
-    if backend == "testbed" and spec.dry_run:
-        raise DryRun(f"Dry run of campaign {spec.name!r} (DRY_RUN is True): nothing was touched. To measure, set "
-                     f"DRY_RUN=False and CONFIRM to the test bed's identities. It would run:\n{plan(spec, runner)}")
-    if backend == "testbed" and spec.confirm is None:
-        raise ConfigError(f"campaign {spec.name!r}: DRY_RUN is False but CONFIRM is empty; list the identities of "
-                          f"the devices in {spec.testbed} (see flashscale devices)")
-    testbed = testbeds.testbed_devices(spec, runner) if backend in ("testbed", "vm") else None
-    if testbed is not None:  # every device the layouts use is checked now, before the first is erased
-        _, devices, confirm = testbed
-        Guard(devices, confirm, spec.wipe, System(runner=runner)).check(devices)
-    system = System(runner=runner)
-    if backend == "loop":
-        emulated.check_space(spec.array, system)
-    folder = results.data_root(spec.data_dir) / spec.name
-    holder = None if guest else lock.stale_holder(folder / lock.LOCK_FILE, system)  # refuses while another holds it
-    if holder is not None:
-        notes += lock.recover(holder, runner, system)
-    env = {**_environment(runner, backend), **(guest["facts"] if guest else {})}
-    if testbed is not None:
-        env["devices"] = [d.id for d in testbed[1]]
-    directory, run_id, done, layouts_done = resume.open_campaign(folder, guest["spec"] if guest else asdict(spec),
-                                                                 env, notes, spec.resume or spec.force_resume,
-                                                                 spec.force_resume)
-    with contextlib.nullcontext() if guest else lock.Lock.take(directory, system):
-        todo = [name for name in spec.layouts if backend != "directory" or name in directories.LAYOUTS]
-        skipped = [name for name in spec.layouts if name not in todo]
-        if skipped:
-            notes.append(f"Skipped {', '.join(skipped)}: plain directories cannot be striped into an array.")
+def _measure(spec: CampaignSpec, place: Place, runner: Runner, progress: bool, workloads: Sequence,
+             baseline: Path | None) -> CampaignResult:
+    """The campaign at ``place``: its folder opened (or resumed) and held, the place made, its layouts measured,
+    the place undone, the table rebuilt and the notes written."""
+    folder = campaign_folder.data_root(spec.data_dir) / spec.name
+    notes = [*place.notes, *place.recover(folder)]
+    env = {**_environment(runner), **place.facts()}
+    directory, run_id, done, layouts_done = resume.open_campaign(
+        folder, place.recorded(asdict(spec)), env, notes, spec.resume or spec.force_resume, spec.force_resume)
+    with place.lock(directory), place.opened(directory):
+        todo, skipped = place.layouts(spec.layouts)
+        notes += skipped
         todo = [name for name in todo if name not in layouts_done]
         with _progress_bar(spec.sweep.runs() * len(todo), spec.name, progress) as bar:
-            recorder = Recorder(spec.name, spec.host, spec.sweep, directory, runner, run_id, spec.array.rw_caps(), bar, env,
-                                workloads, on_failure=spec.on_failure, done=done,
-                                layout_caps={name: spec.array.rw_caps(name) for name in todo if name != MOUNTED},
-                                before_build=_stating(spec, directory, testbed, system, baseline),
-                                progress=Progress(spec.sweep, len(todo), directory, bar,
-                                                  workload_runs=sum(w.runs() for w in workloads)))
+            recorder = _recorder(spec, place, directory, runner, run_id, bar, env, workloads, done, todo,
+                                 stating(spec, place, directory, baseline))
             try:
-                if todo and backend == "loop":
-                    notes += emulated.run(spec, todo, recorder, runner)
-                elif todo and backend in ("testbed", "vm"):
-                    notes += testbeds.run_on_testbed(spec, testbed, todo, recorder, runner, capped=backend == "vm")
-                elif todo:
-                    directories.run(spec, todo, recorder, directory, runner)
+                notes += place.run(todo, recorder) if todo else []
             finally:
-                table = results.rebuild_table(directory) if (directory / results.ROWS_FILE).exists() else None
+                table = results.rebuild_table(directory) if campaign_folder.has_rows(directory) else None
                 monitoring.rebuild_table(directory)
         notes += _failures(table)
-        (directory / "notes.json").write_text(json.dumps(notes, indent=1))
-    return CampaignResult(table, directory, backend, notes)
+        campaign_folder.write_notes(directory, notes)
+    return CampaignResult(table, directory, place.backend, notes)
 
 
-def _stating(spec: CampaignSpec, directory: Path, testbed: tuple | None, system: System,
-             baseline: Path | None = None) -> stated.Stating:
-    """What states each layout's prediction before it is built: its devices, the sweep's points, this machine's
-    limits measured once (its CPUs, its memory's copy rate; a test bed's PCIe links and queue depth) with the
-    campaign's ``CEILINGS`` on top (``stated.limits``), how the layouts are built (the stripe unit, the file
-    system), and the single-device rows of ``baseline`` when the campaign measures none itself; the ``CALIBRATION``
-    folders' and ``baseline``'s layouts on fewer devices calibrate a layer's cost (``stated.Stating.calibration``)."""
-    count = len(testbed[1]) if testbed is not None else spec.array.devices
+def _recorder(spec: CampaignSpec, place: Place, directory: Path, runner: Runner, run_id: str, bar, env: dict,
+              workloads: Sequence, done: frozenset, todo: list[str], before_build: stated.Stating) -> Recorder:
+    """What measures each layout's sweep: the place's caps, the progress of every run, the predictions stated."""
+    caps, layout_caps = place.caps(todo)
+    return Recorder(spec.name, spec.host, spec.sweep, directory, runner, run_id, caps, bar, env, workloads,
+                    on_failure=spec.on_failure, done=done, layout_caps=layout_caps, before_build=before_build,
+                    progress=Progress(spec.sweep, len(todo), directory, bar,
+                                      workload_runs=sum(w.runs() for w in workloads)))
 
-    def devices_of(name: str) -> int:
-        return spec.mount_devices if name == MOUNTED else len(layouts.chosen(name, range(count)))
 
-    paths = [d.path for d in testbed[1]] if testbed is not None else []
-    limits = stated.limits(paths, system, spec.ceilings)
-    return stated.Stating(directory, spec.sweep.points(), devices_of, limits,
-                          stated.said(paths, system, spec.ceilings, limits), baseline,
+def stating(spec: CampaignSpec, place: Place, directory: Path, baseline: Path | None = None) -> stated.Stating:
+    """What states each layout's prediction before it is built: the devices each layout uses at ``place``, the
+    sweep's points, this machine's limits measured once (its CPUs, its memory's copy rate; a test bed's PCIe links
+    and queue depth) with the campaign's ``CEILINGS`` on top (``stated.limits``), how the layouts are built (the
+    stripe unit, the file system), and the single-device rows of ``baseline`` when the campaign measures none
+    itself; the ``CALIBRATION`` folders' and ``baseline``'s layouts on fewer devices calibrate a layer's cost
+    (``stated.Stating.calibration``)."""
+    paths = [d.path for d in place.devices()]
+    limits = stated.limits(paths, place.system, spec.ceilings)
+    return stated.Stating(directory, spec.sweep.points(), place.devices_of, limits,
+                          stated.said(paths, place.system, spec.ceilings, limits), baseline,
                           chunk_bytes=spec.options.chunk_bytes, fs=spec.options.fs,
-                          tags=queue_depth(paths, system),
+                          tags=queue_depth(paths, place.system),
                           calibrations=tuple(spec.calibration_folder(c) for c in spec.calibrations))
 
 

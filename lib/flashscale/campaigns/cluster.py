@@ -30,6 +30,10 @@ port, started by hand): flashscale measures inside the mount point each host nam
 local directory (layout ``local``) when every host names one, and only there; nothing is built on such a host.
 Anyone who reaches such a server's port can run any job on it as root: prefer SSH.
 
+Where it runs is a place (``campaigns.hosts``: emulated hosts, hosts serving fio, hosts over SSH; the interface
+every campaign's place implements, ``campaigns.place.Place``), picked once by ``hosts.choose``. The campaign folder
+is written through ``measure.campaign_folder``, as every campaign's is.
+
 Rows go to ``data/campaigns/<name>/rows.jsonl`` as each point finishes (``results.parquet`` is rebuilt from them).
 ``host`` is the host's name, or ``all`` for the cluster's own aggregate (``measure.cluster.aggregate``); ``hosts``
 is how many hosts ran the point; ``status`` is ``ok`` or ``failed``, with ``error`` (as a campaign's failed rows, with
@@ -38,7 +42,6 @@ again; one that no longer answers is recorded as failed, with the reason, at eve
 """
 from __future__ import annotations
 
-import json
 import os
 import platform
 import time
@@ -48,23 +51,23 @@ from pathlib import Path
 from typing import Sequence
 
 
-from ..arrays.cluster import STORAGE, EmulatedCluster
+from ..arrays.cluster import STORAGE
 from ..analysis import cluster as cluster_analysis
-from ..arrays.emulated import ArraySpec, cap_fit_policy
+from ..arrays.emulated import ArraySpec
 from ..arrays.layouts import Options
 from . import over_ssh as remote, parameters, stated
+from .hosts import Target, choose as choose_place
 from ..system.host import cores as host_cores
 from ..errors import AnalysisError, ConfigError, RefusedError, UnsupportedError
-from ..measure import cluster as fio_cluster, fio_output, harness, precondition, reanalysis, results
+from ..measure import campaign_folder, cluster as fio_cluster, fio_output, precondition, reanalysis, results
 from ..measure.cluster import Endpoint
 from ..measure.results import CampaignResult
 from ..measure.progress import Progress
 from ..measure.sweep import Sweep
 from ..system.commands import Runner
 from ..system.devices import System
-from ..system import idle, names, netns, provenance
+from ..system import idle, names, provenance
 from ..system.netns import SUBNET
-from ..measure.units import rate
 from ..measure import truth
 
 ALL = cluster_analysis.ALL
@@ -179,63 +182,31 @@ class ClusterSpec:
 PARTS = {"array": ArraySpec, "sweep": Sweep, "options": Options, "spec": ClusterSpec}
 
 
-@dataclass(frozen=True)
-class Target:
-    """One host as the sweep sees it: where its server is, what its jobs name, its devices, caps and link."""
-
-    endpoint: Endpoint
-    layout: str
-    targets: tuple[str, ...]
-    devices: int
-    caps: dict
-    link: str | None = None  # the emulated host's link, whose bytes are counted
-    network_bw_bytes: float | None = None  # the data per second its link carries, when this layout's data crosses it
-    backend: str = "loop"
-    asked: dict = field(default_factory=dict)  # the caps per rw asked, where ``caps`` were lowered to fit the harness
-    carried: dict = field(default_factory=dict)  # direction -> what the host carried with its caps lifted
-
-
 def run(spec: ClusterSpec, runner: Runner | None = None) -> CampaignResult:
     """Run the cluster campaign; every host's rows and the cluster's, failed points included with their reason."""
     if reanalysis.active():  # flashscale run --reanalyze: the stored campaign, nothing measured
-        return CampaignResult(*reanalysis.stored(results.data_root(spec.data_dir) / spec.name, asdict(spec)))
+        return CampaignResult(*reanalysis.stored(campaign_folder.data_root(spec.data_dir) / spec.name, asdict(spec)))
     runner = runner or Runner()
-    directory = results.fresh_directory(results.data_root(spec.data_dir) / spec.name)
+    place = choose_place(spec, runner)  # where: emulated hosts, hosts serving fio, hosts over SSH
+    place.check()
+    directory = campaign_folder.fresh_directory(campaign_folder.data_root(spec.data_dir) / spec.name)
     version = runner.run(["fio", "--version"]).stdout.strip()
-    backend = "remote" if spec.remote else "loop"
     run_id = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     env = {"hostname": platform.node(), "kernel": platform.release(), "fio": version, "cpus": os.cpu_count(),
-           "backend": backend, "software": provenance.software()}
-    (directory / "campaign.json").write_text(json.dumps({"run_id": run_id, "spec": asdict(spec), "environment": env},
-                                                        indent=1, default=str))
-    layouts = len(remote.order(spec)) if spec.remote else len(spec.storage)
-    progress = Progress(spec.sweep, layouts, directory, repeat=len(spec.hosts))
-    sweep = _Sweep(spec, directory, runner, run_id, version, progress)
+           "software": provenance.software(), **place.facts()}
+    campaign_folder.write_campaign(directory, run_id, asdict(spec), env)
+    todo, _ = place.layouts(spec.layouts)
+    sweep = _Sweep(spec, directory, runner, run_id, version,
+                   Progress(spec.sweep, len(todo), directory, repeat=len(spec.hosts)))
+    said: list[str] = []
     try:
-        if spec.known_hosts:
-            sweep.notes += remote.run(spec, directory, runner, version, sweep.run_served)
-        elif spec.remote:
-            for layout in ("local", "mounted") if spec.remote[0].local_dir else ("mounted",):
-                sweep.run([Target(Endpoint(h.name, h.address, h.port), layout,
-                                  (h.local_dir if layout == "local" else h.mount_dir,), h.devices, {},
-                                  network_bw_bytes=h.link_bps if layout == "mounted" else None, backend="remote")
-                           for h in spec.remote])
-        for storage in () if spec.remote else sorted(spec.storage, key=lambda s: s != "local"):  # the baseline first
-            with EmulatedCluster(max(spec.hosts), spec.array, log_dir=directory / "servers" / storage,
-                                 runner=runner, link_bps=spec.link_bps, subnet=spec.subnet,
-                                 storage=storage) as emulated:
-                caps, carried, said = harness.hold_cluster(emulated, spec.sweep, cap_fit_policy(spec.array.cap_fit),
-                                                           directory, runner)
-                sweep.notes += said
-                sweep.run([Target(Endpoint(h.name, h.host.address, h.port), h.layout, h.targets, h.devices, caps,
-                                  h.host.link, emulated.network_bw_bytes, asked=spec.array.rw_caps(),
-                                  carried={d: by_host[h.name] for d, by_host in carried.items()})
-                           for h in emulated.hosts])
+        with place.opened(directory):
+            said = place.run(todo, sweep)
     finally:
-        table = results.rebuild_table(directory) if (directory / results.ROWS_FILE).exists() else None
-    notes = sweep.notes + _link_note(spec, backend)
-    (directory / "notes.json").write_text(json.dumps(notes, indent=1))
-    return CampaignResult(table, directory, backend, notes)
+        table = results.rebuild_table(directory) if campaign_folder.has_rows(directory) else None
+    notes = sweep.notes + said
+    campaign_folder.write_notes(directory, notes)
+    return CampaignResult(table, directory, place.backend, notes)
 
 
 def _carried(carried: dict, rw: str) -> float:
@@ -249,21 +220,6 @@ def rows_point(job, point: dict | None) -> str:
     return job.point if point is not None else precondition.point(job)
 
 
-def _link_note(spec: ClusterSpec, backend: str) -> list[str]:
-    if spec.link_bps is None or backend != "loop":
-        return []
-    notes = [f"Each host's link was capped at {rate(spec.link_bps)} of frames (tc tbf), which carry "
-             f"{rate(netns.payload_bps(spec.link_bps))} of data at MTU {netns.MTU}."]
-    if "nbd" in spec.storage:
-        notes.append("Over nbd every byte crosses the host's link, so the truth per host is the smaller of its "
-                     "devices x cap and that.")
-    if "local" in spec.storage:
-        notes.append("On local storage (jbod) the data stays on each host's devices: fio's client/server protocol "
-                     "carries only commands and results over the link (link_bytes says how much crossed), so the "
-                     "link cap does not bind there.")
-    return notes
-
-
 def state(directory: Path, hosts: Sequence[Target], points: Sequence[dict], cores: float | None) -> str | None:
     """Before ``hosts`` (one layout) are measured: what they should deliver at every point, appended to
     ``predictions.csv`` with the time (``analysis.cluster.predict_hosts``, from ``analysis.cluster.host_curve`` of
@@ -271,11 +227,11 @@ def state(directory: Path, hosts: Sequence[Target], points: Sequence[dict], core
     its data crosses it. Kept as it was when this layout and host count was stated before. Nothing when no host was
     measured alone on its own storage first: a sentence saying so (none for that baseline itself)."""
     layout, count = hosts[0].layout, len(hosts)
-    earlier = results.read_predictions(directory)
+    earlier = campaign_folder.read_predictions(directory)
     if not earlier.empty and ((earlier["layout"] == layout) & (earlier["hosts"] == count)).any():
         return None  # stated before: kept as it was
     try:
-        base = cluster_analysis.host_curve(results.to_frame(results.read_rows(directory)[0]))
+        base = cluster_analysis.host_curve(results.to_frame(campaign_folder.read_rows(directory)[0]))
     except AnalysisError as exc:
         if count == 1 and layout in cluster_analysis.LOCAL:
             return None
@@ -307,7 +263,7 @@ class _Sweep:
         """Every point on 1..H of ``hosts`` (one layout: their servers are fresh); ``dead``: hosts already known not
         to answer, with the reason; ``windows`` gets each run's raw folder, start and end (``time.time``)."""
         self.dead, self.windows = dict(dead or {}), windows
-        raw = Path("raw") / hosts[0].layout
+        raw = campaign_folder.raw_dir(hosts[0].layout)
         fio_cluster.check_servers([h.endpoint for h in hosts if h.endpoint.name not in self.dead], self.runner,
                                   self.directory, self.version)
         if self.spec.sweep.precondition and not self.spec.sweep.nrfiles:  # every file the reads open, written first
@@ -359,7 +315,7 @@ class _Sweep:
                  "cpu_latency_us": latency_us} for h in hosts]
         rows.append(self._cluster_row(rows, hosts))
         self._forget_silent([h for h in hosts if isinstance(outcome[h.endpoint.name], str)])
-        results.append_rows(self.directory, rows)
+        campaign_folder.append_rows(self.directory, rows)
         self.progress.finished(rows[-1])  # the cluster's row
 
     def _row(self, host: Target, job, result, raw: Path, started: str, count: int, before: dict, *, rep: int,

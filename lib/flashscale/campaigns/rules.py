@@ -3,7 +3,6 @@
 analysis. ``parameters.check`` applies them after the types, naming every parameter involved with its value.
 
     NOTEBOOK_PARAMETERS   a notebook's own parameters that rules read (they set no field of a spec)
-    MIN_DEVICES           the devices a layout needs, and why
     RULES                 each rule: the parameters it reads and what it says when they disagree
     rule_problems(given, known)   what ``given`` breaks, one sentence each
 """
@@ -13,8 +12,9 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Optional
 
 from ..analysis.significance import check_margin
-from ..arrays.emulated import SCALED_BACKENDS, cap_scale_problem
+from ..arrays.emulated import cap_scale_problem
 from ..errors import ConfigError
+from ..layouts import describe
 
 # A notebook's own parameters that rules read: they set no field of a spec (each notebook's cell gives its default).
 NOTEBOOK_PARAMETERS: dict[str, str] = {
@@ -23,13 +23,6 @@ NOTEBOOK_PARAMETERS: dict[str, str] = {
     "TAX_MARGIN": "two numbers within +/- this fraction are the same (the tax, a reproduction, a prediction: "
                   "quickstart, 03_layout_tax, 10_cluster, 11_job_file)",
     "LAYOUT": "the one layout the notebook measures (04_latency_iops, 05_metadata, 07_consistency)",
-}
-# Devices a layout needs, and why: mdadm refuses a RAID-0 (native or IMSM) of one device without --force; mkfs.btrfs
-# refuses a raid10 of one ("2 devices are required", btrfs-progs 6.2). Every other layout takes one.
-MIN_DEVICES: dict[str, tuple[int, str]] = {
-    "md-raid0": (2, "mdadm refuses a RAID-0 of one device"),
-    "md-imsm-raid0": (2, "mdadm refuses an IMSM RAID-0 of one device"),
-    "btrfs-raid10": (2, "mkfs.btrfs refuses a raid10 of one device"),
 }
 
 
@@ -65,12 +58,13 @@ def _device_count(p: Mapping[str, Any]) -> tuple[str, Optional[int]]:
 
 
 def _enough_devices(what: str) -> Callable[[Mapping[str, Any]], Optional[str]]:
-    """The rule that each layout of ``what`` (LAYOUTS, or a notebook's one LAYOUT) has the devices it needs."""
+    """The rule that each layout of ``what`` (LAYOUTS, or a notebook's one LAYOUT) has the devices it needs (its
+    descriptor's ``min_devices``: mdadm refuses a RAID-0 of one device, mkfs.btrfs a raid10 of one)."""
     def problem(p: Mapping[str, Any]) -> Optional[str]:
         count_name, count = _device_count(p)
         chosen = [p[what]] if isinstance(p[what], str) else list(p[what])
-        short = [f"{name} needs at least {MIN_DEVICES[name][0]} ({MIN_DEVICES[name][1]})" for name in chosen
-                 if name in MIN_DEVICES and count is not None and count < MIN_DEVICES[name][0]]
+        short = [said for name in chosen if count is not None
+                 for said in [describe(name).devices_problem(count)] if said]
         if not short:
             return None
         instead = "choose another LAYOUT" if what == "LAYOUT" else f"leave {'it' if len(short) == 1 else 'them'} out"
@@ -104,17 +98,21 @@ def _cap_scale_per_device(p: Mapping[str, Any]) -> Optional[str]:
     return f"CAP_SCALE={p['CAP_SCALE']!r}: {problem}" if problem else None
 
 
+# The backend EMULATION picks before the machine is read (auto: the emulated array, ``campaign.EMULATIONS``).
+PICKED = {"auto": "loop", "loop": "loop", "directory": "directory", "vm": "vm"}
+SCALED = "loop"  # the one backend that caps its devices one by one: the emulated array (``Place.caps_each_device``)
+
+
 def _cap_scale_backend(p: Mapping[str, Any]) -> Optional[str]:
     """CAP_SCALE caps the emulated array's loop devices one by one: a VM's, a test bed's, a cluster's devices and
-    plain directories refuse it (``arrays.emulated.SCALED_BACKENDS``; the campaign checks the backend it chose too)."""
+    plain directories refuse it (the place the campaign picks checks it again: ``Place.check``)."""
     if not p["CAP_SCALE"]:
         return None
-    backend = ("testbed" if p.get("TESTBED") else "cluster" if "HOSTS" in p
-               else p.get("EMULATION") if p.get("EMULATION") in ("vm", "directory") else "loop")
-    if backend in SCALED_BACKENDS:
+    backend, why = (("testbed", f"TESTBED={p.get('TESTBED')!r}") if p.get("TESTBED") else
+                    ("cluster", f"HOSTS={p.get('HOSTS')!r}") if "HOSTS" in p else
+                    (PICKED.get(p.get("EMULATION", "auto"), "loop"), f"EMULATION={p.get('EMULATION')!r}"))
+    if backend == SCALED:
         return None
-    why = {"testbed": f"TESTBED={p.get('TESTBED')!r}", "cluster": f"HOSTS={p.get('HOSTS')!r}"}.get(
-        backend, f"EMULATION={p.get('EMULATION')!r}")
     return (f"CAP_SCALE={list(p['CAP_SCALE'])!r} with {why}: the {backend} backend cannot cap its devices one by one "
             "(only the emulated array's loop devices); leave CAP_SCALE empty")
 

@@ -20,13 +20,12 @@ N devices, the same layout measured on fewer (2 <= n < N, the most there are) in
 (btrfs raid0 over an xfs baseline), that file system measured on one device (a campaign of ``single`` with that
 ``FS``) does, where no fewer-device layout was measured. The raw prediction it is held against is made from the
 calibration folder's own single device where it measured one (same machine, same minutes), else from this
-campaign's. predictions.csv then carries ``calibration`` (what was measured: "md-raid0 on 2 devices"),
+campaign's. predictions.csv then carries ``calibration`` (what was measured: "lvm-striped on 2 devices"),
 ``layer_s_per_io`` and ``layer_cpu_s_per_byte``: larger layouts are predicted before they are built, from what
 smaller ones cost, and never from themselves (``calibration.check_not_scored_on``).
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
@@ -36,16 +35,14 @@ import pandas as pd
 from ..analysis import calibration, predict
 from ..analysis.ceilings import PCIE_LANE_BW_BYTES, pcie_link_bw_bytes
 from ..errors import AnalysisError, ConfigError
-from ..measure import raw, results
+from ..layouts import describe
+from ..measure import campaign_folder, results
 from ..system import host
 from ..system.devices import System
 from ..measure.units import rate
 
 BASELINE = "single"
 GENERATIONS = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6}  # GT/s per lane -> PCIe generation
-
-
-BTRFS_LAYOUTS = ("btrfs-raid0", "btrfs-raid10")  # one btrfs over the devices, whatever FS the baseline has
 
 
 def pcie_bps(paths: Sequence[str], system: System) -> float | None:
@@ -109,22 +106,22 @@ def record(directory: Path, prediction) -> None:
     ``predicted_at``, the UTC time it is stated to the microsecond (``results.now``): before what it predicts is
     measured, which ``scored.against`` checks against the layout's first run."""
     at = results.now()
-    results.append_predictions(directory, prediction.assign(predicted_at=at))
+    campaign_folder.append_predictions(directory, prediction.assign(predicted_at=at))
 
 
 def _folder(folder: Path) -> tuple[pd.DataFrame, dict]:
     """A campaign folder's measured fio rows and its layouts' options (campaign.json's ``spec.options``)."""
-    rows = results.to_frame(results.read_rows(folder)[0])
+    rows = results.to_frame(campaign_folder.read_rows(folder)[0])
     if not rows.empty:
         rows = rows[rows["workload"] == "fio"]
-    spec = folder / raw.CAMPAIGN_JSON
-    options = json.loads(spec.read_text()).get("spec", {}).get("options", {}) if spec.is_file() else {}
+    options = (campaign_folder.read_campaign(folder) or {}).get("spec", {}).get("options", {})
     return rows, options
 
 
 def file_system(layout: str, fs: str) -> str:
-    """The file system a layout's data lives on: btrfs for the btrfs layouts, else the campaign's ``fs``."""
-    return "btrfs" if layout in BTRFS_LAYOUTS else fs
+    """The file system a layout's data lives on: its own (the btrfs layouts': ``Descriptor.file_system``), else
+    the campaign's ``fs``."""
+    return describe(layout).file_system_of(fs)
 
 
 @dataclass
@@ -152,7 +149,7 @@ class Stating:
     def __call__(self, layout: str) -> None:
         if layout == BASELINE:
             return
-        earlier = results.read_predictions(self.directory)
+        earlier = campaign_folder.read_predictions(self.directory)
         if not earlier.empty and layout in set(earlier["layout"]):
             return  # stated before this run was interrupted: kept as it was
         rows = self._baseline_rows()
@@ -209,7 +206,7 @@ class Stating:
         one device where that is not the baseline's; None where neither was measured, and for a jbod (its devices
         have no layer the single device had not). ``host``: the host's ceiling, held in the raw prediction as it is
         in the larger one's."""
-        if layout in predict.PER_DEVICE:
+        if describe(layout).per_device:
             return None  # no layer but the file system the single device has: what more devices share is ``host``
         found = self._fewer(layout, devices)
         if found is not None:
@@ -247,7 +244,7 @@ class Stating:
     def _baseline_rows(self):
         """The single-device rows measured so far: this campaign's, else ``baseline``'s; empty when neither has."""
         for folder in filter(None, (self.directory, self.baseline)):
-            rows = results.to_frame(results.read_rows(folder)[0])
+            rows = results.to_frame(campaign_folder.read_rows(folder)[0])
             if not rows.empty and BASELINE in set(rows["layout"]):
                 return rows
         return results.to_frame([])

@@ -1,114 +1,194 @@
 """A campaign on devices named by identity: a test bed's real devices, or the VM lab's NVMe devices inside its guest.
 
-    testbed_devices(spec, runner)    the test bed, the devices the campaign uses, and their confirmation
-    plan(spec, runner)               the exact commands a test bed campaign would execute (the dry run)
-    run_on_testbed(spec, testbed, todo, recorder, runner, capped=False)
-                                     each layout built through the guard, swept, torn down; ``capped`` (the VM
-                                     lab's): every device capped by the guest's block throttling, truth known
+    Bed(file, use_devices, confirm, wipe, precondition_passes, dry_run, campaign)   what a test bed campaign is given
+    OnTestBed(runner, array, options, mounted, bed)   the place (``campaigns.place.Place``): every device guarded
+                                                      before the first erase, each layout built through the guard,
+                                                      preconditioned, swept, torn down; a dry run (``DryRun``: the
+                                                      exact commands) unless ``dry_run`` is False
+    InVmGuest(..., guest=request)                     the VM lab's devices inside its guest: the same, each device
+                                                      capped by the guest's block throttling once the harness has
+                                                      measured them uncapped (the truth known, as on the emulated
+                                                      array); the host holds the folder's lock
 """
 from __future__ import annotations
 
 import contextlib
 import os
 import secrets
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 
 from ..arrays import layouts
 from ..arrays.emulated import cap_fit_policy
-from ..arrays.support import MOUNTED
+from ..arrays.guard import Guard
+from ..arrays.layouts import Layout
 from ..arrays.testbed import TestBed
-from ..errors import ConfigError
+from ..errors import ConfigError, FlashscaleError
+from ..layouts import describe
 from ..measure import harness
 from ..measure.recorder import Recorder
-from ..system.commands import Runner
-from ..system.devices import System
 from ..system.teardown import Teardown, manifest_dir
 from ..system.throttle import Throttle
+from .place import Place, caps_words
 
 
-def testbed_devices(spec, runner: Runner) -> tuple[TestBed, list, tuple[str, ...] | None]:
-    """The test bed, the devices this campaign uses (its first ``use_devices``), and the confirmation of those."""
-    bed = TestBed.load(spec.testbed)
-    devices = bed.resolve(System(runner=runner))
-    if spec.use_devices is not None:
-        if spec.use_devices > len(devices):
-            raise ConfigError(f"USE_DEVICES={spec.use_devices} but the test bed {spec.testbed} names only "
-                              f"{len(devices)} devices")
-        devices = devices[:spec.use_devices]
-    ids = {d.id for d in devices}
-    # the user confirmed the whole test bed; a campaign on part of it needs only that part's confirmation
-    confirm = spec.confirm if spec.confirm is None or spec.use_devices is None else tuple(
-        i for i in spec.confirm if i in ids or i not in bed.ids)
-    return bed, devices, confirm
+class DryRun(FlashscaleError):
+    """A test bed campaign stopped before touching anything; its message is the exact plan."""
 
 
-def plan(spec, runner: Runner | None = None) -> str:
-    """The exact commands a test bed campaign would execute, layout by layout; with ``confirm``, the guard checks
-    the devices now (reading only) and refuses as the real run would."""
-    if spec.testbed is None:
-        raise ConfigError("plan() is for a test bed campaign (TESTBED); the emulated array is flashscale's own")
-    runner = runner or Runner()
-    _, devices, confirm = testbed_devices(spec, runner)
-    listing = [f"# {d.path} is {d.id}" for d in devices]
-    blocks = []
-    for name in spec.layouts:
-        if name == MOUNTED:
-            blocks.append(f"# layout mounted: mkdir {spec.mount_dir}/flashscale-XXXXXXXX (ours, removed after)")
-            continue
-        text = layouts.dry_run(name, devices, spec.options, confirm=confirm, wipe=spec.wipe, runner=runner,
-                               fill_passes=spec.precondition_passes)
-        blocks.append(f"# layout {name}\n{text}")
-    return "\n".join([*listing, *blocks])
+@dataclass(frozen=True)
+class Bed:
+    """What a test bed campaign is given: the test bed ``file``, its first ``use_devices`` devices only (None: all),
+    the identities the user ``confirm``-ed (strings), the signature types the plan may ``wipe`` (True: any), the
+    ``precondition_passes`` after each erase, whether it only prints its plan (``dry_run``), and the campaign's
+    name (said in the dry run)."""
+
+    file: str
+    use_devices: int | None = None
+    confirm: tuple[str, ...] | None = None
+    wipe: bool | tuple[str, ...] = ()
+    precondition_passes: int = 2
+    dry_run: bool = True
+    campaign: str = ""
 
 
-def run_on_testbed(spec, testbed: tuple, todo: list[str], recorder: Recorder,
-                    runner: Runner, capped: bool = False) -> list[str]:
-    """Each layout on the test bed's devices; ``capped`` (the VM lab's): fio runs in a cgroup of ours that caps
-    every device at the array's read and write caps, so the truth is known as on the emulated array, once the
-    devices were measured uncapped (``_capped``). The notes' sentences of that."""
-    bed, devices, confirm = testbed
-    erased: list[str] = []  # devices this campaign has erased: what they carry now is its own making
-    system = System(runner=runner)
-    said: list[str] = []
-    with contextlib.ExitStack() as stack:
-        procs = _capped(spec, devices, recorder, runner, system, stack, said) if capped else []
-        for name in todo:
-            _layout_on_testbed(spec, bed, devices, confirm, name, erased, recorder, runner, procs)
-    return said
+class OnTestBed(Place):
+    """Real devices named by identity in a test bed file, confirmed; no caps: the devices' own limits."""
+
+    backend = "testbed"
+
+    def __init__(self, *args, bed: Bed, **kw):
+        super().__init__(*args, **kw)
+        self.bed = bed
+        self.erased: list[str] = []  # devices this campaign has erased: what they carry now is its own making
+        if not self.notes:
+            self.notes = [f"Real devices of the test bed {bed.file}, named by identity and confirmed; every "
+                          "destructive step went through the guard. No bandwidth caps: the devices' own limits."]
+
+    @cached_property
+    def resolved(self) -> tuple[TestBed, list, tuple[str, ...] | None]:
+        """The test bed, the devices this campaign uses (its first ``use_devices``), and the confirmation of those."""
+        bed = TestBed.load(self.bed.file)
+        devices = bed.resolve(self.system)
+        wanted = self.bed.use_devices
+        if wanted is not None:
+            if wanted > len(devices):
+                raise ConfigError(f"USE_DEVICES={wanted} but the test bed {self.bed.file} names only "
+                                  f"{len(devices)} devices")
+            devices = devices[:wanted]
+        ids = {d.id for d in devices}
+        # the user confirmed the whole test bed; a campaign on part of it needs only that part's confirmation
+        confirm = self.bed.confirm if self.bed.confirm is None or wanted is None else tuple(
+            i for i in self.bed.confirm if i in ids or i not in bed.ids)
+        return bed, devices, confirm
+
+    def devices(self) -> list:
+        return self.resolved[1]
+
+    def words(self) -> str:
+        return f"{len(self.devices())} real device(s) of the test bed {self.bed.file}, no caps"
+
+    def facts(self) -> dict:
+        return {**super().facts(), "devices": [d.id for d in self.devices()]}
+
+    def problems(self, names, workloads) -> None:
+        """The kernel's needs; a dry run stops here with the plan; a measurement needs the confirmation, and every
+        device the layouts use is checked now, before the first is erased."""
+        super().problems(names, workloads)
+        if self.bed.dry_run:
+            raise DryRun(f"Dry run of campaign {self.bed.campaign!r} (DRY_RUN is True): nothing was touched. To "
+                         "measure, set DRY_RUN=False and CONFIRM to the test bed's identities. It would run:\n"
+                         f"{self.plan(names)}")
+        if self.bed.confirm is None:
+            raise ConfigError(f"campaign {self.bed.campaign!r}: DRY_RUN is False but CONFIRM is empty; list the "
+                              f"identities of the devices in {self.bed.file} (see flashscale devices)")
+        _, devices, confirm = self.resolved
+        Guard(devices, confirm, self.bed.wipe, self.system).check(devices)
+
+    def reproduction_problem(self, dry_run: bool, confirmed: bool) -> str | None:
+        if not Path(self.bed.file).is_file():
+            return f"the original measured the test bed {self.bed.file}, which is not a file here"
+        if not dry_run and not confirmed:
+            return (f"the original erased the devices of the test bed {self.bed.file} with their owner's "
+                    "confirmation; a reproduction erases them again: confirm them yourself with -p CONFIRM=...")
+        return None
+
+    def plan(self, names) -> str:
+        """The exact commands the campaign would execute, layout by layout; with a confirmation, the guard checks
+        the devices now (reading only) and refuses as the real run would."""
+        _, devices, confirm = self.resolved
+        blocks = [f"# {d.path} is {d.id}" for d in devices]
+        for name in names:
+            if describe(name).existing:
+                blocks.append(f"# layout {name}: mkdir {self.mounted.directory}/flashscale-XXXXXXXX (ours, removed "
+                              "after)")
+                continue
+            text = layouts.dry_run(name, devices, self.options, confirm=confirm, wipe=self.bed.wipe,
+                                   runner=self.runner, fill_passes=self.bed.precondition_passes)
+            blocks.append(f"# layout {name}\n{text}")
+        return "\n".join(blocks)
+
+    def teardown_of(self, name: str, recorder: Recorder) -> Teardown:
+        return Teardown(manifest_dir() / f"{self.resolved[0].name}-{recorder.run_id}-{name}.json", self.runner,
+                        self.system)
+
+    def build(self, name: str, teardown: Teardown) -> Layout:
+        _, devices, confirm = self.resolved
+        layout = layouts.build(name, devices, self.runner, teardown, confirm=confirm, wipe=self.bed.wipe,
+                               options=self.options, claimed=self.erased, fill_passes=self.bed.precondition_passes)
+        self.erased += [d.path for d in layouts.chosen(name, devices)]
+        return layout
 
 
-def _capped(spec, devices: list, recorder: Recorder, runner: Runner, system: System, stack,
-            said: list[str]) -> list[Path]:
-    """A throttled cgroup capping every device, torn down when ``stack`` closes: at the array's caps where this
-    machine carries at least twice them, measured on the devices uncapped first (``measure.harness``: the VM lab's
-    own devices, made by the lab and confirmed, before their first erase), else lowered to fit (``CAP_FIT``)."""
-    teardown = Teardown(manifest_dir() / f"caps-{os.getpid()}-{secrets.token_hex(4)}.json", runner, system)
-    stack.callback(teardown.close)
-    asked = {"read": spec.array.read_bps, "write": spec.array.write_bps}
-    held, carried, sentences = harness.hold_local(spec.sweep, [d.path for d in devices], asked,
-                                                  cap_fit_policy(spec.array.cap_fit), recorder.directory, runner)
-    fitted = replace(spec.array, read_bps=round(held["read"]), write_bps=round(held["write"]))
-    recorder.hold(fitted.rw_caps(), {name: fitted.rw_caps(name) for name in recorder.layout_caps}, carried)
-    said += sentences
-    throttle = Throttle.create(system, teardown)
-    for device in devices:
-        throttle.cap(system.majmin(device.path), fitted.read_bps, fitted.write_bps)
-    return [throttle.procs_file]
+class InVmGuest(OnTestBed):
+    """The VM half of an ``EMULATION="vm"`` campaign: the lab's NVMe devices as a test bed, each capped by the
+    guest's block throttling, so the truth is known as on the emulated array; ``guest`` is the host's request (the
+    VM's ``facts``, the host's ``spec`` and ``notes``). The host holds the campaign folder's lock."""
 
+    backend = "vm"
 
-def _layout_on_testbed(spec, bed: TestBed, devices: list, confirm, name: str, erased: list[str],
-                       recorder: Recorder, runner: Runner, procs: list[Path]) -> None:
-    """One layout of a test bed campaign: built through the guard, swept, torn down."""
-    teardown = Teardown(manifest_dir() / f"{bed.name}-{recorder.run_id}-{name}.json", runner, System(runner=runner))
-    recorder.building(name)
-    try:
-        if name == MOUNTED:
-            recorder.sweep(layouts.use_directory(spec.mount_dir, teardown, devices=spec.mount_devices), [])
-            return
-        layout = layouts.build(name, devices, runner, teardown, confirm=confirm, wipe=spec.wipe, options=spec.options,
-                               claimed=erased, fill_passes=spec.precondition_passes)
-        erased += [d.path for d in layouts.chosen(name, devices)]
-        recorder.sweep(replace(layout, backend="vm") if procs else layout, procs)
-    finally:
-        teardown.close()
+    def __init__(self, *args, guest: dict, **kw):
+        super().__init__(*args, notes=guest["notes"], **kw)
+        self.guest = guest
+        self.procs: list[Path] = []
+
+    def words(self) -> str:
+        return f"{len(self.devices())} NVMe device(s) of the VM lab, {caps_words(self.array)}"
+
+    def facts(self) -> dict:
+        return {"backend": self.backend, "place": self.words(), **self.guest["facts"],
+                "devices": [d.id for d in self.devices()]}
+
+    def recover(self, folder: Path) -> list[str]:
+        return []  # the host recovered, and holds the lock
+
+    def lock(self, directory: Path):
+        return contextlib.nullcontext()
+
+    def recorded(self, spec: dict) -> dict:
+        return self.guest["spec"]  # the host's: what a resume and a re-analysis compare
+
+    def truth(self, recorder: Recorder) -> list[str]:
+        """A throttled cgroup capping every device, undone with the place: at the array's caps where this machine
+        carries at least twice them, measured on the devices uncapped first (``measure.harness``: the lab's own
+        devices, made by the lab and confirmed, before their first erase), else lowered to fit (``CAP_FIT``)."""
+        teardown = Teardown(manifest_dir() / f"caps-{os.getpid()}-{secrets.token_hex(4)}.json", self.runner,
+                            self.system)
+        self.stack.callback(teardown.close)
+        asked = {"read": self.array.read_bps, "write": self.array.write_bps}
+        held, carried, said = harness.hold_local(recorder.sweep_spec, [d.path for d in self.devices()], asked,
+                                                 cap_fit_policy(self.array.cap_fit), recorder.directory, self.runner)
+        fitted = replace(self.array, read_bps=round(held["read"]), write_bps=round(held["write"]))
+        recorder.hold(fitted.rw_caps(), {name: fitted.rw_caps(name) for name in recorder.layout_caps}, carried)
+        throttle = Throttle.create(self.system, teardown)
+        for device in self.devices():
+            throttle.cap(self.system.majmin(device.path), fitted.read_bps, fitted.write_bps)
+        self.procs = [throttle.procs_file]
+        return said
+
+    def cgroup_procs(self, name: str) -> list[Path]:
+        return self.procs
+
+    def build(self, name: str, teardown: Teardown) -> Layout:
+        return replace(super().build(name, teardown), backend="vm")

@@ -1,5 +1,7 @@
 """The host half of a campaign in the VM lab (``EMULATION="vm"``): boot the lab, let the campaign run inside it.
 
+    InVmLab(runner, array, name=..., accelerator=...)   the place (``campaigns.place.Place``) as its host sees it:
+                                                        checked here, its campaign run inside (``run_inside``)
     directory, notes = run_campaign(name, spec_dict, data_root, VmSpec(devices=4), runner, progress=True)
 
 The host holds the campaign folder's lock (``system.lock``) and the lab (``system.vm.Lab``: its backing files and
@@ -21,20 +23,65 @@ from pathlib import Path
 import yaml
 
 from .. import errors
-from ..errors import UnsupportedError
+from ..arrays.emulated import cap_fit_policy
+from ..errors import ConfigError, UnsupportedError
+from ..measure import campaign_folder, results
 from ..paths import project_root
 from ..system import lock
 from ..system.commands import Runner
 from ..system.devices import System
 from ..system.vm import IMSM_NOTE, Boot, Lab, VmError, VmSpec, prerequisites_problem
+from .place import Place, caps_words
 
-__all__ = ["VmSpec", "run_campaign", "guest_request", "answer"]
+__all__ = ["InVmLab", "VmSpec", "run_campaign", "guest_request", "answer"]
 
 REQUEST, ANSWER, TESTBED = "flashscale-request.json", "flashscale-answer.json", "flashscale-testbed.yaml"
 CONSOLE, GUEST_OUTPUT = "vm-console.log", "vm-output.log"  # kept beside the rows
 # The guest's environment: mdadm builds IMSM without Intel's RST platform only with this switch (its own, for
 # testing); Python writes no bytecode into the host's read-only checkout.
 GUEST_ENV = ("IMSM_NO_PLATFORM=1", "PYTHONDONTWRITEBYTECODE=1")
+
+
+class InVmLab(Place):
+    """The VM lab seen from its host: nothing is built here; the lab boots and the campaign runs inside it, as a
+    test bed of the lab's NVMe devices (``testbed.InVmGuest``), which writes the campaign folder."""
+
+    backend = "vm"
+    runs_inside = True
+
+    def __init__(self, *args, name: str, accelerator: str = "auto", **kw):
+        super().__init__(*args, **kw)
+        self.name, self.accelerator = name, accelerator
+
+    def words(self) -> str:
+        return f"{self.array.devices} NVMe device(s) of the VM lab, {caps_words(self.array)}"
+
+    def problems(self, names, workloads) -> None:
+        if workloads:
+            raise ConfigError("application workloads do not run in the VM lab; leave them out of an EMULATION vm run")
+        problem = prerequisites_problem(self.system, self.runner)
+        if problem:  # before anything is made, even the request folder
+            raise UnsupportedError(f"campaign {self.name!r} with EMULATION vm: {problem}")
+
+    def build_problem(self, name: str) -> str | None:
+        """Built inside the VM lab, whose kernel has md and device-mapper: what the lab itself lacks here."""
+        return prerequisites_problem(self.system, self.runner)
+
+    def reproduction_problem(self, dry_run: bool, confirmed: bool) -> str | None:
+        problem = prerequisites_problem(self.system, self.runner)
+        return f"the original measured in the VM lab, which cannot run here: {problem}" if problem else None
+
+    def build(self, name, teardown):
+        raise ConfigError("the VM lab's layouts are built inside the lab (testbed.InVmGuest)")
+
+    def run_inside(self, spec: dict, data_root: Path, progress: bool) -> results.CampaignResult:
+        """The campaign ``spec`` (its ``asdict``) run inside the lab; the guest does not see this process's
+        environment, so the CAP_FIT in force here goes with the spec."""
+        spec = {**spec, "array": {**spec["array"], "cap_fit": cap_fit_policy(self.array.cap_fit)}}
+        directory, notes = run_campaign(self.name, spec, data_root, VmSpec(
+            devices=self.array.devices, device_size=self.array.device_size, accelerator=self.accelerator,
+            name=self.name), self.runner, progress)
+        return results.CampaignResult(results.rebuild_table(directory), directory, self.backend, notes)
 
 
 def run_campaign(name: str, spec: dict, data_root: Path, vm: VmSpec, runner: Runner,
@@ -74,7 +121,7 @@ def _run_in_lab(name: str, spec: dict, data_root: Path, share: Path, vm: VmSpec,
         shutil.copyfile(boot.output, directory / GUEST_OUTPUT)
         notes += [*answer["notes"], f"The VM booted and ran the campaign in {boot.seconds:.0f} s "
                   f"({boot.accelerator}); its console is {directory / CONSOLE}."]
-    (directory / "notes.json").write_text(json.dumps(notes, indent=1))
+    campaign_folder.write_notes(directory, notes)
     return directory, notes
 
 

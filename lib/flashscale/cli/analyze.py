@@ -8,7 +8,6 @@ docs/reference/commands.md#flashscale-analyze.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -17,7 +16,7 @@ import pandas as pd
 from ..campaigns import parameters
 from ..analysis import core as analysis, ceilings, curve, evidence, loads, predict, scaling, significance, stats
 from ..analysis import scored as scored_analysis
-from ..measure import results
+from ..measure import campaign_folder, results
 from ..errors import AnalysisError, ConfigError, FlashscaleError
 from ..publish import tables
 
@@ -58,10 +57,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def campaign_chunk(path: str) -> int | None:
     """The stripe unit the campaign at ``path`` built its layouts with (its campaign.json's ``options.chunk_bytes``),
     None for a table alone or a campaign that records none (then each row's own ``chunk_bytes``, if any)."""
-    spec = Path(path) / "campaign.json"
     try:
-        chunk = json.loads(spec.read_text()).get("spec", {}).get("options", {}).get("chunk_bytes")
-    except (OSError, ValueError):
+        chunk = (campaign_folder.read_campaign(Path(path)) or {}).get("spec", {}).get("options", {}).get("chunk_bytes")
+    except AttributeError:  # a campaign.json that is not a campaign's record
         return None
     return int(chunk) if isinstance(chunk, (int, float)) and chunk > 0 else None
 
@@ -117,7 +115,7 @@ def _stated(path: str, frame: pd.DataFrame, args: argparse.Namespace) -> pd.Data
     """``--stated``: the campaign directory's own predictions, stated before each layout was built, scored."""
     if args.ceilings:
         raise ConfigError("--stated scores what the campaign stated, with the ceilings it had then: drop --ceilings")
-    stated = results.read_predictions(Path(path)) if Path(path).is_dir() else pd.DataFrame()
+    stated = campaign_folder.read_predictions(Path(path)) if Path(path).is_dir() else pd.DataFrame()
     if stated.empty:
         raise ConfigError(f"--stated: {path!r} holds no stated predictions (predictions.csv of a campaign directory "
                           "that measured single before its other layouts)")

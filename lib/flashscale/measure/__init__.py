@@ -2,5 +2,6 @@
 
     fio        jobs as typed values, rendered, run with JSON output, validated and parsed
     sweep      the declared axes (rw x bs x numjobs x iodepth [x nrfiles]) expanded in one place
-    results    the results table's columns (a contract), rows.jsonl, results.parquet, campaign directories
+    results    the results table's columns (a contract), made from the rows
+    campaign_folder   the campaign folder's files (campaign.json, rows.jsonl, ...): their one reader and writer
 """

@@ -22,12 +22,11 @@ The probe's raw files go to ``raw/harness/<direction>/`` like every other run's,
 """
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-from . import cluster as fio_cluster, fio, fio_output, truth
+from . import campaign_folder, cluster as fio_cluster, fio, fio_output, truth
 from .cluster import Endpoint
 from .sweep import Sweep
 from ..arrays.cluster import EmulatedCluster
@@ -36,9 +35,9 @@ from ..system import netns
 from ..system.commands import Runner
 
 PROBE_RUNTIME_S = 1  # fio's runtime is whole seconds; uncapped, a second tells a ceiling within a few percent
-HARNESS_FILE = "harness.json"
+HARNESS_FILE = campaign_folder.HARNESS_JSON
 SERVER_WAIT_S = 10.0  # how long a fio server just started may take to listen
-RAW = Path("raw") / "harness"
+RAW = campaign_folder.raw_dir("harness")
 NAME = "flashscale-harness"  # the files a probe writes on a file system are ours by name (a directory's undo)
 
 
@@ -122,16 +121,14 @@ def fitted(ceilings: Mapping[str, float], asked: Mapping[str, float], units: int
 
 def write(folder: Path, fits: Mapping[str, truth.Fit], name: str = HARNESS_FILE, **context) -> None:
     """harness.json (or ``name``): each direction's fit (asked, ceiling, held), and ``context`` (what was probed)."""
-    data = {"fits": {d: asdict(f) for d, f in fits.items()}, "headroom": truth.HEADROOM, **context}
-    (Path(folder) / name).write_text(json.dumps(data, indent=1))
+    campaign_folder.write_harness(folder, {"fits": {d: asdict(f) for d, f in fits.items()},
+                                           "headroom": truth.HEADROOM, **context}, name)
 
 
 def read(folder: Path) -> dict[str, truth.Fit]:
     """The fits a campaign's harness.json holds (none when it has none: uncapped, or measured before it existed)."""
-    path = Path(folder) / HARNESS_FILE
-    if not path.is_file():
-        return {}
-    return {d: truth.Fit(**f) for d, f in json.loads(path.read_text())["fits"].items()}
+    data = campaign_folder.read_harness(folder)
+    return {d: truth.Fit(**f) for d, f in data["fits"].items()} if data else {}
 
 
 def hold_local(sweep: Sweep, targets: Sequence[str], asked: Mapping[str, float], policy: str, folder: Path,

@@ -26,7 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from . import fio, fio_output, precondition, results
+from . import campaign_folder, fio, fio_output, precondition, results
 from .jobfile import JobFile
 from .sweep import positive_ints
 from ..arrays.layouts import Layout
@@ -164,7 +164,7 @@ class Workload:
         self.jobfile.check(layout.targets)  # every refusal, with its line, before the first run on this layout
         for overrides in combinations(self.axes):
             for rep in range(self.repetitions):
-                raw_dir = Path("raw") / layout.name / point_name(overrides) / f"rep{rep}"
+                raw_dir = campaign_folder.raw_dir(layout.name, point_name(overrides), f"rep{rep}")
                 recorder.progress.started(layout.name, point_name(overrides), f"rep{rep}")
                 started = datetime.now(timezone.utc).isoformat(timespec="seconds")
                 rows = run(self.jobfile, layout.targets, recorder.directory / raw_dir, recorder.runner,

@@ -18,12 +18,12 @@ from typing import Iterator, Sequence
 
 import pandas as pd
 
+from . import campaign_folder
 from ..system import monitor
 from ..system.devices import System
 
-SERIES_FILE = "monitor.jsonl"
+SERIES_FILE = campaign_folder.MONITOR_SERIES  # a run's samples beside its raw files, and the campaign's, labelled
 FACTS_FILE = "machine.json"
-TABLE_FILE = "monitor.parquet"
 INTERVAL_S = 1.0
 
 MONITOR_COLUMNS: dict[str, str] = {
@@ -62,14 +62,12 @@ def sampling(campaign_dir: Path, raw_dir: Path, targets: Sequence[str], *, syste
     monitor.write_series(sampler.rows, folder / SERIES_FILE)
     (folder / FACTS_FILE).write_text(json.dumps(monitor.facts(devices, system), indent=1))
     labelled = [{"raw_dir": str(raw_dir), "workload": "fio", **what, **row} for row in sampler.rows]
-    with open(Path(campaign_dir) / SERIES_FILE, "a") as fh:
-        fh.writelines(json.dumps(row, default=str) + "\n" for row in labelled)
+    campaign_folder.append_monitor(campaign_dir, labelled)
 
 
 def rebuild_table(campaign_dir: Path) -> pd.DataFrame:
     """``monitor.parquet`` rebuilt from the campaign's ``monitor.jsonl``; the table."""
-    path = Path(campaign_dir) / SERIES_FILE
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+    rows = campaign_folder.read_monitor(campaign_dir)
     frame = pd.DataFrame(rows, columns=list(MONITOR_COLUMNS) if not rows else None)
     for name in ("layout", "point", "workload", "device", "raw_dir"):
         if name in frame.columns:
@@ -77,11 +75,11 @@ def rebuild_table(campaign_dir: Path) -> pd.DataFrame:
     numeric = [c for c in MONITOR_COLUMNS if c in frame.columns and c not in
                ("raw_dir", "layout", "point", "workload", "device", "rep")]
     frame[numeric] = frame[numeric].astype("float64")
-    frame.to_parquet(Path(campaign_dir) / TABLE_FILE, index=False)
+    campaign_folder.write_monitor_table(campaign_dir, frame)
     return frame
 
 
 def load(campaign_dir: Path) -> pd.DataFrame:
     """The campaign's monitoring table (empty, with its columns, when nothing was monitored)."""
-    path = Path(campaign_dir) / TABLE_FILE
-    return pd.read_parquet(path) if path.exists() else pd.DataFrame(columns=list(MONITOR_COLUMNS))
+    frame = campaign_folder.read_monitor_table(campaign_dir)
+    return frame if frame is not None else pd.DataFrame(columns=list(MONITOR_COLUMNS))

@@ -29,11 +29,12 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+from . import campaign_folder
 from .precondition import PHASE as PRECONDITION
 from .sweep import Sweep
 from .units import rate, span
 
-LOG_FILE = "progress.log"
+LOG_FILE = campaign_folder.PROGRESS_LOG
 ENVIRONMENT = "FLASHSCALE_PROGRESS"  # "lines": each line also to stdout, prefixed with MARK
 MARK = "flashscale-progress: "
 MEASURE = "measure"
@@ -61,7 +62,7 @@ class Progress:
         self.walls: dict[str, list[float]] = {phase: [] for phase in self.per_layout}
         self.layout_runs = dict.fromkeys(self.per_layout, 0)  # of the layout being measured
         self.done = 0
-        self.log = Path(directory) / LOG_FILE if directory is not None else None
+        self.log = campaign_folder.progress_log(directory) if directory is not None else None
         self.bar = bar
         self.lines = os.environ.get(ENVIRONMENT) == "lines" if lines is None else lines
         self._current: tuple[str, float] | None = None

@@ -1,7 +1,7 @@
-"""What a campaign left on disk beside its table, read back: the one reader of a run's raw files.
+"""What a campaign left on disk beside its table, read back: the one reader of a run's raw files (the folder
+around them, campaign.json and the rest, is ``measure.campaign_folder``'s).
 
     <campaign directory>/
-        campaign.json                       the spec and the machine's environment (``campaign_environment``)
         results.parquet                     the tidy table (``gather`` reads those of many campaigns)
         raw/<layout>/<point>/rep<k>/        one folder per run, named by its row's ``raw_dir``:
             fio.json                        fio's own output (``fio_outputs``)
@@ -20,12 +20,11 @@ from typing import Any, Iterator, Sequence
 
 import pandas as pd
 
-from . import fio_output, results
+from . import campaign_folder, fio_output, results
+from .campaign_folder import CAMPAIGN_JSON, RUN_ENV_JSON, campaign_facts  # noqa: F401  (the import's names)
 from ..errors import AnalysisError
 
 FIO_JSON = "fio.json"
-RUN_ENV_JSON = "env.json"
-CAMPAIGN_JSON = "campaign.json"
 LOG_PREFIX = "bw"  # fio's write_bw_log prefix: its logs are <prefix>_bw.<job>.log
 
 
@@ -68,42 +67,6 @@ def bw_logs(directory: str | Path, rows: pd.DataFrame) -> Iterator[tuple[Any, pd
             yield row, read_bw_log(path)
 
 
-def campaign_environment(campaign_dir: str | Path) -> dict:
-    """The host, kernel and fio version a campaign recorded in its campaign.json (blank when it has none)."""
-    info = Path(campaign_dir) / CAMPAIGN_JSON
-    env = json.loads(info.read_text()).get("environment", {}) if info.exists() else {}
-    return {"hostname": env.get("hostname", ""), "kernel": env.get("kernel", ""), "fio": env.get("fio", "")}
-
-
-def campaign_facts(campaign_json: str | Path) -> dict:
-    """When, where and on what a campaign ran, from its campaign.json: ``run_id`` (UTC), host, kernel, fio,
-    backend (loop, directory, testbed, vm), devices, the caps in bytes/s (0: none) and each device's factor of them
-    (``cap_scale``, empty: every device at the cap), the test bed file, QEMU's
-    version where a VM ran (else None), the ``software`` that measured (``system.provenance.software``; empty
-    for a campaign recorded before it was kept) and, for a folder ``flashscale import`` made (backend
-    ``imported``), how many imports went into it."""
-    info = json.loads(Path(campaign_json).read_text())
-    env, spec = info.get("environment", {}), info.get("spec", {})
-    array = spec.get("array", {})
-    return {"run_id": info.get("run_id", ""), "hostname": env.get("hostname", ""), "kernel": env.get("kernel", ""),
-            "fio": env.get("fio", ""), "backend": env.get("backend", ""), "testbed": spec.get("testbed"),
-            "devices": spec.get("use_devices") or array.get("devices"),
-            "read_bps": array.get("read_bps", 0), "write_bps": array.get("write_bps", 0),
-            "cap_scale": list(array.get("cap_scale") or []),
-            "qemu": env.get("qemu"), "software": env.get("software") or {},
-            "imports": len(info.get("imports") or [])}
-
-
-def campaign_jsons(path: str | Path) -> list[Path]:
-    """The campaign.json of every campaign in ``path`` (a campaign, a stage of several, a study; a results table's
-    own), at any depth, but not in a dated earlier run (``results.tables_under``'s rule); none when it is absent."""
-    path = Path(path)
-    if path.is_file():
-        path = path.parent
-    found = sorted(path.glob(f"**/{CAMPAIGN_JSON}")) if path.is_dir() else []
-    return [p for p in found if all("." not in part for part in p.relative_to(path).parts[:-1])]
-
-
 def _label(source: Path, table: Path) -> str:
     """How a table found under ``source`` is named: the source's name, then its folder below the source."""
     if table.parent == source or source.is_file():
@@ -121,11 +84,11 @@ def gather(sources: Sequence[str | Path], skip_missing: bool = False) -> tuple[p
             continue
         if not source.exists():
             raise AnalysisError(f"campaign source {str(source)!r} does not exist")
-        for table in results.tables_under(source):
+        for table in campaign_folder.tables_under(source):
             label, frame = _label(source, table), results.load(table)
             frames.append(frame.assign(source=label))
             where.append({"source": label, "rows": len(frame), "path": str(table),
-                          **campaign_environment(table.parent)})
+                          **campaign_folder.campaign_environment(table.parent)})
     if not frames:
         return pd.DataFrame(), pd.DataFrame(columns=["source", "rows", "path", "hostname", "kernel", "fio"])
     return pd.concat(frames, ignore_index=True), pd.DataFrame(where)

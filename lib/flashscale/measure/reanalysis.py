@@ -13,17 +13,15 @@ campaign can be re-analysed with another margin.
 """
 from __future__ import annotations
 
-import json
 import os
 from datetime import datetime, timezone
 from pathlib import Path
 
 from ..errors import ConfigError
-from . import results, resume
-from .raw import CAMPAIGN_JSON
+from . import campaign_folder, results, resume
+from .campaign_folder import CAMPAIGN_JSON, NOTES_JSON  # written when a campaign starts, and when it finishes
 
 ENVIRONMENT = "FLASHSCALE_REANALYZE"
-NOTES_JSON = "notes.json"  # written when a campaign finishes (campaign.run, cluster.run, vmlab)
 
 
 def active() -> bool:
@@ -36,7 +34,7 @@ def stored(folder: str | Path, spec: dict) -> tuple:
     backend, its notes with one saying it was re-analysed). ConfigError when there is none, it did not finish, or
     it was measured for another spec."""
     folder = Path(folder)
-    before = resume.state(folder)
+    before = campaign_folder.read_campaign(folder)
     if before is None:
         raise ConfigError(f"--reanalyze: {folder} holds no campaign ({CAMPAIGN_JSON}) to re-analyse; nothing was "
                           "measured. Run the campaign first")
@@ -44,12 +42,12 @@ def stored(folder: str | Path, spec: dict) -> tuple:
     if changed:
         raise ConfigError(f"--reanalyze: the campaign stored in {folder} was measured for another spec: "
                           + "; ".join(changed) + ". Its runs do not answer this one; nothing was measured")
-    if not (folder / NOTES_JSON).exists():
+    notes = campaign_folder.read_notes(folder)
+    if notes is None:
         raise ConfigError(f"--reanalyze: the campaign in {folder} did not finish (no {NOTES_JSON}); --resume "
                           "measures what is missing, --reanalyze measures nothing")
-    rows, _ = results.read_rows(folder)
+    rows, _ = campaign_folder.read_rows(folder)
     table = results.to_frame(rows)
-    notes = list(json.loads((folder / NOTES_JSON).read_text()))
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     notes.append(f"Re-analysed at {when} from the {len(rows)} run(s) stored in {folder}: nothing was measured "
                  f"again (the campaign ran at {before.get('run_id', 'an unknown time')}).")

@@ -27,7 +27,7 @@ from ..errors import CommandError, ConfigError, FioError
 from ..system.commands import Runner
 from ..system import idle, monitor
 from ..system.devices import System
-from . import adaptive, fio, fio_output, monitoring, precondition, results, resume
+from . import adaptive, campaign_folder, fio, fio_output, monitoring, precondition, results
 from .progress import Progress
 from .sweep import Sweep
 from . import truth
@@ -90,12 +90,13 @@ class Recorder:
         then every point and repetition, each row carrying the layout's steady-state verdict."""
         first = precondition.job(self.sweep_spec, layout.targets) if self.sweep_spec.precondition else None
         # a resumed layout is preconditioned anew, beside the interrupted run's precondition
-        self.precondition_dir = resume.fresh_name(self.directory / "raw" / layout.name, precondition.PHASE)
+        self.precondition_dir = campaign_folder.fresh_name(self.directory / campaign_folder.raw_dir(layout.name),
+                                                           precondition.PHASE)
         self.verdict, self.measuring = None, layout.name
         if first is not None and self.sweep_spec.steady_rounds:
             self.verdict = self._rounds(layout, first, cgroup_procs)
         elif first is not None:  # outside the throttled cgroup: it prepares the files, it measures nothing
-            self._record(layout, first, Path("raw") / layout.name / self.precondition_dir, [],
+            self._record(layout, first, campaign_folder.raw_dir(layout.name, self.precondition_dir), [],
                          phase=precondition.PHASE, point=precondition.point(first))
         if self.sweep_spec.adaptive:
             self._explore(layout, cgroup_procs)
@@ -104,7 +105,7 @@ class Recorder:
                 self._point(layout, point, cgroup_procs)
         for workload in self.workloads:
             workload(self, layout, cgroup_procs)
-        resume.mark_layout_done(self.directory, layout.name)
+        campaign_folder.mark_layout_done(self.directory, layout.name)
         self.progress.layout_done(layout.name)
 
     def _point(self, layout: Layout, point: dict, cgroup_procs: list[Path], adaptive: str | None = None) -> list[float]:
@@ -118,7 +119,7 @@ class Recorder:
                 row = self.done_rows.get(key)
                 self.progress.skipped()
             else:
-                row = self._record(layout, job, Path("raw") / layout.name / job.point / f"rep{rep}", cgroup_procs,
+                row = self._record(layout, job, campaign_folder.raw_dir(layout.name, job.point, f"rep{rep}"), cgroup_procs,
                                    rep=rep, warmup=warmup, adaptive=adaptive)
             if row is not None and not warmup and row.get("status", "ok") == "ok":
                 measured.append(float(row["bw_bytes"]))
@@ -129,7 +130,8 @@ class Recorder:
         ``measure.adaptive.explore`` chooses; what it found and skipped goes to ``raw/<layout>/adaptive.json``."""
         axis, found = self.sweep_spec.adaptive, []
         if self.done:
-            self.done_rows = {(r["layout"], r["point"], r["rep"]): r for r in results.read_rows(self.directory)[0]}
+            self.done_rows = {(r["layout"], r["point"], r["rep"]): r
+                              for r in campaign_folder.read_rows(self.directory)[0]}
         for base, grid in self.sweep_spec.lines():
             def measure(value: int, base: dict = base) -> list[float]:
                 bandwidths = self._point(layout, {**base, axis: value}, cgroup_procs, adaptive=f"{axis}={value}")
@@ -139,14 +141,14 @@ class Recorder:
                 return bandwidths
             exploration = adaptive.explore(grid, measure)
             found.append({**base, "axis": axis, **exploration.summary()})
-        out = self.directory / "raw" / layout.name / "adaptive.json"
+        out = self.directory / campaign_folder.raw_dir(layout.name, "adaptive.json")
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(found, indent=1, default=str))
 
     def _rounds(self, layout: Layout, job: fio.FioJob, cgroup_procs: list[Path]):
         """The precondition in rounds (inside the throttled cgroup: each round measures the devices) until steady
         or ``rounds_max``; each round's row is kept with the verdict on the rounds so far. Returns the last."""
-        raw = Path("raw") / layout.name / self.precondition_dir
+        raw = campaign_folder.raw_dir(layout.name, self.precondition_dir)
         verdict = None
         for row, verdict in precondition.rounds(
                 lambda n: self._measure(layout, job, raw / f"round{n}", cgroup_procs, phase=precondition.PHASE,
@@ -257,9 +259,7 @@ class Recorder:
 
     def keep(self, layout: Layout, row: dict, cgroup_procs: list[Path]) -> None:
         """Write the row beside its raw files (env.json) and append it to the campaign's rows."""
-        raw_dir = Path(row["raw_dir"])
-        (self.directory / raw_dir).mkdir(parents=True, exist_ok=True)  # a run that failed may not have made it
-        (self.directory / raw_dir / "env.json").write_text(json.dumps(
-            {**self.environment, "targets": list(layout.targets), "layout": layout.description,
-             "cgroup": [str(p) for p in cgroup_procs], "row": row}, indent=1, default=str))
-        results.append_rows(self.directory, [row])
+        campaign_folder.write_run_environment(self.directory, Path(row["raw_dir"]), {
+            **self.environment, "targets": list(layout.targets), "layout": layout.description,
+            "cgroup": [str(p) for p in cgroup_procs], "row": row})
+        campaign_folder.append_rows(self.directory, [row])

@@ -4,16 +4,12 @@ The columns in ``COLUMNS`` are a contract: later versions add columns, never ren
 (``_bytes`` per second for bandwidth, ``_ns`` for latency, ``_s`` for seconds); ``bs`` is in bytes.
 
 Rows are appended to ``rows.jsonl`` in the campaign directory as each point finishes, so nothing already measured is
-lost if a run stops; ``results.parquet`` is rebuilt from those lines and can always be rebuilt again.
+lost if a run stops; ``results.parquet`` is rebuilt from those lines (``rebuild_table``) and can always be rebuilt
+again. The folder's files are read and written by ``measure.campaign_folder``; here the rows become the table.
 """
 from __future__ import annotations
 
-import errno
-import json
-import logging
 import math
-import os
-import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 from dataclasses import dataclass
@@ -21,11 +17,10 @@ from typing import Iterable, Mapping
 
 import pandas as pd
 
-from . import truth
-from ..errors import AnalysisError, FlashscaleError
-from ..paths import project_root
-
-log = logging.getLogger("flashscale.results")
+from . import campaign_folder, truth
+from ..errors import AnalysisError
+# the folder's rows and root, as the import's modules (measure.import_folder, notebooks/imported) name them here
+from .campaign_folder import data_root, read_rows, rewrite_rows, write_atomically  # noqa: F401
 
 
 # name -> (dtype, meaning). The first block is the contract of the walking skeleton.
@@ -140,10 +135,6 @@ DEFAULTS = {"status": "ok", "workload": "fio", "phase": "measure", "truth_bw_byt
 # The dtypes of ``ALL_COLUMNS`` that hold numbers (``with_numbers`` reads them from text).
 NUMBER_DTYPES = ("float64", "int64", "Int64")
 
-ROWS_FILE = "rows.jsonl"
-TABLE_FILE = "results.parquet"
-PREDICTIONS_FILE = "predictions.csv"  # what each layout should deliver, stated before it was built
-
 
 def now() -> str:
     """The UTC time now, ISO 8601 to the microsecond with its zone ("2026-11-26T19:43:42.123456+00:00"): every
@@ -177,74 +168,6 @@ def with_defaults(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def append_rows(campaign_dir: Path, rows: Iterable[Mapping]) -> None:
-    """Append rows to the campaign's line log; each line is flushed before the next point starts. A write the disk
-    refuses (full, quota) leaves the file as it was, every earlier row intact, and raises FlashscaleError naming the
-    directory and its free space."""
-    path = Path(campaign_dir) / ROWS_FILE
-    data = "".join(json.dumps(dict(row), default=str) + "\n" for row in rows).encode()
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    before = os.fstat(fd).st_size
-    try:
-        while data:  # unbuffered: each write reaches the file or fails here, never later at close
-            data = data[os.write(fd, data):]
-    except OSError as exc:
-        os.ftruncate(fd, before)  # no torn line: the file ends with the last whole row
-        raise _disk_error(Path(campaign_dir), exc) from None
-    finally:
-        os.close(fd)
-
-
-def _disk_error(folder: Path, exc: OSError) -> FlashscaleError:
-    free = shutil.disk_usage(folder).free if folder.is_dir() else 0
-    why = "the disk is full" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else exc.strerror
-    return FlashscaleError(f"cannot write results in {folder}: {why} ({free:,} bytes free); every row written "
-                           f"before is kept in {folder / ROWS_FILE}")
-
-
-def read_rows(campaign_dir: Path) -> tuple[list[dict], str | None]:
-    """The rows of ``rows.jsonl`` and, when its last line was torn (the run was killed while writing it), a sentence
-    saying it was dropped. A line that cannot be read anywhere else is an error naming it."""
-    path = Path(campaign_dir) / ROWS_FILE
-    lines = path.read_text().splitlines() if path.exists() else []
-    rows, torn = [], None
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            if number != len(lines):
-                raise AnalysisError(f"{path} line {number} is not a row ({exc}): {line[:80]!r}") from None
-            torn = f"The last line of {path} was torn (the run stopped while writing it) and was dropped: {line[:80]!r}"
-            log.warning(torn)
-    return rows, torn
-
-
-def drop_torn_line(campaign_dir: Path) -> str | None:
-    """Rewrite ``rows.jsonl`` without a torn last line (before appending to it again); the sentence, or None."""
-    rows, torn = read_rows(campaign_dir)
-    if torn is not None:
-        rewrite_rows(campaign_dir, rows)
-    return torn
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` at once: written beside it as ``.<name>.tmp``, then renamed over it, so a
-    reader (or a run killed meanwhile) sees the old file or the new one, never half of either."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
-
-
-def rewrite_rows(campaign_dir: Path, rows: Iterable[Mapping]) -> None:
-    """Replace the campaign's ``rows.jsonl`` with ``rows``, one line each, atomically (``write_atomically``): the
-    one way the line log is rewritten rather than appended to (a torn line dropped, rows set aside on resume)."""
-    write_atomically(Path(campaign_dir) / ROWS_FILE,
-                     "".join(json.dumps(dict(row), default=str) + "\n" for row in rows))
-
-
 def to_frame(rows: Iterable[Mapping]) -> pd.DataFrame:
     """Rows to a DataFrame with the documented dtypes; unknown columns are kept as they come, and the columns
     older rows lack are filled with their defaults (``DEFAULTS``)."""
@@ -258,36 +181,17 @@ def to_frame(rows: Iterable[Mapping]) -> pd.DataFrame:
 
 def rebuild_table(campaign_dir: Path) -> pd.DataFrame:
     """Rebuild ``results.parquet`` from ``rows.jsonl`` and return the table."""
-    campaign_dir = Path(campaign_dir)
     rows, _ = read_rows(campaign_dir)
     frame = to_frame(rows)
-    frame.to_parquet(campaign_dir / TABLE_FILE, index=False)
+    campaign_folder.write_table(campaign_dir, frame)
     return frame
-
-
-def tables_under(path: Path) -> list[Path]:
-    """The results tables in ``path`` (itself, if it is one), at any depth, but not in a dated earlier run
-    (a folder renamed ``<name>.<date>`` when a campaign was run again)."""
-    path = Path(path)
-    if path.is_file():
-        return [path]
-    found = sorted(path.glob(f"**/{TABLE_FILE}"))
-    return [p for p in found if all("." not in part for part in p.relative_to(path).parts[:-1])]
 
 
 def load(path: Path | str) -> pd.DataFrame:
     """Read a results table from Parquet or CSV (or a campaign directory); columns an older table lacks are
     filled with their defaults (``DEFAULTS``)."""
-    path = Path(path)
-    if path.is_dir():
-        path = path / TABLE_FILE
-    if not path.exists():
-        raise AnalysisError(f"results file {str(path)!r} does not exist")
-    if path.suffix == ".parquet":
-        return with_defaults(with_numbers(pd.read_parquet(path), str(path)))
-    if path.suffix in {".csv", ".txt"}:
-        return with_defaults(with_numbers(pd.read_csv(path), str(path)))
-    raise AnalysisError(f"results file {str(path)!r}: expected a .parquet or .csv file")
+    frame, path = campaign_folder.read_table_file(path)
+    return with_defaults(with_numbers(frame, str(path)))
 
 
 def with_numbers(frame: pd.DataFrame, source: str) -> pd.DataFrame:
@@ -324,31 +228,7 @@ class CampaignResult:
     @property
     def predictions(self) -> pd.DataFrame:
         """What each layout (a cluster: each host count) was predicted to deliver before it was built."""
-        return read_predictions(self.directory)
-
-
-def append_predictions(campaign_dir: Path, prediction: pd.DataFrame) -> None:
-    """Append a layout's prediction (``analysis.predict.predict``'s frame with its ``predicted_at``) to the
-    campaign's ``predictions.csv``, stated before the layout is built; earlier layouts' lines are never rewritten."""
-    path = Path(campaign_dir) / PREDICTIONS_FILE
-    earlier = read_predictions(campaign_dir)
-    if not earlier.empty and list(earlier.columns) != list(prediction.columns):
-        raise FlashscaleError(f"{path} has the columns {list(earlier.columns)}; a prediction with "
-                              f"{list(prediction.columns)} cannot be appended to it")
-    prediction.to_csv(path, mode="a", header=earlier.empty, index=False)
-
-
-def read_predictions(campaign_dir: Path) -> pd.DataFrame:
-    """The predictions a campaign stated before building each layout (``predictions.csv``); empty when it stated
-    none (no single-device baseline measured first, or a campaign from before they were stated)."""
-    path = Path(campaign_dir) / PREDICTIONS_FILE
-    if not path.exists() or path.stat().st_size == 0:
-        return pd.DataFrame()
-    frame = pd.read_csv(path)
-    text = [c for c in ("layout", "rw", "predicted_limit", "predicted_close", "predicted_note", "predicted_at")
-            if c in frame.columns]
-    frame = frame.astype({c: "string" for c in text})
-    return frame.assign(predicted_close=frame["predicted_close"].fillna("")) if "predicted_close" in text else frame
+        return campaign_folder.read_predictions(self.directory)
 
 
 def schema_markdown() -> str:
@@ -356,18 +236,3 @@ def schema_markdown() -> str:
     lines = ["| column | type | meaning |", "| --- | --- | --- |"]
     lines += [f"| `{n}` | {t} | {m} |" for n, (t, m) in ALL_COLUMNS.items()]
     return "\n".join(lines)
-
-
-def fresh_directory(folder: Path) -> Path:
-    """``folder``, made empty: an earlier one of the same name is kept, renamed with its date."""
-    if folder.exists():
-        stamp = datetime.fromtimestamp(folder.stat().st_mtime, timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-        folder.rename(folder.with_name(f"{folder.name}.{stamp}"))
-    folder.mkdir(parents=True)
-    return folder
-
-
-def data_root(data_dir: str | Path) -> Path:
-    """Where campaigns' results go: ``data_dir`` as given when absolute, else inside the checkout."""
-    base = Path(data_dir)
-    return base if base.is_absolute() else project_root() / base

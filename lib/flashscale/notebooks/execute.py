@@ -48,7 +48,7 @@ import yaml
 from ..campaigns import campaign as campaigns, cluster as clusters, parameters as schema
 from .. import errors
 from ..errors import ConfigError
-from ..measure import progress as live, raw, reanalysis, results
+from ..measure import campaign_folder, progress as live, reanalysis
 from ..paths import project_root
 from ..publish.report import export_html, write_index
 from ..system import lock
@@ -314,9 +314,9 @@ def _write_progress(out: Path, progress: dict) -> None:
 
 
 def campaign_runs(campaign: str, parameters: dict, since: str) -> list[dict]:
-    """``raw.campaign_facts`` of every campaign.json the campaign's notebooks wrote from ``since`` (a run_id) on,
+    """``campaign_folder.campaign_facts`` of every campaign.json the campaign's notebooks wrote from ``since`` (a run_id) on,
     under ``<DATA_DIR>/<campaign>`` of each notebook's parameters."""
-    folders = {results.data_root(given.get("DATA_DIR", "data/campaigns")) / campaign for given in parameters.values()}
-    found = [raw.campaign_facts(path) for folder in sorted(folders) if folder.is_dir()
-             for path in sorted(folder.rglob(raw.CAMPAIGN_JSON))]
+    folders = {campaign_folder.data_root(given.get("DATA_DIR", "data/campaigns")) / campaign for given in parameters.values()}
+    found = [campaign_folder.campaign_facts(path) for folder in sorted(folders) if folder.is_dir()
+             for path in sorted(folder.rglob(campaign_folder.CAMPAIGN_JSON))]
     return [facts for facts in found if facts["run_id"] >= since]

@@ -33,19 +33,16 @@ import yaml
 
 from . import execute
 from ..campaigns import parameters as schema
+from ..campaigns.campaign import place_here
 from ..analysis import compare
 from ..analysis.core import BASELINE_BS
 from ..analysis.significance import DEFAULT_MARGIN
-from ..arrays import support
-from ..arrays.emulated import loop_support_problem
 from ..errors import ConfigError, FlashscaleError
-from ..measure import raw, results
+from ..measure import campaign_folder, results
 from ..measure.resume import differences
 from ..paths import project_root
 from ..publish.report import export_html, write_index
-from ..system import vm
 from ..system.commands import Runner
-from ..system.devices import System
 
 COMPARISON = "reproduction"     # the comparison's report in the reproduction's folder: reproduction.ipynb, .html
 COMPARE_NOTEBOOK = "08_compare"
@@ -64,7 +61,7 @@ class Published:
 
     def runs(self) -> list[Path]:
         """The campaign.json of every campaign its notebooks measured."""
-        return [path for folder in self.data for path in raw.campaign_jsons(folder)]
+        return [path for folder in self.data for path in campaign_folder.campaign_jsons(folder)]
 
 
 def published(path: str | Path) -> Published:
@@ -76,7 +73,7 @@ def published(path: str | Path) -> Published:
         raise ConfigError(f"{str(path)!r} does not exist: give a campaign's report folder (reports/<campaign>), one "
                           "of its reports, or its data folder (data/campaigns/<campaign>)")
     folder = (path if path.is_dir() else path.parent).resolve()  # 08_compare reads it from the checkout
-    if not _executed(folder) and raw.campaign_jsons(folder):
+    if not _executed(folder) and campaign_folder.campaign_jsons(folder):
         folder = _report_of(folder)
     return _from_report(folder)
 
@@ -96,7 +93,7 @@ def _from_report(folder: Path) -> Published:
             raise ConfigError(f"{notebook} holds no parameters of papermill's: it was not executed by flashscale run")
         notebooks[notebook.stem] = {k: v for k, v in given.items() if k not in RUN_ONLY}
     campaign = folder.name
-    data = {results.data_root(given.get("DATA_DIR", "data/campaigns")) / campaign for given in notebooks.values()}
+    data = {campaign_folder.data_root(given.get("DATA_DIR", "data/campaigns")) / campaign for given in notebooks.values()}
     return Published(campaign, folder, notebooks, tuple(sorted(data)))
 
 
@@ -140,7 +137,7 @@ def cannot_run(original: Published, overrides: dict, root: Path) -> list[str]:
     one this machine lacks, a test bed's devices erased again without the user's own confirmation."""
     import papermill
 
-    measured = sorted({raw.campaign_facts(path)["backend"] for path in original.runs()})
+    measured = sorted({campaign_folder.campaign_facts(path)["backend"] for path in original.runs()})
     problems = [] if measured else [f"{', '.join(map(str, original.data))} holds no campaign.json: the original's "
                                     "measurements are not on this machine to compare with"]
     for name, given in original.notebooks.items():
@@ -156,21 +153,15 @@ def cannot_run(original: Published, overrides: dict, root: Path) -> list[str]:
 
 
 def _backend_problems(name: str, values: dict, measured: list[str], confirmed: bool) -> list[str]:
-    """What keeps notebook ``name`` with ``values`` from measuring here on the backend the original measured on."""
-    testbed = values.get("TESTBED")
-    here = support.backend_for(values.get("EMULATION", "auto"), testbed)
-    if here not in measured:
-        why = f" ({loop_support_problem()})" if "loop" in measured and here == "directory" else ""
-        return [f"{name}: the original measured on {' and '.join(measured)}, here it would measure on {here}{why}"]
-    if here == "vm":
-        problem = vm.prerequisites_problem(System(), Runner())
-        return [f"{name}: the original measured in the VM lab, which cannot run here: {problem}"] if problem else []
-    if here == "testbed" and not Path(str(testbed)).is_file():
-        return [f"{name}: the original measured the test bed {testbed}, which is not a file here"]
-    if here == "testbed" and not values.get("DRY_RUN", True) and not confirmed:
-        return [f"{name}: the original erased the devices of the test bed {testbed} with their owner's "
-                "confirmation; a reproduction erases them again: confirm them yourself with -p CONFIRM=..."]
-    return []
+    """What keeps notebook ``name`` with ``values`` from measuring here at the place the original measured at: the
+    place these values pick here (``campaigns.campaign.place_here``) is asked what it lacks."""
+    place = place_here(values.get("EMULATION", "auto"), values.get("TESTBED"), Runner())
+    if not place.same_as(measured):
+        why = f" ({place.fallback})" if place.fallback else ""
+        return [f"{name}: the original measured on {' and '.join(measured)}, here it would measure on "
+                f"{place.backend}{why}"]
+    problem = place.reproduction_problem(values.get("DRY_RUN", True), confirmed)
+    return [f"{name}: {problem}"] if problem else []
 
 
 def _check_overrides(original: Published, overrides: dict, root: Path) -> None:
@@ -296,7 +287,7 @@ def _key_numbers(side: Published, settings: dict) -> pd.DataFrame:
     campaign's (blank for the campaign's own table)."""
     found = []
     for folder in side.data:
-        for table in results.tables_under(folder) if folder.is_dir() else []:
+        for table in campaign_folder.tables_under(folder) if folder.is_dir() else []:
             keys = compare.key_numbers(results.load(table), settings["REFERENCE"], settings["BASELINE_BS"],
                                        settings["TAX_MARGIN"])
             place = table.parent.relative_to(folder).as_posix()
@@ -309,7 +300,7 @@ def _changed(original: Published, again: Published) -> list[str]:
     (``resume.differences``, its own name and data folder aside), matched by place in the campaign's folder."""
     def by_place(side: Published) -> dict[str, dict]:
         return {path.parent.relative_to(folder).as_posix(): json.loads(path.read_text())
-                for folder in side.data for path in raw.campaign_jsons(folder)}
+                for folder in side.data for path in campaign_folder.campaign_jsons(folder)}
 
     before, after = by_place(original), by_place(again)
     said = []

@@ -27,7 +27,7 @@ import pandas as pd
 from ..analysis import core as analysis
 from ..campaigns import campaign, parameters as schema
 from ..arrays import support
-from ..measure import reanalysis, results
+from ..measure import campaign_folder, reanalysis, results
 from ..system.devices import System
 from ..errors import ConfigError
 
@@ -36,7 +36,7 @@ BASELINE_STAGE = "01_baseline"
 
 def study_dir(parameters: dict) -> Path:
     """The shared results directory of the study named by the notebook's ``CAMPAIGN`` under ``DATA_DIR``."""
-    return results.data_root(parameters.get("DATA_DIR", "data/campaigns")) / parameters.get("CAMPAIGN", "study")
+    return campaign_folder.data_root(parameters.get("DATA_DIR", "data/campaigns")) / parameters.get("CAMPAIGN", "study")
 
 
 def stage_spec(stage: str, parameters: dict, extra: Sequence[tuple[str, str]] = (),
@@ -85,7 +85,7 @@ def _run_each(stage: str, parameters: dict, runs: Mapping[str, dict], progress: 
     folder = study_dir(parameters) / stage
     resumed = parameters.get("RESUME") or parameters.get("FORCE_RESUME")
     if not reanalysis.active() and (not resumed or not folder.is_dir()):  # re-analysed: read as it is
-        folder = results.fresh_directory(folder)  # resumed: each run continues its own campaign in the folder
+        folder = campaign_folder.fresh_directory(folder)  # resumed: each run continues its own campaign in the folder
     tables, notes, backend = [], [], "loop"
     for name, run in runs.items():
         spec = stage_spec(stage, parameters, run.get("extra", ()), run.get("sweep"), STAGE_NAME=name,
@@ -134,7 +134,7 @@ def _labelled(table: pd.DataFrame | None, study: str, stage: str) -> pd.DataFram
 def load_stage(parameters: dict, stage: str) -> pd.DataFrame | None:
     """What ``stage`` measured in this study (every device count of it), or None when it has not run."""
     folder = study_dir(parameters) / stage
-    tables = [results.load(p) for p in results.tables_under(folder)]
+    tables = [results.load(p) for p in campaign_folder.tables_under(folder)]
     if not tables:
         return None
     return _labelled(pd.concat(tables, ignore_index=True), parameters.get("CAMPAIGN", "study"), stage)

@@ -45,7 +45,7 @@ def _stage(result) -> dict:
 
 
 def _unsupported(support: pd.DataFrame) -> dict[str, str]:
-    """Layout -> what this machine lacks to build it (``support.layout_support`` rows)."""
+    """Layout -> what this machine lacks to build it (``campaign.layout_support`` rows)."""
     lacking = support.loc[~support["supported"]]
     return dict(zip(lacking["layout"], lacking["missing"]))
 

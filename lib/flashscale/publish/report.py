@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 from ..errors import ConfigError
-from ..measure import raw
+from ..measure import campaign_folder
 from ..measure.progress import MARK
 from ..system.provenance import commit_words, differences, lock_words, software
 from ..measure.imported import BACKEND as IMPORTED
@@ -120,22 +120,33 @@ def _when(run_id: str) -> str:
     return datetime.strptime(run_id, "%Y%m%dT%H%M%SZ").strftime("%Y-%m-%d %H:%M UTC")
 
 
-def _on_what(run: dict) -> str:
-    """What one campaign measured: its backend, devices and caps, naming each device below the cap (CAP_SCALE:
-    "device 4 at 50% of the cap") (``raw.campaign_facts``)."""
-    devices = run.get("devices") or 0
-    if run.get("backend") == IMPORTED:
-        return "fio output imported by flashscale import: the devices and layouts its file names or the map gave"
-    if run.get("backend") == "testbed":
-        return f"{devices} real device(s) of the test bed {run.get('testbed')}, no caps"
-    if run.get("backend") == "directory":
-        return "plain directories on the local disk (no devices, no caps)"
+def _emulated_words(run: dict) -> str:
+    """An emulated array's devices and caps, naming each device below the cap (CAP_SCALE: "device 4 at 50% of the
+    cap")."""
     caps = ", ".join(f"{rate(run[key])} {rw}" for key, rw in (("read_bps", "read"), ("write_bps", "write"))
                      if run.get(key))
     scaled = [f"device {index} at {factor * 100:g}%" for index, factor in enumerate(run.get("cap_scale") or [], 1)
               if factor != 1]
     caps = f"{caps} each" + (f"; {', '.join(scaled)} of the cap" if scaled else "") if caps else ""
-    return f"{devices} emulated device(s) (capped loop devices){', ' + caps if caps else ', no caps'}"
+    return f"{run.get('devices') or 0} emulated device(s) (capped loop devices){', ' + caps if caps else ', no caps'}"
+
+
+# What a campaign recorded before its place said what it measured on (``campaigns.place.Place.words``, kept in
+# campaign.json as ``place``) is said from its backend's name; any other backend of then was the emulated array's.
+EARLIER_WORDS = {
+    IMPORTED: lambda run: "fio output imported by flashscale import: the devices and layouts its file names or the "
+                          "map gave",
+    "testbed": lambda run: f"{run.get('devices') or 0} real device(s) of the test bed {run.get('testbed')}, no caps",
+    "directory": lambda run: "plain directories on the local disk (no devices, no caps)",
+}
+
+
+def _on_what(run: dict) -> str:
+    """What one campaign measured on: what its place said (``campaign_folder.campaign_facts``' ``place``), else what its
+    backend's name says (``EARLIER_WORDS``, the emulated array's devices and caps by default)."""
+    if run.get("place"):
+        return str(run["place"])
+    return EARLIER_WORDS.get(run.get("backend"), _emulated_words)(run)
 
 
 def provenance(runs: list[dict], published: str = "") -> list[str]:
@@ -177,15 +188,15 @@ def _measured_software(runs: list[dict]) -> str:
 
 
 def _campaigns(given) -> list[tuple[str, dict]]:
-    """(label, ``raw.campaign_facts``) of every campaign under ``given`` (paths, or one path): a campaign's folder
+    """(label, ``campaign_folder.campaign_facts``) of every campaign under ``given`` (paths, or one path): a campaign's folder
     or campaign.json, or a stage or study holding several, each labelled with its folder below the path given."""
     found = []
     for path in [given] if isinstance(given, (str, Path)) else list(given or ()):
         base = Path(path) if Path(path).is_dir() else Path(path).parent
-        for campaign_json in raw.campaign_jsons(path):
+        for campaign_json in campaign_folder.campaign_jsons(path):
             below = campaign_json.parent.relative_to(base)
             label = base.name if below == Path(".") else f"{base.name}/{below}"
-            found.append((label, raw.campaign_facts(campaign_json)))
+            found.append((label, campaign_folder.campaign_facts(campaign_json)))
     return found
 
 
@@ -216,7 +227,7 @@ def _measuring_software(facts: dict) -> dict:
 
 
 def _measured_words(facts: dict) -> str:
-    """The software and machine that measured one campaign (``raw.campaign_facts``), in words."""
+    """The software and machine that measured one campaign (``campaign_folder.campaign_facts``), in words."""
     if facts.get("backend") == IMPORTED:
         hosts = facts.get("hostname") or "hosts its output does not name"
         return (f"fio ({facts.get('fio') or 'version not in its output'}) on {hosts}, imported by flashscale import "
@@ -273,7 +284,7 @@ def how_made(campaigns=None, now: dict | None = None) -> str:
 def write_index(out: Path, campaign: str, description: str = "", runs: list[dict] | None = None,
                 published: str = "") -> Path:
     """``index.html`` in ``out``: when, where and on what the campaign ran (``provenance`` of ``runs``, each
-    ``raw.campaign_facts``), then a link to every executed notebook's HTML there, with its headline numbers."""
+    ``campaign_folder.campaign_facts``), then a link to every executed notebook's HTML there, with its headline numbers."""
     import html
 
     rows = []

@@ -38,6 +38,7 @@ from .teardown import Built, Teardown
 from .undo import OWN_FILE_PREFIX as OWN_PREFIX, make_scratch
 from .vm_mounts import guest_mounts
 from ..errors import ConfigError, FlashscaleError, UnsupportedError
+from ..layouts import kernel_modules, tools as layout_tools
 from ..paths import project_root
 
 QEMU = "qemu-system-x86_64"
@@ -52,15 +53,16 @@ CONSOLE_LOG, OUTPUT_LOG, COMMAND_FILE = "flashscale-console.log", "flashscale-ou
 BOOT_S = 300.0            # a TCG boot takes 15-35 s on 2 cores; one that has not reached its command by then will not
 PANIC_MARKS = ("Kernel panic", "PANIC: early exception", "kernel BUG at")
 CONSOLE_TAIL = 25         # lines of the console an error quotes
-GUEST_MODULES = ("md_mod", "raid0", "dm_mod")  # what the layouts need, as modules of Debian's kernel
+GUEST_MODULES = kernel_modules()  # what the layouts flashscale builds need, as modules of Debian's kernel
 IMSM_NOTE = ("In the VM, mdadm builds IMSM (Intel RST) metadata with IMSM_NO_PLATFORM=1, its own switch for "
              "testing without an Intel RST platform: the on-disk format is IMSM's, the firmware's part is absent.")
 
 # what the lab needs on the host: (program, the Debian package or pip install that brings it); the guest runs the
-# host's programs, so mdadm, lvm and nvme-cli are needed here too
+# host's programs, so the layouts' (mdadm, lvm: ``layouts.tools``) and nvme-cli are needed here too
 HOST_TOOLS = ((QEMU, "apt-get install qemu-system-x86"), (VNG, "pip install virtme-ng, or make deps-vm"),
-              ("busybox", "apt-get install busybox-static"), ("mdadm", "apt-get install mdadm"),
-              ("lvm", "apt-get install lvm2"), ("nvme", "apt-get install nvme-cli"))
+              ("busybox", "apt-get install busybox-static"),
+              *((program, f"apt-get install {package}") for program, package in layout_tools()),
+              ("nvme", "apt-get install nvme-cli"))
 
 
 class VmError(FlashscaleError):

@@ -14,7 +14,7 @@ from ...errors import CommandError
 from ...system import processes, undo
 from ...system.devices import System
 from ...system.teardown import Teardown, manifest_dir
-from .. import monitoring, results
+from .. import campaign_folder, monitoring, results
 from ..truth import THROTTLE_SLICE_S, judged, tolerance as fio_tolerance
 
 PHASE = "workload"  # not a point of the sweep: ``analysis.core`` never reads these rows
@@ -22,7 +22,7 @@ NAN = float("nan")
 
 
 def raw_dir(layout: Layout, workload: str, point: str, rep: int) -> Path:
-    return Path("raw") / layout.name / f"{workload}-{point}" / f"rep{rep}"
+    return campaign_folder.raw_dir(layout.name, f"{workload}-{point}", f"rep{rep}")
 
 
 def now() -> str:

@@ -1,0 +1,234 @@
+"""Where a campaign runs: the one interface every place implements (ceph/cbt's ``Benchmark``: initialize, run,
+cleanup), picked once by ``campaign.choose``, so no code outside the place modules asks which place it is.
+
+    place.check(layouts, workloads)   refuse, before anything is touched, what cannot run here (reads only)
+    place.facts()                     what campaign.json's environment says of it: its ``backend``, its words
+                                      (``words``: what the report says it measured on), its devices' identities
+    place.notes                       what the report must say of where the campaign ran
+    place.layouts(names)              the layouts of ``LAYOUTS`` it measures, and a note on those it cannot
+    place.devices()                   the devices its layouts use, guarded in ``check`` (none: plain directories)
+    with place:                       what the place is made of (an emulated array, a cgroup of caps, a scratch
+                                      folder), undone on leaving it: on success, on error and on Ctrl-C (``undo``)
+    place.run(todo, recorder)         its truth first, where one is known (``truth``: the harness measures its
+                                      devices uncapped and holds the caps they carry), then each layout built
+                                      (``build``), swept and torn down
+
+The places: the emulated array (``emulated.OnEmulatedArray``), plain directories (``directories.OnDirectories``),
+a test bed of real devices (``testbed.OnTestBed``) and the VM lab's devices inside its guest
+(``testbed.InVmGuest``), the VM lab seen from its host (``vmlab.InVmLab``, whose campaign runs inside the lab:
+``runs_inside``), and a cluster's hosts (``hosts``: emulated, serving fio, over SSH). A new place implements this
+class in its own module, adds a room in ``system``/``arrays`` where it needs one, and is named in the factory.
+"""
+from __future__ import annotations
+
+import contextlib
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar, Sequence
+
+import pandas as pd
+
+from ..arrays import layouts
+from ..arrays.emulated import ArraySpec
+from ..arrays.layouts import Layout, Options
+from ..errors import ConfigError, UnsupportedError
+from ..layouts import MEASURABLE, describe
+from ..measure.recorder import Recorder
+from ..measure.units import rate
+from ..system import lock
+from ..system.commands import Runner
+from ..system.devices import Device, System
+from ..system.teardown import Teardown, manifest_dir
+
+
+@dataclass(frozen=True)
+class Mounted:
+    """The existing mount point the layout ``mounted`` measures inside (``MOUNT_DIR``), and how many devices sit
+    under it (``MOUNT_DEVICES``: efficiency is against that many x baseline)."""
+
+    directory: str | None = None
+    devices: int = 1
+
+    def layout(self, teardown: Teardown) -> Layout:
+        """Directories of ours inside it, removed by ``teardown`` (``layouts.use_directory``)."""
+        return layouts.use_directory(self.directory, teardown, devices=self.devices)
+
+
+def caps_words(array: ArraySpec) -> str:
+    """The caps of ``array`` in words: each direction's rate, and each device below the cap (``CAP_SCALE``)."""
+    caps = ", ".join(f"{rate(bps)} {rw}" for bps, rw in ((array.read_bps, "read"), (array.write_bps, "write"))
+                     if bps)
+    scaled = [f"device {index} at {factor * 100:g}%" for index, factor in enumerate(array.cap_scale, 1)
+              if factor != 1]
+    return f"{caps} each" + (f"; {', '.join(scaled)} of the cap" if scaled else "") if caps else "no caps"
+
+
+class Place(ABC):
+    """One place a campaign runs (the module's docstring). ``array``: the devices' count and caps (the emulated
+    array's, or the caps a capped test bed holds); ``options``: how layouts are built; ``mounted``: the mount point
+    ``mounted`` measures in."""
+
+    backend: ClassVar[str]              # what rows and campaign.json call the place
+    caps_each_device: ClassVar[bool] = False  # CAP_SCALE applies: each device capped at its own fraction
+    runs_inside: ClassVar[bool] = False  # the campaign runs inside it (``run_inside``), not in this process
+
+    def __init__(self, runner: Runner, array: ArraySpec, options: Options = Options(), mounted: Mounted = Mounted(),
+                 notes: Sequence[str] = (), fallback: str | None = None):
+        self.runner, self.array, self.options, self.mounted = runner, array, options, mounted
+        self.system = System(runner=runner)
+        self.notes = list(notes)
+        self.fallback = fallback  # why it stands in for the place asked (no loop devices: plain directories)
+        self.stack = contextlib.ExitStack()
+
+    # before anything is touched
+    def check(self, names: Sequence[str], workloads: Sequence = ()) -> None:
+        """Refuse, reading only, what cannot run here: a ``CAP_SCALE`` where devices are not capped one by one,
+        and what the place itself cannot do (``problems``)."""
+        if not self.caps_each_device:
+            self.array.refuse_cap_scale(self.backend)
+        self.problems(names, workloads)
+
+    def problems(self, names: Sequence[str], workloads: Sequence) -> None:
+        """Raise what keeps ``names`` (and ``workloads``) from running here: by default, a layout this machine
+        cannot build (``build_problem``: md, LVM without device-mapper), before anything is made or erased."""
+        problems = [f"{name}: {problem}" for name in names if not describe(name).existing
+                    for problem in [self.build_problem(name)] if problem]
+        if problems:
+            raise UnsupportedError("cannot build " + "; ".join(problems) + ". Nothing was touched; leave these "
+                                   "layouts out of LAYOUTS on this machine.")
+
+    def build_problem(self, name: str) -> str | None:
+        """What this place lacks to build layout ``name`` (``arrays.layouts.missing``: the kernel's md or
+        device-mapper, their tools), or None."""
+        return layouts.missing(name, self.system, self.runner)
+
+    def support(self, names: Sequence[str], mount_dir: str | None = None) -> pd.DataFrame:
+        """Per layout asked for: whether it can be measured here, and if not what is missing (reads only): the
+        table ``arrays.support`` says in words and plans for."""
+        rows = []
+        for name in names:
+            if name not in MEASURABLE:
+                reason = f"unknown layout (choose from {', '.join(MEASURABLE)})"
+            elif describe(name).existing:
+                reason = None if mount_dir else "needs MOUNT_DIR, the existing mount point to measure inside"
+            else:
+                reason = self.build_problem(name)
+            rows.append({"layout": name, "supported": reason is None, "missing": reason or ""})
+        return pd.DataFrame(rows, columns=["layout", "supported", "missing"])
+
+    def same_as(self, backends: Sequence[str]) -> bool:
+        """Whether this is the place a campaign recorded as measured at one of ``backends`` (campaign.json's)."""
+        return self.backend in backends
+
+    def reproduction_problem(self, dry_run: bool, confirmed: bool) -> str | None:
+        """What keeps a published campaign measured at this kind of place from being measured here again (reading
+        only): ``dry_run`` as the notebook would run, ``confirmed`` whether this user confirmed the devices."""
+        return None
+
+    def words(self) -> str:
+        """What the report says the campaign measured on."""
+        return f"{self.device_count()} device(s)"
+
+    def facts(self) -> dict:
+        """What campaign.json's environment says of the place: its backend and words, and what it adds (a test
+        bed's identities, a VM's QEMU)."""
+        return {"backend": self.backend, "place": self.words()}
+
+    def cannot_measure(self, name: str) -> str | None:
+        """Why layout ``name`` cannot be measured here (skipped, said in the notes), or None."""
+        return None
+
+    def layouts(self, names: Sequence[str]) -> tuple[list[str], list[str]]:
+        """The layouts of ``names`` measured here, and a note per reason naming those skipped for it."""
+        why = {name: self.cannot_measure(name) for name in names}
+        skipped: dict[str, list[str]] = {}
+        for name, reason in why.items():
+            if reason is not None:
+                skipped.setdefault(reason, []).append(name)
+        return [n for n in names if why[n] is None], [f"Skipped {', '.join(n)}: {r}." for r, n in skipped.items()]
+
+    def devices(self) -> list[Device]:
+        """The devices named by identity that its layouts use (a test bed's: their PCIe links and queue depth enter
+        the predictions), guarded in ``check``; none where the place makes its own (the emulated array's loop
+        devices) or has none (plain directories)."""
+        return []
+
+    def device_count(self) -> int:
+        return len(self.devices()) or self.array.devices
+
+    def devices_of(self, name: str) -> int:
+        """How many devices layout ``name`` uses here (the mount point's as the user said)."""
+        if describe(name).existing:
+            return self.mounted.devices
+        return len(layouts.chosen(name, range(self.device_count())))
+
+    def caps(self, names: Sequence[str]) -> tuple[dict, dict]:
+        """The caps per rw a run held in the place's cgroup carries, and each layout's own (``ArraySpec.rw_caps``)."""
+        return self.array.rw_caps(), {n: self.array.rw_caps(n) for n in names if not describe(n).existing}
+
+    # the campaign folder
+    def recover(self, folder: Path) -> list[str]:
+        """Undo what a run of this campaign that died left (its stale lock's), before anything else; the notes."""
+        holder = lock.stale_holder(folder / lock.LOCK_FILE, self.system)  # refuses while another holds it
+        return lock.recover(holder, self.runner, self.system) if holder is not None else []
+
+    def lock(self, directory: Path):
+        """The campaign folder held by this run while it measures."""
+        return lock.Lock.take(directory, self.system)
+
+    def recorded(self, spec: dict) -> dict:
+        """The spec campaign.json records (and a resume compares): the one given."""
+        return spec
+
+    # made, measured, undone
+    @contextlib.contextmanager
+    def opened(self, directory: Path):
+        """The place made for the campaign in ``directory`` (``make``), undone on leaving (``undo``), whatever
+        happened: an error, Ctrl-C (which the undo is told of, so an error of its own is chained to it)."""
+        with self.stack:
+            self.make(directory)
+            yield self
+
+    def make(self, directory: Path) -> None:
+        """Make what the place is made of (entered in ``stack``, undone by ``undo``); nothing by default."""
+
+    def undo(self) -> None:
+        """Undo what ``make`` made, last made first undone."""
+        self.stack.close()
+
+    def truth(self, recorder: Recorder) -> list[str]:
+        """Where a truth is known: the devices measured uncapped and ``recorder`` told the caps its rows are held
+        to (``measure.harness``); what the notes say of it. Nothing where no truth is known."""
+        return []
+
+    def cgroup_procs(self, name: str) -> list[Path]:
+        """The cgroups fio runs in on layout ``name``: a throttled one where the place caps its devices."""
+        return []
+
+    def teardown_of(self, name: str, recorder: Recorder) -> Teardown:
+        """The teardown of layout ``name``'s build, its manifest named after the campaign's run and the layout."""
+        return Teardown(manifest_dir() / f"{recorder.campaign}-{recorder.run_id}-{name}.json", self.runner,
+                        self.system)
+
+    @abstractmethod
+    def build(self, name: str, teardown: Teardown) -> Layout:
+        """Layout ``name`` built (through the guard), everything it makes recorded in ``teardown``."""
+
+    def run_inside(self, spec: dict, data_root: Path, progress: bool):
+        """Where ``runs_inside``: the campaign ``spec`` run inside the place; its ``measure.results.CampaignResult``."""
+        raise ConfigError(f"the {self.backend} backend measures in this process: it has nothing to run inside")
+
+    def run(self, todo: Sequence[str], recorder: Recorder) -> list[str]:
+        """Its truth first (``truth``), then each layout of ``todo`` built, swept and torn down; the notes' sentences."""
+        said = self.truth(recorder)
+        for name in todo:
+            recorder.building(name)
+            teardown = self.teardown_of(name, recorder)
+            try:
+                existing = describe(name).existing
+                layout = self.mounted.layout(teardown) if existing else self.build(name, teardown)
+                recorder.sweep(layout, [] if existing else self.cgroup_procs(name))
+            finally:
+                teardown.close()
+        return said
