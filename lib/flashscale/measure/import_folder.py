@@ -34,11 +34,10 @@ from typing import Sequence
 
 import pandas as pd
 
-from . import import_files, import_write, imported, results
+from . import campaign_folder, import_files, import_write, imported, results
+from .campaign_folder import CAMPAIGN_JSON, NOTES_JSON
 from .import_bounds import shown
 from .import_names import Naming
-from .raw import CAMPAIGN_JSON
-from .reanalysis import NOTES_JSON
 from ..errors import RefusedError
 
 KIND = "import"
@@ -185,7 +184,7 @@ def _campaign_json(folder: Path, stored: dict | None, rows: list[dict], summary:
             "imports": [*(stored or {}).get("imports", []), done]}
 
 
-REWRITTEN = (results.ROWS_FILE, results.TABLE_FILE, SOURCES_FILE, NOTES_JSON, CAMPAIGN_JSON)
+REWRITTEN = (campaign_folder.ROWS_FILE, campaign_folder.TABLE_FILE, SOURCES_FILE, NOTES_JSON, CAMPAIGN_JSON)
 
 
 def run_import(paths: Sequence[str], to: Path, naming: Naming, argv: Sequence[str] = ()) -> Summary:
@@ -197,7 +196,7 @@ def run_import(paths: Sequence[str], to: Path, naming: Naming, argv: Sequence[st
     to = Path(to).resolve() if Path(to).is_symlink() else Path(to)  # the folder a link names is the one exchanged
     stored = check_folder(to)
     files, aside = import_files.find_files(paths, skip=to)
-    earlier, _ = results.read_rows(to) if stored else ([], None)
+    earlier, _ = campaign_folder.read_rows(to) if stored else ([], None)
     summary, known = Summary(to, aside=aside), {r["source_sha256"]: r["source_file"] for r in earlier}
     new_rows = []
     for path in files:
@@ -236,12 +235,12 @@ def _write(staged: Path, stored: dict | None, rows: list[dict], summary: Summary
     for outcome in summary.added:
         for name, content in imported.raw_files(outcome).items():
             import_write.write(staged, name, content)
-    results.rewrite_rows(staged, rows)
+    campaign_folder.rewrite_rows(staged, rows)
     results.rebuild_table(staged)
     sources = _sources(to, summary)
-    results.write_atomically(staged / SOURCES_FILE, sources)
-    results.write_atomically(staged / NOTES_JSON, json.dumps(_notes(rows, sources), indent=1))
-    results.write_atomically(staged / CAMPAIGN_JSON, json.dumps(_campaign_json(to, stored, rows, summary, argv),
+    campaign_folder.write_atomically(staged / SOURCES_FILE, sources)
+    campaign_folder.write_atomically(staged / NOTES_JSON, json.dumps(_notes(rows, sources), indent=1))
+    campaign_folder.write_atomically(staged / CAMPAIGN_JSON, json.dumps(_campaign_json(to, stored, rows, summary, argv),
                                                                 indent=1, default=str))
 
 
@@ -251,7 +250,7 @@ def stored(folder: str | Path) -> results.CampaignResult:
     folder = Path(folder)
     if not folder.is_dir() or check_folder(folder) is None:
         raise RefusedError(f"{str(folder)!r} holds no import (a folder written by flashscale import)")
-    rows, _ = results.read_rows(folder)
+    rows, _ = campaign_folder.read_rows(folder)
     notes = json.loads((folder / NOTES_JSON).read_text())
     return results.CampaignResult(results.to_frame(rows), folder, imported.BACKEND, notes)
 
