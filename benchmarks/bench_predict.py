@@ -38,7 +38,7 @@ from pathlib import Path
 import pandas as pd
 
 from flashscale.measure import campaign_folder
-from flashscale.analysis import calibration, predict, scored as scoring
+from flashscale.analysis.prediction import calibration, predict, scoring
 from flashscale.arrays.emulated import ArraySpec
 from flashscale.arrays.layouts import Options
 from flashscale.campaigns import campaign
@@ -223,7 +223,7 @@ def summary(scored: pd.DataFrame) -> pd.DataFrame:
 
 
 def drift_lines(scored: pd.DataFrame) -> list[str]:
-    """Per case, how far this machine repeated itself (``scored.drift``: jbod at one job against the single
+    """Per case, how far this machine repeated itself (``scoring.drift``: jbod at one job against the single
     device, minutes before), where it was measured."""
     out = []
     for case, group in scored.groupby("case", sort=False):

@@ -5,10 +5,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from flashscale.analysis.ceilings import (
-    Ceilings, binding_limit, ceiling_table, ceilings_for, datasheet_vs_measured, measured_peaks, pcie_link_bw_bytes,
-    with_direction_split,
-)
+from flashscale.analysis.prediction.ceilings import (Ceilings, binding_limit, ceiling_table, ceilings_for,
+    datasheet_vs_measured, measured_peaks, pcie_link_bw_bytes, with_direction_split)
 from flashscale.errors import AnalysisError, ConfigError
 
 GB = 1e9

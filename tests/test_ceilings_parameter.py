@@ -17,7 +17,7 @@ from flashscale.campaigns import campaign, parameters, stated
 from flashscale.system import host
 from flashscale import cli
 from flashscale.notebooks import studies
-from flashscale.analysis.ceilings import pcie_link_bw_bytes
+from flashscale.analysis.prediction.ceilings import pcie_link_bw_bytes
 from flashscale.errors import ConfigError
 from flashscale.measure import reanalysis, results, resume
 from flashscale.system.devices import System

@@ -20,7 +20,8 @@ import pytest
 
 from flashscale.measure import campaign_folder
 from flashscale.campaigns import cluster
-from flashscale.analysis import cluster as cluster_analysis, scored
+from flashscale.analysis import cluster as cluster_analysis
+from flashscale.analysis.prediction import scoring
 from flashscale.arrays.cluster import EmulatedCluster
 from flashscale.arrays.emulated import ArraySpec
 from flashscale.measure import harness, results, units
@@ -208,13 +209,13 @@ def test_the_network_binds_nbd_s_prediction_and_the_devices_local_storage_s(capp
 @root
 def test_the_cluster_is_predicted_within_5_percent_at_each_storage_s_best_point(capped_link):
     _, result, _, _ = capped_link
-    points = scored.against(result.predictions, result.table)
+    points = scoring.against(result.predictions, result.table)
     everyone = points[points["host"] == cluster.ALL]
     best = everyone.loc[everyone.groupby(["layout", "rw"])["measured_bw_bytes"].idxmax()]
     assert len(best) == 4 and (best["hosts"] == 2).all()
     assert best["error"].abs().max() <= 0.05, best[["layout", "rw", "predicted_bw_bytes", "measured_bw_bytes"]]
     assert best.set_index("layout")["predicted_limit"].to_dict() == {"jbod": "devices", "nbd": "network"}
-    said = scored.bound_sentences(points)
+    said = scoring.bound_sentences(points)
     assert [line.split(":")[0] for line in said] == ["jbod read", "jbod write", "nbd read", "nbd write"]
     assert all("the network bound on 1 and 2 hosts" in line for line in said[2:])
 
@@ -262,14 +263,14 @@ def test_a_cluster_s_points_are_scored_each_against_its_own_host_count_and_host(
     cluster.state(tmp_path, _hosts("nbd", 2, 5e7), POINTS, 2)
     measured = [{**_alone(rw, bw, host, 2, "nbd"), "rep": rep} for rw in ("write", "read")
                 for host, bw in (("host0", 5e7), ("host1", 4.5e7), (cluster.ALL, 9.5e7)) for rep in (0, 1)]
-    once = scored.against(campaign_folder.read_predictions(tmp_path), results.to_frame(measured[::2]))
-    assert set(once["agreement"]) == {"no interval"} and scored.outside_sentences(once) == []  # one run: no verdict
-    points = scored.against(campaign_folder.read_predictions(tmp_path), results.to_frame(measured))
+    once = scoring.against(campaign_folder.read_predictions(tmp_path), results.to_frame(measured[::2]))
+    assert set(once["agreement"]) == {"no interval"} and scoring.outside_sentences(once) == []  # one run: no verdict
+    points = scoring.against(campaign_folder.read_predictions(tmp_path), results.to_frame(measured))
     assert len(points) == 6
     by = points.set_index(["rw", "host"])
     assert by.loc[("read", "host1"), "error"] == pytest.approx(-0.1)
     assert by.loc[("read", cluster.ALL), "error"] == pytest.approx(-0.05)
-    outside = scored.outside_sentences(points)
+    outside = scoring.outside_sentences(points)
     assert outside[0].startswith("the cluster of 2 hosts: nbd read, 4 devices") and "the network bound" in outside[0]
     assert sum(line.startswith("host1 of 2 hosts: nbd") for line in outside) == 2 and len(outside) == 4
     figure = rate_plots.predicted_vs_measured(points[points["host"] == cluster.ALL])
@@ -280,15 +281,15 @@ def test_a_cluster_s_points_are_scored_each_against_its_own_host_count_and_host(
                                for rw in ("read", "write")])
     limits = pd.DataFrame([dict(layout="nbd", rw=rw, hosts=2, host=cluster.ALL, binding_limit="network")
                            for rw in ("read", "write")])
-    best = scored.at_best(points)  # the cluster's own points: one per storage, rw and host count
+    best = scoring.at_best(points)  # the cluster's own points: one per storage, rw and host count
     assert best[["layout", "rw", "hosts"]].values.tolist() == [["nbd", "read", 2], ["nbd", "write", 2]]
-    assert scored.at_best_sentences(points)[0].startswith("nbd read on 2 hosts: best 95 MB/s (4 devices, bs 1048576, "
+    assert scoring.at_best_sentences(points)[0].startswith("nbd read on 2 hosts: best 95 MB/s (4 devices, bs 1048576, "
                                                           "4 jobs, iodepth 1), predicted 100 MB/s, -5.0%; the network")
     kept = records.cluster(table, efficiency, limits, scored=points)
     assert kept["prediction_error"] == pytest.approx({"nbd/read/2": 0.05, "nbd/write/2": 0.05})
     assert kept["predictions_outside"] == len(outside) and "prediction_error" not in records.cluster(
         table, efficiency, limits)
-    only = scored.against(campaign_folder.read_predictions(tmp_path), results.to_frame(measured[:2]))  # the rest not yet
+    only = scoring.against(campaign_folder.read_predictions(tmp_path), results.to_frame(measured[:2]))  # the rest not yet
     assert list(zip(only["rw"], only["host"])) == [("write", "host0")]
 
 

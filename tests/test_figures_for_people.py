@@ -14,7 +14,8 @@ import pytest
 from IPython.core.formatters import DisplayFormatter
 from matplotlib.figure import Figure
 
-from flashscale.analysis import compare, core, latency, layout_tax, predict, shared_file, stats
+from flashscale.analysis import compare, core, latency, layout_tax, shared_file, stats
+from flashscale.analysis.prediction import predict
 from flashscale.publish import drawing, plots, rate_plots
 
 matplotlib.use("Agg")

@@ -14,7 +14,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from flashscale import layouts as descriptors
-from flashscale.analysis import core, predict
+from flashscale.analysis import core
+from flashscale.analysis.prediction import predict
 from flashscale.arrays import layouts
 from flashscale.arrays.layouts import Options
 from flashscale.campaigns import rules

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from flashscale import cli
-from flashscale.analysis import predict, scored
+from flashscale.analysis.prediction import predict, scoring
 
 MB = 1e6
 
@@ -50,5 +50,5 @@ def test_two_runs_a_point_give_intervals_and_verdicts(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "one run" not in out, out
     assert "379 MB/s (377–382)" in out  # the single device's two runs, 379 and 379.4 MB/s
-    shown = scored.for_people(predict.score(predict.predict_results(frame), frame))
+    shown = scoring.for_people(predict.score(predict.predict_results(frame), frame))
     assert shown["predicted_bw_bytes_lo"].notna().all() and "one run: no interval" not in set(shown["inside"])

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from flashscale import cli
-from flashscale.analysis import predict, sizing
+from flashscale.analysis.prediction import predict, sizing
 from flashscale.cli.plan import parse_rate
 from flashscale.errors import ConfigError
 

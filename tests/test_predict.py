@@ -12,8 +12,8 @@ import pytest
 from flashscale.measure import campaign_folder
 from flashscale import cli
 from flashscale.campaigns import stated
-from flashscale.analysis import predict, scored
-from flashscale.analysis.ceilings import pcie_link_bw_bytes
+from flashscale.analysis.prediction import predict, scoring
+from flashscale.analysis.prediction.ceilings import pcie_link_bw_bytes
 from flashscale.errors import AnalysisError, ConfigError
 from flashscale.measure import results
 from flashscale.measure.fio import FioJob
@@ -164,7 +164,7 @@ def test_limits_that_meet_are_named_together(busy, close):
     said = predict.outside_sentences(predict.score(pd.DataFrame([got]), measured))
     words = f"{got['predicted_limit']} ({close} within 5%)" if close else got["predicted_limit"]
     assert len(said) == 1 and said[0].endswith(f"; the {words} bound")
-    shown = scored.for_people(predict.score(pd.DataFrame([got]), measured))
+    shown = scoring.for_people(predict.score(pd.DataFrame([got]), measured))
     assert shown["predicted_limit"].tolist() == [words]
 
 
@@ -179,30 +179,30 @@ def test_jbod_at_one_job_against_the_single_device_is_the_machine_s_repeatabilit
     measured = pd.DataFrame([row for rw, one, two in (("read", 5.5e9, 9e9), ("write", 2.85e9, 6e9))
                              for bs in (MiB, 4 * MiB)
                              for row in _rows("jbod", 4, rw, {1: [one, one], 2: [two, two]}, bs=bs)])
-    got = scored.repeatability(predict.score(stated, measured))
+    got = scoring.repeatability(predict.score(stated, measured))
     assert got[["rw", "bs"]].values.tolist() == [["read", MiB], ["write", MiB]]
     assert got["error"].tolist() == pytest.approx([0.1, -0.05])
-    said = scored.repeatability_sentences(predict.score(stated, measured))
+    said = scoring.repeatability_sentences(predict.score(stated, measured))
     assert len(said) == 1 and said[0].startswith("jbod at 1 job keeps one device busy")
     assert "read 5,500 MB/s against its 5,000 MB/s (+10.0%), write 2,850 MB/s against its 3,000 MB/s (-5.0%)" in \
         said[0] and "within 10.0%" in said[0]
-    assert scored.repeatability(predict.score(stated[stated["numjobs"] == 2], measured)).empty
+    assert scoring.repeatability(predict.score(stated[stated["numjobs"] == 2], measured)).empty
     assert stated.set_index(["rw", "bs", "numjobs"])["predicted_exact"].to_dict() == {  # a job a device, 1 or 2
         (rw, bs, n): bs == MiB for rw in ("read", "write") for bs in (MiB, 4 * MiB) for n in (1, 2)}
     later = pd.DataFrame([row for rw in ("read", "write") for row in _rows("single", 1, rw, {2: [6e9, 6e9]})])
     held = predict.predict(predict.curve(later), "jbod", points)  # no 1-job point: the 2-job one held for it
-    assert not held["predicted_exact"].any() and scored.repeatability(predict.score(held, measured)).empty
+    assert not held["predicted_exact"].any() and scoring.repeatability(predict.score(held, measured)).empty
     deeper = pd.concat([single, single.assign(iodepth=4)], ignore_index=True)  # two points of the single device
     stated = predict.predict(predict.curve(deeper), "jbod", [{**p, "iodepth": qd} for p in points for qd in (1, 4)])
     both = pd.concat([measured, measured.assign(iodepth=4)], ignore_index=True)
-    said = scored.repeatability_sentences(predict.score(stated, both))[0]
+    said = scoring.repeatability_sentences(predict.score(stated, both))[0]
     assert "read (bs 1048576, iodepth 1) 5,500 MB/s against its 5,000 MB/s (+10.0%), read (bs 1048576, iodepth 4)" \
         in said
 
 
 def test_a_miss_is_held_to_the_machine_s_own_drift_in_its_rw_measured_at_another_point():
     """A point beyond the margin is said to be inside the drift of its rw (jbod's 1-job point against the single
-    device, ``scored.drift``) or beyond it: writes that drift 10% cannot tell a +5% miss from drift, reads that
+    device, ``scoring.drift``) or beyond it: writes that drift 10% cannot tell a +5% miss from drift, reads that
     drift 1.6% can tell a +4% one; the best points are held to it too. The drift is measured at another point than
     the one it excuses: jbod's 1-job write is the drift's own point, its +10% is the drift, and nothing excuses it
     (it was 'inside this machine's write drift (10.0%)', excused by itself); without a 1-job point nothing is said."""
@@ -212,16 +212,16 @@ def test_a_miss_is_held_to_the_machine_s_own_drift_in_its_rw_measured_at_another
     measured = pd.DataFrame(_rows("jbod", 4, "read", {1: [5.08e9] * 2, 2: [10.4e9] * 2})
                             + _rows("jbod", 4, "write", {1: [3.3e9] * 2, 2: [6.3e9] * 2}))
     got = predict.score(stated, measured)
-    assert scored.drift(got) == pytest.approx({"read": 0.016, "write": 0.1})
+    assert scoring.drift(got) == pytest.approx({"read": 0.016, "write": 0.1})
     one_job_write = got[(got["rw"] == "write") & (got["numjobs"] == 1)].iloc[0]
-    assert scored.drift(got, leave_out=one_job_write) == pytest.approx({"read": 0.016})
-    said = scored.outside_sentences(got)
+    assert scoring.drift(got, leave_out=one_job_write) == pytest.approx({"read": 0.016})
+    said = scoring.outside_sentences(got)
     assert len(said) == 3 and said[0].startswith("jbod read, 4 devices, bs 1048576, 2 jobs") and said[0].endswith(
         "+4.0%; the devices bound; beyond this machine's read drift (1.6%)"), said
     assert [line.split(", ")[3] for line in said[1:]] == ["1 job", "2 jobs"]
     assert said[1].endswith("+10.0%; the devices bound")  # the drift's own point: nothing measured elsewhere
     assert said[2].endswith("; inside this machine's write drift (10.0%): not told from it")
-    best = scored.at_best_sentences(got)
+    best = scoring.at_best_sentences(got)
     assert best[0].endswith("+4.0%; the devices bound; beyond this machine's read drift (1.6%)")
     assert best[1].endswith("+5.0%; the devices bound; inside this machine's write drift (10.0%): not told from it")
     for error in (0.003, -0.015):  # within the 2% margin: no miss to own, inside the drift or not
@@ -229,8 +229,8 @@ def test_a_miss_is_held_to_the_machine_s_own_drift_in_its_rw_measured_at_another
         assert predict.drift_words(error, "read", {"read": 0.05}) == ""
     assert predict.drift_words(-0.03, "read", {"read": 0.001}).startswith("; beyond this machine's read drift (0.1%)")
     alone = got[got["numjobs"] == 2]
-    assert not scored.drift(alone) and predict.outside_sentences(alone)[0] == said[0].split("; beyond")[0]
-    repeats = scored.repeatability_sentences(got)[0]
+    assert not scoring.drift(alone) and predict.outside_sentences(alone)[0] == said[0].split("; beyond")[0]
+    repeats = scoring.repeatability_sentences(got)[0]
     assert repeats.endswith("held against the errors at the other points, never against jbod's own at 1 job, where "
                             "it was measured.")
 
@@ -242,19 +242,19 @@ def test_the_report_s_margin_is_the_drift_sentence_s_margin():
     points = [dict(devices=4, rw="read", bs=MiB, numjobs=n, iodepth=1) for n in (1, 2)]
     measured = pd.DataFrame(_rows("jbod", 4, "read", {1: [5.05e9] * 2, 2: [9.7e9] * 2}))
     got = predict.score(predict.predict(predict.curve(single), "jbod", points), measured, margin=0.02)
-    best = scored.at_best_sentences(got)[0]
+    best = scoring.at_best_sentences(got)[0]
     assert best.endswith("-3.0%; the devices bound; beyond this machine's read drift (1.0%)")
-    assert scored.outside_sentences(got)[0].endswith("beyond this machine's read drift (1.0%)")
+    assert scoring.outside_sentences(got)[0].endswith("beyond this machine's read drift (1.0%)")
     wide = predict.score(predict.predict(predict.curve(single), "jbod", points), measured, margin=0.05)
-    assert scored.at_best_sentences(wide, 0.05)[0].endswith("-3.0%; the devices bound")
-    assert scored.outside_sentences(wide, 0.05) == []
+    assert scoring.at_best_sentences(wide, 0.05)[0].endswith("-3.0%; the devices bound")
+    assert scoring.outside_sentences(wide, 0.05) == []
 
 
 def test_harness_check_the_golden_quickstart_repeats_itself_within_2_percent_at_the_cap():
     """A harness check: real fio on 4 loop devices capped at 200 MB/s, jbod's 1-job points land within 2% of the
     single device's, the cap being the truth of both (the throttle's precision, not the model's)."""
     frame = pd.read_csv(GOLDEN)
-    got = scored.repeatability(predict.score(predict.predict_results(frame), frame))
+    got = scoring.repeatability(predict.score(predict.predict_results(frame), frame))
     assert set(got["rw"]) == {"read", "write"} and (got["layout"] == "jbod").all()
     assert got["error"].abs().max() < 0.02
 
@@ -398,7 +398,7 @@ def test_the_tax_re_read_names_the_term_that_held_the_prediction():
     frame = pd.concat([group("jbod", [0.01, -0.01], ["devices", "devices"]),
                        group("md", [0.10, 0.20], ["memory", "memory"]),
                        group("btrfs", [-0.30, -0.10], ["memory", "devices"])], ignore_index=True)
-    said = scored.unexplained_sentences(frame, margin=0.02)
+    said = scoring.unexplained_sentences(frame, margin=0.02)
     assert said == [
         "btrfs on 2 devices, read: 10.0% to 30.0% above its prediction: more than the terms that bound (devices, "
         "memory) should allow, which the model does not explain either.",

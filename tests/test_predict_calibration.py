@@ -1,4 +1,4 @@
-"""A layer's own cost (``flashscale.analysis.calibration``), measured on fewer devices than it predicts: known
+"""A layer's own cost (``flashscale.analysis.prediction.calibration``), measured on fewer devices than it predicts: known
 layers recovered (a fixed time per request on null_blk members, a CPU cost per byte on a machine of two cores),
 the calibration's points matched to the larger layout's, and never the layout it is scored on."""
 from __future__ import annotations
@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from flashscale.analysis import calibration, nullblk, predict
+from flashscale.analysis.prediction import calibration, predict
+from flashscale.analysis import nullblk
 from flashscale.errors import AnalysisError
 
 LATENCY = 1_000_000  # ns: null_blk members of 1 ms

@@ -10,7 +10,7 @@ import pytest
 from flashscale.measure import campaign_folder
 from flashscale import cli
 from flashscale.notebooks import execute
-from flashscale.analysis import scored
+from flashscale.analysis.prediction import scoring
 from flashscale.measure import results
 from flashscale.publish import report
 from flashscale.system import provenance
@@ -92,8 +92,8 @@ def test_quickstart_on_the_emulated_array_finds_the_known_answer(tmp_path):
     assert predicted.count("<table") == 1 and predicted.count("<img") == 1 and "binding limit" in predicted
     assert "against the prediction" in predicted and "jbod on 4 devices, read:" in predicted
     stated = campaign_folder.read_predictions(tmp_path / "data" / "qs")
-    got = scored.against(stated, results.load(tmp_path / "data" / "qs"), 0.02)
-    assert numbers["prediction_error"] == pytest.approx(scored.largest_errors(got))
+    got = scoring.against(stated, results.load(tmp_path / "data" / "qs"), 0.02)
+    assert numbers["prediction_error"] == pytest.approx(scoring.largest_errors(got))
     assert set(numbers["prediction_error"]) == {f"{layout}/{rw}" for layout in ("jbod", "btrfs-raid0")
                                                 for rw in ("read", "write")}
     jbod = stated[stated["layout"] == "jbod"].set_index(["rw", "numjobs"])["devices_limit_bw_bytes"]

@@ -30,7 +30,7 @@ import yaml
 
 from flashscale.campaigns import cluster
 from flashscale.notebooks import execute
-from flashscale.analysis import ceilings
+from flashscale.analysis.prediction import ceilings
 from flashscale.arrays.testbed import TestBed
 
 from conftest import loop_backing_file

@@ -7,7 +7,8 @@ import nbformat
 import pandas as pd
 import pytest
 
-from flashscale.analysis import core as analysis, ceilings
+from flashscale.analysis import core as analysis
+from flashscale.analysis.prediction import ceilings
 from flashscale.notebooks import execute
 from flashscale.publish import report
 from flashscale.errors import AnalysisError

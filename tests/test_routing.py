@@ -1,4 +1,4 @@
-"""What a stripe's members receive (``flashscale.analysis.routing``): a request no larger than the chunk lands on one
+"""What a stripe's members receive (``flashscale.analysis.prediction.routing``): a request no larger than the chunk lands on one
 member, a larger one on ceil(bs / chunk); requests that land at random load the members unevenly. Known truths:
 Little's law for latency-bound members, the closed network of single-server members (Nµk / (k + N - 1)), balls
 into bins, and a seeded simulation written here, independently of the module."""
@@ -9,7 +9,8 @@ import heapq
 import numpy as np
 import pytest
 
-from flashscale.analysis import nullblk, predict, routing
+from flashscale.analysis import nullblk
+from flashscale.analysis.prediction import predict, routing
 from flashscale.errors import ConfigError
 from flashscale.layouts import btrfs
 

@@ -11,7 +11,7 @@ from flashscale.measure import campaign_folder
 from flashscale.campaigns import campaign, stated
 from flashscale.system import host
 from flashscale.errors import ConfigError
-from flashscale.analysis.ceilings import pcie_link_bw_bytes
+from flashscale.analysis.prediction.ceilings import pcie_link_bw_bytes
 from flashscale.measure import results
 from flashscale.system.devices import System
 

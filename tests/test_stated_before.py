@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from flashscale.measure import campaign_folder
-from flashscale.analysis import predict, scored
+from flashscale.analysis.prediction import predict, scoring
 from flashscale.campaigns import stated
 from flashscale.errors import AnalysisError
 from flashscale.measure import results
@@ -47,16 +47,16 @@ def test_a_prediction_stated_after_its_layouts_first_run_is_refused_naming_both_
     with pytest.raises(AnalysisError, match=re.escape(
             "the prediction of jbod was stated at 2026-11-26T10:00:00.500000+00:00, after its first run started at "
             "2026-11-26T10:00:00.100000+00:00: not stated before")):
-        scored.against(late, frame)
-    early = scored.against(_stated("2026-11-26T10:00:00.050000+00:00"), frame)
+        scoring.against(late, frame)
+    early = scoring.against(_stated("2026-11-26T10:00:00.050000+00:00"), frame)
     assert len(early) == 2 and set(early["agreement"]) == {"same"}
 
 
 def test_stamps_of_whole_seconds_in_the_same_second_cannot_be_told_apart_and_pass():
     frame = _rows(["2026-11-26T10:00:00+00:00", "2026-11-26T10:00:04+00:00"])
-    assert len(scored.against(_stated("2026-11-26T10:00:00+00:00"), frame)) == 2
+    assert len(scoring.against(_stated("2026-11-26T10:00:00+00:00"), frame)) == 2
     with pytest.raises(AnalysisError, match="not stated before"):
-        scored.against(_stated("2026-11-26T10:00:01+00:00"), frame)
+        scoring.against(_stated("2026-11-26T10:00:01+00:00"), frame)
 
 
 def test_a_cluster_s_prediction_is_held_to_its_own_host_count_s_first_run():
@@ -64,9 +64,9 @@ def test_a_cluster_s_prediction_is_held_to_its_own_host_count_s_first_run():
     two = _rows(["2026-11-26T10:01:00.000000+00:00"], hosts=2)
     frame = pd.concat([one, two], ignore_index=True)
     said = _stated("2026-11-26T10:00:30.000000+00:00").assign(hosts=2, host="all")
-    assert len(scored.against(said, frame)) == 2  # after one host's runs, before two hosts'
+    assert len(scoring.against(said, frame)) == 2  # after one host's runs, before two hosts'
     with pytest.raises(AnalysisError, match="the prediction of jbod on 2 hosts was stated at 2026-11-26T10:01:30"):
-        scored.against(said.assign(predicted_at="2026-11-26T10:01:30.000000+00:00"), frame)
+        scoring.against(said.assign(predicted_at="2026-11-26T10:01:30.000000+00:00"), frame)
 
 
 def test_a_precondition_written_before_the_statement_is_no_run_it_predicts():
@@ -75,7 +75,7 @@ def test_a_precondition_written_before_the_statement_is_no_run_it_predicts():
     frame = _rows(["2026-11-26T10:01:00.000000+00:00"])
     written = frame.iloc[:1].assign(phase="precondition", started_at="2026-11-26T10:00:00.000000+00:00")
     frame = pd.concat([written, frame.assign(phase="measure")], ignore_index=True)
-    assert len(scored.against(_stated("2026-11-26T10:00:30.000000+00:00"), frame)) == 2
+    assert len(scoring.against(_stated("2026-11-26T10:00:30.000000+00:00"), frame)) == 2
     warm = frame.assign(phase="measure")  # had it been a measured (warm-up) run, the prediction came after it
     with pytest.raises(AnalysisError, match="after its first run started at 2026-11-26T10:00:00.000000"):
-        scored.against(_stated("2026-11-26T10:00:30.000000+00:00"), warm)
+        scoring.against(_stated("2026-11-26T10:00:30.000000+00:00"), warm)

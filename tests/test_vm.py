@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from flashscale.campaigns import campaign
-from flashscale.analysis import predict
+from flashscale.analysis.prediction import predict
 from flashscale.arrays.emulated import ArraySpec
 from flashscale.measure.sweep import Sweep
 from flashscale.system import processes, vm

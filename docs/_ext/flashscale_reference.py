@@ -8,7 +8,7 @@ does. A renderer raises ``ReferenceMismatch`` where the page and the code disagr
     notebook-parameters                    each notebook's own parameters, from its parameters cell
     command NAME                           one command's heading, usage, --help and options (flashscale: the top)
     columns                                the results table's columns: measure.results.ALL_COLUMNS
-    ceilings                               the keys of analysis.ceilings.Ceilings; the body says what each means
+    ceilings                               the keys of analysis.prediction.ceilings.Ceilings; the body says what each means
     output COMMAND                         a flashscale command run on the checkout, with its output (body: lines)
     layers                                 the import contracts of pyproject.toml, every module and its docstring
     validation                             measured numbers (body: YAML rows), stored ones read through a command
@@ -172,7 +172,7 @@ def columns(args: str, body: str, here: Path) -> str:
 def ceilings(args: str, body: str, here: Path) -> str:
     """The keys of ``Ceilings`` with their defaults; the body gives each key's meaning (``key: meaning`` lines), and
     a key the code has and the body does not (or the reverse) is a mismatch."""
-    from flashscale.analysis.ceilings import Ceilings
+    from flashscale.analysis.prediction.ceilings import Ceilings
 
     meanings, fields = yaml.safe_load(body) or {}, dataclasses.fields(Ceilings)
     keys = [f.name for f in fields]

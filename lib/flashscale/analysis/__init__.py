@@ -8,7 +8,8 @@
     scaling    scaling curves, Amdahl and USL fits
     plateau    the knee, and whether a curve flattened within the measured range at all
     saturation the fewest jobs (then queue depth) whose runs show 95% of a layout's best, and what one job delivers
-    ceilings   expected ceilings (datasheet, PCIe, network, memory) and which one binds
+    prediction the prediction model (its README.md): one device's curve, the routing, the ceilings, a layer's
+               cost, the prediction before a layout is built, its score after, and ``flashscale plan``'s sizing
     compare    campaigns side by side
     latency, metadata, shared_file, timeseries   the tables of the latency, metadata, N-to-1 and over-time studies
                                                  (of what ``measure.raw`` read from each run's files)

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from . import core, evidence, predict
-from .ceilings import binding_sentence, ceiling_table
+from . import core, evidence
+from .prediction import predict
+from .prediction.ceilings import binding_sentence, ceiling_table
 from ..errors import AnalysisError
 
 ALL = "all"  # the ``host`` of the rows that aggregate every host of a point

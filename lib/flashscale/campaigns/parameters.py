@@ -36,7 +36,7 @@ from ..arrays.cluster import STORAGE as CLUSTER_STORAGE
 from ..arrays.emulated import cap_scale_problem
 from ..arrays.erase import METHODS as ERASE_METHODS
 from ..arrays.guard import confirmation
-from ..analysis.ceilings import Ceilings
+from ..analysis.prediction.ceilings import Ceilings
 from ..arrays.layouts import FILE_SYSTEMS
 from ..errors import ConfigError
 from ..paths import project_root
@@ -102,7 +102,7 @@ def _cap_scale(value: object) -> object:
 
 
 def read_ceilings(value: object) -> dict | None:
-    """The ceilings ``CEILINGS`` gives (``analysis.ceilings.Ceilings``, the format ``flashscale analyze --ceilings``
+    """The ceilings ``CEILINGS`` gives (``analysis.prediction.ceilings.Ceilings``, the format ``flashscale analyze --ceilings``
     reads): a YAML file's (its path, relative to the checkout unless absolute) or a mapping given inline, checked,
     as a plain dict of the values given (numbers, keys sorted: what campaign.json records); None for none (None,
     "" or an empty mapping). ConfigError naming the bad value: a file missing or not YAML, an unknown key, a value
@@ -126,7 +126,7 @@ def read_ceilings(value: object) -> dict | None:
 
 
 def ceilings_file(file: Path, named: str, where: str = "") -> object:
-    """What the ceilings file ``file`` holds (the YAML ``analysis.ceilings.Ceilings.from_mapping`` checks), {} for an
+    """What the ceilings file ``file`` holds (the YAML ``analysis.prediction.ceilings.Ceilings.from_mapping`` checks), {} for an
     empty one; ConfigError naming it as ``named`` (and ``where`` it was looked for) when it is missing or not YAML.
     The one reader of a ceilings file: CEILINGS's and ``flashscale analyze``/``plan --ceilings``'s."""
     if not file.is_file():

@@ -1,5 +1,5 @@
 """Predictions stated before measuring: before a campaign builds each layout after its baseline, what that layout
-should deliver at every point of the sweep, from the baseline's rows as measured so far (``analysis.predict``).
+should deliver at every point of the sweep, from the baseline's rows as measured so far (``analysis.prediction.predict``).
 
     state = stated.Stating(directory, spec.sweep.points(), devices_of, limits)
     state("jbod")        # appends jbod's predicted points to predictions.csv, with predicted_at (UTC)
@@ -14,7 +14,7 @@ what the campaign's ``CEILINGS`` say (memory, the network's links, PCIe). Where 
 the ceilings' wins: it is what the engineer stated, and it can carry the protocol's cost (``pcie_efficiency``)
 that sysfs's raw link rate does not; each prediction's note names both (``limits``, ``said``).
 
-A layer's own cost (``analysis.calibration``) is stated with the prediction it enters: before a layout is built on
+A layer's own cost (``analysis.prediction.calibration``) is stated with the prediction it enters: before a layout is built on
 N devices, the same layout measured on fewer (2 <= n < N, the most there are) in this campaign's folder, its
 ``baseline``'s or a ``calibrations`` folder calibrates it; for a layout whose file system is not the baseline's
 (btrfs raid0 over an xfs baseline), that file system measured on one device (a campaign of ``single`` with that
@@ -32,8 +32,8 @@ from typing import Callable, Mapping, Sequence
 
 import pandas as pd
 
-from ..analysis import calibration, predict
-from ..analysis.ceilings import PCIE_LANE_BW_BYTES, pcie_link_bw_bytes
+from ..analysis.prediction import calibration, predict
+from ..analysis.prediction.ceilings import PCIE_LANE_BW_BYTES, pcie_link_bw_bytes
 from ..errors import AnalysisError, ConfigError
 from ..layouts import describe
 from ..measure import campaign_folder, results
@@ -104,7 +104,7 @@ def said(paths: Sequence[str] = (), system: System | None = None, ceilings: Mapp
 def record(directory: Path, prediction) -> None:
     """Append ``prediction`` (``predict.predict``'s frame, or a cluster's) to ``directory``'s predictions.csv with
     ``predicted_at``, the UTC time it is stated to the microsecond (``results.now``): before what it predicts is
-    measured, which ``scored.against`` checks against the layout's first run."""
+    measured, which ``scoring.against`` checks against the layout's first run."""
     at = results.now()
     campaign_folder.append_predictions(directory, prediction.assign(predicted_at=at))
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import pandas as pd
 
 from ..campaigns import parameters
-from ..analysis import core as analysis, ceilings, curve, evidence, loads, predict, scaling, significance, stats
-from ..analysis import scored as scored_analysis
+from ..analysis import core as analysis, evidence, scaling, significance, stats
+from ..analysis.prediction import ceilings, curve, loads, predict, scoring
 from ..measure import campaign_folder, results
 from ..errors import AnalysisError, ConfigError, FlashscaleError
 from ..publish import tables
@@ -119,7 +119,7 @@ def _stated(path: str, frame: pd.DataFrame, args: argparse.Namespace) -> pd.Data
     if stated.empty:
         raise ConfigError(f"--stated: {path!r} holds no stated predictions (predictions.csv of a campaign directory "
                           "that measured single before its other layouts)")
-    return scored_analysis.against(stated, frame, args.margin)
+    return scoring.against(stated, frame, args.margin)
 
 
 def _print_predicted(frame: pd.DataFrame, args: argparse.Namespace) -> int:
@@ -137,25 +137,25 @@ def _print_predicted(frame: pd.DataFrame, args: argparse.Namespace) -> int:
     if args.format == "csv":
         scored.to_csv(sys.stdout, index=False)
         return 0
-    shown = scored_analysis.for_people(scored)
+    shown = scoring.for_people(scored)
     where = ["layout", *(["hosts", "host"] if "host" in scored.columns else []), "devices", "rw", "bs", "numjobs",
              "iodepth"]
     flagged = [c for c in ("load_flag",) if c in scored.columns and scored[c].astype(bool).any()]
     print(tables.formatted(shown.assign(**{c: scored[c] for c in flagged}),
                            [*where, "predicted_bw_bytes", "measured_bw_bytes", "error", "predicted_limit", "inside",
-                            *flagged], kinds=scored_analysis.KINDS).to_string(index=False))
+                            *flagged], kinds=scoring.KINDS).to_string(index=False))
     for row in scored[scored.get("load_flag", pd.Series("", index=scored.index)).astype(bool)].itertuples():
         print(f"load: {row.layout} {row.rw} on {row.devices} devices at {row.numjobs} jobs x iodepth {row.iodepth} "
               f"({row.numjobs * row.iodepth / row.devices:g} in flight a device) was measured at a load the "
               "device's curve never was: its prediction holds the device at its largest measured load")
-    for line in scored_analysis.undecided_sentences(scored, args.margin):
+    for line in scoring.undecided_sentences(scored, args.margin):
         print(line)
-    for sentence in scored_analysis.outside_sentences(scored, args.margin):
+    for sentence in scoring.outside_sentences(scored, args.margin):
         print(f"beyond the margin: {sentence}")
     if args.stated:
-        for sentence in scored_analysis.at_best_sentences(scored, args.margin):
+        for sentence in scoring.at_best_sentences(scored, args.margin):
             print(f"at its best: {sentence}")
-        for sentence in scored_analysis.repeatability_sentences(scored):
+        for sentence in scoring.repeatability_sentences(scored):
             print(f"repeatability: {sentence}")
     return 0
 

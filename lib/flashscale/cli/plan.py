@@ -14,7 +14,8 @@ import sys
 import numpy as np
 import pandas as pd
 
-from ..analysis import core, predict, sizing
+from ..analysis import core
+from ..analysis.prediction import predict, sizing
 from ..errors import ConfigError
 from ..measure.units import percent
 from ..publish import tables
@@ -70,7 +71,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cores", type=float, default=None,
                         help="cores each host gives the I/O (a cpu term where the curve measured CPU)")
     parser.add_argument("--ceilings", metavar="FILE", default=None, help="YAML file of ceiling parameters "
-                        "(flashscale.analysis.ceilings.Ceilings); the flags above take precedence")
+                        "(flashscale.analysis.prediction.ceilings.Ceilings); the flags above take precedence")
     parser.add_argument("--max-devices", type=int, default=sizing.MAX_DEVICES, help="largest N tried")
     parser.add_argument("--chunk-bytes", type=int, default=None, help="the stripe unit of --layout, bytes (a "
                         "stripe's requests reach ceil(bs / chunk) members; default: the table's chunk_bytes column, "

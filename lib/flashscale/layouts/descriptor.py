@@ -36,7 +36,7 @@ class Descriptor:
     the user made). ``needs``: the kernel feature the build needs (``features.FEATURES``), ``modules`` the kernel
     modules besides the feature's own. ``min_devices``, with ``min_devices_why`` (the tool that refuses fewer);
     ``first_device_only``: it uses the campaign's first device and no other (``single``). ``routing``: how a
-    request reaches the members (``OWN_JOBS``, ``STRIPE``: ``analysis.routing``); ``fixed_stripe_bytes``: its own
+    request reaches the members (``OWN_JOBS``, ``STRIPE``: ``analysis.prediction.routing``); ``fixed_stripe_bytes``: its own
     stripe unit, whatever the chunk asked (btrfs's 64 KiB), else the chunk flashscale builds it with
     (``arrays.layouts.Options.chunk_bytes``, always given to the tool); ``tool_default_chunk_bytes``: what its tool
     takes where none is given (an array someone else built). ``even_share``: every byte in equal shares over the

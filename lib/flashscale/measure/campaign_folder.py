@@ -265,7 +265,7 @@ def tables_under(path: Path) -> list[Path]:
 
 # predictions.csv
 def append_predictions(campaign_dir: Path, prediction: pd.DataFrame) -> None:
-    """Append a layout's prediction (``analysis.predict.predict``'s frame with its ``predicted_at``) to the
+    """Append a layout's prediction (``analysis.prediction.predict.predict``'s frame with its ``predicted_at``) to the
     campaign's ``predictions.csv``, stated before the layout is built; earlier layouts' lines are never rewritten."""
     path = Path(campaign_dir) / PREDICTIONS_FILE
     earlier = read_predictions(campaign_dir)

@@ -139,7 +139,7 @@ NUMBER_DTYPES = ("float64", "int64", "Int64")
 def now() -> str:
     """The UTC time now, ISO 8601 to the microsecond with its zone ("2026-11-26T19:43:42.123456+00:00"): every
     row's ``started_at`` and every prediction's ``predicted_at``, fine enough to tell which came first when both
-    fall in one second (``analysis.scored.against`` refuses a prediction stated after its layout's first run)."""
+    fall in one second (``analysis.prediction.scoring.against`` refuses a prediction stated after its layout's first run)."""
     return datetime.now(timezone.utc).isoformat(timespec="microseconds")
 
 

@@ -138,7 +138,7 @@ def predicted_vs_measured(scored: pd.DataFrame) -> plt.Figure:
     """What each layout was predicted to deliver before it was built, against what it measured (``predict.score``),
     one panel per rw, one group of points per layout along its jobs: bars, the prediction with its interval
     (``predicted_lo`` to ``_hi``); dots, the measured mean with its repetitions' interval, n in the legend. A
-    cluster's points (a ``host`` column, ``analysis.scored.against``) go along the hosts too, each named with its
+    cluster's points (a ``host`` column, ``analysis.prediction.scoring.against``) go along the hosts too, each named with its
     host count: pass the rows of one host, or the cluster's (``host`` all)."""
     cluster = "host" in scored.columns
     order = ["layout", "hosts", "devices", "numjobs"] if cluster else ["layout", "devices", "numjobs"]

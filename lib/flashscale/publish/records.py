@@ -26,8 +26,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..analysis import ceilings, core, evidence
-from ..analysis import scored as scored_analysis
+from ..analysis import core, evidence
+from ..analysis.prediction import ceilings, scoring
 from ..analysis.metadata import ENGINES
 from ..analysis.cluster import ALL
 from ..measure.units import percent, rate
@@ -92,7 +92,7 @@ def quickstart(summary: pd.DataFrame, baseline: pd.DataFrame, result, saturated:
     (``result.table``): the truth check, the runs too short, the precondition. With ``saturated``
     (``saturation.saturation``), ``saturation``: per layout/devices/rw, at its best point's block size, the fewest
     jobs (and queue depth) shown to reach 95% of the best, or ``reached`` false, and what one job delivers. With
-    ``scored`` (``analysis.scored.against``: the predictions stated before each layout was built),
+    ``scored`` (``analysis.prediction.scoring.against``: the predictions stated before each layout was built),
     ``prediction_error``: the largest |measured / predicted - 1| per ``layout/rw``, and ``predictions_outside``: the
     points whose measurement and prediction differ by more than the margin (``analysis.agreement``: the interval
     of their ratio wholly beyond it)."""
@@ -108,15 +108,15 @@ def quickstart(summary: pd.DataFrame, baseline: pd.DataFrame, result, saturated:
 
 
 def _predicted(scored: pd.DataFrame | None) -> dict:
-    """Of ``scored`` (``analysis.scored.against``: the predictions stated before each layout was built),
+    """Of ``scored`` (``analysis.prediction.scoring.against``: the predictions stated before each layout was built),
     ``prediction_error``: the largest |measured / predicted - 1| per ``layout/rw``, ``predictions_outside``: the
     points whose measurement and prediction differ by more than the margin (``analysis.agreement``), and ``repeatability``: per ``layout/rw``, jbod
-    at 1 job against the single device (``scored.repeatability``, the machine's drift); nothing without it."""
+    at 1 job against the single device (``scoring.repeatability``, the machine's drift); nothing without it."""
     if scored is None:
         return {}
     outside = scored["beyond_margin"].fillna(False).astype(bool).sum() if "beyond_margin" in scored.columns else 0
-    again = scored_analysis.repeatability(scored)
-    return {"prediction_error": scored_analysis.largest_errors(scored), "predictions_outside": int(outside),
+    again = scoring.repeatability(scored)
+    return {"prediction_error": scoring.largest_errors(scored), "predictions_outside": int(outside),
             "repeatability": {f"{r.layout}/{r.rw}": float(r.error) for r in again.itertuples()}}
 
 
@@ -257,7 +257,7 @@ def cluster(table: pd.DataFrame, efficiency: pd.DataFrame, limits: pd.DataFrame,
             tax: pd.DataFrame | None = None, scored: pd.DataFrame | None = None) -> dict:
     """10: the cluster's best aggregate and efficiency per layout, rw and host count, the limit that binds, each
     layout's tax against the hosts' local storage (when measured), failed rows; with ``scored``
-    (``analysis.scored.against``: the predictions stated before each host count ran), ``prediction_error``: the
+    (``analysis.prediction.scoring.against``: the predictions stated before each host count ran), ``prediction_error``: the
     largest |measured / predicted - 1| of the cluster's own points per ``layout/rw/hosts``, and
     ``predictions_outside``: the points (the hosts' own among them) outside their interval by more than the
     margin."""

@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import pandas as pd
 
-from . import agreement, core, predict
-from ..errors import AnalysisError
-from ..layouts import describe
-from .cluster import ALL
-from .significance import DEFAULT_MARGIN
-from ..measure.units import ONE_RUN, percent, rate
+from .. import agreement, core
+from . import predict
+from ...errors import AnalysisError
+from ...layouts import describe
+from ..cluster import ALL
+from ..significance import DEFAULT_MARGIN
+from ...measure.units import ONE_RUN, percent, rate
 
 COLUMNS = ["layout", "devices", "rw", "numjobs", "predicted_bw_bytes", "measured_bw_bytes", "error",
            "predicted_limit", "inside"]

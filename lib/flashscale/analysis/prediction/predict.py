@@ -1,7 +1,7 @@
 """Predict before you build: what N devices in a layout should deliver, from one device's curve, the routing of the
 layout's requests over its devices, the layer's own cost where a calibration measured it, and the ceilings.
 
-    curve(rows)                           the single-device curve (``analysis.curve``): per (rw, bs, iodepth,
+    curve(rows)                           the single-device curve (``analysis.prediction.curve``): per (rw, bs, iodepth,
                                           numjobs) the mean, its interval, the I/O in flight, the latency and the
                                           CPU-seconds per byte
     figures({"read": 3.2e9, ...})         a curve from published per-device figures (one value per rw, no spread)
@@ -17,18 +17,18 @@ the sweep's (rw, bs, numjobs, iodepth, devices), and keeps the frame to ``score`
 
 The terms, each in bytes/s of the data fio moves, each its own column (``<term>_limit_bw_bytes``):
 
-    devices   what the layout's devices deliver at what each receives (``analysis.routing``): a jbod's device runs
+    devices   what the layout's devices deliver at what each receives (``analysis.prediction.routing``): a jbod's device runs
               its own jobs (fio's spread over targets), at the single device's curve for that many jobs in flight;
               a stripe's member receives a piece of every request when requests span every member, else requests
               that land on it at random (the closed network's product form: unevenly, the busiest member holding
-              more), each member at the curve for the requests it holds (``analysis.curve``: indexed by the I/O
+              more), each member at the curve for the requests it holds (``analysis.prediction.curve``: indexed by the I/O
               outstanding, Little's law below the least measured); times the layout's design share
               (``core.design_share``: a mirror writes each byte twice)
-    pcie, uplink, network, memory, cpu    the ceilings (``analysis.limits``); the cpu's cost per byte is the
+    pcie, uplink, network, memory, cpu    the ceilings (``analysis.prediction.limits``); the cpu's cost per byte is the
               device's at its load, plus the layer's where a calibration measured it
     host      what several devices together were measured to deliver at most where they did not add up (a jbod on
               fewer devices below the model: ``calibration.host_ceiling``), a part of the host they share
-    layer     where a calibration measured the layout on fewer devices (``analysis.calibration``): each request
+    layer     where a calibration measured the layout on fewer devices (``analysis.prediction.calibration``): each request
               spends layer_s_per_io more than the raw devices and ceilings allow it, so k x bs / (k x bs / the
               smallest of those terms + layer_s_per_io) with k = numjobs x iodepth in flight (Little's law)
 
@@ -46,14 +46,15 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from . import agreement, core, curve as curves, routing, stats
+from .. import agreement, core, stats
+from . import curve as curves, routing
 from .calibration import LayerCost, check_not_scored_on
 from .curve import CURVE, figures, nearest
 from .limits import SHARED, UNBOUNDED, Limits, ceiling_terms
 from .routing import jobs_per_device
-from .significance import DEFAULT_MARGIN, check_margin
-from ..errors import AnalysisError, ConfigError
-from ..measure.units import interval, percent, rate
+from ..significance import DEFAULT_MARGIN, check_margin
+from ...errors import AnalysisError, ConfigError
+from ...measure.units import interval, percent, rate
 
 __all__ = ["CURVE", "Limits", "curve", "figures", "jobs_per_device", "nearest", "predict",
            "predict_results", "score", "limit_words", "outside_sentences", "drift_words"]
@@ -314,7 +315,7 @@ def outside_sentences(scored: pd.DataFrame, drift: Mapping[str, float] | None = 
     with the term that bound: "btrfs-raid0 write, 4 devices, bs 1048576, 1 job, iodepth 1: measured 453 MB/s,
     predicted 800 MB/s (798–802 MB/s), -43.4%; the devices bound" (the interval "one run: no interval" where the
     prediction has none). ``drift``: per rw, how far this machine's own measurements of one point drift apart
-    (``scored.drift``); each sentence then says whether its error is inside that drift (a miss that cannot be told
+    (``scoring.drift``); each sentence then says whether its error is inside that drift (a miss that cannot be told
     from it) or beyond it (``drift_words``, against the report's ``margin``)."""
     out = []
     for row in scored[scored["beyond_margin"].fillna(False).astype(bool)].itertuples(index=False):
@@ -335,7 +336,7 @@ def _bounds(row) -> tuple[float, float]:
 
 def drift_words(error: float, rw: str, drift: Mapping[str, float] | None, margin: float = DEFAULT_MARGIN) -> str:
     """A prediction's ``error`` held to how far this machine's own measurements of one point drift apart in ``rw``
-    (``drift``, per rw, ``scored.drift``), where it is a miss (beyond the ``margin`` of practical equivalence):
+    (``drift``, per rw, ``scoring.drift``), where it is a miss (beyond the ``margin`` of practical equivalence):
     "; inside this machine's write drift (14.7%): not told from it", or "; beyond this machine's read drift
     (2.5%)"; nothing for an error within the margin (no miss to own) or where that drift was not measured."""
     own = (drift or {}).get(rw, np.nan)

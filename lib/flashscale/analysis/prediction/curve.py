@@ -8,7 +8,7 @@
     Slice.rate(outstanding, ...)   what the device delivers with that many requests in flight
 
 A device does not see jobs, it sees requests: a jbod's device runs its own jobs (jobs x iodepth in flight), a
-stripe's member receives whatever the routing sends it (``analysis.routing``), which is a count of requests, not of
+stripe's member receives whatever the routing sends it (``analysis.prediction.routing``), which is a count of requests, not of
 jobs. So the curve's axis is the I/O outstanding on the device:
 
     measured          the point itself, where this job count and iodepth were measured (``exact``)
@@ -24,7 +24,7 @@ jobs. So the curve's axis is the I/O outstanding on the device:
 
 The CPU-seconds per byte follow the same axis (held outside it). ``latency(outstanding)`` is a request's mean time
 in the device at that load by Little's law on the curve itself (outstanding x bs / rate), which the layer's
-calibration (``analysis.calibration``) subtracts from what a layout measured.
+calibration (``analysis.prediction.calibration``) subtracts from what a layout measured.
 """
 from __future__ import annotations
 
@@ -34,9 +34,9 @@ from typing import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from . import core, stats
-from ..errors import AnalysisError, ConfigError
-from ..measure.units import duration
+from .. import core, stats
+from ...errors import AnalysisError, ConfigError
+from ...measure.units import duration
 
 CURVE = ["rw", "bs", "iodepth", "numjobs", "outstanding", "bw_bytes", "bw_bytes_lo", "bw_bytes_hi", "reps",
          "cpu_s_per_byte", "lat_ns"]

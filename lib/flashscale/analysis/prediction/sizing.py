@@ -34,12 +34,13 @@ import math
 import numpy as np
 import pandas as pd
 
-from . import core, curve as curves, loads
+from .. import core
+from . import curve as curves, loads
 from .limits import SHARED
 from .predict import Limits, nearest, predict
-from .significance import DEFAULT_MARGIN
-from ..errors import AnalysisError, ConfigError
-from ..measure.units import percent
+from ..significance import DEFAULT_MARGIN
+from ...errors import AnalysisError, ConfigError
+from ...measure.units import percent
 
 MAX_DEVICES = 512
 EXTRAPOLATION = 4  # without a shared ceiling, counts stop at this many times the largest layout measured
@@ -80,7 +81,7 @@ def evidence(table: pd.DataFrame, base: pd.DataFrame, layout: str, limits: Limit
     ``measured_bw_bytes``, ``predicted_bw_bytes``, ``error`` (measured / predicted - 1), ``contradicts`` (beyond
     ``margin`` either way) and ``beyond_curve``: its load on each device (numjobs x iodepth / devices) is more than
     the device's curve was measured at, so the model held the device at its largest measured load there
-    (``analysis.loads``). Empty without such rows."""
+    (``analysis.prediction.loads``). Empty without such rows."""
     columns = ["rw", "devices", "bs", "numjobs", "iodepth", "measured_bw_bytes", "predicted_bw_bytes", "error",
                "contradicts", "beyond_curve"]
     points = core.point_means(table) if table is not None and not table.empty else pd.DataFrame()

@@ -20,8 +20,8 @@ from typing import Iterable
 
 import pandas as pd
 
-from . import core
-from ..measure.units import percent
+from .. import core
+from ...measure.units import percent
 
 BASELINE, REFERENCE = "baseline", "reference"
 

@@ -22,7 +22,7 @@ members, at most all N (``per_request``), each receiving a piece of bs / that ma
                              offsets, land on the members at random as whole windows
 
 Random landing: requests (or a job's windows) are customers of a closed network of N identical members, each
-completing its work at the rate the single device's curve gives at its occupancy (``analysis.curve``); every
+completing its work at the rate the single device's curve gives at its occupancy (``analysis.prediction.curve``); every
 completion is replaced at once by a new request that lands on a member at random, as fio keeps its iodepth. The
 occupancy is then the network's stationary distribution, which has a product form: P(n_1..n_N) is proportional to
 the product over members of prod_{j=1..n_i} 1 / (N x rate(j)). ``spread`` computes it exactly, by convolution
@@ -56,8 +56,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ConfigError
-from ..layouts import describe
+from ...errors import ConfigError
+from ...layouts import describe
 
 SEQUENTIAL = ("read", "write", "rw", "readwrite")
 

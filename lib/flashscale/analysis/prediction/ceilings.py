@@ -31,9 +31,9 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from .core import POINT, measured, point_means
-from ..errors import AnalysisError, ConfigError
-from ..measure.units import percent, rate
+from ..core import POINT, measured, point_means
+from ...errors import AnalysisError, ConfigError
+from ...measure.units import percent, rate
 
 PCIE_LANE_BW_BYTES: dict[int, float] = {
     1: 2.5e9 * 8 / 10 / 8,

@@ -25,7 +25,7 @@ from typing import Mapping
 import numpy as np
 
 from .ceilings import FIO_READ_SHARE, MIXED, Ceilings, check_positive, pcie_link_bw_bytes
-from ..errors import ConfigError
+from ...errors import ConfigError
 
 SHARED = ("uplink", "network", "memory", "cpu", "host", "layer")  # terms that do not grow with the devices
 UNBOUNDED = "bounded only by the devices, as far as known"

@@ -38,8 +38,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from . import agreement, core, curve
-from ..errors import AnalysisError, ConfigError
+from .. import agreement, core
+from . import curve
+from ...errors import AnalysisError, ConfigError
 
 POINT = ["rw", "bs", "numjobs", "iodepth"]
 COLUMNS = [*POINT, "outstanding", "measured_bw_bytes", "raw_bw_bytes", "verdict", "layer_s_per_io",
