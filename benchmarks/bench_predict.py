@@ -92,7 +92,7 @@ def seeds() -> list[pd.DataFrame]:
     table = pd.read_csv(REFERENCE / "seed000_results.csv")
     system = pd.read_csv(REFERENCE / "seed000_system.csv").set_index("parameter")["value"].to_dict()
     base = predict.curve(table)
-    limits = predict.Limits.from_ceilings(system)
+    limits = predict.Ceilings.from_mapping(system)
     parts = []
     for layout, chunk in (("jbod", None), ("md-raid0", 128 * 1024)):
         rows = table[table["layout"] == layout]
@@ -102,7 +102,7 @@ def seeds() -> list[pd.DataFrame]:
     drives = int(pd.read_csv(REFERENCE / "seed003_drives.csv").set_index("quantity")["value"]["drives"])
     figures = predict.figures({"read": system3["device_read_bw_bytes"], "write": system3["device_write_bw_bytes"]})
     published = pd.read_csv(REFERENCE / "seed003_results.csv").assign(bs=MiB, iodepth=1, devices=drives)
-    said = predict.predict(figures, "beegfs", published[POINT], predict.Limits.from_ceilings(system3))
+    said = predict.predict(figures, "beegfs", published[POINT], predict.Ceilings.from_mapping(system3))
     parts.append(scored_frame(said, published.assign(rep=0, bw_bytes=published["best_bw_bytes"]), "seed 003", True))
     return parts
 

@@ -5,8 +5,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from flashscale.analysis.prediction.ceilings import (Ceilings, binding_limit, ceiling_table, ceilings_for,
-    datasheet_vs_measured, measured_peaks, pcie_link_bw_bytes, with_direction_split)
+from flashscale.analysis.prediction.ceilings import (Ceilings, binding_limit, ceiling_table, ceiling_terms, ceilings_for,
+    datasheet_vs_measured, measured_peaks, pcie_rate, with_direction_split)
 from flashscale.errors import AnalysisError, ConfigError
 
 GB = 1e9
@@ -25,25 +25,25 @@ SYSTEM = {
     (5, 4, 4 * 32e9 * 128 / 130 / 8),  # 15.75 GB/s
 ])
 def test_pcie_link_by_hand(gen, lanes, expected):
-    assert pcie_link_bw_bytes(gen, lanes) == pytest.approx(expected)
+    assert pcie_rate(gen, lanes) == pytest.approx(expected)
 
 
 def test_pcie_gen3_x4_in_numbers():
-    assert pcie_link_bw_bytes(3, 4) == pytest.approx(3.9385e9, rel=1e-4)
-    assert pcie_link_bw_bytes(2, 8, efficiency=0.8) == pytest.approx(3.2e9)  # seed 004's "approximately 3.2 GB/s"
+    assert pcie_rate(3, 4) == pytest.approx(3.9385e9, rel=1e-4)
+    assert pcie_rate(2, 8, efficiency=0.8) == pytest.approx(3.2e9)  # seed 004's "approximately 3.2 GB/s"
 
 
 @pytest.mark.parametrize("gen, lanes, word", [(7, 4, "generation 7"), (3, 3, "lane count 3")])
 def test_pcie_refuses_unknown_links(gen, lanes, word):
     with pytest.raises(ConfigError, match=word):
-        pcie_link_bw_bytes(gen, lanes)
+        pcie_rate(gen, lanes)
 
 
 def test_ceilings_for_by_hand():
     # 4 devices reading: device 4 x 3.2 = 12.8 GB/s; PCIe 4 x 3.938 = 15.75 GB/s; network 2 x 12.5 = 25 GB/s;
     # memory 100 GB/s. The smallest, the device datasheet, binds.
     read = ceilings_for(SYSTEM, "read", devices=4)
-    assert read == pytest.approx({"device": 12.8e9, "pcie": 4 * pcie_link_bw_bytes(3, 4), "network": 25e9,
+    assert read == pytest.approx({"device": 12.8e9, "pcie": 4 * pcie_rate(3, 4), "network": 25e9,
                                   "memory": 100e9})
     assert binding_limit(read) == ("device", pytest.approx(12.8e9))
     # 32 devices reading: device 102.4, PCIe 126.0, network 25 -> the network binds
@@ -56,7 +56,7 @@ def test_mixed_rw_holds_each_direction_against_its_own_limit():
     # writes 4 x 1.3 = 5.2 when the total is 10.4 -> the device ceiling of the total is 10.4 GB/s. PCIe is full
     # duplex: 4 x 3.938 each way, 2 x that in total; the network too (2 x 25); memory holds the sum (100).
     mixed = ceilings_for(SYSTEM, "randrw", devices=4)
-    assert mixed == pytest.approx({"device": 10.4e9, "pcie": 2 * 4 * pcie_link_bw_bytes(3, 4), "network": 50e9,
+    assert mixed == pytest.approx({"device": 10.4e9, "pcie": 2 * 4 * pcie_rate(3, 4), "network": 50e9,
                                    "memory": 100e9})
     # a quarter of the bytes read: writes are 3/4 of the total -> 5.2 / 0.75 = 6.93; reads 12.8 / 0.25 = 51.2
     assert ceilings_for(SYSTEM, "rw", devices=4, read_share=0.25)["device"] == pytest.approx(5.2e9 / 0.75)
@@ -109,7 +109,9 @@ def test_devices_is_not_a_ceiling_parameter():  # the device count comes from th
     ({"device_read_bw_bytes": -1}, "device_read_bw_bytes = -1"),
     ({"device_read_bw_bytes": "fast"}, "'fast' is not a number"),
     ({"pcie_gen": 3}, "pcie_gen and pcie_lanes"),
-    ({"network_links": 4}, "network_links and network_link_bw_bytes"),
+    ({"network_links": 4}, "network_links needs network_link_bw_bytes"),
+    ({"pcie_gen": 3, "pcie_lanes": 4, "pcie_link_bw_bytes": 4e9}, "as pcie_link_bw_bytes or as pcie_gen and pcie_lanes"),
+    ({"hosts": 2.5}, "hosts = 2.5 must be a whole number"),
     ({"pcie_gen": 3, "pcie_lanes": 4, "pcie_efficiency": 1.5}, "pcie_efficiency 1.5"),
     (["device_read_bw_bytes"], "got list"),
 ])
@@ -179,3 +181,28 @@ def test_measured_peaks_from_results():
     peaks = measured_peaks(pd.DataFrame(rows)).set_index("metric")
     assert peaks.loc["iops", "measured"] == pytest.approx(700e3)
     assert peaks.loc["bw_bytes", "measured"] == pytest.approx(700e3 * 4096)
+
+
+def test_one_type_for_a_measurement_and_a_prediction():
+    """The ceilings a measured table is held to and the terms a prediction takes are one ``Ceilings``: a PCIe link
+    given by its generation and lanes or by its rate, the network's links one per host unless named, the memory
+    each host's, worked by hand."""
+    by_width = Ceilings(pcie_gen=3, pcie_lanes=4, pcie_efficiency=0.8)
+    by_rate = Ceilings(pcie_link_bw_bytes=pcie_rate(3, 4, 0.8))
+    assert by_width.pcie_link() == pytest.approx(by_rate.pcie_link()) == pytest.approx(0.8 * 4 * 8e9 * 128 / 130 / 8)
+    assert ceilings_for(by_width, "read", 4)["pcie"] == pytest.approx(ceilings_for(by_rate, "read", 4)["pcie"])
+    hosts = Ceilings(network_link_bw_bytes=12.5e9, memory_bw_bytes=20e9, hosts=2, cores=8)
+    assert ceilings_for(hosts, "write", 4) == pytest.approx({"network": 25e9, "memory": 40e9})  # a link, a memory each
+    assert Ceilings(network_link_bw_bytes=12.5e9, network_links=3, hosts=2).network() == pytest.approx(37.5e9)
+    terms = ceiling_terms(hosts, "write", 4, 1.0, 1e-9)  # 1 ns of CPU a byte: 1 GB/s a core
+    assert (terms["network"], terms["memory"], terms["cpu"]) == pytest.approx((25e9, 40e9, 2 * 8 / 1e-9))
+    assert np.isnan(terms["pcie"]) and np.isnan(terms["uplink"]) and hosts.shared() and not by_width.shared()
+
+
+def test_a_flag_on_top_of_a_file_wins():
+    """``with_values``: what a flag gives replaces the file's value; a PCIe rate replaces its generation and lanes;
+    a flag not given (None) leaves the file's."""
+    file = Ceilings.from_mapping({"pcie_gen": 3, "pcie_lanes": 4, "memory_bw_bytes": 1e10})
+    flags = file.with_values(pcie_link_bw_bytes=2e9, memory_bw_bytes=None, cores=4)
+    assert (flags.pcie_link(), flags.pcie_gen, flags.memory_bw_bytes, flags.cores) == (2e9, None, 1e10, 4)
+    assert file.with_values() == file

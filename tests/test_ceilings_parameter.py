@@ -17,7 +17,7 @@ from flashscale.campaigns import campaign, parameters, stated
 from flashscale.system import host
 from flashscale import cli
 from flashscale.notebooks import studies
-from flashscale.analysis.prediction.ceilings import pcie_link_bw_bytes
+from flashscale.analysis.prediction.ceilings import pcie_rate
 from flashscale.errors import ConfigError
 from flashscale.measure import reanalysis, results, resume
 from flashscale.system.devices import System
@@ -61,7 +61,7 @@ def test_a_file_or_a_mapping_gives_the_same_values_and_none_is_none(tmp_path):
     ("missing.yaml", "ceilings file 'missing.yaml' does not exist"),
     ({"memroy_bw_bytes": 1e9}, "unknown ceiling parameter(s) 'memroy_bw_bytes'"),
     ({"memory_bw_bytes": -5e9}, "memory_bw_bytes = -5000000000.0 must be a positive number"),
-    ({"network_links": 2}, "give both network_links and network_link_bw_bytes"),
+    ({"network_links": 2}, "network_links needs network_link_bw_bytes"),
     ({"pcie_gen": 7, "pcie_lanes": 4}, "PCIe generation 7 is unknown"),
     ({"memory_bw_bytes": True}, "memory_bw_bytes = True: each must be a name and a number"),
     ({"memory_bw_bytes": "fast"}, "memory_bw_bytes = 'fast' is not a number"),
@@ -102,22 +102,22 @@ def test_flashscale_run_refuses_a_bad_ceilings_before_any_notebook_runs(tmp_path
 
 def test_the_ceilings_become_terms_and_the_files_pcie_link_wins_over_sysfs(tmp_path):
     assert stated.limits(ceilings={"memory_bw_bytes": 5e9, "network_links": 2,
-                                   "network_link_bw_bytes": 1e9}).memory_bps == pytest.approx(5e9)
+                                   "network_link_bw_bytes": 1e9}).memory_bw_bytes == pytest.approx(5e9)
     with_links = stated.limits(ceilings={"network_links": 2, "network_link_bw_bytes": 1e9})
-    assert (with_links.links, with_links.link_bps, with_links.cores) == (2, 1e9, host.cores())
+    assert (with_links.network_links, with_links.network_link_bw_bytes, with_links.cores) == (2, 1e9, host.cores())
     system = fake_sysfs(tmp_path)  # nvme0n1: gen 3 x4
-    sysfs = pcie_link_bw_bytes(3, 4)
-    assert stated.limits(["/dev/nvme0n1"], system).pcie_bps == sysfs
+    sysfs = pcie_rate(3, 4)
+    assert stated.limits(["/dev/nvme0n1"], system).pcie_link() == sysfs
     given = {"pcie_gen": 2, "pcie_lanes": 4, "pcie_efficiency": 0.8}
-    assert stated.limits(["/dev/nvme0n1"], system, given).pcie_bps == pcie_link_bw_bytes(2, 4, 0.8)
+    assert stated.limits(["/dev/nvme0n1"], system, given).pcie_link() == pcie_rate(2, 4, 0.8)
     note = stated.said(["/dev/nvme0n1"], system, given)
-    assert note == (f"PCIe from CEILINGS, {pcie_link_bw_bytes(2, 4, 0.8) / MB:,.0f} MB/s a device, not the "
+    assert note == (f"PCIe from CEILINGS, {pcie_rate(2, 4, 0.8) / MB:,.0f} MB/s a device, not the "
                     f"{sysfs / MB:,.0f} MB/s of the link sysfs names: the ceilings win")
     assert "the same as the link sysfs names" in stated.said(["/dev/nvme0n1"], system, {"pcie_gen": 3, "pcie_lanes": 4})
     assert stated.said([], system, given) == ""  # loop devices: no link of their own to set aside
     assert stated.said(["/dev/nvme0n1"], system, {"memory_bw_bytes": 1e9}) == ""
     assert "device_read_bw_bytes of CEILINGS: no term" in stated.said([], system, {"device_read_bw_bytes": 1e9})
-    assert stated.limits(["/dev/nvme0n1"], system, given, pcie_bps=1e9).pcie_bps == pytest.approx(1e9)  # more: on top of all
+    assert stated.limits(["/dev/nvme0n1"], system, given, pcie_link_bw_bytes=1e9).pcie_link() == pytest.approx(1e9)  # more: on top of all
 
 
 def fake_sysfs(tmp_path: Path) -> System:

@@ -69,7 +69,7 @@ def test_one_host_link_binds_first_and_a_target_beyond_it_is_never_reached(capsy
                           "--link-bps", "100Gb/s", "--max-devices", 16)
     assert status == 0
     assert "read: no count up to 16 devices reaches 13 GB/s: the network holds jbod at 12.5 GB/s." in out
-    table, answers = sizing.sizing(predict.figures({"read": 3.2e9}), 12e9, predict.Limits(link_bps=12.5e9),
+    table, answers = sizing.sizing(predict.figures({"read": 3.2e9}), 12e9, predict.Ceilings(network_link_bw_bytes=12.5e9),
                                    max_devices=16)
     answer = answers.iloc[0]
     assert answer["devices"] == 4 and answer["other_limit"] == "network" and answer["other_limit_devices"] == 4

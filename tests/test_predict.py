@@ -13,7 +13,7 @@ from flashscale.measure import campaign_folder
 from flashscale import cli
 from flashscale.campaigns import stated
 from flashscale.analysis.prediction import predict, scoring
-from flashscale.analysis.prediction.ceilings import pcie_link_bw_bytes
+from flashscale.analysis.prediction.ceilings import pcie_rate
 from flashscale.errors import AnalysisError, ConfigError
 from flashscale.measure import results
 from flashscale.measure.fio import FioJob
@@ -85,7 +85,7 @@ def test_the_interval_covers_the_true_layout_about_95_percent_of_the_time():
 def test_a_mirror_writes_each_byte_twice_and_reads_from_every_device():
     base = predict.figures({"read": 1 * GB, "write": 1 * GB})
     points = [dict(devices=4, rw=rw, bs=MiB, numjobs=4, iodepth=1) for rw in ("read", "write")]
-    got = predict.predict(base, "btrfs-raid10", points, predict.Limits(pcie_bps=1.5 * GB)).set_index("rw")
+    got = predict.predict(base, "btrfs-raid10", points, predict.Ceilings(pcie_link_bw_bytes=1.5 * GB)).set_index("rw")
     assert got.loc["write", "layout_share"] == pytest.approx(0.5) and got.loc["read", "layout_share"] == pytest.approx(1.0)
     assert got.loc["write", "predicted_bw_bytes"] == pytest.approx(2 * GB)
     assert got.loc["write", "pcie_limit_bw_bytes"] == pytest.approx(4 * 1.5 * GB * 0.5)  # the copy crosses PCIe
@@ -93,12 +93,12 @@ def test_a_mirror_writes_each_byte_twice_and_reads_from_every_device():
 
 
 @pytest.mark.parametrize("limits, bound, value", [
-    (predict.Limits(pcie_bps=0.5 * GB), "pcie", 8 * 0.5 * GB),
-    (predict.Limits(uplink_bps=3 * GB, devices_per_uplink=4), "uplink", 2 * 3 * GB),
-    (predict.Limits(link_bps=2.5 * GB, hosts=2), "network", 5 * GB),
-    (predict.Limits(link_bps=2.5 * GB, links=3), "network", 7.5 * GB),
-    (predict.Limits(memory_bps=4 * GB, hosts=1), "memory", 4 * GB),
-    (predict.Limits(pcie_bps=2 * GB, memory_bps=20 * GB), "devices", 8 * GB),
+    (predict.Ceilings(pcie_link_bw_bytes=0.5 * GB), "pcie", 8 * 0.5 * GB),
+    (predict.Ceilings(uplink_bw_bytes=3 * GB, devices_per_uplink=4), "uplink", 2 * 3 * GB),
+    (predict.Ceilings(network_link_bw_bytes=2.5 * GB, hosts=2), "network", 5 * GB),
+    (predict.Ceilings(network_link_bw_bytes=2.5 * GB, network_links=3), "network", 7.5 * GB),
+    (predict.Ceilings(memory_bw_bytes=4 * GB, hosts=1), "memory", 4 * GB),
+    (predict.Ceilings(pcie_link_bw_bytes=2 * GB, memory_bw_bytes=20 * GB), "devices", 8 * GB),
 ])
 def test_the_smallest_term_binds_and_each_term_is_shown(limits, bound, value):
     got = predict.predict(predict.figures({"read": 1 * GB}), "jbod",
@@ -118,7 +118,7 @@ def test_the_cpu_a_point_cost_is_its_least_repetition_not_what_else_ran_meanwhil
     base = predict.curve(rows)
     assert base["cpu_s_per_byte"].iloc[0] == pytest.approx(0.1 / 2e8)
     got = predict.predict(base, "jbod", [dict(devices=4, rw="write", bs=MiB, numjobs=4, iodepth=1)],
-                          predict.Limits(cores=2)).iloc[0]
+                          predict.Ceilings(cores=2)).iloc[0]
     assert got["predicted_limit"] == "devices" and got["predicted_bw_bytes"] == pytest.approx(8e8)
 
 
@@ -130,7 +130,7 @@ def test_a_device_held_at_its_cap_gives_no_cpu_term():
     base = predict.curve(rows)
     assert np.isnan(base["cpu_s_per_byte"].iloc[0])
     got = predict.predict(base, "jbod", [dict(devices=4, rw="read", bs=MiB, numjobs=4, iodepth=1)],
-                          predict.Limits(cores=2)).iloc[0]
+                          predict.Ceilings(cores=2)).iloc[0]
     assert got["predicted_limit"] == "devices" and got["predicted_bw_bytes"] == pytest.approx(8e8)
     assert np.isnan(got["cpu_limit_bw_bytes"])
     uncapped = predict.curve(rows.assign(cap_bps=np.nan))  # the same runs uncapped: the CPU term is theirs
@@ -143,10 +143,10 @@ def test_the_cpu_term_comes_from_the_cpu_the_single_device_cost():
     base = predict.curve(rows)
     assert base["cpu_s_per_byte"].iloc[0] == pytest.approx(0.5 / 1e9)
     point = [dict(devices=4, rw="read", bs=MiB, numjobs=4, iodepth=1)]
-    got = predict.predict(base, "jbod", point, predict.Limits(cores=1)).iloc[0]
+    got = predict.predict(base, "jbod", point, predict.Ceilings(cores=1)).iloc[0]
     assert got["predicted_limit"] == "cpu" and got["predicted_bw_bytes"] == pytest.approx(2e9)
-    assert predict.predict(base, "jbod", point, predict.Limits(cores=4)).iloc[0]["predicted_limit"] == "devices"
-    unmeasured = predict.predict(predict.figures({"read": 1e9}), "jbod", point, predict.Limits(cores=1)).iloc[0]
+    assert predict.predict(base, "jbod", point, predict.Ceilings(cores=4)).iloc[0]["predicted_limit"] == "devices"
+    unmeasured = predict.predict(predict.figures({"read": 1e9}), "jbod", point, predict.Ceilings(cores=1)).iloc[0]
     assert unmeasured["predicted_limit"] == "devices" and "no CPU cost from the single device" in unmeasured["predicted_note"]
 
 
@@ -157,7 +157,7 @@ def test_limits_that_meet_are_named_together(busy, close):
     say so; 5% apart or more, only the smaller."""
     rows = pd.DataFrame(_rows("single", 1, "read", {1: [5e9, 5e9]}, cpu_busy_cores=busy))
     point = [dict(devices=2, rw="read", bs=MiB, numjobs=2, iodepth=1)]
-    got = predict.predict(predict.curve(rows), "jbod", point, predict.Limits(cores=2)).iloc[0]
+    got = predict.predict(predict.curve(rows), "jbod", point, predict.Ceilings(cores=2)).iloc[0]
     assert got["predicted_limit"] == ("cpu" if busy > 1 else "devices") and got["predicted_close"] == close
     assert got["predicted_bw_bytes"] == pytest.approx(min(10e9, 2 / busy * 5e9))
     measured = pd.DataFrame(_rows("jbod", 2, "read", {2: [9.0e9, 9.1e9, 9.2e9]}))  # 9% below, 3 runs tell it
@@ -175,7 +175,7 @@ def test_jbod_at_one_job_against_the_single_device_is_the_machine_s_repeatabilit
     single = pd.DataFrame(_rows("single", 1, "read", {1: [5e9, 5e9]}) + _rows("single", 1, "write", {1: [3e9, 3e9]}))
     points = [dict(devices=4, rw=rw, bs=bs, numjobs=n, iodepth=1) for rw in ("read", "write") for n in (1, 2)
               for bs in (MiB, 4 * MiB)]
-    stated = predict.predict(predict.curve(single), "jbod", points, predict.Limits(memory_bps=4e9))
+    stated = predict.predict(predict.curve(single), "jbod", points, predict.Ceilings(memory_bw_bytes=4e9))
     measured = pd.DataFrame([row for rw, one, two in (("read", 5.5e9, 9e9), ("write", 2.85e9, 6e9))
                              for bs in (MiB, 4 * MiB)
                              for row in _rows("jbod", 4, rw, {1: [one, one], 2: [two, two]}, bs=bs)])
@@ -288,7 +288,7 @@ def _seed003() -> pd.DataFrame:
     system = _parameters("seed003_system.csv")
     drives = int(pd.read_csv(REFERENCE / "seed003_drives.csv").set_index("quantity")["value"]["drives"])
     base = predict.figures({"read": system["device_read_bw_bytes"], "write": system["device_write_bw_bytes"]})
-    limits = predict.Limits.from_ceilings(system)
+    limits = predict.Ceilings.from_mapping(system)
     published = pd.read_csv(REFERENCE / "seed003_results.csv")
     points = published.assign(bs=MiB, iodepth=1, devices=drives)
     prediction = predict.predict(base, "beegfs", points, limits)
@@ -313,7 +313,7 @@ def test_seed003_is_predicted_network_bound_at_136_4_gb_s():
 def _seed000() -> pd.DataFrame:
     table = pd.read_csv(REFERENCE / "seed000_results.csv")
     base = predict.curve(table)
-    limits = predict.Limits.from_ceilings(_parameters("seed000_system.csv"))
+    limits = predict.Ceilings.from_mapping(_parameters("seed000_system.csv"))
     parts = [predict.predict(base, layout, group[["devices", "rw", "bs", "numjobs", "iodepth"]], limits)
              for layout, group in table[table["layout"].isin(["jbod", "md-raid0"])].groupby("layout")]
     return predict.score(pd.concat(parts, ignore_index=True), table).set_index(["layout", "rw"])
@@ -327,19 +327,19 @@ def test_seed000_layouts_from_the_single_card(layout, rw, predicted, error):
     got = _seed000().loc[(layout, rw)]
     assert got["predicted_bw_bytes"] == pytest.approx(predicted)
     assert got["predicted_limit"] == "devices"
-    assert got["pcie_limit_bw_bytes"] == pytest.approx(12 * pcie_link_bw_bytes(3, 4))  # 47.3 GB/s: not binding
+    assert got["pcie_limit_bw_bytes"] == pytest.approx(12 * pcie_rate(3, 4))  # 47.3 GB/s: not binding
     assert got["error"] == pytest.approx(error, abs=0.0005)  # the published numbers' three digits
     if layout == "md-raid0":
         assert "single device measured at bs 1048576" in got["predicted_note"]
 
 
 def test_bad_input_is_refused_by_name():
-    with pytest.raises(ConfigError, match="pcie_bps = -1"):
-        predict.Limits(pcie_bps=-1)
+    with pytest.raises(ConfigError, match="pcie_link_bw_bytes = -1"):
+        predict.Ceilings(pcie_link_bw_bytes=-1)
     with pytest.raises(ConfigError, match="hosts = 1.5"):
-        predict.Limits(hosts=1.5)
-    with pytest.raises(ConfigError, match="uplink_bps and devices_per_uplink"):
-        predict.Limits(uplink_bps=1e9)
+        predict.Ceilings(hosts=1.5)
+    with pytest.raises(ConfigError, match="uplink_bw_bytes and devices_per_uplink"):
+        predict.Ceilings(uplink_bw_bytes=1e9)
     base = predict.figures({"read": 1e9})
     with pytest.raises(ConfigError, match="numjobs = 0"):
         predict.predict(base, "jbod", [dict(devices=2, rw="read", bs=MiB, numjobs=0, iodepth=1)])

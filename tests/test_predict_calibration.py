@@ -85,7 +85,7 @@ def test_a_layer_s_cpu_per_byte_binds_on_a_machine_of_two_cores():
     single = pd.DataFrame([dict(layout="single", devices=1, rw="read", bs=MiB, numjobs=nj, iodepth=1, rep=rep,
                                 bw_bytes=5e9 * nj, cpu_busy_cores=1.0 * nj) for nj in (1, 2, 4) for rep in (0, 1)])
     base = predict.curve(single)
-    limits = predict.Limits(cores=2)
+    limits = predict.Ceilings(cores=2)
     layered = pd.DataFrame([dict(layout="btrfs-raid0", devices=2, rw="read", bs=MiB, numjobs=nj, iodepth=1, rep=rep,
                                  bw_bytes=5e9, cpu_busy_cores=2.0) for nj in (2, 4) for rep in (0, 1)])
     points = layered[["devices", "rw", "bs", "numjobs", "iodepth"]].drop_duplicates()

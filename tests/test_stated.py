@@ -11,7 +11,7 @@ from flashscale.measure import campaign_folder
 from flashscale.campaigns import campaign, stated
 from flashscale.system import host
 from flashscale.errors import ConfigError
-from flashscale.analysis.prediction.ceilings import pcie_link_bw_bytes
+from flashscale.analysis.prediction.ceilings import pcie_rate
 from flashscale.measure import results
 from flashscale.system.devices import System
 
@@ -65,9 +65,9 @@ def test_the_pcie_term_is_the_slowest_link_sysfs_names(tmp_path):
     (tmp_path / "sys" / "block" / "loop3").mkdir(parents=True)
     system = System(sys=tmp_path / "sys", proc=tmp_path)
     assert system.pcie_link("nvme1n1") == (16.0, 4)
-    assert stated.pcie_bps(["/dev/nvme0n1", "/dev/nvme1n1"], system) == pcie_link_bw_bytes(3, 4)
+    assert stated.pcie_bps(["/dev/nvme0n1", "/dev/nvme1n1"], system) == pcie_rate(3, 4)
     assert stated.pcie_bps(["/dev/nvme0n1", "/dev/loop3"], system) is None  # a loop device has no link
-    assert stated.limits(["/dev/nvme0n1"], system).pcie_bps == pcie_link_bw_bytes(3, 4)
+    assert stated.limits(["/dev/nvme0n1"], system).pcie_link() == pcie_rate(3, 4)
     assert stated.limits().cores == len(os.sched_getaffinity(0))
 
 
@@ -119,8 +119,8 @@ def test_btrfs_raid0_on_two_devices_is_calibrated_by_btrfs_on_one(tmp_path):
 
 def test_the_memory_is_measured_once_and_stated_beside_the_cpus():
     measured = stated.limits()
-    assert measured.memory_bps > 1e8 and measured.cores == len(os.sched_getaffinity(0))
-    assert stated.limits(ceilings={"memory_bw_bytes": 5e9}).memory_bps == pytest.approx(5e9)  # the engineer's word wins
+    assert measured.memory_bw_bytes > 1e8 and measured.cores == len(os.sched_getaffinity(0))
+    assert stated.limits(ceilings={"memory_bw_bytes": 5e9}).memory_bw_bytes == pytest.approx(5e9)  # the engineer's word wins
     assert "memory measured: a copy at" in stated.said(measured=measured)
 
 

@@ -24,7 +24,7 @@ import pandas as pd
 
 from . import core, evidence
 from .prediction import predict
-from .prediction.ceilings import binding_sentence, ceiling_table
+from .prediction.ceilings import Ceilings, binding_sentence, ceiling_table
 from ..errors import AnalysisError
 
 ALL = "all"  # the ``host`` of the rows that aggregate every host of a point
@@ -125,9 +125,10 @@ def predict_hosts(base: pd.DataFrame, layout: str, points, count: int, names, de
     points = [{k: p[k] for k in ("rw", "bs", "numjobs", "iodepth")} for p in points]
     parts = []
     for host, units in [(ALL, count), *((name, 1) for name in list(names)[:count])]:
-        limits = predict.Limits(link_bps=link_bps, links=units if link_bps else None, hosts=units, cores=cores)
+        ceilings = Ceilings(network_link_bw_bytes=link_bps, network_links=units if link_bps else None, hosts=units,
+                            cores=cores)
         unit_points = [{**p, "numjobs": p["numjobs"] * units, "devices": units} for p in points]
-        out = predict.predict(base, "jbod", unit_points, limits)  # a host as a jbod's device: its own jobs
+        out = predict.predict(base, "jbod", unit_points, ceilings)  # a host as a jbod's device: its own jobs
         busy = [units * sum(1 for jobs in predict.jobs_per_device(p["numjobs"], devices) if jobs) for p in points]
         note = out["predicted_note"].str.replace("the single device", "one host alone", regex=False)
         parts.append(out.assign(layout=layout, devices=units * devices, hosts=count, busy_devices=busy,

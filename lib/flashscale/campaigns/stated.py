@@ -33,7 +33,7 @@ from typing import Callable, Mapping, Sequence
 import pandas as pd
 
 from ..analysis.prediction import calibration, predict
-from ..analysis.prediction.ceilings import PCIE_LANE_BW_BYTES, pcie_link_bw_bytes
+from ..analysis.prediction.ceilings import PCIE_LANE_BW_BYTES, Ceilings, pcie_rate
 from ..errors import AnalysisError, ConfigError
 from ..layouts import describe
 from ..measure import campaign_folder, results
@@ -46,7 +46,7 @@ GENERATIONS = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6}  # GT/s per la
 
 
 def pcie_bps(paths: Sequence[str], system: System) -> float | None:
-    """The slowest PCIe link of the devices at ``paths``, bytes/s per direction (``ceilings.pcie_link_bw_bytes``);
+    """The slowest PCIe link of the devices at ``paths``, bytes/s per direction (``ceilings.pcie_rate``);
     None when any of them has no PCIe link sysfs can name (loop devices), or one of an unknown speed or width."""
     links = [system.pcie_link(system.name_of(path)) for path in paths]
     if not links or any(link is None for link in links):
@@ -57,38 +57,39 @@ def pcie_bps(paths: Sequence[str], system: System) -> float | None:
         if gen not in PCIE_LANE_BW_BYTES:
             return None
         try:
-            rates.append(pcie_link_bw_bytes(gen, lanes))
+            rates.append(pcie_rate(gen, lanes))
         except ConfigError:
             return None
     return min(rates)
 
 
 def limits(paths: Sequence[str] = (), system: System | None = None, ceilings: Mapping | None = None,
-           probe: bool = True, **more) -> predict.Limits:
-    """This machine's limits: ``system.host.cores()``, the memory's copy rate (``probe``: ``system.host.memory_bw_bytes``, a
-    short timed copy) and the devices' PCIe link where they have one; the ``ceilings``' memory, network and PCIe on
-    top (their PCIe link and memory win over what was measured); ``more`` on top of all."""
-    given = predict.Limits.from_ceilings(ceilings or {}, **{"cores": host.cores(), **more})
-    if probe and given.memory_bps is None:
-        given = replace(given, memory_bps=host.memory_bw_bytes())
-    if given.pcie_bps is not None or "pcie_bps" in more or not paths:
+           probe: bool = True, **more) -> Ceilings:
+    """This machine's ceilings: ``system.host.cores()``, the memory's copy rate (``probe``:
+    ``system.host.memory_bw_bytes``, a short timed copy) and the devices' PCIe link where they have one; the
+    ``ceilings``' (a ceilings file's mapping) on top (their PCIe link and memory win over what was measured);
+    ``more`` (``Ceilings`` fields) on top of all."""
+    given = Ceilings.from_mapping(ceilings or {}).with_values(**{"cores": host.cores(), **more})
+    if probe and given.memory_bw_bytes is None:
+        given = replace(given, memory_bw_bytes=host.memory_bw_bytes())
+    if given.pcie_link() is not None or not paths:
         return given
     found = pcie_bps(paths, system or System())
-    return given if found is None else replace(given, pcie_bps=found)
+    return given if found is None else replace(given, pcie_link_bw_bytes=found)
 
 
 def said(paths: Sequence[str] = (), system: System | None = None, ceilings: Mapping | None = None,
-         measured: predict.Limits | None = None) -> str:
+         measured: Ceilings | None = None) -> str:
     """What the predictions' note says of their limits: the memory's rate as the probe measured it (``measured``:
-    the limits, where the ceilings gave no memory), that the ceilings' PCIe link was used where sysfs names one too
+    the machine's ceilings, where the file gave no memory), that the ceilings' PCIe link was used where sysfs names one too
     (and sysfs's), and that a device's datasheet rate is no term (the devices' term is the single device as
     measured); "" when there is nothing to say."""
     notes = []
-    if measured is not None and measured.memory_bps and "memory_bw_bytes" not in (ceilings or {}):
-        notes.append(f"memory measured: a copy at {rate(measured.memory_bps)} (system.host)")
+    if measured is not None and measured.memory_bw_bytes and "memory_bw_bytes" not in (ceilings or {}):
+        notes.append(f"memory measured: a copy at {rate(measured.memory_bw_bytes)} (system.host)")
     if not ceilings:
         return "; ".join(notes)
-    stated = predict.Limits.from_ceilings(ceilings).pcie_bps
+    stated = Ceilings.from_mapping(ceilings).pcie_link()
     found = pcie_bps(paths, system or System()) if paths and stated is not None else None
     if found is not None:
         sysfs = "the same as" if round(found) == round(stated) else f"not the {rate(found)} of"
@@ -138,7 +139,7 @@ class Stating:
     directory: Path
     points: Sequence[dict]
     devices_of: Callable[[str], int]
-    limits: predict.Limits
+    limits: Ceilings
     note: str = ""
     baseline: Path | None = None
     chunk_bytes: int | None = None

@@ -128,9 +128,9 @@ def _print_predicted(frame: pd.DataFrame, args: argparse.Namespace) -> int:
     if args.stated:
         scored = _stated(args.results, frame, args)
     else:
-        limits = predict.Limits.from_ceilings(ceilings_file(args.ceilings)) if args.ceilings else predict.Limits()
+        given = ceilings.Ceilings.from_mapping(ceilings_file(args.ceilings) if args.ceilings else {})
         chunk = args.chunk_bytes if args.chunk_bytes is not None else campaign_chunk(args.results)
-        scored = predict.score(predict.predict_results(frame, limits, args.confidence, chunk, args.baseline_layout),
+        scored = predict.score(predict.predict_results(frame, given, args.confidence, chunk, args.baseline_layout),
                                frame, args.confidence, args.margin)
         beyond = loads.beyond_curve(scored, predict.curve(frame, args.confidence, args.baseline_layout))
         scored = scored.assign(load_flag=beyond.map({True: "beyond the curve", False: ""}))

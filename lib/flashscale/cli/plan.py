@@ -16,6 +16,7 @@ import pandas as pd
 
 from ..analysis import core
 from ..analysis.prediction import predict, sizing
+from ..analysis.prediction.ceilings import Ceilings
 from ..errors import ConfigError
 from ..measure.units import percent
 from ..publish import tables
@@ -82,15 +83,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=["table", "csv"], default="table", help="output format")
 
 
-def _limits(args: argparse.Namespace) -> predict.Limits:
-    given = dict(pcie_bps=args.pcie_bps, uplink_bps=args.uplink_bps, link_bps=args.link_bps,
-                 memory_bps=args.memory_bps)
-    rates = {name: parse_rate(text, f"--{name.replace('_', '-')}") for name, text in given.items() if text}
-    counts = {name: value for name, value in (("devices_per_uplink", args.devices_per_uplink),
-                                              ("hosts", args.hosts), ("cores", args.cores)) if value is not None}
-    if args.ceilings:
-        return predict.Limits.from_ceilings(ceilings_file(args.ceilings), **rates, **counts)
-    return predict.Limits(**rates, **counts)
+FLAGS = {"pcie_link_bw_bytes": "pcie-bps", "uplink_bw_bytes": "uplink-bps", "network_link_bw_bytes": "link-bps",
+         "memory_bw_bytes": "memory-bps"}  # the rate flags, by the ceiling each gives
+
+
+def _ceilings(args: argparse.Namespace) -> Ceilings:
+    """The ceilings file's (``--ceilings``), with the flags on top."""
+    rates = {name: parse_rate(getattr(args, flag.replace("-", "_")), f"--{flag}") for name, flag in FLAGS.items()
+             if getattr(args, flag.replace("-", "_"))}
+    counts = dict(devices_per_uplink=args.devices_per_uplink, hosts=args.hosts, cores=args.cores)
+    return Ceilings.from_mapping(ceilings_file(args.ceilings) if args.ceilings else {}).with_values(**rates, **counts)
 
 
 def _curve(args: argparse.Namespace) -> tuple[pd.DataFrame, pd.DataFrame | None]:
@@ -176,17 +178,17 @@ def people(table: pd.DataFrame, found: pd.DataFrame | None = None) -> pd.DataFra
 def main(args: argparse.Namespace) -> int:
     target = parse_rate(args.target, "--target")
     base, results_table = _curve(args)
-    limits = _limits(args)
+    given = _ceilings(args)
     chunk = args.chunk_bytes
     if chunk is None and results_table is not None:  # an imported run's own chunk_bytes, where its rows give one
         chunk = predict.chunks(results_table).get(args.layout)
-    table, answers = sizing.sizing(base, target, limits, layout=args.layout, devices_per_host=args.devices_per_host,
+    table, answers = sizing.sizing(base, target, given, layout=args.layout, devices_per_host=args.devices_per_host,
                                    max_devices=args.max_devices, baseline_bs=args.bs, table=results_table,
                                    chunk_bytes=chunk)
     if args.format == "csv":
         answers.to_csv(sys.stdout, index=False)
         return 0
-    found = sizing.evidence(results_table, base, args.layout, limits, chunk, args.devices_per_host)
+    found = sizing.evidence(results_table, base, args.layout, given, chunk, args.devices_per_host)
     print(people(sizing.shown(table, answers), found).to_string(index=False))
     print()
     for line in evidence_sentences(found, args.layout) + load_sentences(found, base, args.layout):

@@ -1,15 +1,30 @@
-"""Ceilings: the throughput each part of the system allows, and which one binds.
+"""Ceilings: what bounds throughput besides the devices' own rate, as one type (``Ceilings``), held two ways: as the
+terms of a prediction (``ceiling_terms``: ``predict``, ``sizing``, a campaign's forecast) and against a measured
+table (``ceiling_table``: which one a measurement came closest to).
 
-Ceilings are parameters (``Ceilings``, built from the mapping of a YAML file with ``Ceilings.from_mapping``), not
-measurements. For a layout of N devices and an rw:
+Ceilings are parameters, not measurements: a YAML file's mapping (``Ceilings.from_mapping``, ``CEILINGS``,
+``--ceilings``), flags on top (``Ceilings.with_values``: ``flashscale plan --pcie-bps``...), or what a machine says
+of itself (``campaigns.forecast.machine_ceilings``: its cores, its memory's copy rate, its devices' PCIe links).
+Any left as None is no ceiling. For a layout of N devices and an rw, bytes/s:
 
-    device    N x the datasheet sequential read (read, randread) or write (write, randwrite) bandwidth
-    pcie      N x lanes x the effective per-lane rate of the PCIe generation x ``pcie_efficiency``
-    network   links x per-link bandwidth (shared by all devices)
-    memory    memory bandwidth (shared)
+    device    N x the datasheet sequential read (read, randread) or write (write, randwrite) bandwidth: held
+              against a measurement only (a prediction's devices term is the single device as measured)
+    pcie      N x each device's link (``pcie_link_bw_bytes``, or lanes x the effective per-lane rate of the PCIe
+              generation x ``pcie_efficiency``), x the design share in a prediction (a mirror's second copy
+              crosses the bus too)
+    uplink    a link shared by k devices (a PCIe switch's or an HBA's): N / min(k, N) uplinks' worth (prediction)
+    network   links (default: one per host) x the link, for data that crosses the network
+    memory    hosts x each host's memory bandwidth
+    cpu       hosts x cores / (CPU-seconds per byte the point costs: the device's, plus a layer's where calibrated):
+              a prediction's only
 
-The expected ceiling is the smallest; the measurement's fraction of each ceiling says which one binds (the
-smallest ceiling is the one the measurement comes closest to). Bandwidth in bytes/s throughout.
+A mixed rw reaches a per-direction link (device, PCIe, uplink, network) when either part does: total =
+min(read limit / read share, write limit / write share), fio's 50% where the split is not measured. The expected
+ceiling of a measurement is the smallest; its fraction of each says which one binds (the smallest is the one the
+measurement comes closest to). ``SHARED`` are the terms of a prediction that do not grow with the devices (with
+``host``, what several devices together were measured to deliver at most, ``calibration.host_ceiling``): where
+none of them (nor a layer's cost) is known, nothing bounds a prediction but the devices, as far as anyone measured
+(``UNBOUNDED``).
 
 PCIe per-lane rates (``PCIE_LANE_BW_BYTES``) are after line encoding, before protocol overhead:
 
@@ -25,7 +40,7 @@ the 4.0 GB/s link at about 80% efficiency.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Mapping
 
 import numpy as np
@@ -45,12 +60,14 @@ PCIE_LANE_BW_BYTES: dict[int, float] = {
 READS = {"read", "randread"}
 WRITES = {"write", "randwrite"}
 MIXED = {"rw", "readwrite", "randrw"}
-LIMITS = ("device", "pcie", "network", "memory")
-COUNTS = ("pcie_gen", "pcie_lanes", "network_links")
+LIMITS = ("device", "pcie", "network", "memory")  # the ceilings a measured table is held to (``ceiling_table``)
+COUNTS = ("pcie_gen", "pcie_lanes", "network_links", "devices_per_uplink", "hosts")  # whole numbers
 FIO_READ_SHARE = 0.5  # fio's rwmixread default: a mixed rw without its split measured reads half its bytes
+SHARED = ("uplink", "network", "memory", "cpu", "host", "layer")  # prediction terms that do not grow with the devices
+UNBOUNDED = "bounded only by the devices, as far as known"
 
 
-def pcie_link_bw_bytes(gen: int, lanes: int, efficiency: float = 1.0) -> float:
+def pcie_rate(gen: int, lanes: int, efficiency: float = 1.0) -> float:
     """Effective bandwidth of one PCIe link, bytes/s per direction."""
     if gen not in PCIE_LANE_BW_BYTES:
         raise ConfigError(f"PCIe generation {gen!r} is unknown; expected one of {sorted(PCIE_LANE_BW_BYTES)}")
@@ -59,39 +76,57 @@ def pcie_link_bw_bytes(gen: int, lanes: int, efficiency: float = 1.0) -> float:
     return PCIE_LANE_BW_BYTES[gen] * lanes * efficiency
 
 
-def check_positive(values, what: str) -> None:
-    """ConfigError naming the first field of the dataclass ``values`` that is given (not None) but is not a
-    positive, finite number (a bool is not one), as ``what`` ("ceiling parameter", "limit")."""
-    for f in fields(values):
-        value = getattr(values, f.name)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float, np.number))
-                                  or not (np.isfinite(value) and value > 0)):
-            raise ConfigError(f"{what} {f.name} = {value!r} must be a positive number")
+def _number(name: str, value) -> int | float:
+    """A ceiling parameter as a mapping gives it (a YAML file's text or number), checked: a count whole."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"ceiling parameter {name} = {value!r} is not a number") from None
+    if name in COUNTS and not (np.isfinite(number) and number == int(number)):
+        raise ConfigError(f"ceiling parameter {name} = {value!r} must be a whole number")
+    return int(number) if name in COUNTS else number
 
 
 @dataclass(frozen=True)
 class Ceilings:
-    """The parameters of the ceilings; any left as None is not a ceiling."""
+    """The parameters of the ceilings, bytes/s where a rate; any left as None is no ceiling. ``memory_bw_bytes`` and
+    ``cores`` are each host's; ``network_links`` defaults to ``hosts``. Each device's PCIe link is given either as
+    ``pcie_link_bw_bytes`` or as ``pcie_gen`` and ``pcie_lanes`` (with ``pcie_efficiency``), not both."""
 
     device_read_bw_bytes: float | None = None
     device_write_bw_bytes: float | None = None
     pcie_gen: int | None = None
     pcie_lanes: int | None = None
     pcie_efficiency: float = 1.0
+    pcie_link_bw_bytes: float | None = None
+    uplink_bw_bytes: float | None = None
+    devices_per_uplink: int | None = None
     network_links: int | None = None
     network_link_bw_bytes: float | None = None
+    hosts: int = 1
     memory_bw_bytes: float | None = None
+    cores: float | None = None
 
     def __post_init__(self):
-        check_positive(self, "ceiling parameter")
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float, np.number))
+                                      or not (np.isfinite(value) and value > 0)):
+                raise ConfigError(f"ceiling parameter {f.name} = {value!r} must be a positive number")
+            if value is not None and f.name in COUNTS and value != int(value):
+                raise ConfigError(f"ceiling parameter {f.name} = {value!r} must be a whole number")
         if self.pcie_efficiency > 1:
             raise ConfigError(f"pcie_efficiency {self.pcie_efficiency!r} must not exceed 1")
-        if (self.pcie_gen is None) != (self.pcie_lanes is None):
-            raise ConfigError("give both pcie_gen and pcie_lanes, or neither")
-        if (self.network_links is None) != (self.network_link_bw_bytes is None):
-            raise ConfigError("give both network_links and network_link_bw_bytes, or neither")
+        for one, other in (("pcie_gen", "pcie_lanes"), ("uplink_bw_bytes", "devices_per_uplink")):
+            if (getattr(self, one) is None) != (getattr(self, other) is None):
+                raise ConfigError(f"give both {one} and {other}, or neither")
+        if self.network_links is not None and self.network_link_bw_bytes is None:
+            raise ConfigError("network_links needs network_link_bw_bytes: the links' rate")
         if self.pcie_gen is not None:
-            pcie_link_bw_bytes(self.pcie_gen, self.pcie_lanes)
+            if self.pcie_link_bw_bytes is not None:
+                raise ConfigError("give each device's PCIe link as pcie_link_bw_bytes or as pcie_gen and pcie_lanes, "
+                                  "not both")
+            pcie_rate(self.pcie_gen, self.pcie_lanes)
 
     @classmethod
     def from_mapping(cls, mapping: Mapping) -> "Ceilings":
@@ -100,22 +135,58 @@ class Ceilings:
             return mapping
         if not isinstance(mapping, Mapping):
             raise ConfigError(f"ceilings must be a mapping of parameter: value; got {type(mapping).__name__}")
-        known = {f.name: f for f in fields(cls)}
-        unknown = sorted(set(mapping) - set(known))
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(mapping) - known)
         if unknown:
             raise ConfigError(f"unknown ceiling parameter(s) {', '.join(map(repr, unknown))}; known: {sorted(known)}")
-        values = {}
-        for name, value in mapping.items():
-            if value is None:
-                continue
-            try:
-                number = float(value)
-            except (TypeError, ValueError):
-                raise ConfigError(f"ceiling parameter {name} = {value!r} is not a number") from None
-            if name in COUNTS and not (np.isfinite(number) and number == int(number)):
-                raise ConfigError(f"ceiling parameter {name} = {value!r} must be a whole number")
-            values[name] = int(number) if name in COUNTS else number
-        return cls(**values)
+        return cls(**{name: _number(name, value) for name, value in mapping.items() if value is not None})
+
+    def with_values(self, **values) -> "Ceilings":
+        """These ceilings with ``values`` on top (those not None): a PCIe link given as ``pcie_link_bw_bytes``
+        replaces a generation and lanes, so a flag wins over a file."""
+        given = {name: value for name, value in values.items() if value is not None}
+        if "pcie_link_bw_bytes" in given:
+            given.update(pcie_gen=None, pcie_lanes=None)
+        return replace(self, **given)
+
+    def pcie_link(self) -> float | None:
+        """Each device's PCIe link, bytes/s per direction: ``pcie_link_bw_bytes``, else from its generation, lanes
+        and efficiency; None when neither is given."""
+        if self.pcie_gen is not None:
+            return pcie_rate(self.pcie_gen, self.pcie_lanes, self.pcie_efficiency)
+        return self.pcie_link_bw_bytes
+
+    def network(self) -> float | None:
+        """The network's ceiling, bytes/s per direction: links (default one per host) x the link."""
+        if self.network_link_bw_bytes is None:
+            return None
+        return (self.network_links or self.hosts) * self.network_link_bw_bytes
+
+    def shared(self) -> bool:
+        """Whether any ceiling of a prediction that does not grow with the devices is given (the cpu's needs
+        ``cores``)."""
+        return any(v is not None for v in (self.uplink_bw_bytes, self.network_link_bw_bytes, self.memory_bw_bytes,
+                                           self.cores))
+
+
+def _duplex(rw: str) -> float:
+    """How much more than one direction's link a rw's data may use: a mixed rw's larger half reaches it first."""
+    return 1.0 / max(FIO_READ_SHARE, 1.0 - FIO_READ_SHARE) if rw in MIXED else 1.0
+
+
+def ceiling_terms(ceilings: Ceilings, rw: str, devices: int, share: float, cpu_s_per_byte: float) -> dict[str, float]:
+    """Each ceiling's term of a prediction at one point, bytes/s (NaN where its parameter is not given; the cpu's
+    also where the point's CPU cost is unknown). ``share``: the layout's design share."""
+    duplex, hosts, pcie, network = _duplex(rw), ceilings.hosts, ceilings.pcie_link(), ceilings.network()
+    known_cpu = ceilings.cores and np.isfinite(cpu_s_per_byte) and cpu_s_per_byte > 0
+    terms = {"pcie": devices * pcie * share * duplex if pcie else np.nan, "uplink": np.nan,
+             "network": network * duplex if network else np.nan,
+             "memory": hosts * ceilings.memory_bw_bytes if ceilings.memory_bw_bytes else np.nan,
+             "cpu": hosts * ceilings.cores / cpu_s_per_byte if known_cpu else np.nan}
+    if ceilings.uplink_bw_bytes:
+        per = ceilings.uplink_bw_bytes * share * duplex
+        terms["uplink"] = devices / min(ceilings.devices_per_uplink, devices) * per
+    return terms
 
 
 def _direction_limits(config: Ceilings, direction: str, devices: int) -> dict[str, float]:
@@ -124,10 +195,10 @@ def _direction_limits(config: Ceilings, direction: str, devices: int) -> dict[st
     per_device = config.device_read_bw_bytes if direction == "read" else config.device_write_bw_bytes
     if per_device is not None:
         out["device"] = devices * per_device
-    if config.pcie_gen is not None:
-        out["pcie"] = devices * pcie_link_bw_bytes(config.pcie_gen, config.pcie_lanes, config.pcie_efficiency)
-    if config.network_links is not None:
-        out["network"] = config.network_links * config.network_link_bw_bytes
+    if config.pcie_link() is not None:
+        out["pcie"] = devices * config.pcie_link()
+    if config.network() is not None:
+        out["network"] = config.network()
     return out
 
 
@@ -149,7 +220,7 @@ def ceilings_for(config: Ceilings | Mapping, rw: str, devices: int, read_share: 
         names = set.intersection(*(set(v) for v in limits.values()))
         out = {k: min(limits[d][k] / parts[d] for d in limits) for k in LIMITS if k in names}
     if config.memory_bw_bytes is not None:
-        out["memory"] = config.memory_bw_bytes
+        out["memory"] = config.hosts * config.memory_bw_bytes
     return out
 
 

@@ -5,14 +5,14 @@ layout's requests over its devices, the layer's own cost where a calibration mea
                                           numjobs) the mean, its interval, the I/O in flight, the latency and the
                                           CPU-seconds per byte
     figures({"read": 3.2e9, ...})         a curve from published per-device figures (one value per rw, no spread)
-    predict(curve, layout, points, lim)   per point: each term, the prediction (the smallest), the term that binds,
+    predict(curve, layout, points, ceil)   per point: each term, the prediction (the smallest), the term that binds,
                                           and the interval the single device's intervals give it
-    predict_results(frame, limits)        every point of a results table's layouts, from its own single-device rows
+    predict_results(frame, ceilings)      every point of a results table's layouts, from its own single-device rows
     score(prediction, frame)              measured against predicted: the error, in the interval or not, and what
                                           the model did not explain
 
 A campaign that has measured its baseline calls, before it builds a layout,
-``predict(curve(baseline_rows), "btrfs-raid0", points, Limits(...), chunk_bytes=..., layer=...)`` with ``points``
+``predict(curve(baseline_rows), "btrfs-raid0", points, Ceilings(...), chunk_bytes=..., layer=...)`` with ``points``
 the sweep's (rw, bs, numjobs, iodepth, devices), and keeps the frame to ``score`` once the layout is measured.
 
 The terms, each in bytes/s of the data fio moves, each its own column (``<term>_limit_bw_bytes``):
@@ -24,7 +24,7 @@ The terms, each in bytes/s of the data fio moves, each its own column (``<term>_
               more), each member at the curve for the requests it holds (``analysis.prediction.curve``: indexed by the I/O
               outstanding, Little's law below the least measured); times the layout's design share
               (``core.design_share``: a mirror writes each byte twice)
-    pcie, uplink, network, memory, cpu    the ceilings (``analysis.prediction.limits``); the cpu's cost per byte is the
+    pcie, uplink, network, memory, cpu    the ceilings (``ceilings.ceiling_terms``); the cpu's cost per byte is the
               device's at its load, plus the layer's where a calibration measured it
     host      what several devices together were measured to deliver at most where they did not add up (a jbod on
               fewer devices below the model: ``calibration.host_ceiling``), a part of the host they share
@@ -34,7 +34,7 @@ The terms, each in bytes/s of the data fio moves, each its own column (``<term>_
 
 The smallest term binds (``predicted_limit``); any other within 5% of it (``CLOSE``) is named beside it
 (``predicted_close``). A term whose parameter is not given is no term; where no term but the devices' (and PCIe's,
-which grows with them) is known, the note says the prediction is ``limits.UNBOUNDED``. The interval: each point of
+which grows with them) is known, the note says the prediction is ``ceilings.UNBOUNDED``. The interval: each point of
 the curve carries the t interval of its repetitions; a device term is the same sum of the bounds (every device is
 the same measured device, so their errors move together); a ceiling is a parameter, exact. A curve point of one
 run, or a published figure, has no spread and counts as exact.
@@ -50,13 +50,13 @@ from .. import agreement, core, stats
 from . import curve as curves, routing
 from .calibration import LayerCost, check_not_scored_on
 from .curve import CURVE, figures, nearest
-from .limits import SHARED, UNBOUNDED, Limits, ceiling_terms
+from .ceilings import SHARED, UNBOUNDED, Ceilings, ceiling_terms
 from .routing import jobs_per_device
 from ..significance import DEFAULT_MARGIN, check_margin
 from ...errors import AnalysisError, ConfigError
 from ...measure.units import interval, percent, rate
 
-__all__ = ["CURVE", "Limits", "curve", "figures", "jobs_per_device", "nearest", "predict",
+__all__ = ["CURVE", "Ceilings", "curve", "figures", "jobs_per_device", "nearest", "predict",
            "predict_results", "score", "limit_words", "outside_sentences", "drift_words"]
 
 TERMS = ("devices", "pcie", "uplink", "network", "memory", "cpu", "host", "layer")  # ties bind in this order
@@ -136,11 +136,11 @@ def _check_points(points) -> pd.DataFrame:
     return frame[wanted].astype({n: "int64" for n in wanted if n != "rw"}).assign(rw=frame["rw"].astype(str))
 
 
-def _check(base: pd.DataFrame, layout: str, limits: Limits) -> None:
+def _check(base: pd.DataFrame, layout: str, ceilings: Ceilings) -> None:
     if not isinstance(layout, str) or not layout.strip():
         raise ConfigError(f"layout {layout!r} must be a layout's name")
-    if not isinstance(limits, Limits):
-        raise ConfigError(f"limits must be a predict.Limits; got {type(limits).__name__}")
+    if not isinstance(ceilings, Ceilings):
+        raise ConfigError(f"ceilings must be a ceilings.Ceilings; got {type(ceilings).__name__}")
     missing = [c for c in CURVE if c not in curves.with_outstanding(base).columns]
     if missing:
         raise ConfigError(f"the single-device curve lacks {missing}: make it with predict.curve or predict.figures")
@@ -151,7 +151,7 @@ UNKNOWN = dict(bw_bytes=np.nan, bw_bytes_lo=np.nan, bw_bytes_hi=np.nan, cpu_s_pe
                piece_bytes=np.nan)
 
 
-def predict(base: pd.DataFrame, layout: str, points, limits: Limits = Limits(), chunk_bytes: int | None = None,
+def predict(base: pd.DataFrame, layout: str, points, ceilings: Ceilings = Ceilings(), chunk_bytes: int | None = None,
             layer: LayerCost | None = None, tags: int | None = None,
             host: Mapping[str, float] | None = None) -> pd.DataFrame:
     """Per point of ``points`` (rows or a frame of devices, rw, bs, numjobs, iodepth) of ``layout``: each term
@@ -166,7 +166,7 @@ def predict(base: pd.DataFrame, layout: str, points, limits: Limits = Limits(), 
     ``base`` is a ``curve`` or ``figures``; ``chunk_bytes`` the stripe unit (None: unknown); ``tags`` a member's
     queue depth (``nr_requests``; None: unknown, requests wait at their member, never in the job's queue); ``host``
     per rw the host's measured ceiling (``calibration.host_ceiling``)."""
-    _check(base, layout, limits)
+    _check(base, layout, ceilings)
     rows = []
     for point in _check_points(points).itertuples(index=False):
         check_not_scored_on(layer, layout, point.devices)
@@ -178,15 +178,15 @@ def predict(base: pd.DataFrame, layout: str, points, limits: Limits = Limits(), 
             np.nan, np.nan, "")
         cpu = dev["cpu_s_per_byte"] + (extra_cpu if np.isfinite(extra_cpu) else 0.0)
         shared = {"host": (host or {}).get(point.rw, np.nan)}
-        raw = {**ceiling_terms(limits, point.rw, point.devices, share, dev["cpu_s_per_byte"]), **shared}
-        terms = {"devices": dev["bw_bytes"] * share, **ceiling_terms(limits, point.rw, point.devices, share, cpu),
+        raw = {**ceiling_terms(ceilings, point.rw, point.devices, share, dev["cpu_s_per_byte"]), **shared}
+        terms = {"devices": dev["bw_bytes"] * share, **ceiling_terms(ceilings, point.rw, point.devices, share, cpu),
                  **shared}
         lows = {**terms, "devices": dev["bw_bytes_lo"] * share}
         highs = {**terms, "devices": dev["bw_bytes_hi"] * share}
         for side in (terms, lows, highs):
             side["layer"] = _layer_term({**raw, "devices": side["devices"]}, point, seconds)
         notes = [dev["note"]]
-        if limits.cores and not np.isfinite(dev["cpu_s_per_byte"]):
+        if ceilings.cores and not np.isfinite(dev["cpu_s_per_byte"]):
             notes.append("no CPU cost from the single device (not measured, or at a cap): no cpu term")
         if layer is not None:
             notes.append("; ".join(filter(None, [layer.words(), layer_note])))
@@ -194,7 +194,7 @@ def predict(base: pd.DataFrame, layout: str, points, limits: Limits = Limits(), 
             notes.append(f"host: several devices together were measured at {rate(shared['host'])} at most")
         if np.isfinite(terms["devices"]) and not any(np.isfinite(terms[t]) for t in SHARED):
             notes.append(UNBOUNDED)
-        row = dict(layout=layout, **point._asdict(), hosts=limits.hosts, busy_devices=dev["busy_devices"],
+        row = dict(layout=layout, **point._asdict(), hosts=ceilings.hosts, busy_devices=dev["busy_devices"],
                    jobs_per_device=point.numjobs / point.devices, layout_share=share, routing=dev["routing"],
                    members_per_request=dev["members_per_request"], piece_bytes=dev["piece_bytes"],
                    member_outstanding=dev["member_outstanding"], busiest_member=dev["busiest_member"],
@@ -251,7 +251,7 @@ def chunks(frame: pd.DataFrame, chunk_bytes: int | None = None) -> dict[str, int
     return out
 
 
-def predict_results(frame: pd.DataFrame, limits: Limits = Limits(), confidence: float = 0.95,
+def predict_results(frame: pd.DataFrame, ceilings: Ceilings = Ceilings(), confidence: float = 0.95,
                     chunk_bytes: int | None = None, baseline_layout: str | None = None) -> pd.DataFrame:
     """Every measured point of ``frame``'s layouts of more than one device, predicted from ``frame``'s own
     single-device rows (``curve``; those of ``baseline_layout`` when given), each stripe routed by its chunk
@@ -262,7 +262,7 @@ def predict_results(frame: pd.DataFrame, limits: Limits = Limits(), confidence: 
     if points.empty:
         raise AnalysisError("no layout of more than one device to predict: the results hold single-device rows only")
     unit = chunks(frame, chunk_bytes)
-    parts = [predict(base, str(layout), group[["devices", "rw", "bs", "numjobs", "iodepth"]], limits,
+    parts = [predict(base, str(layout), group[["devices", "rw", "bs", "numjobs", "iodepth"]], ceilings,
                      unit.get(str(layout)))
              for layout, group in points.groupby("layout", sort=True)]
     return pd.concat(parts, ignore_index=True)

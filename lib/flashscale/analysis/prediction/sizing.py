@@ -1,15 +1,15 @@
 """How many devices (and hosts) reach a target throughput, and which limit binds first: ``predict``'s model run
 over the device count, before anything is bought or built, held to what the table in hand already measured.
 
-    sizing(base, target, limits, evidence=...)   per rw: the prediction for 1 ... ``max_devices`` devices, the fewest
+    sizing(base, target, ceil, evidence=...)     per rw: the prediction for 1 ... ``max_devices`` devices, the fewest
                                                  that reach the target, and where a limit other than the devices
                                                  first binds
-    evidence(table, base, layout, limits)        the table's own multi-device rows of the layout against the model
+    evidence(table, base, layout, ceil)          the table's own multi-device rows of the layout against the model
 
 Each of N devices runs the single device's best point at the baseline block size (``base``: ``predict.curve`` or
 ``predict.figures``; the best over numjobs and iodepth, fewest jobs on a tie, as ``core.best_points`` chooses): N x
 its jobs over the layout, at its queue depth. With ``devices_per_host`` the hosts grow with the devices
-(ceil(N / devices_per_host), one network link each, each with its memory and cores); without, ``limits.hosts`` is
+(ceil(N / devices_per_host), one network link each, each with its memory and cores); without, ``ceilings.hosts`` is
 fixed.
 
 The data in hand first. Where the results table measured the layout on several devices (``evidence``), a count it
@@ -19,7 +19,7 @@ answer never names fewer devices than the table measured falling short of the ta
 reaching it. Where the table and the model disagree by more than the margin (2%), ``evidence`` says by how much.
 
 Not far beyond the evidence. Where no ceiling that does not grow with the devices is known (memory, CPU with the
-device's CPU cost, network, uplink: ``limits.SHARED``), nothing but the devices bounds the prediction, as far as
+device's CPU cost, network, uplink: ``ceilings.SHARED``), nothing but the devices bounds the prediction, as far as
 known, and every count would scale without end (one job a device, two thousand RAM disks, a terabyte per second).
 Then the counts stop at ``EXTRAPOLATION`` (4) x the largest layout measured (1 for a single device or a published
 figure): two doublings past what any shared part of the machine (memory, CPUs, the root complex, interrupts) has
@@ -36,8 +36,8 @@ import pandas as pd
 
 from .. import core
 from . import curve as curves, loads
-from .limits import SHARED
-from .predict import Limits, nearest, predict
+from .ceilings import SHARED, Ceilings
+from .predict import nearest, predict
 from ..significance import DEFAULT_MARGIN
 from ...errors import AnalysisError, ConfigError
 from ...measure.units import percent
@@ -55,29 +55,29 @@ def baseline_points(base: pd.DataFrame, baseline_bs: int = core.BASELINE_BS) -> 
     return pd.concat(parts, ignore_index=True)[["rw", "bs", "numjobs", "iodepth", "bw_bytes"]]
 
 
-def _limits_for(limits: Limits, devices: int, devices_per_host: int | None) -> Limits:
+def _ceilings_for(ceilings: Ceilings, devices: int, devices_per_host: int | None) -> Ceilings:
     if devices_per_host is None:
-        return limits
-    return dataclasses.replace(limits, hosts=math.ceil(devices / devices_per_host), links=None)
+        return ceilings
+    return dataclasses.replace(ceilings, hosts=math.ceil(devices / devices_per_host), network_links=None)
 
 
-def _check(target: float, devices_per_host, max_devices, limits: Limits) -> None:
+def _check(target: float, devices_per_host, max_devices, ceilings: Ceilings) -> None:
     if isinstance(target, bool) or not isinstance(target, (int, float, np.number)) or not (
             np.isfinite(target) and target > 0):
         raise ConfigError(f"target {target!r} must be a throughput above 0, bytes/s")
     for name, value in (("devices_per_host", devices_per_host), ("max_devices", max_devices)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1):
             raise ConfigError(f"{name} = {value!r} must be a whole number above 0")
-    if devices_per_host is not None and (limits.hosts != 1 or limits.links is not None):
+    if devices_per_host is not None and (ceilings.hosts != 1 or ceilings.network_links is not None):
         raise ConfigError(f"give either devices_per_host ({devices_per_host}) or a fixed count of hosts "
-                          f"({limits.hosts}) and links ({limits.links}), not both")
+                          f"({ceilings.hosts}) and links ({ceilings.network_links}), not both")
 
 
-def evidence(table: pd.DataFrame, base: pd.DataFrame, layout: str, limits: Limits = Limits(),
+def evidence(table: pd.DataFrame, base: pd.DataFrame, layout: str, ceilings: Ceilings = Ceilings(),
              chunk_bytes: int | None = None, devices_per_host: int | None = None,
              margin: float = DEFAULT_MARGIN) -> pd.DataFrame:
     """The table's own rows of ``layout`` on more than one device: per rw and count, its best point (``core``'s best
-    of the point means) against the model at that same point, with the limits ``sizing`` gives that count:
+    of the point means) against the model at that same point, with the ceilings ``sizing`` gives that count:
     ``measured_bw_bytes``, ``predicted_bw_bytes``, ``error`` (measured / predicted - 1), ``contradicts`` (beyond
     ``margin`` either way) and ``beyond_curve``: its load on each device (numjobs x iodepth / devices) is more than
     the device's curve was measured at, so the model held the device at its largest measured load there
@@ -92,7 +92,7 @@ def evidence(table: pd.DataFrame, base: pd.DataFrame, layout: str, limits: Limit
     if mine.empty:
         return pd.DataFrame(columns=columns)
     best = core.best_points(mine, ["rw", "devices"])
-    said = [predict(base, layout, [row], _limits_for(limits, row["devices"], devices_per_host), chunk_bytes)
+    said = [predict(base, layout, [row], _ceilings_for(ceilings, row["devices"], devices_per_host), chunk_bytes)
             for row in best[["devices", "rw", "bs", "numjobs", "iodepth"]].to_dict("records")]
     out = best[["rw", "devices", "bs", "numjobs", "iodepth"]].assign(
         measured_bw_bytes=best["bw_bytes"].to_numpy(),
@@ -137,7 +137,7 @@ def _held(rows: pd.DataFrame, found: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def sizing(base: pd.DataFrame, target: float, limits: Limits = Limits(), layout: str = "jbod",
+def sizing(base: pd.DataFrame, target: float, ceilings: Ceilings = Ceilings(), layout: str = "jbod",
            devices_per_host: int | None = None, max_devices: int = MAX_DEVICES,
            baseline_bs: int = core.BASELINE_BS, table: pd.DataFrame | None = None,
            chunk_bytes: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -149,19 +149,19 @@ def sizing(base: pd.DataFrame, target: float, limits: Limits = Limits(), layout:
     ``predicted_bw_bytes`` and ``predicted_limit`` there, ``other_limit`` and ``other_limit_devices``: the first
     limit other than the devices to bind as N grows, and from how many devices ("" and NaN within the counts none
     does), ``ceiling_bw_bytes``: the prediction at the last count, ``reach``: why the counts stop there."""
-    _check(target, devices_per_host, max_devices, limits)
+    _check(target, devices_per_host, max_devices, ceilings)
     points = pd.DataFrame([dict(devices=n, rw=p.rw, bs=p.bs, numjobs=n * p.numjobs, iodepth=p.iodepth)
                            for p in baseline_points(base, baseline_bs).itertuples(index=False)
                            for n in range(1, max_devices + 1)])
-    hosts = points["devices"].map(lambda n: _limits_for(limits, n, devices_per_host).hosts)
-    parts = [predict(base, layout, group, _limits_for(limits, int(group["devices"].iloc[0]), devices_per_host),
+    hosts = points["devices"].map(lambda n: _ceilings_for(ceilings, n, devices_per_host).hosts)
+    parts = [predict(base, layout, group, _ceilings_for(ceilings, int(group["devices"].iloc[0]), devices_per_host),
                      chunk_bytes)
              for _, group in points.groupby(hosts, sort=True)]
     rows = pd.concat(parts, ignore_index=True).sort_values(["rw", "devices"], kind="mergesort")
     rows = rows.reset_index(drop=True)
     if rows["predicted_bw_bytes"].isna().all():
         raise AnalysisError(f"no prediction: {rows['predicted_note'].iloc[0]}")
-    found = evidence(table, base, layout, limits, chunk_bytes, devices_per_host)
+    found = evidence(table, base, layout, ceilings, chunk_bytes, devices_per_host)
     held, answers = [], []
     for rw, group in rows.groupby("rw", sort=True):
         group = _held(group, found[found["rw"] == rw])
