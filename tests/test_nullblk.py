@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 from hypothesis import given, strategies as st
 
-from flashscale.analysis import nullblk as curve
 from flashscale.arrays.guard import Guard
 from flashscale.errors import ConfigError, FlashscaleError, UnsupportedError
 from flashscale.system import nullblk, reap, undo
@@ -29,57 +28,57 @@ DEVICES = "Character devices:\n  1 mem\n\nBlock devices:\n  7 loop\n{major} null
 
 # ---- the known curve (pure) -------------------------------------------------------------------------------------
 def test_below_the_queue_depth_throughput_is_outstanding_requests_over_latency_then_flat():
-    bw = [curve.expected_bw(4096, 1, qd, 10_000_000, 8) for qd in (1, 2, 4, 8, 16, 32)]
+    bw = [nullblk.expected_bw(4096, 1, qd, 10_000_000, 8) for qd in (1, 2, 4, 8, 16, 32)]
     assert bw == [409_600.0, 819_200.0, 1_638_400.0, 3_276_800.0, 3_276_800.0, 3_276_800.0]  # 4 KiB / 10 ms x qd
-    assert curve.expected_bw(4096, 1, 1, 1_000_000, 8) == pytest.approx(4_096_000.0)
+    assert nullblk.expected_bw(4096, 1, 1, 1_000_000, 8) == pytest.approx(4_096_000.0)
 
 
 def test_jobs_and_depth_multiply_and_jobs_spread_over_devices_as_fio_spreads_them():
-    assert curve.jobs_per_device(5, 2) == [3, 2] and curve.jobs_per_device(1, 3) == [1, 0, 0]
-    assert curve.expected_bw(4096, 2, 2, 10_000_000, 8) == curve.expected_bw(4096, 1, 4, 10_000_000, 8)
-    one = curve.expected_bw(4096, 1, 4, 10_000_000, 8)
-    assert curve.expected_bw(4096, 2, 4, 10_000_000, 8, devices=2) == 2 * one  # a job on each device
-    assert curve.expected_bw(4096, 1, 4, 10_000_000, 8, devices=2) == one  # the second device has no job
+    assert nullblk.jobs_per_device(5, 2) == [3, 2] and nullblk.jobs_per_device(1, 3) == [1, 0, 0]
+    assert nullblk.expected_bw(4096, 2, 2, 10_000_000, 8) == nullblk.expected_bw(4096, 1, 4, 10_000_000, 8)
+    one = nullblk.expected_bw(4096, 1, 4, 10_000_000, 8)
+    assert nullblk.expected_bw(4096, 2, 4, 10_000_000, 8, devices=2) == 2 * one  # a job on each device
+    assert nullblk.expected_bw(4096, 1, 4, 10_000_000, 8, devices=2) == one  # the second device has no job
 
 
 def test_the_cap_is_whole_requests_within_a_budget_reset_50_times_a_second():
-    assert curve.tick_bytes(2) == 41_942  # (2**20 // 50) x 2
-    assert curve.cap_bytes(2, 4096) == 50 * 10 * 4096 == 2_048_000  # ten 4 KiB requests a tick, not 2 x 2**20
-    assert curve.cap_bytes(2, 512) == 50 * 81 * 512
-    assert curve.expected_bw(4096, 1, 32, 10_000_000, 8, mbps=2) == pytest.approx(2_048_000.0)  # 3.28 MB/s uncapped
-    assert curve.expected_bw(4096, 1, 2, 10_000_000, 8, mbps=2) == pytest.approx(819_200.0)  # below the cap: latency binds
-    assert curve.cap_bytes(None, 4096) == math.inf
+    assert nullblk.tick_bytes(2) == 41_942  # (2**20 // 50) x 2
+    assert nullblk.cap_bytes(2, 4096) == 50 * 10 * 4096 == 2_048_000  # ten 4 KiB requests a tick, not 2 x 2**20
+    assert nullblk.cap_bytes(2, 512) == 50 * 81 * 512
+    assert nullblk.expected_bw(4096, 1, 32, 10_000_000, 8, mbps=2) == pytest.approx(2_048_000.0)  # 3.28 MB/s uncapped
+    assert nullblk.expected_bw(4096, 1, 2, 10_000_000, 8, mbps=2) == pytest.approx(819_200.0)  # below the cap: latency binds
+    assert nullblk.cap_bytes(None, 4096) == math.inf
     with pytest.raises(ConfigError, match="bs=65536 is more than the 41942 bytes a tick of mbps=2 allows"):
-        curve.expected_bw(65536, 1, 1, 10_000_000, 8, mbps=2)
+        nullblk.expected_bw(65536, 1, 1, 10_000_000, 8, mbps=2)
 
 
 @pytest.mark.parametrize("mbps", [1, 2, 3, 50, 10_000])
 def test_a_capped_devices_requests_fit_one_ticks_budget_as_the_curve_counts_it(mbps):
     """The system's ``max_sectors`` and the analysis's budget are one kernel fact written twice: they must agree."""
     spec = NullBlkSpec(mbps=mbps)
-    assert nullblk.TICKS_PER_S == curve.TICKS_PER_S
-    assert spec.blocksize <= spec.max_sectors * 512 <= curve.tick_bytes(mbps)
+    assert nullblk.TICKS_PER_S == nullblk.TICKS_PER_S
+    assert spec.blocksize <= spec.max_sectors * 512 <= nullblk.tick_bytes(mbps)
     assert spec.max_sectors * 512 % spec.blocksize == 0 and spec.max_sectors <= nullblk.MAX_SECTORS
     assert NullBlkSpec().max_sectors == 0  # uncapped: the kernel's own limit
 
 
 @pytest.mark.parametrize("call, word", [
-    (lambda: curve.expected_bw(0, 1, 1, 10, 8), "bs=0"),
-    (lambda: curve.expected_bw(4096, 1, 1, 10, 8, mbps=0), "mbps=0"),
-    (lambda: curve.expected_bw(4096, 1, 1.5, 10, 8), "iodepth=1.5"),
-    (lambda: curve.knee_iodepth(4096, 1, 10, True), "queue_depth=True"),
-    (lambda: curve.jobs_per_device(1, 0), "devices=0")])
+    (lambda: nullblk.expected_bw(0, 1, 1, 10, 8), "bs=0"),
+    (lambda: nullblk.expected_bw(4096, 1, 1, 10, 8, mbps=0), "mbps=0"),
+    (lambda: nullblk.expected_bw(4096, 1, 1.5, 10, 8), "iodepth=1.5"),
+    (lambda: nullblk.knee_iodepth(4096, 1, 10, True), "queue_depth=True"),
+    (lambda: nullblk.jobs_per_device(1, 0), "devices=0")])
 def test_a_bad_parameter_is_refused_naming_it(call, word):
     with pytest.raises(ConfigError, match=word):
         call()
 
 
 def test_the_knee_is_where_the_queue_fills_or_the_cap_binds():
-    assert curve.knee_iodepth(4096, 1, 10_000_000, 8) == 8
-    assert curve.knee_iodepth(4096, 2, 10_000_000, 8) == 4
-    assert curve.knee_iodepth(4096, 3, 10_000_000, 8, devices=2) == 8  # the device with one job is the last to fill
-    assert curve.knee_iodepth(4096, 1, 10_000_000, 8, mbps=2) == 5  # 500 requests a second x 10 ms in flight
-    assert curve.knee_iodepth(4096, 1, 9_000_000, 8, mbps=2) == 5  # 4.5 in flight: the fifth request reaches it
+    assert nullblk.knee_iodepth(4096, 1, 10_000_000, 8) == 8
+    assert nullblk.knee_iodepth(4096, 2, 10_000_000, 8) == 4
+    assert nullblk.knee_iodepth(4096, 3, 10_000_000, 8, devices=2) == 8  # the device with one job is the last to fill
+    assert nullblk.knee_iodepth(4096, 1, 10_000_000, 8, mbps=2) == 5  # 500 requests a second x 10 ms in flight
+    assert nullblk.knee_iodepth(4096, 1, 9_000_000, 8, mbps=2) == 5  # 4.5 in flight: the fifth request reaches it
 
 
 @given(bs=st.sampled_from([512, 4096, 131072]), numjobs=st.integers(1, 8), devices=st.integers(1, 4),
@@ -87,10 +86,10 @@ def test_the_knee_is_where_the_queue_fills_or_the_cap_binds():
        mbps=st.one_of(st.none(), st.integers(7, 5000)))  # from 7 a tick's budget holds a 128 KiB request
 def test_the_curve_stops_growing_exactly_at_its_knee(bs, numjobs, devices, latency_ns, queue_depth, mbps):
     params = dict(bs=bs, numjobs=numjobs, latency_ns=latency_ns, queue_depth=queue_depth, mbps=mbps, devices=devices)
-    knee = curve.knee_iodepth(**params)
-    ceiling = curve.expected_bw(iodepth=10**6, **params)
-    assert curve.expected_bw(iodepth=knee, **params) == pytest.approx(ceiling, rel=1e-12)
-    assert knee == 1 or curve.expected_bw(iodepth=knee - 1, **params) < ceiling * (1 - 1e-12)
+    knee = nullblk.knee_iodepth(**params)
+    ceiling = nullblk.expected_bw(iodepth=10**6, **params)
+    assert nullblk.expected_bw(iodepth=knee, **params) == pytest.approx(ceiling, rel=1e-12)
+    assert knee == 1 or nullblk.expected_bw(iodepth=knee - 1, **params) < ceiling * (1 - 1e-12)
 
 
 # ---- the spec -----------------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from flashscale.analysis.prediction import calibration, predict
-from flashscale.analysis import nullblk
+from flashscale.system import nullblk
 from flashscale.errors import AnalysisError
 
 LATENCY = 1_000_000  # ns: null_blk members of 1 ms

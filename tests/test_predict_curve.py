@@ -1,6 +1,6 @@
 """A device's curve indexed by the I/O outstanding on it (``flashscale.analysis.prediction.curve``): interpolated on that axis,
 Little's law below its least measured point from the device's own latency. The truth is null_blk's
-(``analysis.nullblk.expected_bw``: min(jobs x iodepth, queue depth) x bs / latency a device, measured in the VM lab
+(``system.nullblk.expected_bw``: min(jobs x iodepth, queue depth) x bs / latency a device, measured in the VM lab
 within 0.82-1.02 of it), never a cap of our choosing."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from flashscale.analysis.prediction import curve, predict
-from flashscale.analysis import nullblk
+from flashscale.system import nullblk
 
 LATENCY = 2_000_000  # ns
 DEPTH = 8  # null_blk's tags

@@ -9,7 +9,7 @@ import heapq
 import numpy as np
 import pytest
 
-from flashscale.analysis import nullblk
+from flashscale.system import nullblk
 from flashscale.analysis.prediction import predict, routing
 from flashscale.errors import ConfigError
 from flashscale.layouts import btrfs
@@ -124,7 +124,7 @@ def test_members_with_a_few_tags_lose_what_the_busiest_hold_as_a_simulation_find
 
 
 def test_one_job_at_queue_depth_one_on_a_stripe_of_latency_bound_devices_keeps_one_busy():
-    """null_blk devices of 10 ms (``analysis.nullblk``, the curve measured in the VM lab): 4 KiB random reads at
+    """null_blk devices of 10 ms (``system.nullblk``, the curve measured in the VM lab): 4 KiB random reads at
     iodepth 1 on a stripe of 4 keep one member busy: 0.4 MB/s, as one device, not four (the old model's "a share of
     every job's I/O to every device" said 1.6 MB/s); at iodepth 64 with 64 tags a member, k x bs / latency."""
     latency, depth = 10_000_000, 64

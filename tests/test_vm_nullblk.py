@@ -1,6 +1,6 @@
 """The SSD you can reason about, in the VM lab: null_blk devices of a known latency, queue depth and cap, made by
 flashscale inside the guest (``vm_guest/guest_nullblk.py``), accepted by the guard and measured with fio, against
-the curve ``flashscale.analysis.nullblk`` predicts: min(cap, min(jobs x iodepth, queue depth) x bs / latency) per
+the curve ``flashscale.system.nullblk`` predicts: min(cap, min(jobs x iodepth, queue depth) x bs / latency) per
 device. One boot: about a minute under TCG (a minute and a half with both of the host's cores busy)."""
 from __future__ import annotations
 
@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from flashscale.analysis import nullblk as curve
 from flashscale.analysis.plateau import knee
-from flashscale.system import vm
+from flashscale.system import nullblk, vm
 
 pytestmark = [pytest.mark.vm, pytest.mark.root]
 
@@ -49,7 +48,7 @@ def agreement(rows: list[dict], spec: dict, **wrong) -> list[dict]:
               "devices": spec["devices"], **wrong}
     table = []
     for row in rows:
-        expected = curve.expected_bw(row["bs"], row["numjobs"], row["iodepth"], **params)
+        expected = nullblk.expected_bw(row["bs"], row["numjobs"], row["iodepth"], **params)
         table.append({"numjobs": row["numjobs"], "iodepth": row["iodepth"], "expected_bw": expected,
                       "bw_bytes": row["bw_bytes"], "ratio": row["bw_bytes"] / expected})
     return table
@@ -119,6 +118,6 @@ def test_null_blk_devices_deliver_the_curve_their_latency_queue_depth_and_cap_pr
     # knee is taken at 90% of the plateau; half the queue depth stays near half of it, twice it adds little
     single = [r for r in rows if r["numjobs"] == 1]
     depths, rates = [r["iodepth"] for r in single], [r["bw_bytes"] for r in single]
-    assert knee(depths, rates, fraction=0.9) == curve.knee_iodepth(BS, 1, LATENCY_NS, QUEUE_DEPTH) == QUEUE_DEPTH
+    assert knee(depths, rates, fraction=0.9) == nullblk.knee_iodepth(BS, 1, LATENCY_NS, QUEUE_DEPTH) == QUEUE_DEPTH
     by_depth = dict(zip(depths, rates))
     assert by_depth[QUEUE_DEPTH // 2] < 0.6 * max(rates) and by_depth[2 * QUEUE_DEPTH] < 1.15 * by_depth[QUEUE_DEPTH]

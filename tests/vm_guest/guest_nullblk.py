@@ -9,7 +9,7 @@ fields}, "points": [{"numjobs": 1, "iodepth": 1}, ...]}, ...]}``. For each set i
 round over all the points before the next; then they are undone, and what is left of them (configfs directories,
 /dev nodes, the manifest) is noted before the next set. OUT_DIR (in an rwdir) gets ``results.json`` and, per point
 and repetition, fio's job file and JSON output under ``raw/<set>/<point>/rep<n>/``. Run by
-test_vm_nullblk.py, which compares the rows with ``flashscale.analysis.nullblk.expected_bw``; not a test module.
+test_vm_nullblk.py, which compares the rows with ``flashscale.system.nullblk.expected_bw``; not a test module.
 """
 from __future__ import annotations
 

@@ -9,17 +9,45 @@ Each device is made through configfs (``<configfs>/nullb/<name>``): memory-backe
 (``undo.NULLB_NAME``), recorded in the teardown before its directory exists; every attribute written is read back.
 On Linux 6.1 (the VM lab's kernel) the disk takes the configfs name (``/dev/fs<token><i>``); older kernels named it
 ``nullb<index>``. Either way the disk taken is the one whose identity (``System.identity_of``: ``nullb:<name>``)
-points back at the directory, and its /dev node, size and block size are checked. The throughput these devices
-should give is ``flashscale.analysis.nullblk``'s.
+points back at the directory, and its /dev node, size and block size are checked.
 
 null_blk is a module of Debian's kernel: it is loaded with ``nr_devices=0`` (no devices of its own) where it is not
 loaded yet, and stays loaded; configfs is mounted where it is not (recorded, so the teardown unmounts it).
+
+The curve these devices give, known before anything runs (pure functions, no I/O): a device made here (timer
+completions, ``irqmode=2``) completes every request ``latency_ns`` after the driver took it, holds at most
+``queue_depth`` requests at a time (the tags of its one submission queue), and with ``mbps`` moves at most that
+much a second. No hidden device lies behind it, so fio's
+throughput follows Little's law, capped:
+
+    jobs_d         numjobs spread over the devices as fio spreads jobs over targets (the first take the remainder)
+    outstanding_d  min(jobs_d x iodepth, queue_depth)            requests in flight on device d
+    bw_d           min(cap, outstanding_d x bs / latency)        bytes/s; no cap without mbps
+    bw             the sum of bw_d over the devices
+
+Against iodepth (or numjobs) the curve rises in proportion, then is flat from the knee on (``knee_iodepth``: the
+smallest iodepth at which every device with jobs is at its ceiling, its queue full or its cap reached).
+
+The cap is null_blk's budget, not mbps x 10**6: 50 times a second (``TICKS_PER_S``) the device's budget is set to
+(2**20 // 50) x mbps bytes (``tick_bytes``, the kernel's ``mb_per_tick``), and a request that would overdraw it waits
+for the next tick. Requests of ``bs`` bytes therefore pass floor(tick_bytes / bs) at a tick:
+
+    cap = TICKS_PER_S x floor(tick_bytes / bs) x bs      mbps=2, bs=4096: 50 x 10 x 4096 = 2_048_000 bytes/s
+
+A request larger than a whole tick's budget would wait for ever (the budget is reset, never accumulated), so the
+curve refuses such a bs, and ``NullBlkSpec`` caps a capped device's requests (``max_sectors``) below it.
+
+What a real machine adds to every request (submitting, completing and reaping it) only lengthens the latency, so a
+measurement lies at or below this curve; how far below under the VM lab's TCG is in the README ("The SSD you can
+reason about"). Sizes in bytes, times in nanoseconds, bandwidth in bytes/s.
 """
 from __future__ import annotations
 
+import math
 import secrets
 import time
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 
 from . import undo
@@ -33,7 +61,8 @@ MODULE = "null_blk"
 MiB = 2**20
 BLOCKSIZES = (512, 1024, 2048, 4096)  # the logical block sizes null_blk accepts
 MAX_QUEUE_DEPTH = 10240  # BLK_MQ_MAX_DEPTH: the most tags a blk-mq queue can have
-TICKS_PER_S = 50  # a capped device's budget is reset 50 times a second (analysis.nullblk.TICKS_PER_S too)
+TICKS_PER_S = 50  # null_blk resets a capped device's budget 50 times a second
+NS_PER_S = 10**9
 MAX_SECTORS = 2560  # a capped device's largest request, in sectors, where its budget allows more (1.25 MiB)
 APPEAR_S = 10.0  # how long a powered-on device may take to show its /dev node
 POLL_S = 0.1
@@ -43,7 +72,7 @@ POLL_S = 0.1
 class NullBlkSpec:
     """``devices`` null_blk devices alike, each of ``size_bytes`` (whole MiB: configfs takes the size in MB, which
     null_blk counts in MiB), completing every request ``latency_ns`` after the driver took it, at most
-    ``queue_depth`` requests at a time, moving at most ``mbps`` (null_blk's MB/s: ``analysis.nullblk.cap_bytes``; None:
+    ``queue_depth`` requests at a time, moving at most ``mbps`` (null_blk's MB/s: ``cap_bytes``; None:
     no cap), with ``blocksize``-byte logical blocks.
 
     A capped device lets through only requests that fit one tick's budget ((2**20 // 50) x mbps bytes, reset 50
@@ -79,8 +108,7 @@ class NullBlkSpec:
         capped (at most ``MAX_SECTORS``), 0 (the kernel's default) when it is not."""
         if self.mbps is None:
             return 0
-        budget = 2**20 // TICKS_PER_S * self.mbps
-        return min(budget // self.blocksize * self.blocksize // 512, MAX_SECTORS)
+        return min(tick_bytes(self.mbps) // self.blocksize * self.blocksize // 512, MAX_SECTORS)
 
     def attributes(self) -> tuple[tuple[str, str], ...]:
         """What is written into a device's configfs directory before it is powered on, in this order."""
@@ -204,3 +232,60 @@ class NullBlk(Built):
         return [{"name": folder.name, "path": device.path, "id": device.id, "index": read(folder / "index"),
                  **{attr: read(folder / attr) for attr, _ in self.spec.attributes()}}
                 for folder, device in zip(self.folders, self.devices)]
+
+
+def _whole(name: str, value: object) -> int:
+    """``value`` if it is a positive whole number, else ConfigError naming it."""
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ConfigError(f"{name}={value!r} must be a positive whole number")
+    return value
+
+
+def tick_bytes(mbps: int) -> int:
+    """The budget a device capped at ``mbps`` gets at every tick: (2**20 // TICKS_PER_S) x mbps bytes."""
+    return 2**20 // TICKS_PER_S * _whole("mbps", mbps)
+
+
+def cap_bytes(mbps: int | None, bs: int) -> float:
+    """The most bytes/s a device capped at ``mbps`` moves in requests of ``bs`` bytes: TICKS_PER_S x the requests a
+    tick's budget holds x bs; infinite without ``mbps`` (None). ConfigError when one request overdraws a whole tick."""
+    bs = _whole("bs", bs)
+    if mbps is None:
+        return math.inf
+    if bs > tick_bytes(mbps):
+        raise ConfigError(f"bs={bs} is more than the {tick_bytes(mbps)} bytes a tick of mbps={mbps} allows: such a "
+                          "request never completes on null_blk")
+    return float(TICKS_PER_S * (tick_bytes(mbps) // bs) * bs)
+
+
+def jobs_per_device(numjobs: int, devices: int) -> list[int]:
+    """fio's jobs over the devices, one target each: evenly, the first devices taking the remainder."""
+    numjobs, devices = _whole("numjobs", numjobs), _whole("devices", devices)
+    return [numjobs // devices + (1 if d < numjobs % devices else 0) for d in range(devices)]
+
+
+def expected_bw(bs: int, numjobs: int, iodepth: int, latency_ns: int, queue_depth: int, mbps: int | None = None,
+                devices: int = 1) -> float:
+    """The bytes/s fio moves on ``devices`` null_blk devices alike: per device,
+    min(cap, min(jobs on it x iodepth, queue_depth) x bs / latency), summed (``cap_bytes``; the module's docstring)."""
+    bs, iodepth = _whole("bs", bs), _whole("iodepth", iodepth)
+    latency_ns, queue_depth = _whole("latency_ns", latency_ns), _whole("queue_depth", queue_depth)
+    cap = cap_bytes(mbps, bs)
+    total = 0.0
+    for jobs in jobs_per_device(numjobs, devices):
+        outstanding = min(jobs * iodepth, queue_depth)
+        total += min(cap, outstanding * bs * NS_PER_S / latency_ns)
+    return total
+
+
+def knee_iodepth(bs: int, numjobs: int, latency_ns: int, queue_depth: int, mbps: int | None = None,
+                 devices: int = 1) -> int:
+    """The smallest iodepth from which ``expected_bw`` no longer grows: every device with jobs has either its queue
+    full or its cap reached. A device with j jobs needs j x iodepth >= min(queue_depth, cap x latency / bs)."""
+    bs, latency_ns, queue_depth = _whole("bs", bs), _whole("latency_ns", latency_ns), _whole("queue_depth", queue_depth)
+    needed = Fraction(queue_depth)
+    if mbps is not None:  # requests in flight at which the cap binds: exact, so a knee on the boundary is not missed
+        cap_bytes(mbps, bs)  # refuses a bs the cap never lets through
+        per_second = TICKS_PER_S * (tick_bytes(mbps) // bs)
+        needed = min(needed, Fraction(per_second * latency_ns, NS_PER_S))
+    return max([math.ceil(needed / jobs) for jobs in jobs_per_device(numjobs, devices) if jobs] + [1])
