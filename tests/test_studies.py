@@ -14,7 +14,7 @@ import reader
 from flashscale.measure import campaign_folder
 from flashscale import cli
 from flashscale.notebooks import execute, studies
-from flashscale.analysis import compare, core, findings, layout_tax, timeseries
+from flashscale.analysis import compare, core, findings, layout_tax, monitor
 from flashscale.measure import fio, raw, results
 from flashscale.publish import report
 from flashscale.errors import ConfigError
@@ -201,7 +201,7 @@ def test_an_index_lists_every_executed_notebook_even_without_numbers(tmp_path):
 
 
 def test_bandwidth_logs_go_beside_the_run_and_sweeps_carry_extra_options(tmp_path):
-    job = Sweep(extra=timeseries.log_extra(250)).job({"rw": "read", "bs": 4096, "numjobs": 1, "iodepth": 1}, ("/d",))
+    job = Sweep(extra=monitor.log_extra(250)).job({"rw": "read", "bs": 4096, "numjobs": 1, "iodepth": 1}, ("/d",))
     text = fio.render(job, log_dir=tmp_path)
     assert f"write_bw_log={tmp_path}/bw" in text and "log_avg_msec=250" in text
     assert "write_bw_log=bw\n" in fio.render(job)  # without a run directory, as given
@@ -214,10 +214,10 @@ def test_series_sums_the_jobs_of_a_run_per_interval(tmp_path):
     (run / "bw_bw.2.log").write_text("251, 1000, 0, 0, 0\n499, 3000, 0, 0, 0\n752, 500, 0, 0, 0\n")
     frame = pd.DataFrame([{"layout": "jbod", "devices": 2, "rw": "read", "bs": 4096, "numjobs": 2, "iodepth": 1,
                            "rep": 1, "warmup": False, "bw_bytes": 1.0, "raw_dir": "raw/r"}])
-    over = timeseries.series(raw.bw_logs(tmp_path, frame), 250)
+    over = monitor.series(raw.bw_logs(tmp_path, frame), 250)
     assert list(over["bw_bytes"]) == [2000 * 1024, 4000 * 1024, 1000 * 1024]
     assert list(over["time_s"]) == [0.25, 0.5, 0.75]
-    assert timeseries.stability(over)["mean"].iloc[0] == 4000 * 1024  # first and last intervals left out
+    assert monitor.stability(over)["mean"].iloc[0] == 4000 * 1024  # first and last intervals left out
 
 
 def _frame(rows):

@@ -11,8 +11,9 @@
     prediction the prediction model (its README.md): one device's curve, the routing, the ceilings, a layer's
                cost, the prediction before a layout is built, its score after, and ``flashscale plan``'s sizing
     compare    campaigns side by side
-    latency, metadata, shared_file, timeseries   the tables of the latency, metadata, N-to-1 and over-time studies
-                                                 (of what ``measure.raw`` read from each run's files)
+    latency, metadata, shared_file   the tables of the latency, metadata and N-to-1 studies (of what ``measure.raw``
+                                     read from each run's files)
+    monitor    a run's series over its time: the devices and CPUs sampled (the bottleneck), fio's bandwidth logs
     findings   every sentence said about a measurement
     evidence   the sentences on the runs themselves: precondition, truth check, too short, steady rounds
 """

@@ -12,7 +12,7 @@ latency in microseconds, block sizes in KiB and MiB (``bs_text``).
     latency_sentences(points)                ``latency.by_point``: peak IOPS and its tail latency
     metadata_sentences(points)               ``metadata.by_files``: rates against the number of files
     shared_file_sentences(points, against)   ``shared_file.summary`` and ``shared_file.versus``
-    repetition_sentences(reps, steady)       ``stats.repetition_stats`` and ``timeseries.stability``
+    repetition_sentences(reps, steady)       ``stats.repetition_stats`` and ``monitor.stability``
     comparison_sentences(wide)               ``compare.side_by_side``: which source is fastest
     too_short_sentences(frame)               the runs too fast to measure at their size: no rate
     truth_sentences(frame)                   the runs above the emulated array's known cap: measurement errors
@@ -352,7 +352,7 @@ def shared_file_sentences(points: pd.DataFrame, against: pd.DataFrame, same: flo
 
 def repetition_sentences(reps: pd.DataFrame, steady: pd.DataFrame) -> list[str]:
     """Run-to-run spread per point (``stats.repetition_stats``) and the mean spread within runs
-    (``timeseries.stability``)."""
+    (``monitor.stability``)."""
     out = [f"{r.rw} with {r.numjobs} job(s): {r.reps} runs, mean {rate(r.bw_bytes)}, median "
            f"{rate(r.bw_bytes_median)}, deviation {rate(r.bw_bytes_std)} (coefficient of variation "
            f"{percent(r.bw_bytes_cv)})." if r.reps >= 2 else

@@ -208,7 +208,7 @@ def shared_file(result, rows: pd.DataFrame, file_size: int, support: pd.DataFram
 
 def consistency(result, nodes: list[int], reps: pd.DataFrame, steady: pd.DataFrame) -> dict:
     """07_consistency: run-to-run statistics per point (``stats.repetition_stats``) and the variation within
-    runs (``timeseries.stability``)."""
+    runs (``monitor.stability``)."""
     repetitions = {f"{r.layout}/{r.rw}/nj{r.numjobs}": {"mean": r.bw_bytes, "median": r.bw_bytes_median,
                                                          "std": r.bw_bytes_std, "cv": r.bw_bytes_cv, "reps": r.reps}
                    for r in reps.itertuples()}
