@@ -24,8 +24,8 @@ import time
 import zlib
 from pathlib import Path
 
-from flashscale.measure import import_bounds, import_names, imported
-from flashscale.measure.import_names import Naming
+from flashscale.measure.fio_import import bounds, file_names, reader
+from flashscale.measure.fio_import.file_names import Naming
 
 ROOT = Path(__file__).resolve().parents[1]
 GOOD = ROOT / "tests" / "golden" / "write_1target.json"
@@ -83,7 +83,7 @@ def read_time(path: Path, text: str, repeats: int = 7) -> tuple[float, str]:
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
-        outcome = imported.read_file(path, Naming(given={"layout": "single", "devices": 1}), "bench")
+        outcome = reader.read_file(path, Naming(given={"layout": "single", "devices": 1}), "bench")
         times.append(time.perf_counter() - start)
     return min(times), "refused" if outcome.reason else f"{len(outcome.rows)} rows"
 
@@ -94,14 +94,14 @@ def crafted_text(work: Path) -> bool:
         small, what = read_time(work / "crafted.txt", make(144 * 1024))
         large, _ = read_time(work / "crafted.txt", make(288 * 1024))
         good = small < 1.0 and large < 3 * max(small, 0.005)
-        ok = ok and good and imported.UNEXPECTED not in what
+        ok = ok and good and reader.UNEXPECTED not in what
         print(f"{'ok  ' if good else 'SLOW'} 144 KB of {name}: {what} in {small * 1000:.1f} ms (target 1 s); 288 KB: "
               f"{large * 1000:.1f} ms ({large / max(small, 1e-9):.1f} x: linear is 2)")
     return ok
 
 
 def crafted_name() -> bool:
-    pattern = import_names.compile_pattern("{layout}/{bs}/{rw}-{iodepth}-{numjobs}-{rep}.json")
+    pattern = file_names.compile_pattern("{layout}/{bs}/{rw}-{iodepth}-{numjobs}-{rep}.json")
     start = time.perf_counter()
     for _ in range(100):
         pattern.search("x/y/" + "-" * 250 + ".jsox")
@@ -113,7 +113,7 @@ def crafted_name() -> bool:
 
 
 def main() -> int:
-    print(f"import_bounds.MAX_BYTES = {import_bounds.MAX_BYTES / MiB:.0f} MiB")
+    print(f"fio_import.bounds.MAX_BYTES = {bounds.MAX_BYTES / MiB:.0f} MiB")
     with tempfile.TemporaryDirectory(prefix="flashscale-bench-import-") as scratch:
         results = [the_bomb(Path(scratch)), crafted_text(Path(scratch)), crafted_name()]
     return 0 if all(results) else 1

@@ -24,8 +24,9 @@ from pathlib import Path
 
 import pytest
 
-from flashscale.measure import import_folder, imported, results
-from flashscale.measure.import_names import Naming, Rule
+from flashscale.measure.fio_import import importer, reader
+from flashscale.measure import results
+from flashscale.measure.fio_import.file_names import Naming, Rule
 
 BUILT = Path(__file__).parent / "golden" / "imported" / "built"
 
@@ -66,10 +67,10 @@ def parts(text: str) -> tuple[list[dict], list[str], str]:
     return docs, terse, normal + "\n"
 
 
-def read(tmp_path: Path, name: str, text: str) -> imported.FileOutcome:
+def read(tmp_path: Path, name: str, text: str) -> reader.FileOutcome:
     path = tmp_path / f"{name}.out"
     path.write_text(text)
-    return imported.read_file(path, NAMING, "history")
+    return reader.read_file(path, NAMING, "history")
 
 
 def groups_of(doc: dict) -> dict[tuple, list[dict]]:
@@ -235,7 +236,7 @@ def test_a_folder_of_every_output_of_fio_imports_at_once(tmp_path, version):
     folder.mkdir()
     for name, text in outputs(version).items():
         (folder / f"{name}.out").write_text(text)
-    summary = import_folder.run_import([str(folder)], tmp_path / "out", NAMING)
+    summary = importer.run_import([str(folder)], tmp_path / "out", NAMING)
     refused = {Path(o.path).name: o.reason for o in summary.refused}
     assert {n for n, why in refused.items() if "runtime of 0 ms" not in why} == {
         f"{n}.out" for n, text in outputs(version).items() if "Bad option" in text}  # fio ran nothing there

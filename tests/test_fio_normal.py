@@ -11,7 +11,8 @@ import pytest
 
 from flashscale import cli
 from flashscale.errors import FioError
-from flashscale.measure import fio_normal, results
+from flashscale.measure.fio_import import normal
+from flashscale.measure import results
 
 IMPORTED = Path(__file__).parent / "golden" / "imported"
 RUNS = ("groups", "grouped", "randrw")
@@ -65,9 +66,9 @@ def _imported(tmp_path: Path, name: str, text: str) -> "results.pd.DataFrame":
 def test_normal_output_gives_the_rows_fio_s_json_of_the_same_run_gives(tmp_path, name):
     """Bandwidth to the byte (issued I/Os x bs over runt, as fio computes bw_bytes), what ran from the description
     lines, latency within fio's printed rounding; direct, which normal output does not say, unknown."""
-    normal, json_text = _split(name)
-    assert "{" not in normal.splitlines()[0] and fio_normal.is_normal(normal)
-    rows, truth = _imported(tmp_path, f"{name}-normal", normal), _imported(tmp_path, f"{name}-json", json_text)
+    text, json_text = _split(name)
+    assert "{" not in text.splitlines()[0] and normal.is_normal(text)
+    rows, truth = _imported(tmp_path, f"{name}-normal", text), _imported(tmp_path, f"{name}-json", json_text)
     assert list(rows["point"]) == list(truth["point"]) and len(rows) >= 1
     for column in ("bw_bytes", "read_bw_bytes", "write_bw_bytes", "numjobs", "bs", "iodepth", "rw", "ioengine"):
         assert list(rows[column]) == list(truth[column]), column
@@ -83,7 +84,7 @@ def test_normal_output_gives_the_rows_fio_s_json_of_the_same_run_gives(tmp_path,
 def test_fio_2_0_10_normal_output_is_read_with_kb_as_1024_bytes(tmp_path):
     """fio 2.0.10's layout: ``io=203360KB ... runt= 19227msec`` and ``issued: total=r=406720``: 406,720 reads of
     512 B in 19.227 s, the bandwidth fio printed (10577 KB/s, KB = 1024 bytes)."""
-    (run,) = fio_normal.read_normal(FIO_2_0_10, "seed004")
+    (run,) = normal.read_normal(FIO_2_0_10, "seed004")
     (job,) = run["jobs"]
     assert run["fio version"] == "fio-2.0.10" and job["_described"]["rw"] == "randread"
     assert job["read"]["io_bytes"] == 406720 * 512 == 203360 * 1024
@@ -97,10 +98,10 @@ def test_fio_2_0_10_normal_output_is_read_with_kb_as_1024_bytes(tmp_path):
 
 
 def test_runs_appended_to_one_normal_file_are_each_read_and_a_failed_job_is_a_failed_row(tmp_path, capsys):
-    normal, _ = _split("randrw")
+    text, _ = _split("randrw")
     failed = FIO_2_0_10.replace("err= 0: pid=23423", "err= 5 (file:io_u.c:1896, func=io_u error, error=Input/output "
                                 "error): pid=23423")
-    rows = _imported(tmp_path, "two", normal + FIO_2_0_10 + failed)
+    rows = _imported(tmp_path, "two", text + FIO_2_0_10 + failed)
     assert sorted(rows["source_output"]) == [0, 1, 2]
     assert sorted(rows["status"]) == ["failed", "ok", "ok"]
     assert "fio reported error 5 (Input/output error)" in rows.loc[rows["status"] == "failed", "error"].iloc[0]
@@ -109,8 +110,8 @@ def test_runs_appended_to_one_normal_file_are_each_read_and_a_failed_job_is_a_fa
 
 def test_text_without_a_job_block_is_not_normal_output():
     with pytest.raises(FioError, match="no job block"):
-        fio_normal.read_normal("Run status group 0 (all jobs):\n   READ: bw=1MiB/s\n", "x")
-    assert not fio_normal.is_normal("hello\n")
+        normal.read_normal("Run status group 0 (all jobs):\n   READ: bw=1MiB/s\n", "x")
+    assert not normal.is_normal("hello\n")
 
 
 def test_a_client_s_normal_output_of_two_servers_is_one_row_of_both_and_says_so(tmp_path, capsys):

@@ -14,7 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from flashscale.errors import FioError
-from flashscale.measure import fio_output, fio_terse, fio_versions
+from flashscale.measure import fio_output
+from flashscale.measure.fio_import import reader, terse, versions
 
 HERE = Path(__file__).parent / "golden" / "imported"
 spec = importlib.util.spec_from_file_location("make_samples", HERE / "make_samples.py")
@@ -26,12 +27,12 @@ RUN_BW_BYTES = 1000 * samples.RUN["total_ios"] * samples.RUN["bs"] // samples.RU
 
 
 def read(name: str) -> dict:
-    return fio_output.read_output((HERE / name).read_text(), name)
+    return reader.read_output((HERE / name).read_text(), name)
 
 
 def row_of(data: dict, group: int = 0) -> dict:
     entries = fio_output.groups(data)[group]
-    entry = entries[0] if len(entries) == 1 else fio_versions.group_entry(entries)
+    entry = entries[0] if len(entries) == 1 else versions.group_entry(entries)
     return fio_output.parse({"fio version": data["fio version"], "jobs": [entry]})
 
 
@@ -47,8 +48,8 @@ def expected_percentiles(unit_ns: int, group_nr: int) -> dict[str, float]:
 
 
 @pytest.mark.parametrize("name, unit_ns, how", [
-    ("fio-2.0.10.json", 1000, fio_versions.FROM_KIB), ("fio-2.16_jsonplus.json", 1000, fio_versions.FROM_KIB),
-    ("fio-2.21_jsonplus.json", 1000, fio_versions.FROM_BYTES), ("fio-3.1.json", 1, fio_versions.FROM_BYTES)])
+    ("fio-2.0.10.json", 1000, versions.FROM_KIB), ("fio-2.16_jsonplus.json", 1000, versions.FROM_KIB),
+    ("fio-2.21_jsonplus.json", 1000, versions.FROM_BYTES), ("fio-3.1.json", 1, versions.FROM_BYTES)])
 def test_each_version_gives_the_run_back_in_bytes_and_ns(name, unit_ns, how):
     data = read(name)
     row = row_of(data)
@@ -77,18 +78,18 @@ def test_kib_read_as_bytes_is_refused_by_fio_s_own_bw():
     data = json.loads((HERE / "fio-2.0.10.json").read_text())
     data["jobs"][0]["read"]["io_kbytes"] = data["jobs"][0]["read"]["io_bytes"]  # as if io_bytes were bytes
     with pytest.raises(FioError, match="bw 99850 KiB/s disagrees"):
-        fio_versions.normalize(data, "x.json")
+        versions.normalize(data, "x.json")
 
 
 def test_json_plus_buckets_by_index_and_by_value_give_the_same_percentiles():
     by_index = read("fio-2.16_jsonplus.json")  # fio 2.2.12-2.19, two job entries (no group_reporting)
     by_value = read("fio-2.21_jsonplus.json")  # fio 2.20 on, one entry
-    merged = fio_versions.group_entry(fio_output.groups(by_index)[0])
+    merged = versions.group_entry(fio_output.groups(by_index)[0])
     assert merged["_jobs"] == 2 and merged["read"]["io_bytes"] == by_value["jobs"][0]["read"]["io_bytes"]
     assert merged["read"]["clat_ns"]["percentile"] == {
         k: v for k, v in by_value["jobs"][0]["read"]["clat_ns"]["percentile"].items()
-        if float(k) in fio_versions.WANTED}
-    assert fio_versions.plat_idx_to_val(127) == 127 and fio_versions.plat_idx_to_val(128) == 129
+        if float(k) in versions.WANTED}
+    assert versions.plat_idx_to_val(127) == 127 and versions.plat_idx_to_val(128) == 129
 
 
 def jsonplus_sides():
@@ -105,7 +106,7 @@ def jsonplus_sides():
 def test_percentiles_from_json_plus_buckets_are_fio_s_own(where, clat):
     """fio 3.33 wrote both its percentiles and the buckets they came from: ours, from the buckets, are its."""
     listed = {float(k): v for k, v in clat["percentile"].items()}
-    found = fio_versions.percentiles_from_bins({int(k): n for k, n in clat["bins"].items()}, listed, clat["N"])
+    found = versions.percentiles_from_bins({int(k): n for k, n in clat["bins"].items()}, listed, clat["N"])
     assert found == listed, where
 
 
@@ -114,7 +115,7 @@ def test_a_group_reported_job_by_job_sums_as_fio_s_all_clients_does():
     data = read("fio333_client_2servers.json")
     jobs = [e for e in data["client_stats"] if e["jobname"] != "All clients"]
     everyone = next(e for e in data["client_stats"] if e["jobname"] == "All clients")
-    merged = fio_versions.group_entry(jobs)
+    merged = versions.group_entry(jobs)
     side, theirs = merged["read"], everyone["read"]
     assert side["io_bytes"] == theirs["io_bytes"] and side["bw_bytes"] == theirs["bw_bytes"]
     assert side["iops"] == pytest.approx(theirs["iops"], rel=1e-9)
@@ -129,9 +130,9 @@ def test_a_group_reported_job_by_job_sums_as_fio_s_all_clients_does():
 def test_terse_and_json_plus_of_one_run_agree_to_fio_s_usec():
     text = (HERE / "fio333_one_terse5_jsonplus.txt").read_text()
     terse_text, json_text = text.split("\n{", 1)
-    terse, full = fio_terse.read_terse(terse_text, "t"), fio_output.read_output("{" + json_text, "j")
-    assert terse["_format"] == "terse v5" and full["_format"] == "json+"
-    a, b = fio_output.parse(terse), fio_output.parse(full)
+    short, full = terse.read_terse(terse_text, "t"), reader.read_output("{" + json_text, "j")
+    assert short["_format"] == "terse v5" and full["_format"] == "json+"
+    a, b = fio_output.parse(short), fio_output.parse(full)
     # terse keeps whole KiB moved: the rate to a KiB over the run
     assert abs(a["bw_bytes"] - b["bw_bytes"]) <= 1024 * 1000 / (1000 * b["runtime_s"])
     assert a["clat_mean_ns"] == pytest.approx(b["clat_mean_ns"], abs=0.001)  # "%f" of usec: to the ns
@@ -152,7 +153,7 @@ def test_terse_versions_give_each_job_of_each_group(version):
 
 def test_a_terse_line_that_is_not_fio_s_is_named():
     with pytest.raises(FioError, match="terse line 1: not a terse v3 line"):
-        fio_terse.read_terse("3;fio-3.33;x;0;0;1;2;3\n", "t.txt")
+        terse.read_terse("3;fio-3.33;x;0;0;1;2;3\n", "t.txt")
 
 
 @pytest.mark.parametrize("text, words", [
@@ -161,12 +162,12 @@ def test_a_terse_line_that_is_not_fio_s_is_named():
     ("t: (groupid=0, jobs=1): err= 0: pid=1\n", "not fio.s output: no JSON object and no terse line")])
 def test_what_is_not_fio_output_is_refused_with_the_reason(text, words):
     with pytest.raises(FioError, match=words):
-        fio_output.read_output(text, "f")
+        reader.read_output(text, "f")
 
 
 def test_the_version_string_of_a_git_build_is_read():
-    assert fio_versions.version_of("fio-3.1-46-gabc123") == (3, 1, 0)
-    assert fio_versions.version_of("fio-2.0.10") == (2, 0, 10) and fio_versions.version_of("x") is None
+    assert versions.version_of("fio-3.1-46-gabc123") == (3, 1, 0)
+    assert versions.version_of("fio-2.0.10") == (2, 0, 10) and versions.version_of("x") is None
 
 
 SAMPLES = sorted(p.name for p in HERE.glob("*.json") if "status_interval" not in p.name)  # one output a file
@@ -201,9 +202,9 @@ def test_any_damaged_output_gives_rows_or_a_fio_error(mutation):
             holder = holder[step]
         holder[key] = copy.deepcopy(value)
     try:
-        out = fio_output.read_output(json.dumps(data), name)
+        out = reader.read_output(json.dumps(data), name)
         for entries in fio_output.groups(out).values():
-            entry = entries[0] if len(entries) == 1 else fio_versions.group_entry(entries)
+            entry = entries[0] if len(entries) == 1 else versions.group_entry(entries)
             row = fio_output.parse({"fio version": out.get("fio version", ""), "jobs": [entry]}, name)
             assert not math.isinf(row["bw_bytes"])
     except FioError as exc:

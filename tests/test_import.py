@@ -19,8 +19,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from flashscale import cli
 from flashscale.errors import ConfigError, RefusedError
 from flashscale.analysis import core, latency
-from flashscale.measure import cluster, fio_output, import_folder, raw, results
-from flashscale.measure.import_names import Naming, compile_pattern
+from flashscale.measure import cluster, fio_output, raw, results
+from flashscale.measure.fio_import import importer, reader
+from flashscale.measure.fio_import.file_names import Naming, compile_pattern
 
 from conftest import sha256
 
@@ -72,7 +73,7 @@ def test_a_folder_of_bad_files_names_each_and_imports_the_rest(mixed_bag, tmp_pa
     good = table[table["status"] == "ok"].iloc[0]
     raw = json.loads((GOLDEN / "write_1target.json").read_text())["jobs"][0]["write"]
     assert good["bw_bytes"] == raw["bw_bytes"] and good["clat_p99_ns"] == raw["clat_ns"]["percentile"]["99.000000"]
-    sources = import_folder.sources(out).set_index("path")
+    sources = importer.sources(out).set_index("path")
     assert sources.loc[str((mixed_bag / "empty.json").resolve()), "outcome"] == "refused"
     assert sources.loc[str((mixed_bag / "good.json").resolve()), "sha256"] == sha256(mixed_bag / "good.json")
     assert sources.loc[str((mixed_bag / "good.json").resolve()), "read_from"].startswith("bw_bytes; clat_ns, lat_ns")
@@ -98,7 +99,7 @@ def test_the_same_import_twice_gives_the_same_table(tmp_path, capsys):
 def test_bench_fio_s_layout_is_read_by_its_pattern_and_repetitions_by_their_run(tmp_path):
     out = tmp_path / "imported"
     naming = Naming(pattern=BENCHFIO_PATTERN, given={"devices": 1})
-    summary = import_folder.run_import([str(BENCHFIO)], out, naming)
+    summary = importer.run_import([str(BENCHFIO)], out, naming)
     assert summary.line() == "8 files: 8 imported (8 rows)"
     table = results.load(out)
     assert sorted(table["layout"].unique()) == ["jbod", "single"] and set(table["bs"]) == {2**20}
@@ -124,7 +125,7 @@ def test_where_the_name_and_the_file_disagree_the_file_wins_and_it_is_said(tmp_p
     row = results.load(out).iloc[0]
     assert (row["layout"], row["devices"], row["rw"], row["bs"], row["iodepth"], row["numjobs"]) == \
         ("md0", 4, "write", 131072, 1, 1)
-    assert "the name says rw=randread" in import_folder.sources(out)["said"].iloc[0]
+    assert "the name says rw=randread" in importer.sources(out)["said"].iloc[0]
 
 
 def test_an_old_fio_that_echoes_no_options_takes_them_from_the_name(tmp_path):
@@ -135,13 +136,13 @@ def test_an_old_fio_that_echoes_no_options_takes_them_from_the_name(tmp_path):
     plain.mkdir()
     shutil.copy(IMPORTED / "fio-2.0.10.json", plain / "run.json")
     out = tmp_path / "imported"
-    refused = import_folder.run_import([str(plain)], out, Naming(given={"layout": "raid5", "devices": 4}))
+    refused = importer.run_import([str(plain)], out, Naming(given={"layout": "raid5", "devices": 4}))
     # fio 2.0.10 echoes no options: bs is derived from its numbers (bytes over I/Os), and its direction (it moved
     # reads), but not whether at random or in sequence, nor its depth (this sample has no iodepth_level) and jobs
     assert "rw, iodepth, numjobs neither in the file nor given" in refused.refused[0].reason
     assert "which way it moved data (read), not whether at random or in sequence" in refused.refused[0].reason
     naming = Naming(pattern="{layout}/{rw}-{bs}-qd{iodepth}-nj{numjobs}.json", given={"devices": 4})
-    assert import_folder.run_import([str(named)], out, naming).line() == "1 files: 1 imported (1 rows)"
+    assert importer.run_import([str(named)], out, naming).line() == "1 files: 1 imported (1 rows)"
     row = results.load(out).iloc[0]
     assert (row["rw"], row["bs"], row["iodepth"], row["numjobs"], row["fio_version"]) == \
         ("randread", 4096, 1, 1, "fio-2.0.10")
@@ -164,10 +165,10 @@ def test_a_map_names_layouts_and_devices_by_glob(tmp_path, capsys):
 
 def test_a_second_import_adds_another_layout_and_mixed_versions_are_flagged(tmp_path):
     out = tmp_path / "imported"
-    import_folder.run_import([str(IMPORTED / "fio-2.21_jsonplus.json")], out,
+    importer.run_import([str(IMPORTED / "fio-2.21_jsonplus.json")], out,
                              Naming(given={"layout": "old-array", "devices": 2}))
     assert not results.load(out)["fio_versions_mixed"].any()
-    import_folder.run_import([str(IMPORTED / "fio333_groups.json")], out, Naming(given={"layout": "new-array",
+    importer.run_import([str(IMPORTED / "fio333_groups.json")], out, Naming(given={"layout": "new-array",
                                                                                        "devices": 2}))
     table = results.load(out)
     assert sorted(table["layout"]) == ["new-array", "new-array", "old-array"] and table["fio_versions_mixed"].all()
@@ -178,7 +179,7 @@ def test_a_second_import_adds_another_layout_and_mixed_versions_are_flagged(tmp_
 
 def test_client_server_output_gives_a_row_per_host_and_the_cluster(tmp_path):
     out = tmp_path / "imported"
-    import_folder.run_import([str(GOLDEN / "cluster_client_2hosts.json")], out,
+    importer.run_import([str(GOLDEN / "cluster_client_2hosts.json")], out,
                              Naming(given={"layout": "jbod", "devices": 2}))
     table = results.load(out).set_index("host")
     assert sorted(table.index) == ["10.213.1.2", "10.213.2.2", "all"] and (table["hosts"] == 2).all()
@@ -204,15 +205,15 @@ def test_a_folder_that_is_not_an_import_is_refused_and_left_alone(tmp_path, caps
     assert "is not an earlier import's folder" in capsys.readouterr().err
     assert hashes(mine) == before
     with pytest.raises(RefusedError):
-        import_folder.check_folder(mine)
+        importer.check_folder(mine)
 
 
 def test_the_import_folder_inside_a_source_folder_is_not_read_again(tmp_path):
     bag = tmp_path / "bag"
     shutil.copytree(BENCHFIO / "single", bag)
     naming = Naming(given={"layout": "single", "devices": 1})
-    assert import_folder.run_import([str(bag)], bag / "imported", naming).line() == "4 files: 4 imported (4 rows)"
-    again = import_folder.run_import([str(bag)], bag / "imported", naming)
+    assert importer.run_import([str(bag)], bag / "imported", naming).line() == "4 files: 4 imported (4 rows)"
+    again = importer.run_import([str(bag)], bag / "imported", naming)
     assert again.line() == f"4 files: 0 imported (0 rows), 4 already in {bag / 'imported'} (the same SHA-256), " \
                            "left as they were"
 
@@ -234,7 +235,7 @@ def test_any_bytes_are_imported_or_refused_by_name(tmp_path, content):
     (folder / "x.json").write_bytes(content)
     out = tmp_path / "out"
     shutil.rmtree(out, ignore_errors=True)
-    summary = import_folder.run_import([str(folder / "x.json")], out, Naming(given={"layout": "l", "devices": 1}))
+    summary = importer.run_import([str(folder / "x.json")], out, Naming(given={"layout": "l", "devices": 1}))
     assert len(summary.outcomes) == 1 and (summary.refused[0].reason if summary.refused else summary.added)
 
 
@@ -242,7 +243,7 @@ def test_an_old_fio_s_latency_is_read_back_from_the_folder_in_ns(tmp_path):
     """A report's latency section reads each row's fio.json (raw.fio_outputs): an import keeps it in fio 3.33's
     shape, so fio 2.21's usec come back in ns as the row has them."""
     out = tmp_path / "imported"
-    import_folder.run_import([str(IMPORTED / "fio-2.21_jsonplus.json")], out, Naming(given={"layout": "a",
+    importer.run_import([str(IMPORTED / "fio-2.21_jsonplus.json")], out, Naming(given={"layout": "a",
                                                                                           "devices": 1}))
     table = core.measured(results.load(out))
     details = latency.details(raw.fio_outputs(out, table))
@@ -256,7 +257,7 @@ def test_fio_2_1_s_client_server_output_gives_each_host_and_the_cluster(tmp_path
     "All clients" sum not read as a host."""
     out = tmp_path / "imported"
     naming = Naming(given={"layout": "jbod", "devices": 4, "rw": "randread", "bs": "4k", "iodepth": 1, "numjobs": 1})
-    import_folder.run_import([str(IMPORTED / "fio-2.1.10_client.json")], out, naming)
+    importer.run_import([str(IMPORTED / "fio-2.1.10_client.json")], out, naming)
     table = results.load(out).set_index("host")
     assert sorted(table.index) == ["all", "node1", "node2"] and table.loc["all", "devices"] == 8
     assert table.loc["all", "io_bytes"] == 50_000 * 4096 == table.drop(index="all")["io_bytes"].sum()
@@ -269,7 +270,7 @@ def test_options_fio_did_not_echo_are_fio_s_defaults_from_fio_2_3_on(tmp_path):
     (tmp_path / "bare.json").write_text(json.dumps(data))
     data["fio version"] = "fio-2.2.10"  # before fio 2.3 echoed options: unknown, not defaults
     (tmp_path / "old.json").write_text(json.dumps(data))
-    summary = import_folder.run_import([str(tmp_path / "bare.json"), str(tmp_path / "old.json")], tmp_path / "out",
+    summary = importer.run_import([str(tmp_path / "bare.json"), str(tmp_path / "old.json")], tmp_path / "out",
                                        Naming(given={"layout": "a", "devices": 1}))
     assert [Path(o.path).name for o in summary.refused] == ["old.json"]
     row = results.load(tmp_path / "out").iloc[0]
@@ -371,7 +372,7 @@ def test_runs_appended_to_one_file_are_each_read(tmp_path, capsys):
 def test_outputs_with_any_lines_around_them_are_each_read_whole(outputs, tail):
     """Real outputs, each after any lines that do not begin with ``{``, then any lines after the last: as many
     documents as outputs, each equal to its file read alone, the lines before each its preamble."""
-    from flashscale.measure import fio_documents
+    from flashscale.measure.fio_import import documents
     text, expected = "", []
     for lines, name in outputs:
         before = "".join(line + "\n" for line in lines)
@@ -379,7 +380,7 @@ def test_outputs_with_any_lines_around_them_are_each_read_whole(outputs, tail):
         text += before + own + ("" if own.endswith("\n") else "\n")
         expected.append((before, json.loads(own)))
     text += "".join(line + "\n" for line in tail)
-    found = fio_documents.documents(text, "t")
+    found = documents.documents(text, "t")
     assert [d.data for d in found] == [data for _, data in expected]
     assert [d.preamble for d in found] == [("\n" if i else "") + before for i, (before, _) in enumerate(expected)]
 
@@ -387,10 +388,10 @@ def test_outputs_with_any_lines_around_them_are_each_read_whole(outputs, tail):
 def test_fio_s_reports_of_one_run_as_it_ran_are_one_run_the_last(tmp_path, capsys):
     """fio 3.33 with --status-interval=1 wrote four whole outputs of a 3 s run, each counted from its start: one row,
     the last report's, and it is said. The same file twice over (two runs appended) is two runs of one row each."""
-    from flashscale.measure import fio_documents
+    from flashscale.measure.fio_import import documents
     name = IMPORTED / "fio333_status_interval.json"
-    reports = fio_output.read_outputs(name.read_text(), "s")
-    assert len(reports) == 4 and [n for _, n in fio_documents.runs(reports)] == [4]
+    reports = reader.read_outputs(name.read_text(), "s")
+    assert len(reports) == 4 and [n for _, n in documents.runs(reports)] == [4]
     last = reports[-1]["jobs"][0]["read"]
     out = tmp_path / "imported"
     assert cli.main(["import", str(name), "--to", str(out), "--layout", "single", "--devices", "1"]) == 0

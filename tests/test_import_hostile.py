@@ -19,8 +19,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from flashscale import cli
-from flashscale.measure import import_bounds, import_folder, imported, raw, results
-from flashscale.measure.import_names import Naming
+from flashscale.measure.fio_import import bounds, importer, reader
+from flashscale.measure import raw, results
+from flashscale.measure.fio_import.file_names import Naming
 
 from conftest import sha256
 
@@ -74,13 +75,13 @@ def test_a_crafted_file_beside_good_ones_is_refused_by_name_and_a_later_import_i
     out = tmp_path / "out"
     assert cli.main(["import", str(bag), "--to", str(out), "--layout", "single", "--devices", "1"]) == 3
     said = capsys.readouterr()
-    assert "Traceback" not in said.err and imported.UNEXPECTED not in said.out + said.err
+    assert "Traceback" not in said.err and reader.UNEXPECTED not in said.out + said.err
     for name, (_, words) in made.items():
         line = next((l for l in said.err.splitlines() if l.startswith(f"refused {bag / name}: ")), None)
         if line is not None:
             assert words in line, (name, line)
     table = results.load(out)
-    sources = import_folder.sources(out).set_index("path")
+    sources = importer.sources(out).set_index("path")
     for name in ("digits.json", "nan_time.json", "far_time.json", "object_name.json", "escape_group.json",
                  "huge_group.json"):
         assert sources.loc[str((bag / name).resolve()), "outcome"] == "refused", name
@@ -91,10 +92,10 @@ def test_a_crafted_file_beside_good_ones_is_refused_by_name_and_a_later_import_i
     assert table[table["source_file"].str.endswith("nan_runtime.json")]["numjobs"].tolist() == [1]  # option kept
     assert {k: v for k, v in tree(tmp_path).items() if not k.startswith("out/")} == outside  # nothing else written
     for value in (*sources["reason"].dropna(), *sources["said"].dropna()):
-        assert value.isprintable() and "\x1b" not in value and len(value) <= 2 * import_bounds.MESSAGE + 400
+        assert value.isprintable() and "\x1b" not in value and len(value) <= 2 * bounds.MESSAGE + 400
     assert cli.main(["import", str(IMPORTED / "fio333_grouped_jsonplus.json"), "--to", str(out), "--layout", "md0",
                      "--devices", "2"]) == 0
-    assert "md0" in set(results.load(out)["layout"]) and len(import_folder.stored(out).table) == len(results.load(out))
+    assert "md0" in set(results.load(out)["layout"]) and len(importer.stored(out).table) == len(results.load(out))
 
 
 def test_nothing_read_from_a_file_names_a_path_of_the_folder(tmp_path):
@@ -108,7 +109,7 @@ def test_nothing_read_from_a_file_names_a_path_of_the_folder(tmp_path):
     source.parent.mkdir()
     source.write_text(json.dumps(data))
     out = tmp_path / "deep" / "out"
-    summary = import_folder.run_import([str(source)], out, NAMES)
+    summary = importer.run_import([str(source)], out, NAMES)
     assert not summary.refused
     table = results.load(out)
     assert {"h/../../x", "../y"} <= {host.rsplit(":", 1)[0] for host in table["host"]}
@@ -122,7 +123,7 @@ def test_nothing_read_from_a_file_names_a_path_of_the_folder(tmp_path):
 def test_analyze_reads_no_raw_folder_outside_the_campaign(tmp_path):
     """A rows.jsonl whose raw_dir climbs out of its folder (written by hand, or by an older import) is refused."""
     out = tmp_path / "out"
-    import_folder.run_import([str(GOOD[0])], out, NAMES)
+    importer.run_import([str(GOOD[0])], out, NAMES)
     secret = tmp_path / "secret" / "fio.json"
     secret.parent.mkdir()
     shutil.copy(GOOD[0], secret)
@@ -155,27 +156,27 @@ def test_symbolic_links_in_a_folder_are_not_followed_unless_named(tmp_path, caps
 def test_a_gzip_expanding_past_the_limit_is_refused_by_name_and_expanding_stops_there(tmp_path, monkeypatch):
     """The limit (256 MiB; 1 MiB here) is said in the refusal, and no more than the limit and one piece is ever
     expanded: a bomb costs the limit, not what it expands to (make bench measures the 1 GiB one)."""
-    monkeypatch.setattr(import_bounds, "MAX_BYTES", 2**20)
-    monkeypatch.setattr(import_bounds, "LIMIT_WORDS", "1 MiB, the most flashscale import reads of one file")
+    monkeypatch.setattr(bounds, "MAX_BYTES", 2**20)
+    monkeypatch.setattr(bounds, "LIMIT_WORDS", "1 MiB, the most flashscale import reads of one file")
     expanded = []
-    real = import_bounds.pieces
+    real = bounds.pieces
 
     def counted(name, view):
         for piece in real(name, view):
             expanded.append(len(piece))
             yield piece
-    monkeypatch.setattr(import_bounds, "pieces", counted)
+    monkeypatch.setattr(bounds, "pieces", counted)
     bag = tmp_path / "bag"
     bag.mkdir()
     (bag / "bomb.json.gz").write_bytes(gzip.compress(b" " * (64 * 2**20)))
     shutil.copy(GOOD[0], bag / "good.json")
-    summary = import_folder.run_import([str(bag)], tmp_path / "out", NAMES)
+    summary = importer.run_import([str(bag)], tmp_path / "out", NAMES)
     (bomb,) = summary.refused
     assert bomb.reason.endswith("a gzip file that expands to more than 1 MiB, the most flashscale import reads of "
                                 "one file: refused, not expanded further")
-    assert sum(expanded) <= 2**20 + import_bounds.CHUNK and len(summary.added) == 1
+    assert sum(expanded) <= 2**20 + bounds.CHUNK and len(summary.added) == 1
     (bag / "big.log").write_bytes(b"x" * (2**20 + 1))
-    again = import_folder.run_import([str(bag / "big.log")], tmp_path / "out", NAMES)
+    again = importer.run_import([str(bag / "big.log")], tmp_path / "out", NAMES)
     assert again.refused[0].reason == "it holds more than 1 MiB, the most flashscale import reads of one file: " \
                                       "not read"
 
@@ -192,33 +193,33 @@ def test_text_crafted_against_the_normal_patterns_is_read_or_refused_by_name(tmp
     patterns took 131 s on the second): read or refused, never an error of Python's. make bench times them."""
     source = tmp_path / "crafted.txt"
     source.write_text(make(144 * 1024))
-    outcome = imported.read_file(source, NAMES, "c")
-    assert outcome.reason is None or imported.UNEXPECTED not in outcome.reason
+    outcome = reader.read_file(source, NAMES, "c")
+    assert outcome.reason is None or reader.UNEXPECTED not in outcome.reason
 
 
 def test_an_import_that_fails_or_is_killed_leaves_the_folder_as_it_was(tmp_path, monkeypatch):
     out = tmp_path / "out"
-    import_folder.run_import([str(GOOD[0])], out, NAMES)
+    importer.run_import([str(GOOD[0])], out, NAMES)
     before = tree(out)
 
     def broken(folder):
         raise OSError("disk full")
     monkeypatch.setattr(results, "rebuild_table", broken)
     with pytest.raises(OSError, match="disk full"):
-        import_folder.run_import([str(GOOD[1])], out, NAMES)
+        importer.run_import([str(GOOD[1])], out, NAMES)
     assert tree(out) == before and sorted(p.name for p in tmp_path.iterdir()) == ["out"]
     monkeypatch.undo()
-    killer = ("import sys, os, signal\nfrom flashscale.measure import import_folder, import_write\n"
-              "from flashscale.measure.import_names import Naming\n"
-              "import_write.exchange = lambda new, to: os.kill(os.getpid(), signal.SIGKILL)\n"
-              f"import_folder.run_import([{str(GOOD[1])!r}], __import__('pathlib').Path({str(out)!r}), "
+    killer = ("import sys, os, signal\nfrom flashscale.measure.fio_import import importer, swap\n"
+              "from flashscale.measure.fio_import.file_names import Naming\n"
+              "swap.exchange = lambda new, to: os.kill(os.getpid(), signal.SIGKILL)\n"
+              f"importer.run_import([{str(GOOD[1])!r}], __import__('pathlib').Path({str(out)!r}), "
               "Naming(given={'layout': 'single', 'devices': 1}))\n")
     done = subprocess.run([sys.executable, "-c", killer], capture_output=True, text=True, timeout=120)
     assert done.returncode == -signal.SIGKILL
     assert tree(out) == before  # killed before the exchange: the folder as it was
     left = [p for p in tmp_path.iterdir() if p.name.startswith(".out.import-")]
     assert len(left) == 1  # the killed import's staging folder, marked with its (dead) pid
-    assert import_folder.run_import([str(GOOD[1])], out, NAMES).added  # the next import works, and clears it
+    assert importer.run_import([str(GOOD[1])], out, NAMES).added  # the next import works, and clears it
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out.import-")]
     assert len(results.load(out)) == 3
 
@@ -278,32 +279,32 @@ def test_mutated_fio_output_of_each_format_cannot_hurt_the_import(tmp_path, form
     shutil.copy(GOOD[0], work / "in" / "good.json")
     before = tree(work)
     naming = Naming(given={"layout": "l", "devices": 1, "rw": "random", "numjobs": 1, "iodepth": 1, "bs": "4k"})
-    summary = import_folder.run_import([str(work / "in")], work / "out", naming)
-    assert all(o.reason is None or imported.UNEXPECTED not in o.reason for o in summary.outcomes), \
+    summary = importer.run_import([str(work / "in")], work / "out", naming)
+    assert all(o.reason is None or reader.UNEXPECTED not in o.reason for o in summary.outcomes), \
         [o.reason for o in summary.outcomes]
     assert any(Path(o.path).name == "good.json" for o in summary.added)
     assert {k: v for k, v in tree(work).items() if not k.startswith("out/")} == before
     table = results.load(work / "out")
-    assert isinstance(table, pd.DataFrame) and len(import_folder.stored(work / "out").table) == len(table)
+    assert isinstance(table, pd.DataFrame) and len(importer.stored(work / "out").table) == len(table)
 
 
 def test_an_import_into_a_folder_named_by_a_link_writes_the_folder_it_names(tmp_path):
     real = tmp_path / "real[1]"
-    import_folder.run_import([str(GOOD[0])], real, NAMES)
+    importer.run_import([str(GOOD[0])], real, NAMES)
     (tmp_path / "link").symlink_to(real)
-    assert import_folder.run_import([str(GOOD[1])], tmp_path / "link", NAMES).added
+    assert importer.run_import([str(GOOD[1])], tmp_path / "link", NAMES).added
     assert (tmp_path / "link").is_symlink() and len(results.load(real)) == 3
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "real[1]"]
 
 
 def test_a_second_import_into_a_folder_being_written_is_refused(tmp_path, monkeypatch):
     from flashscale.errors import RefusedError
-    from flashscale.measure import import_write
+    from flashscale.measure.fio_import import swap
     out = tmp_path / "out"
-    import_folder.run_import([str(GOOD[0])], out, NAMES)
+    importer.run_import([str(GOOD[0])], out, NAMES)
     before = tree(out)
-    with import_write.locked(out):  # as a first import holds it while it writes
+    with swap.locked(out):  # as a first import holds it while it writes
         with pytest.raises(RefusedError, match="another flashscale import into .* is running"):
-            import_folder.run_import([str(GOOD[1])], out, NAMES)
+            importer.run_import([str(GOOD[1])], out, NAMES)
     assert tree(out) == before
-    assert import_folder.run_import([str(GOOD[1])], out, NAMES).added
+    assert importer.run_import([str(GOOD[1])], out, NAMES).added

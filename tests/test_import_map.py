@@ -11,8 +11,9 @@ from hypothesis import given, strategies as st
 
 from flashscale import cli
 from flashscale.errors import ConfigError
-from flashscale.measure import import_folder, results
-from flashscale.measure.import_names import Naming, compile_pattern, read_map
+from flashscale.measure.fio_import import importer
+from flashscale.measure import results
+from flashscale.measure.fio_import.file_names import Naming, compile_pattern, read_map
 
 IMPORTED = Path(__file__).parent / "golden" / "imported"
 APPENDED = IMPORTED / "fio333_appended30.json.xz"
@@ -44,7 +45,7 @@ def test_thirty_appended_outputs_take_thirty_device_counts(tmp_path, capsys):
 def test_an_output_entry_comes_before_a_path_entry_and_each_field_comes_from_the_first_that_gives_it(tmp_path):
     mapping = _map(tmp_path, "- {output: 2, devices: 8}\n- {match: '*', layout: md0, devices: 1, rw: write}\n")
     out = tmp_path / "out"
-    import_folder.run_import([str(APPENDED)], out, Naming(rules=tuple(read_map(mapping))))
+    importer.run_import([str(APPENDED)], out, Naming(rules=tuple(read_map(mapping))))
     table = results.load(out).set_index("source_output")
     assert table.loc[2, "devices"] == 8 and (table.drop(index=2)["devices"] == 1).all()
     assert (table["layout"] == "md0").all()

@@ -10,8 +10,9 @@ import pytest
 
 from flashscale import cli
 from flashscale.analysis import core, stats
-from flashscale.measure import import_folder, results
-from flashscale.measure.import_names import Naming, read_map
+from flashscale.measure.fio_import import importer
+from flashscale.measure import results
+from flashscale.measure.fio_import.file_names import Naming, read_map
 from flashscale.publish import report
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,7 +24,7 @@ def test_a_report_is_published_from_an_imported_folder(tmp_path):
     folder = tmp_path / "imported"
     naming = Naming(pattern="{layout}/{bs}/run-{rep}/{rw}-{iodepth}-{numjobs}.json",
                     rules=tuple(read_map(BENCHFIO.parent / "benchfio-map.yaml")))  # the map docs/howto/import.md shows
-    assert import_folder.run_import([str(BENCHFIO)], folder, naming).line() == "8 files: 8 imported (8 rows)"
+    assert importer.run_import([str(BENCHFIO)], folder, naming).line() == "8 files: 8 imported (8 rows)"
     reports = tmp_path / "reports"
     assert cli.main(["run", str(ROOT / "runners" / "imported.yaml"), "-p", f"IMPORTED={folder}",
                      "--reports", str(reports)]) == 0

@@ -11,8 +11,9 @@ import pytest
 from flashscale.analysis import stats
 from flashscale.arrays.emulated import ArraySpec, EmulatedArray
 from flashscale.campaigns import campaign
-from flashscale.measure import fio, fio_output, import_folder, results
-from flashscale.measure.import_names import Naming, Rule
+from flashscale.measure import fio, fio_output, results
+from flashscale.measure.fio_import import importer
+from flashscale.measure.fio_import.file_names import Naming, Rule
 from flashscale.system.commands import Runner
 
 from conftest import loop_devices_backed_under
@@ -34,7 +35,7 @@ def test_a_campaign_s_fio_output_imported_gives_its_rows_and_its_analysis(tmp_pa
     folder = tmp_path / "imported"
     naming = Naming(pattern="{layout}/{*}/rep{rep}/fio.json",
                     rules=(Rule("*/raw/single/*", {"devices": 1}), Rule("*/raw/jbod/*", {"devices": 2})))
-    summary = import_folder.run_import([str(measured.directory / "raw" / "*" / "read-*" / "rep*" / "fio.json")],
+    summary = importer.run_import([str(measured.directory / "raw" / "*" / "read-*" / "rep*" / "fio.json")],
                                        folder, naming)
     assert summary.line() == "8 files: 8 imported (8 rows)"
     theirs = results.load(folder)
@@ -66,7 +67,7 @@ def test_json_plus_and_terse_of_one_run_on_loop_devices_agree(tmp_path):
     (tmp_path / "run.json").write_text("{" + json_text)
     folder = tmp_path / "imported"
     naming = Naming(given={"layout": "jbod", "devices": 2, "rw": "read", "bs": 2**20, "iodepth": 1, "numjobs": 2})
-    summary = import_folder.run_import([str(tmp_path / "run.terse"), str(tmp_path / "run.json")], folder, naming)
+    summary = importer.run_import([str(tmp_path / "run.terse"), str(tmp_path / "run.json")], folder, naming)
     assert summary.line() == "2 files: 2 imported (2 rows)"
     rows = results.load(folder).set_index("source_format")
     terse, full = rows.loc["terse v3"], rows.loc["json+"]

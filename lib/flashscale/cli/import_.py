@@ -11,9 +11,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..measure import import_folder, import_names
-from ..measure.import_bounds import shown
-from ..measure.import_names import Naming
+from ..measure.fio_import import importer, file_names
+from ..measure.fio_import.bounds import shown
+from ..measure.fio_import.file_names import Naming
 
 SOME_REFUSED = 3
 
@@ -27,7 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default=None, help="the host that ran fio (a client/server file names its own)")
     parser.add_argument("--pattern", default=None, metavar="PATTERN",
                         help="the end of each file's path, with fields: "
-                             f"{', '.join('{' + f + '}' for f in import_names.FIELDS)}, {{*}}; e.g. "
+                             f"{', '.join('{' + f + '}' for f in file_names.FIELDS)}, {{*}}; e.g. "
                              "'{layout}/{bs}/{rw}-{iodepth}-{numjobs}.json' (fio-plot's bench-fio)")
     parser.add_argument("--map", default=None, metavar="FILE",
                         help="YAML: a list of {match: GLOB, output: N, job: GLOB, layout: NAME, devices: N, ...}; each "
@@ -37,9 +37,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     given = {k: v for k, v in (("layout", args.layout), ("devices", args.devices), ("host", args.host))
              if v is not None}
-    rules = tuple(import_names.read_map(Path(args.map))) if args.map else ()
+    rules = tuple(file_names.read_map(Path(args.map))) if args.map else ()
     naming = Naming(pattern=args.pattern, rules=rules, given=given)
-    summary = import_folder.run_import(args.paths, Path(args.to), naming, argv=sys.argv)
+    summary = importer.run_import(args.paths, Path(args.to), naming, argv=sys.argv)
     for outcome in summary.outcomes:
         for sentence in outcome.said:
             print(f"{shown(outcome.path)}: {shown(sentence)}", file=sys.stderr)

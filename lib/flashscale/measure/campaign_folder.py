@@ -1,6 +1,6 @@
 """The campaign folder: the one module that reads and writes its files, for every place a campaign runs (the
 emulated array, directories, a test bed, the VM lab, a cluster); ``flashscale import``'s folder
-(``measure.import_folder``) names its own campaign.json and notes.json and writes them through ``write_atomically``.
+(``measure.fio_import.importer``) names its own campaign.json and notes.json and writes them through ``write_atomically``.
 
     <DATA_DIR>/<campaign>/
         campaign.json          the run's id, its spec, the machine's environment (with what its place said it

@@ -1,13 +1,10 @@
 """What fio wrote, read: its JSON output checked for the fields flashscale reads and parsed into one tidy row.
 
 Pure functions on the text and the dict fio gave; nothing here runs fio or reads the machine, so the analysis layer
-and an import of others' fio output use the same reading as a campaign does.
+and an import of others' fio output use the same reading as a campaign does (an import first reads every form fio
+wrote into the shape of fio 3.33's JSON: ``fio_import.reader.read_outputs``).
 
-    load_output(text, source)   fio's JSON, past any lines fio printed before or after it (``fio_documents``)
-    read_outputs(text, source)  every output of fio 2.0.10 to 3.x (json, json+, terse v2-v5, normal,
-                                client/server) in a file, in fio 3.33's JSON shape (``fio_versions.normalize``, ``fio_terse.read_terse``,
-                                ``fio_normal.read_normal``)
-    read_output(text, source)   the one output in a file, read so
+    load_output(text, source)   fio's JSON, past any lines fio printed before or after it (``fio_import.documents``)
     groups(data)                the reporting groups of an output: each group's job entries
     validate(data, source)      every job ran without error, moved data, and has the fields ``parse`` reads
     parse(data, source)         one row: bandwidth and IOPS summed over jobs, latency of the main direction
@@ -17,8 +14,8 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import FioError
-from . import fio_documents, fio_normal, fio_terse, fio_versions
-from .import_bounds import excerpt
+from .fio_import import documents
+from .fio_import.bounds import excerpt
 
 RW_MODES = ("read", "write", "randread", "randwrite", "rw", "readwrite", "randrw")
 # The directions each data rw moves: what its read_bw_bytes and write_bw_bytes hold.
@@ -33,54 +30,11 @@ PERCENTILES = ("50.000000", "90.000000", "99.000000", "99.900000", "99.990000")
 
 def load_output(text: str, source: str = "fio output") -> dict:
     """Parse fio's JSON output, past any lines fio printed before it (warnings, notes: ``_preamble``) and after it;
-    FioError when the text holds more than one output (``read_outputs`` reads each)."""
-    found = fio_documents.documents(text, source)
+    FioError when the text holds more than one output (``fio_import.reader.read_outputs`` reads each)."""
+    found = documents.documents(text, source)
     if len(found) > 1:
         raise FioError(f"{source}: {len(found)} fio outputs in one file, where one was expected")
     return {**found[0].data, "_preamble": found[0].preamble}
-
-
-def read_outputs(text: str, source: str = "fio output") -> list[dict]:
-    """Every output fio 2.0.10 to 3.x wrote into ``text`` (several when runs were appended to one file), each in fio
-    3.33's JSON shape: JSON or json+ (``fio_versions.normalize``, run and client/server alike), else terse
-    (``fio_terse.read_terse``), else normal (``fio_normal.read_normal``); ``_format`` says which (``json``,
-    ``json+``, ``client/server json``, ``terse v3``, ``normal``...), ``_preamble`` and ``_postamble`` the text
-    around it, ``_notes`` what reading it took (``fio_documents``) or what it cannot say (``fio_normal``). FioError naming ``source`` when it is empty, truncated, not fio's, or a field cannot be
-    read."""
-    if not text.strip():
-        raise FioError(f"{source}: empty: no fio output in it")
-    if not fio_documents.has_object(text):
-        terse = fio_terse.terse_lines(text)
-        if fio_normal.is_normal(text):  # it says what ran; terse lines beside it (--append-terse) are the same run's
-            outputs = fio_normal.read_normal(text, source)
-            if terse:
-                outputs[-1].setdefault("_notes", []).append(
-                    f"{len(terse)} terse line{'s' if len(terse) > 1 else ''} beside the normal output (fio's "
-                    "--append-terse: the same run), not read: the normal output says what ran")
-            return outputs
-        if terse:
-            return [fio_terse.read_terse(text, source)]
-        raise FioError(f"{source}: not fio's output: no JSON object and no terse line (it begins {excerpt(text)})")
-    outputs = []
-    for document in fio_documents.documents(text, source):
-        data = document.data
-        if not ({"jobs", "client_stats"} & set(data)) or "fio version" not in data:
-            raise FioError(f"{source}: a JSON object that is not fio's output (it has no 'fio version' and 'jobs' "
-                           f"or 'client_stats'; its keys: {', '.join(excerpt(k, 30) for k in sorted(data)[:6])})")
-        form = "json+" if fio_versions.is_json_plus(data) else "json"
-        outputs.append({**fio_versions.normalize(data, source),
-                        "_format": f"client/server {form}" if "client_stats" in data else form,
-                        "_preamble": document.preamble, "_postamble": document.postamble,
-                        "_notes": list(document.repaired)})
-    return outputs
-
-
-def read_output(text: str, source: str = "fio output") -> dict:
-    """The one output in ``text``, as ``read_outputs`` reads it; FioError when it holds more than one."""
-    outputs = read_outputs(text, source)
-    if len(outputs) > 1:
-        raise FioError(f"{source}: {len(outputs)} fio outputs in one file, where one was expected")
-    return outputs[0]
 
 
 def groups(data: dict) -> dict[int, list[dict]]:

@@ -19,7 +19,7 @@ import pandas as pd
 
 from . import campaign_folder, truth
 from ..errors import AnalysisError
-# the folder's rows and root, as the import's modules (measure.import_folder, notebooks/imported) name them here
+# the folder's rows and root, as the import's modules (measure.fio_import.importer, notebooks/imported) name them here
 from .campaign_folder import data_root, read_rows, rewrite_rows, write_atomically  # noqa: F401
 
 

@@ -17,7 +17,7 @@ from ..errors import ConfigError
 from ..measure import campaign_folder
 from ..measure.progress import MARK
 from ..system.provenance import commit_words, differences, lock_words, software
-from ..measure.imported import BACKEND as IMPORTED
+from ..measure.fio_import.reader import BACKEND as IMPORTED
 from ..measure.units import rate
 
 

@@ -14,7 +14,7 @@
 
 DIR is new, or an earlier import's (its campaign.json says kind "import"): nothing else is ever written to, and
 the files imported are only read. The folder is built whole beside DIR and exchanged with it at once
-(``import_write``): an import that fails or is killed leaves DIR as it was. A file already in the folder (the same SHA-256) is not read into it again, so
+(``swap``): an import that fails or is killed leaves DIR as it was. A file already in the folder (the same SHA-256) is not read into it again, so
 running the same import twice gives the same table. The repetitions of a point (layout, devices, rw, bs, numjobs,
 iodepth, host) are numbered 0, 1, ... over every file in the folder, in a stable order: the ``{rep}`` of their
 names, then fio's time, then the path.
@@ -34,11 +34,12 @@ from typing import Sequence
 
 import pandas as pd
 
-from . import campaign_folder, import_files, import_write, imported, results
-from .campaign_folder import CAMPAIGN_JSON, NOTES_JSON
-from .import_bounds import shown
-from .import_names import Naming
-from ..errors import RefusedError
+from .. import campaign_folder, results
+from . import finder, swap, reader
+from ..campaign_folder import CAMPAIGN_JSON, NOTES_JSON
+from .bounds import shown
+from .file_names import Naming
+from ...errors import RefusedError
 
 KIND = "import"
 SOURCES_FILE = "sources.csv"
@@ -99,16 +100,16 @@ class Summary:
     """What one import did: every file's outcome, the files of folders left aside by suffix, the folder."""
 
     folder: Path
-    outcomes: list[imported.FileOutcome] = field(default_factory=list)
+    outcomes: list[reader.FileOutcome] = field(default_factory=list)
     aside: Counter = field(default_factory=Counter)
     already: list[str] = field(default_factory=list)  # files whose SHA-256 the folder holds already
 
     @property
-    def refused(self) -> list[imported.FileOutcome]:
+    def refused(self) -> list[reader.FileOutcome]:
         return [o for o in self.outcomes if o.reason is not None]
 
     @property
-    def added(self) -> list[imported.FileOutcome]:
+    def added(self) -> list[reader.FileOutcome]:
         return [o for o in self.outcomes if o.reason is None and o.path not in self.already]
 
     def line(self) -> str:
@@ -152,7 +153,7 @@ def _notes(rows: list[dict], sources: str) -> list[str]:
     lines = list(csv.DictReader(io.StringIO(sources)))
     kept = [line for line in lines if line["outcome"] == "imported"]
     formats = sorted({line["format"] for line in kept})
-    hosts = sorted({r["host"] for r in rows if r.get("host") and r["host"] != imported.ALL_HOSTS})
+    hosts = sorted({r["host"] for r in rows if r.get("host") and r["host"] != reader.ALL_HOSTS})
     said = [line for line in kept if line["said"]]
     under = os.path.commonpath([line["path"] for line in kept]) if kept else ""
     times = sorted(r["fio_time"] for r in rows if r.get("fio_time"))
@@ -175,11 +176,11 @@ def _notes(rows: list[dict], sources: str) -> list[str]:
 def _campaign_json(folder: Path, stored: dict | None, rows: list[dict], summary: Summary, argv: Sequence[str]) -> dict:
     now = datetime.now(timezone.utc)
     stamps = sorted(r["run_id"] for r in rows if r.get("run_id"))
-    hosts = sorted({r["host"] for r in rows if r.get("host") and r["host"] != imported.ALL_HOSTS})
+    hosts = sorted({r["host"] for r in rows if r.get("host") and r["host"] != reader.ALL_HOSTS})
     done = {"at": now.isoformat(timespec="seconds"), "argv": list(argv), "summary": summary.line()}
     return {"kind": KIND, "campaign": folder.name, "run_id": stamps[0] if stamps else now.strftime("%Y%m%dT%H%M%SZ"),
             "spec": {"imported": True},
-            "environment": {"hostname": ", ".join(hosts), "kernel": "", "backend": imported.BACKEND,
+            "environment": {"hostname": ", ".join(hosts), "kernel": "", "backend": reader.BACKEND,
                             "fio": ", ".join(sorted({r.get("fio_version") or "" for r in rows}))},
             "imports": [*(stored or {}).get("imports", []), done]}
 
@@ -190,17 +191,17 @@ REWRITTEN = (campaign_folder.ROWS_FILE, campaign_folder.TABLE_FILE, SOURCES_FILE
 def run_import(paths: Sequence[str], to: Path, naming: Naming, argv: Sequence[str] = ()) -> Summary:
     """Import ``paths`` (files, folders, globs) into the campaign folder ``to`` (``check_folder``); returns what
     happened to each file. Each file is read on its own (``imported.read_file``: a bad one is refused, the others
-    read); the folder is written whole beside ``to`` and put in its place at once (``import_write``), so an
+    read); the folder is written whole beside ``to`` and put in its place at once (``swap``), so an
     import that fails or is killed leaves ``to`` as it was. ConfigError for a path that is nothing, RefusedError
     for a folder not an import's."""
     to = Path(to).resolve() if Path(to).is_symlink() else Path(to)  # the folder a link names is the one exchanged
     stored = check_folder(to)
-    files, aside = import_files.find_files(paths, skip=to)
+    files, aside = finder.find_files(paths, skip=to)
     earlier, _ = campaign_folder.read_rows(to) if stored else ([], None)
     summary, known = Summary(to, aside=aside), {r["source_sha256"]: r["source_file"] for r in earlier}
     new_rows = []
     for path in files:
-        outcome = imported.read_file(path, naming, to.name)
+        outcome = reader.read_file(path, naming, to.name)
         summary.outcomes.append(outcome)
         if outcome.reason is None and outcome.sha256 in known:
             summary.already.append(outcome.path)
@@ -213,15 +214,15 @@ def run_import(paths: Sequence[str], to: Path, naming: Naming, argv: Sequence[st
     rows = renumbered(earlier + [{k: v for k, v in r.items() if not k.startswith("_")} for r in new_rows])
     mixed = len({r.get("fio_version") for r in rows if r.get("status") == "ok"}) > 1
     rows = [{**r, "fio_versions_mixed": mixed} for r in rows]
-    with import_write.locked(to):
+    with swap.locked(to):
         if check_folder(to) != stored:
             raise RefusedError(f"{str(to)!r} changed while its files were read (another import?): nothing was written")
-        staged = import_write.staging(to)
+        staged = swap.staging(to)
         try:
             if stored:
-                import_write.linked(to, staged, REWRITTEN)
+                swap.linked(to, staged, REWRITTEN)
             _write(staged, stored, rows, summary, argv, to)
-            import_write.exchange(staged, to)
+            swap.exchange(staged, to)
         finally:
             if staged.exists():
                 shutil.rmtree(staged)
@@ -233,8 +234,8 @@ def _write(staged: Path, stored: dict | None, rows: list[dict], summary: Summary
     """The new folder's files, in ``staged``: the raw copies of what was added, the table, sources, notes and
     campaign.json."""
     for outcome in summary.added:
-        for name, content in imported.raw_files(outcome).items():
-            import_write.write(staged, name, content)
+        for name, content in reader.raw_files(outcome).items():
+            swap.write(staged, name, content)
     campaign_folder.rewrite_rows(staged, rows)
     results.rebuild_table(staged)
     sources = _sources(to, summary)
@@ -252,7 +253,7 @@ def stored(folder: str | Path) -> results.CampaignResult:
         raise RefusedError(f"{str(folder)!r} holds no import (a folder written by flashscale import)")
     rows, _ = campaign_folder.read_rows(folder)
     notes = json.loads((folder / NOTES_JSON).read_text())
-    return results.CampaignResult(results.to_frame(rows), folder, imported.BACKEND, notes)
+    return results.CampaignResult(results.to_frame(rows), folder, reader.BACKEND, notes)
 
 
 def sources(folder: str | Path) -> pd.DataFrame:

@@ -1,7 +1,7 @@
 """What fio's numbers imply of a run where fio echoes no options (its JSON before fio 2.3, terse output of any
 version): each value derived, and said to be.
 
-Pure. From one reporting group's job entries (normalized by ``fio_versions``, ``fio_terse``):
+Pure. From one reporting group's job entries (normalized by ``versions``, ``terse``):
 
     direction   the sides that moved data: only reads (read), only writes (write), both (readwrite), trims
                 (trim); a unified side (``mixed``) says no direction
@@ -11,7 +11,7 @@ Pure. From one reporting group's job entries (normalized by ``fio_versions``, ``
                 bssplit has no one size)
     iodepth     fio's ``iodepth_level`` (the share of I/Os submitted at each depth in flight, in buckets 1, 2,
                 4, ... 32, >=64): the lower bound of the bucket that holds the most
-    numjobs     the job entries of the group (``fio_runs.job_count``)
+    numjobs     the job entries of the group (``what_ran.job_count``)
 
 Random or sequential is never derived: fio's numbers do not say it. It comes from the user (``rw: random``, or a
 whole rw) or from fio's own words (normal output's description lines, echoed options).

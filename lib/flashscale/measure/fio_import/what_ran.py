@@ -5,7 +5,7 @@ fio echoes the options it was given from fio 2.3 on (``global options`` and each
 its default, which is fio's own (``.def`` in options.c, the same from fio-2.0.10 to fio-3.33: rw=read, bs=4k,
 iodepth=1, numjobs=1, direct=0; ioengine ``FIO_PREFERRED_ENGINE`` in os/os.h: sync before fio-2.10, psync from
 it, df96a39e). Before fio 2.3, and in terse output, nothing is echoed: what ran is then unknown, not the defaults,
-and must come from the file's name or a mapping (``import_names``).
+and must come from the file's name or a mapping (``file_names``).
 
 The number of jobs of a reporting group: without group_reporting fio writes one entry per job, and they are
 counted. With it, one entry stands for the group, and its ``job options`` are those of the group's last job (a
@@ -18,17 +18,18 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Mapping
 
-from . import fio_derived, fio_normal, fio_output, fio_versions
-from .jobrun import size_bytes
-from .import_bounds import excerpt
-from ..errors import ConfigError, FioError
+from . import derived, normal, versions
+from .. import fio_output
+from ..jobrun import size_bytes
+from .bounds import excerpt
+from ...errors import ConfigError, FioError
 
 DEFAULTS = {"rw": "read", "bs": "4096", "iodepth": "1", "numjobs": "1", "direct": "0"}
 TARGETS = ("filename", "directory", "uri")
 LAST_TIME = 7258118400  # 2200-01-01 UTC: a later timestamp is not one fio wrote
 OFF = ("0", "false", "off", "no")
 # How a group_reporting group's job count was read when nothing better says it: its last job's numjobs option, which
-# a group of several job sections runs more than (a name's count is kept over it: ``import_names.reconcile``)
+# a group of several job sections runs more than (a name's count is kept over it: ``file_names.reconcile``)
 NUMJOBS_OPTION = "numjobs option (group_reporting: the group's last job's)"
 
 
@@ -39,7 +40,7 @@ def options_of(data: Mapping, entry: Mapping) -> dict | None:
     object a server, each with its ``hostname`` and ``port``: the entry's own server's is taken. FioError when
     either is not what fio writes."""
     if "global options" not in data and "job options" not in entry:
-        version = fio_versions.version_of(data.get("fio version"))
+        version = versions.version_of(data.get("fio version"))
         terse = str(data.get("_format", "")).startswith("terse")
         return None if terse or version is None or version < (2, 3, 0) else {}
     found = data.get("global options") or {}
@@ -62,7 +63,7 @@ def is_on(options: Mapping, name: str) -> bool:
 
 def default_engine(version: str) -> str:
     """fio's default ioengine at ``version``: sync before fio-2.10, psync from it (os/os.h)."""
-    found = fio_versions.version_of(version)
+    found = versions.version_of(version)
     return "sync" if found is not None and found < (2, 10, 0) else "psync"
 
 
@@ -103,7 +104,7 @@ def job_count(entries: list[dict], options: Mapping | None) -> tuple[int | None,
     runtime = max(float(entry.get(d, {}).get("runtime", 0) or 0) for d in ("read", "write"))
     total = entry.get("job_runtime")
     if is_on(options, "time_based") and isinstance(total, (int, float)) and not isinstance(total, bool) and \
-            0 < runtime and 0 < total <= fio_versions.MOST:  # a NaN compares false
+            0 < runtime and 0 < total <= versions.MOST:  # a NaN compares false
         jobs = round(total / runtime)
         if jobs >= 1 and abs(total - jobs * runtime) <= 0.05 * jobs * runtime:
             return jobs, "job_runtime / runtime (group_reporting, time based)"
@@ -121,17 +122,17 @@ def fio_time(data: Mapping) -> str | None:
 
 
 def described_run(entries: list[dict]) -> tuple[dict, dict]:
-    """What one reporting group of fio's normal output ran (``fio_normal``): the jobs its blocks' headers count, and
+    """What one reporting group of fio's normal output ran (``normal``): the jobs its blocks' headers count, and
     rw, bs, iodepth and ioengine from the job's description line; direct, size and runtime are not in it."""
     found = {"fio_time": entries[0].get("_time"), "numjobs": sum(int(e.get("_header_jobs") or 1) for e in entries)}
     how = {"numjobs": "jobs= of the group's job blocks (normal output)"}
     described = [e["_described"] for e in entries if e.get("_described")]
     if not described:  # no description line read (a client's two servers print theirs over each other)
-        derived, derived_how = fio_derived.derived_run(entries)
-        return {**found, **derived}, {**how, **derived_how}
+        implied, implied_how = derived.derived_run(entries)
+        return {**found, **implied}, {**how, **implied_how}
     rws = list(dict.fromkeys(d["ioengine"] if d["ioengine"] in fio_output.METADATA_OPS else d["rw"].split(":")[0]
                              for d in described))
-    bs = fio_normal.block_size(described[0]["bs"], rws[0])
+    bs = normal.block_size(described[0]["bs"], rws[0])
     found.update(rw="+".join(rws), iodepth=_count(described[0]["iodepth"], "iodepth"),
                  ioengine=described[0]["ioengine"], **({"bs": bs} if bs else {}))
     how.update({name: "the job's description line (normal output)" for name in ("rw", "bs", "iodepth")})
@@ -153,8 +154,8 @@ def run_of(data: Mapping, entries: list[dict]) -> tuple[dict, dict]:
     if jobs is not None:
         found["numjobs"] = jobs
     if options is None:  # nothing echoed: what the numbers imply, each said derived
-        derived, derived_how = fio_derived.derived_run(entries)
-        return {**found, **derived}, {**how, **derived_how}
+        implied, implied_how = derived.derived_run(entries)
+        return {**found, **implied}, {**how, **implied_how}
     rws = list(dict.fromkeys(_rw(options_of(data, e) or {}) for e in entries))
     rw = "+".join(rws)
     found.update(rw=rw, bs=block_size(options.get("bs") or options.get("blocksize") or DEFAULTS["bs"], rws[0]),

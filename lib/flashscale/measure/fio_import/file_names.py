@@ -28,9 +28,9 @@ from typing import Mapping, Sequence
 
 import yaml
 
-from . import fio_derived
-from .jobrun import size_bytes
-from ..errors import ConfigError
+from . import derived
+from ..jobrun import size_bytes
+from ...errors import ConfigError
 
 FIELDS = ("layout", "devices", "host", "rw", "bs", "iodepth", "numjobs", "rep")
 FROM_FILE = ("rw", "bs", "iodepth", "numjobs")  # what a file may say itself
@@ -229,7 +229,7 @@ def reconcile(from_file: Mapping, names: Mapping, weak: frozenset = frozenset())
     """The run's axes: the file's where it says them, the name's where it does not; and a sentence for each field
     where the two differ (the file's kept). A field in ``weak`` the file only infers (a group_reporting group's
     numjobs read from its last job's option; a bs or iodepth derived from its numbers): there the name's is kept.
-    Where the file gives only a ``direction`` (fio_derived), the rw is the name's random or sequential in the
+    Where the file gives only a ``direction`` (``derived``), the rw is the name's random or sequential in the
     file's direction, or the name's whole rw (said where its direction is not the file's)."""
     axes, said = {}, []
     for name in FROM_FILE:
@@ -238,8 +238,8 @@ def reconcile(from_file: Mapping, names: Mapping, weak: frozenset = frozenset())
             axes[name], words = _rw_in(from_file["direction"], theirs)
             said += [words] if words else []
             continue
-        if name == "rw" and theirs in fio_derived.ORDERS and mine is not None:
-            theirs = mine if fio_derived.order_of(mine) in (theirs, None) else theirs
+        if name == "rw" and theirs in derived.ORDERS and mine is not None:
+            theirs = mine if derived.order_of(mine) in (theirs, None) else theirs
         axes[name] = theirs if name in weak and theirs is not None else mine if mine is not None else theirs
         if mine is not None and theirs is not None and mine != theirs:
             said.append(f"the name says {name}={theirs}, the file {name}={mine}: " + (
@@ -250,12 +250,12 @@ def reconcile(from_file: Mapping, names: Mapping, weak: frozenset = frozenset())
 def _rw_in(way: str, given: object) -> tuple[str | None, str | None]:
     """The rw of a file that says only its direction ``way``, given the name's rw (random, sequential or a whole
     rw; None: unknown), and a sentence where the name's direction is not the file's."""
-    order = fio_derived.order_of(str(given)) if given is not None else None
+    order = derived.order_of(str(given)) if given is not None else None
     if order is None:
         return (str(given), None) if given is not None else (None, None)
-    if given in fio_derived.ORDERS:
-        return fio_derived.rw_of(order, way), None
-    if fio_derived.DIRECTION_OF.get(str(given)) != way:  # derived, so the user's word is kept
+    if given in derived.ORDERS:
+        return derived.rw_of(order, way), None
+    if derived.DIRECTION_OF.get(str(given)) != way:  # derived, so the user's word is kept
         return str(given), (f"the name says rw={given}, the file's numbers moved data {way} only: the name's is "
                             "kept (a unified_rw_reporting run puts all its I/O on one side)")
     return str(given), None
@@ -264,5 +264,5 @@ def _rw_in(way: str, given: object) -> tuple[str | None, str | None]:
 def missing(axes: Mapping, names: Mapping) -> list[str]:
     """What a row needs that neither the file nor its names give (an rw of ``random`` or ``sequential`` alone,
     with no direction from the file, is not a whole rw)."""
-    need = [n for n in FROM_FILE if axes.get(n) is None or (n == "rw" and axes[n] in fio_derived.ORDERS)]
+    need = [n for n in FROM_FILE if axes.get(n) is None or (n == "rw" and axes[n] in derived.ORDERS)]
     return need + [n for n in ("layout", "devices") if names.get(n) is None]

@@ -1,9 +1,9 @@
 """fio's output from anywhere, read into the rows of the results table: one per reporting group of a file, one per
-host and group of a client/server run and one for the cluster; ``import_folder`` keeps them in a campaign folder.
+host and group of a client/server run and one for the cluster; ``importer`` keeps them in a campaign folder.
 
-Each file is read only (``read_file``): its bytes hashed (SHA-256), its text read by ``fio_output.read_output``
-(fio 2.0.10 to 3.x, json, json+, terse, client/server), what ran taken from the file (``fio_runs``) and from its
-name or mapping where the file is silent (``import_names``). A file that is empty, truncated or not fio's is refused
+Each file is read only (``read_file``): its bytes hashed (SHA-256), its text read by ``read_output``
+(fio 2.0.10 to 3.x, json, json+, terse, client/server), what ran taken from the file (``what_ran``) and from its
+name or mapping where the file is silent (``file_names``). A file that is empty, truncated or not fio's is refused
 with the reason; a job fio reports failed (``error`` not 0) or that moved no data is a failed row (``status``
 failed, ``error`` why, no rate), never dropped. Every row keeps its source file, the file's SHA-256, its format,
 fio's version and the fields its numbers were read from (``read_from``).
@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from . import cluster, fio_documents, fio_output, fio_runs, fio_versions, import_bounds, import_checks, \
-    import_names, results, truth
-from .import_bounds import excerpt
-from .import_names import Naming
-from ..errors import ConfigError, FioError, FlashscaleError
+from .. import cluster, fio_output, results, truth
+from . import bounds, checks, documents, file_names, normal, terse, versions, what_ran
+from .bounds import excerpt
+from .file_names import Naming
+from ...errors import ConfigError, FioError, FlashscaleError
 
 ALL_HOSTS = "all"  # the ``host`` of a cluster's own row, as a cluster campaign writes it (analysis.cluster.ALL)
 BACKEND = "imported"
@@ -47,6 +47,49 @@ class FileOutcome:
     @property
     def failed_rows(self) -> int:
         return sum(1 for row in self.rows if row.get("status") == "failed")
+
+
+def read_outputs(text: str, source: str = "fio output") -> list[dict]:
+    """Every output fio 2.0.10 to 3.x wrote into ``text`` (several when runs were appended to one file), each in fio
+    3.33's JSON shape: JSON or json+ (``versions.normalize``, run and client/server alike), else terse
+    (``terse.read_terse``), else normal (``normal.read_normal``); ``_format`` says which (``json``, ``json+``,
+    ``client/server json``, ``terse v3``, ``normal``...), ``_preamble`` and ``_postamble`` the text around it,
+    ``_notes`` what reading it took (``documents``) or what it cannot say (``normal``). FioError naming ``source``
+    when it is empty, truncated, not fio's, or a field cannot be read."""
+    if not text.strip():
+        raise FioError(f"{source}: empty: no fio output in it")
+    if not documents.has_object(text):
+        lines = terse.terse_lines(text)
+        if normal.is_normal(text):  # it says what ran; terse lines beside it (--append-terse) are the same run's
+            outputs = normal.read_normal(text, source)
+            if lines:
+                outputs[-1].setdefault("_notes", []).append(
+                    f"{len(lines)} terse line{'s' if len(lines) > 1 else ''} beside the normal output (fio's "
+                    "--append-terse: the same run), not read: the normal output says what ran")
+            return outputs
+        if lines:
+            return [terse.read_terse(text, source)]
+        raise FioError(f"{source}: not fio's output: no JSON object and no terse line (it begins {excerpt(text)})")
+    outputs = []
+    for document in documents.documents(text, source):
+        data = document.data
+        if not ({"jobs", "client_stats"} & set(data)) or "fio version" not in data:
+            raise FioError(f"{source}: a JSON object that is not fio's output (it has no 'fio version' and 'jobs' "
+                           f"or 'client_stats'; its keys: {', '.join(excerpt(k, 30) for k in sorted(data)[:6])})")
+        form = "json+" if versions.is_json_plus(data) else "json"
+        outputs.append({**versions.normalize(data, source),
+                        "_format": f"client/server {form}" if "client_stats" in data else form,
+                        "_preamble": document.preamble, "_postamble": document.postamble,
+                        "_notes": list(document.repaired)})
+    return outputs
+
+
+def read_output(text: str, source: str = "fio output") -> dict:
+    """The one output in ``text``, as ``read_outputs`` reads it; FioError when it holds more than one."""
+    outputs = read_outputs(text, source)
+    if len(outputs) > 1:
+        raise FioError(f"{source}: {len(outputs)} fio outputs in one file, where one was expected")
+    return outputs[0]
 
 
 def sha256_of(content: bytes) -> str:
@@ -80,12 +123,12 @@ def _numbers(data: Mapping, entry: dict, rw: str) -> tuple[dict, str | None]:
 
 def _row(data: Mapping, entries: list[dict], names: Mapping, source: Mapping, where: str) -> tuple[dict, list]:
     """One row of one reporting group's entries (one host's, in a client/server run), and what it raised."""
-    entry = entries[0] if len(entries) == 1 else fio_versions.group_entry(entries)
-    found, how = fio_runs.run_of(data, entries)
+    entry = entries[0] if len(entries) == 1 else versions.group_entry(entries)
+    found, how = what_ran.run_of(data, entries)
     weak = frozenset(name for name in ("bs", "iodepth") if str(how.get(name, "")).startswith("derived")) | \
-        (frozenset({"numjobs"}) if how.get("numjobs") == fio_runs.NUMJOBS_OPTION else frozenset())
-    axes, said = import_names.reconcile(found, names, weak)
-    lacking = import_names.missing(axes, names)
+        (frozenset({"numjobs"}) if how.get("numjobs") == what_ran.NUMJOBS_OPTION else frozenset())
+    axes, said = file_names.reconcile(found, names, weak)
+    lacking = file_names.missing(axes, names)
     if lacking:
         raise ConfigError(f"{where}: {', '.join(lacking)} neither in the file nor given (--pattern, --map, --layout, "
                           f"--devices){_silent(data, found, lacking, how)}")
@@ -103,7 +146,7 @@ def _row(data: Mapping, entries: list[dict], names: Mapping, source: Mapping, wh
            **{k: found.get(k) for k in ("fio_time", "ioengine", "direct", "target")},
            "size_option": found.get("size"), "runtime_option": found.get("runtime")}
     row["run_id"] = (row["fio_time"] or "").replace("-", "").replace(":", "").replace("+0000", "Z")
-    row = {**import_checks.checked(row), "_entries": entries}
+    row = {**checks.checked(row), "_entries": entries}
     return {**row, **truth.evidence(row, {})}, [f"{where}: {s}" for s in said]
 
 
@@ -139,7 +182,7 @@ def _client_rows(data: Mapping, naming: Naming, source: Mapping) -> tuple[list[d
     for group in sorted({e.get("groupid", 0) for e in entries}):
         own = {a: [e for e in entries if e.get("groupid", 0) == group
                    and (str(e.get("hostname") or "?"), int(e.get("port") or cluster.PORT)) == a] for a in addresses}
-        merged = [es[0] if len(es) == 1 else fio_versions.group_entry(es) for es in own.values() if es]
+        merged = [es[0] if len(es) == 1 else versions.group_entry(es) for es in own.values() if es]
         outcome = cluster.by_host({"fio version": data.get("fio version", ""), "client_stats": merged},
                                   list(endpoints.values()))
         hosts = []
@@ -172,12 +215,12 @@ def _cluster_row(hosts: list[dict]) -> dict:
                                          f"{', '.join(excerpt(h, 40) for h in failed[:4])}")}
     row = {**base, **cluster.aggregate(hosts), "status": "ok", "error": None,
            "read_from": f"the hosts' rows summed (measure.cluster.aggregate); {hosts[0]['read_from']}"}
-    row = import_checks.checked(row)
+    row = checks.checked(row)
     return {**row, **truth.evidence(row, {})}
 
 
 def rows_of(data: dict, naming: Naming, source: Mapping) -> tuple[list[dict], list[str]]:
-    """Every row of one output (``fio_output.read_outputs``'), with the sentences its names raised; each row's
+    """Every row of one output (``read_outputs``'), with the sentences its names raised; each row's
     ``raw_dir`` where its normalized fio.json goes: ``raw/<sha256[:16]>/[output<n>/]group<g>[-host<h>|-all]``,
     every part of it a number the import counts (the output's in its file, fio's group, the host's in the file),
     none a name the file gives."""
@@ -212,14 +255,14 @@ def _around(data: Mapping, where: str) -> list[str]:
 def read_file(path: Path, naming: Naming, campaign: str) -> FileOutcome:
     """One file, read only: its rows, or the reason it is refused; no error escapes (one flashscale did not expect
     is the reason, named so). A file holding several outputs (runs appended to one file) gives the rows of each run;
-    fio's reports of one run as it ran (``--status-interval``) are one run, the last report (``fio_documents.runs``).
-    At most ``import_bounds.MAX_BYTES`` is read of it, or expanded of it when it is compressed."""
+    fio's reports of one run as it ran (``--status-interval``) are one run, the last report (``documents.runs``).
+    At most ``bounds.MAX_BYTES`` is read of it, or expanded of it when it is compressed."""
     outcome = FileOutcome(str(Path(path).resolve()), "", 0)
     try:
-        content = import_bounds.read_bounded(path)
+        content = bounds.read_bounded(path)
         outcome.sha256, outcome.size, outcome.content = sha256_of(content), len(content), content
         _read(outcome, Path(path), naming, campaign)
-        import_checks.tabulates(outcome.rows)
+        checks.tabulates(outcome.rows)
     except (FlashscaleError, OSError) as exc:
         outcome.reason, outcome.rows = str(exc).removeprefix(f"{path}: "), []
     except Exception as exc:  # noqa: BLE001 - one file's surprise must not cost the others: said, not raised
@@ -230,12 +273,12 @@ def read_file(path: Path, naming: Naming, campaign: str) -> FileOutcome:
 
 
 def _read(outcome: FileOutcome, path: Path, naming: Naming, campaign: str) -> None:
-    text, how = fio_documents.text_of(outcome.content, str(path))
-    outputs = fio_output.read_outputs(text, str(path))
+    text, how = documents.text_of(outcome.content, str(path))
+    outputs = read_outputs(text, str(path))
     outcome.format = ", ".join(dict.fromkeys(str(d.get("_format", "")) for d in outputs))
     outcome.fio_version = excerpt(", ".join(dict.fromkeys(str(d.get("fio version") or "") for d in outputs)), 80)[1:-1]
     outcome.said = [f"read as {', '.join(how)}"] if how else []
-    kept = fio_documents.runs(outputs)
+    kept = documents.runs(outputs)
     several = len(kept) > 1
     if len(outputs) > 1:
         outcome.said.append(f"{len(outputs)} fio outputs in one file: {len(kept)} run{'s' if several else ''}")

@@ -27,9 +27,9 @@ import math
 import re
 from dataclasses import dataclass
 
-from . import import_bounds
-from .import_bounds import excerpt
-from ..errors import FioError
+from . import bounds
+from .bounds import excerpt
+from ...errors import FioError
 
 BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))  # UTF-32 LE begins as UTF-16 LE does
@@ -132,13 +132,13 @@ def _counted(job: dict, name: str, *sides: str) -> float:
 
 def text_of(content: bytes, source: str = "fio output") -> tuple[str, list[str]]:
     """The text of a file's bytes, and how it was had: decompressed (by magic bytes, as a stream, no further than
-    ``import_bounds.MAX_BYTES``), decoded by its byte-order mark, else as UTF-8 with undecodable bytes replaced.
+    ``bounds.MAX_BYTES``), decoded by its byte-order mark, else as UTF-8 with undecodable bytes replaced.
     FioError naming ``source`` when a compressed file is damaged or expands past the limit."""
     how = []
-    name = import_bounds.compression_of(content)
+    name = bounds.compression_of(content)
     if name is not None:
         try:
-            content = import_bounds.decompressed(content)
+            content = bounds.decompressed(content)
         except FioError as exc:
             raise FioError(f"{source}: {exc}") from None
         how.append(f"{name}-compressed")

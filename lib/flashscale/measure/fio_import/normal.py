@@ -23,8 +23,8 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from ..errors import FioError
-from .import_bounds import excerpt
+from ...errors import FioError
+from .bounds import excerpt
 
 # Every pattern reads one line, in time linear in its length: no two repeated parts of a pattern can take the same
 # characters, numbers have bounded digits, and a name ends where fio's fixed words begin (``_named``).
@@ -234,7 +234,7 @@ def read_normal(text: str, source: str = "fio output") -> list[dict]:
     per job block: per group with group_reporting, per job without), ``_format`` ``normal``, ``_pids`` (the
     processes its blocks name). Runs appended to one file are each an output; so is each of fio's reports of one run
     as it runs (``--status-interval``: the same jobs' blocks again, their pids the same), which
-    ``fio_documents.runs`` then takes as one run. FioError naming ``source`` when there is no job block, or a number
+    ``documents.runs`` then takes as one run. FioError naming ``source`` when there is no job block, or a number
     cannot be read."""
     outputs: list[dict] = []
     version, described, blocks, seen, again = "", {}, [], set(), False  # this output's (again: a later report)

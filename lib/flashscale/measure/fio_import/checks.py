@@ -16,8 +16,8 @@ import io
 import math
 from typing import Mapping
 
-from . import results
-from ..errors import FioError
+from .. import results
+from ...errors import FioError
 
 RATES = ("bw_bytes", "iops", "read_bw_bytes", "write_bw_bytes")
 SECTOR = 512

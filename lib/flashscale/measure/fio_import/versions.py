@@ -42,8 +42,8 @@ import re
 from fractions import Fraction
 from typing import Iterable, Mapping
 
-from .import_bounds import excerpt
-from ..errors import FioError
+from .bounds import excerpt
+from ...errors import FioError
 
 VERSION = re.compile(r"fio-(\d+)\.(\d+)(?:\.(\d+))?")
 # The percentiles a row keeps (fio_output.PERCENTILES), as numbers.

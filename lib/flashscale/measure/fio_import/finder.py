@@ -15,10 +15,10 @@ from glob import glob
 from pathlib import Path
 from typing import Iterable
 
-from ..errors import ConfigError
+from ...errors import ConfigError
 
 READ_SUFFIXES = (".json", ".txt", ".out", ".log", ".terse", ".minimal")  # what a folder's files are read by
-COMPRESSED_SUFFIXES = (".gz", ".xz", ".bz2")  # after one of those: the file is decompressed (import_bounds)
+COMPRESSED_SUFFIXES = (".gz", ".xz", ".bz2")  # after one of those: the file is decompressed (``bounds``)
 # fio's own per-job logs (write_bw_log and the like: <prefix>_bw.<job>.log), which are not its output
 FIO_LOG = re.compile(r"_(bw|lat|clat|slat|iops)(\.\d+)*\.log$")
 LINKS = "symbolic links (not followed: name one on the command line to read it)"

@@ -15,7 +15,7 @@ import zlib
 from pathlib import Path
 from typing import Iterator
 
-from ..errors import FioError
+from ...errors import FioError
 
 MAX_BYTES = 256 * 2**20  # the most a file, or what a compressed file expands to, may hold
 CHUNK = 2**20

@@ -27,7 +27,7 @@ import tempfile
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from ..errors import RefusedError
+from ...errors import RefusedError
 
 MARKER = ".flashscale-import-staging"  # inside a staging folder: the pid of the import writing it
 RENAME_EXCHANGE = 2  # linux/fs.h

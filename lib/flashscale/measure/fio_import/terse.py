@@ -21,9 +21,9 @@ from __future__ import annotations
 import math
 import re
 
-from .import_bounds import excerpt
-from ..errors import FioError
-from .fio_versions import FROM_KIB, MOST, typed
+from .bounds import excerpt
+from ...errors import FioError
+from .versions import FROM_KIB, MOST, typed
 
 LINE = re.compile(r"^([2-5]);")
 SIDE_FIELDS = {2: 41, 3: 41, 4: 41, 5: 47}
