@@ -19,7 +19,7 @@ from flashscale import cli
 from flashscale.notebooks import studies
 from flashscale.analysis.prediction.ceilings import pcie_rate
 from flashscale.errors import ConfigError
-from flashscale.measure import reanalysis, results, resume
+from flashscale.measure import results, resume
 from flashscale.system.devices import System
 
 MB = 1_000_000
@@ -207,7 +207,7 @@ def stored_campaign(folder: Path, spec_: campaign.CampaignSpec) -> None:
     (folder / "campaign.json").write_text(json.dumps({"run_id": "20261126T000000Z", "spec": resume.plain(asdict(
         spec_)), "environment": {"backend": "directory"}}))
     campaign_folder.append_rows(folder, single_rows())
-    (folder / reanalysis.NOTES_JSON).write_text("[]")
+    (folder / resume.NOTES_JSON).write_text("[]")
 
 
 def test_campaign_json_keeps_the_content_and_a_change_is_named_on_resume_and_re_analysis(tmp_path, monkeypatch):
@@ -231,7 +231,7 @@ def test_campaign_json_keeps_the_content_and_a_change_is_named_on_resume_and_re_
         resume.open_campaign(folder, asdict(spec(tmp_path, CEILINGS=str(other))), before["environment"], [], True,
                              False)
     # re-analysed: the same content from another file is the stored campaign; other ceilings are refused
-    monkeypatch.setenv(reanalysis.ENVIRONMENT, "1")
+    monkeypatch.setenv(resume.REANALYZE, "1")
     again = campaign.run(spec(tmp_path, CEILINGS=str(same)), progress=False)
     assert again.directory == folder and len(again.table) == len(single_rows())
     with pytest.raises(ConfigError, match="--reanalyze: .*ceilings.memory_bw_bytes: 1000000000.0 then"):

@@ -14,7 +14,7 @@ import pytest
 from flashscale import cli
 from flashscale.notebooks import execute
 from flashscale.errors import ConfigError, FlashscaleError
-from flashscale.measure import reanalysis
+from flashscale.measure import resume
 
 from test_quickstart import campaign_file
 
@@ -89,17 +89,17 @@ def test_a_campaign_reanalysed_measures_nothing_and_publishes_the_same_tables(tm
 def test_a_campaign_not_there_or_unfinished_is_refused(tmp_path):
     spec = {"name": "qs", "layouts": ["single"]}
     with pytest.raises(ConfigError, match=r"holds no campaign \(campaign.json\) to re-analyse"):
-        reanalysis.stored(tmp_path / "qs", spec)
+        resume.stored_campaign(tmp_path / "qs", spec)
     (tmp_path / "qs").mkdir()
     (tmp_path / "qs" / "campaign.json").write_text(json.dumps({"run_id": "20261125T100000Z", "spec": spec,
                                                                "environment": {"backend": "loop"}}))
     with pytest.raises(ConfigError, match=r"did not finish \(no notes.json\); --resume measures what is missing"):
-        reanalysis.stored(tmp_path / "qs", spec)
+        resume.stored_campaign(tmp_path / "qs", spec)
     with pytest.raises(ConfigError, match=r"another spec: layouts: \['single'\] then, \['single', 'jbod'\] now"):
-        reanalysis.stored(tmp_path / "qs", {**spec, "layouts": ["single", "jbod"]})
+        resume.stored_campaign(tmp_path / "qs", {**spec, "layouts": ["single", "jbod"]})
     (tmp_path / "qs" / "notes.json").write_text("[]")
     (tmp_path / "qs" / "rows.jsonl").write_text("")
-    table, folder, backend, notes = reanalysis.stored(tmp_path / "qs", spec)
+    table, folder, backend, notes = resume.stored_campaign(tmp_path / "qs", spec)
     assert folder == tmp_path / "qs" and backend == "loop" and table.empty
     assert "nothing was measured again (the campaign ran at 20261125T100000Z)" in notes[-1]
 
@@ -110,7 +110,7 @@ def test_reanalyze_and_resume_are_not_given_together(tmp_path):
 
 
 def test_only_a_reanalysing_process_reads_instead_of_measuring(monkeypatch):
-    monkeypatch.delenv(reanalysis.ENVIRONMENT, raising=False)
-    assert not reanalysis.active()
-    monkeypatch.setenv(reanalysis.ENVIRONMENT, "1")
-    assert reanalysis.active()
+    monkeypatch.delenv(resume.REANALYZE, raising=False)
+    assert not resume.reanalyzing()
+    monkeypatch.setenv(resume.REANALYZE, "1")
+    assert resume.reanalyzing()

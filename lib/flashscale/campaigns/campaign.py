@@ -49,7 +49,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from ..measure import campaign_folder, monitoring, reanalysis, results, resume
+from ..measure import campaign_folder, monitoring, results, resume
 from ..measure.results import CampaignResult
 from ..arrays import fill
 from ..system.commands import Runner
@@ -284,8 +284,9 @@ def run(spec: CampaignSpec, runner: Runner | None = None, progress: bool = True,
     spec, whose lock the host holds. ``baseline``: another campaign's folder (a study's ``01_baseline``) whose
     single-device rows the stated predictions read when this campaign measures no ``single`` before its layouts
     (not inside the VM lab, which cannot see the host's folders)."""
-    if reanalysis.active() and guest is None:  # flashscale run --reanalyze: the stored campaign, nothing measured
-        return CampaignResult(*reanalysis.stored(campaign_folder.data_root(spec.data_dir) / spec.name, asdict(spec)))
+    if resume.reanalyzing() and guest is None:  # flashscale run --reanalyze: the stored campaign, nothing measured
+        stored = resume.stored_campaign(campaign_folder.data_root(spec.data_dir) / spec.name, asdict(spec))
+        return CampaignResult(*stored)
     runner = runner or Runner()
     with _sigterm_as_interrupt():
         place = choose(spec, runner, guest)

@@ -59,7 +59,7 @@ from . import over_ssh as remote, parameters, stated
 from .hosts import Target, choose as choose_place
 from ..system.host import cores as host_cores
 from ..errors import AnalysisError, ConfigError, RefusedError, UnsupportedError
-from ..measure import campaign_folder, cluster as fio_cluster, fio_output, precondition, reanalysis, results
+from ..measure import campaign_folder, cluster as fio_cluster, fio_output, precondition, results, resume
 from ..measure.cluster import Endpoint
 from ..measure.results import CampaignResult
 from ..measure.progress import Progress
@@ -184,8 +184,9 @@ PARTS = {"array": ArraySpec, "sweep": Sweep, "options": Options, "spec": Cluster
 
 def run(spec: ClusterSpec, runner: Runner | None = None) -> CampaignResult:
     """Run the cluster campaign; every host's rows and the cluster's, failed points included with their reason."""
-    if reanalysis.active():  # flashscale run --reanalyze: the stored campaign, nothing measured
-        return CampaignResult(*reanalysis.stored(campaign_folder.data_root(spec.data_dir) / spec.name, asdict(spec)))
+    if resume.reanalyzing():  # flashscale run --reanalyze: the stored campaign, nothing measured
+        stored = resume.stored_campaign(campaign_folder.data_root(spec.data_dir) / spec.name, asdict(spec))
+        return CampaignResult(*stored)
     runner = runner or Runner()
     place = choose_place(spec, runner)  # where: emulated hosts, hosts serving fio, hosts over SSH
     place.check()

@@ -1,4 +1,7 @@
-"""An interrupted campaign, resumed in its own folder: what it finished, what changed since, what it left unfinished.
+"""A campaign read back from its own folder: resumed where it was interrupted (``--resume``), or re-analysed without
+measuring anything (``--reanalyze``).
+
+Resumed: what it finished, what changed since, what it left unfinished.
 
 A campaign's folder (``measure.campaign_folder``) holds ``campaign.json`` (its spec and the machine it ran on),
 ``rows.jsonl`` (one line per finished run) and ``progress.json`` (the layouts whose sweep ran to the end). Resuming
@@ -6,23 +9,36 @@ keeps every finished run exactly once and runs only the others: ``finished`` say
 that were cut short (a job file and no ``env.json``: no row) are removed, so they run again; ``differences`` names
 what changed in the campaign or on the machine that would mix numbers that cannot be compared. ``open_campaign``
 does all of it for ``campaign.run``.
+
+Re-analysed: ``execute.run_campaign(reanalyze=True)`` starts each notebook's kernel with ``FLASHSCALE_REANALYZE=1``
+(``REANALYZE``); every measuring entry point (``campaign.run``, ``cluster.run``) then asks ``stored_campaign`` for
+the campaign it would have measured and returns that instead: no device is made, erased or touched, no fio runs,
+nothing is written in the campaign's folder. The notebook goes on to analyse and publish as it does after
+measuring, so its tables come from the same code on the same rows. ``stored_campaign`` refuses, naming why, a
+campaign that is not there, that did not finish (``--resume`` measures the rest), or whose stored spec differs from
+the one asked for (the stored runs would answer another question). Parameters that change only the analysis
+(``REFERENCE``, ``TAX_MARGIN``, ``BASELINE_BS``...) are not part of the spec, so a campaign can be re-analysed with
+another margin.
 """
 from __future__ import annotations
 
 import json
+import os
 from datetime import datetime, timezone
 from pathlib import Path
 
 from ..errors import ConfigError
 from ..system import provenance
 
-from . import campaign_folder
+from . import campaign_folder, results
+from .campaign_folder import CAMPAIGN_JSON, NOTES_JSON  # written when a campaign starts, and when it finishes
 
 # What may change between an interrupted run and its resume without changing what the numbers mean.
 NOT_COMPARED = {"resume", "force_resume", "on_failure"}
 # The machine's facts that must not change under a resumed campaign. Its software (``environment.software``) may:
 # a resume after a package upgrade is allowed, said in the notes and kept in campaign.json's ``resumed`` entry.
 COMPARED_ENVIRONMENT = ("hostname", "kernel", "fio", "backend", "devices")
+REANALYZE = "FLASHSCALE_REANALYZE"  # set (1) while flashscale run --reanalyze starts its notebooks' kernels
 EMPTY = ([], {}, None)  # a spec field's value that means "none": the same as not recorded at all
 
 
@@ -132,3 +148,33 @@ def open_campaign(folder: Path, spec: dict, env: dict, notes: list[str], resumin
     campaign_folder.add_resumed(folder, before, {"at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                                        "environment": env, "changed": changed})
     return folder, before["run_id"], done, layouts_done
+
+
+def reanalyzing() -> bool:
+    """Whether this process re-analyses stored campaigns instead of measuring (``FLASHSCALE_REANALYZE=1``)."""
+    return os.environ.get(REANALYZE, "") not in ("", "0")
+
+
+def stored_campaign(folder: str | Path, spec: dict) -> tuple:
+    """The finished campaign in ``folder`` measured for ``spec`` (its ``asdict``): (its table, its folder, its
+    backend, its notes with one saying it was re-analysed). ConfigError when there is none, it did not finish, or
+    it was measured for another spec."""
+    folder = Path(folder)
+    before = campaign_folder.read_campaign(folder)
+    if before is None:
+        raise ConfigError(f"--reanalyze: {folder} holds no campaign ({CAMPAIGN_JSON}) to re-analyse; nothing was "
+                          "measured. Run the campaign first")
+    changed = differences(before, spec, before.get("environment", {}))
+    if changed:
+        raise ConfigError(f"--reanalyze: the campaign stored in {folder} was measured for another spec: "
+                          + "; ".join(changed) + ". Its runs do not answer this one; nothing was measured")
+    notes = campaign_folder.read_notes(folder)
+    if notes is None:
+        raise ConfigError(f"--reanalyze: the campaign in {folder} did not finish (no {NOTES_JSON}); --resume "
+                          "measures what is missing, --reanalyze measures nothing")
+    rows, _ = campaign_folder.read_rows(folder)
+    table = results.to_frame(rows)
+    when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    notes.append(f"Re-analysed at {when} from the {len(rows)} run(s) stored in {folder}: nothing was measured "
+                 f"again (the campaign ran at {before.get('run_id', 'an unknown time')}).")
+    return table, folder, str(before.get("environment", {}).get("backend", "")), notes

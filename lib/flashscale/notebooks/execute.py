@@ -48,7 +48,8 @@ import yaml
 from ..campaigns import campaign as campaigns, cluster as clusters, parameters as schema
 from .. import errors
 from ..errors import ConfigError
-from ..measure import campaign_folder, progress as live, reanalysis
+from ..measure import campaign_folder, progress as live
+from ..measure.resume import REANALYZE
 from ..paths import project_root
 from ..publish.report import export_html, write_index
 from ..system import lock
@@ -170,7 +171,7 @@ def run_campaign(campaign_file: str | Path, reports_dir: str | Path | None = Non
     """Execute each notebook of the campaign with papermill; return the HTML reports written. With ``resume`` (or
     ``force_resume``), notebooks that finished in the interrupted run are not executed again (their reports stay)
     and the others continue their own campaigns. With ``reanalyze``, every notebook is executed again on the
-    campaign's stored runs (``measure.reanalysis``: nothing is measured) and its report published anew."""
+    campaign's stored runs (``measure.resume``: nothing is measured) and its report published anew."""
     import papermill
 
     if reanalyze and (resume or force_resume):
@@ -282,15 +283,15 @@ def _progress_lines():
 
 @contextmanager
 def _reanalysis(on: bool):
-    """Kernels started meanwhile read each campaign back instead of measuring it (``measure.reanalysis``)."""
+    """Kernels started meanwhile read each campaign back instead of measuring it (``measure.resume``)."""
     if not on:
         yield
         return
-    os.environ[reanalysis.ENVIRONMENT] = "1"
+    os.environ[REANALYZE] = "1"
     try:
         yield
     finally:
-        os.environ.pop(reanalysis.ENVIRONMENT, None)
+        os.environ.pop(REANALYZE, None)
 
 
 def _progress(out: Path, resume: bool) -> dict:

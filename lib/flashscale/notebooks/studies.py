@@ -27,7 +27,7 @@ import pandas as pd
 from ..analysis import core as analysis
 from ..campaigns import campaign, parameters as schema
 from ..arrays import support
-from ..measure import campaign_folder, reanalysis, results
+from ..measure import campaign_folder, results, resume
 from ..system.devices import System
 from ..errors import ConfigError
 
@@ -51,7 +51,7 @@ def stage_spec(stage: str, parameters: dict, extra: Sequence[tuple[str, str]] = 
 
 
 def _note_stage(parameters: dict, stage: str, spec: campaign.CampaignSpec) -> None:
-    if reanalysis.active():  # re-analysed: the study's folder is read, never written
+    if resume.reanalyzing():  # re-analysed: the study's folder is read, never written
         return
     path = study_dir(parameters) / "study.json"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -84,7 +84,7 @@ def _run_each(stage: str, parameters: dict, runs: Mapping[str, dict], progress: 
     of every run."""
     folder = study_dir(parameters) / stage
     resumed = parameters.get("RESUME") or parameters.get("FORCE_RESUME")
-    if not reanalysis.active() and (not resumed or not folder.is_dir()):  # re-analysed: read as it is
+    if not resume.reanalyzing() and (not resumed or not folder.is_dir()):  # re-analysed: read as it is
         folder = campaign_folder.fresh_directory(folder)  # resumed: each run continues its own campaign in the folder
     tables, notes, backend = [], [], "loop"
     for name, run in runs.items():
