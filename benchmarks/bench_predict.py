@@ -143,7 +143,7 @@ def loop(work: Path) -> list[pd.DataFrame]:
 def _boot(plan: dict, work: Path, share_name: str, devices: int, timeout_s: float) -> dict:
     """One boot of the lab running benchmarks/vm_guest_predict.py with ``plan``; its answer."""
     from flashscale.campaigns.vmlab import GUEST_ENV
-    from flashscale.system import vm
+    from flashscale.system.vmlab import vm
     share = work / f"flashscale-{share_name}"
     share.mkdir(exist_ok=True)
     with vm.Lab(vm.VmSpec(devices=devices, device_size=2**30, name=f"bench-{share_name}")) as lab:

@@ -35,7 +35,7 @@ from flashscale.system.commands import Runner
 from flashscale.system.devices import System
 from flashscale.system.nullblk import NullBlk, NullBlkSpec
 from flashscale.system.teardown import Teardown, manifest_dir
-from flashscale.system.vm import prepare_guest
+from flashscale.system.vmlab.vm import prepare_guest
 
 
 def layouts(plan: dict, runner: Runner, system: System) -> dict:

@@ -1,6 +1,6 @@
 """``make demo-ssh-cluster``: a campaign over two real OpenSSH servers, made here, measured, and removed.
 
-Each host is a network namespace with its own sshd, host key and the lab's user key (``flashscale.system.ssh_lab``,
+Each host is a network namespace with its own sshd, host key and the lab's user key (``flashscale.system.ssh.lab_hosts``,
 on 10.216.0.0/17, not the tests' range), and two loop devices of its own (``EmulatedArray``, uncapped), named by
 identity in a hosts test bed. The lab writes what a user writes for real hosts: an Ansible inventory, a known_hosts
 file, the test bed; then ``flashscale run CAMPAIGN`` runs with those as parameters (and the identities confirmed),
@@ -21,7 +21,7 @@ import yaml
 from flashscale.arrays.emulated import ArraySpec, EmulatedArray
 from flashscale.system import netns
 from flashscale.system.devices import System
-from flashscale.system.ssh_lab import SshLab
+from flashscale.system.ssh.lab_hosts import SshLab
 
 HOSTS = 2
 SUBNETS = ["10.216.0.0/17", "10.218.0.0/17"]  # not the tests' ranges: a demo left behind stops no test run

@@ -18,7 +18,7 @@ from flashscale.arrays.emulated import CAP_FIT_ENV
 from flashscale.campaigns import campaign
 from flashscale.errors import HarnessCeilingError
 from flashscale.measure import results
-from flashscale.system import vm
+from flashscale.system.vmlab import vm
 from flashscale.system.commands import Runner
 from flashscale.system.devices import System
 from flashscale.arrays.emulated import loop_support_problem

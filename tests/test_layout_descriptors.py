@@ -21,7 +21,7 @@ from flashscale.arrays.layouts import Options
 from flashscale.campaigns import rules
 from flashscale.errors import ConfigError, UnsupportedError
 from flashscale.layouts import Descriptor
-from flashscale.system import vm
+from flashscale.system.vmlab import vm
 from flashscale.system.commands import Runner
 from flashscale.system.devices import System
 from flashscale.system.teardown import Teardown

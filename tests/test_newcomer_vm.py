@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from flashscale.system import vm
+from flashscale.system.vmlab import vm
 from flashscale.system.commands import RecordingRunner
-from flashscale.system.vm_mounts import STAGING, guest_mounts, not_seen
+from flashscale.system.vmlab.mounts import STAGING, guest_mounts, not_seen
 
 ROOT = Path(__file__).resolve().parents[1]
 CLONE = Path("/var/tmp/ci/builds/flashscale")  # a CI system's clone, two folders below /var/tmp
@@ -67,7 +67,7 @@ def test_the_guest_binds_before_its_boot_mark_and_stops_when_it_cannot(tmp_path,
 HOST_RUN = """
 import sys
 from flashscale.paths import project_root
-from flashscale.system import vm
+from flashscale.system.vmlab import vm
 data = project_root() / "data" / "campaigns"
 share = data / "flashscale-var-tmp"
 share.mkdir(parents=True)

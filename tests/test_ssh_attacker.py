@@ -1,7 +1,7 @@
 """An SSH campaign read as an attacker would read it: one unprivileged account, on the driver or on a host.
 
 The account is made for these tests (``useradd``, a random name, removed in a ``finally``). The hosts are the SSH
-lab's (``system.ssh_lab``: network namespaces with an sshd each, sharing this machine's files, so a host's root-only
+lab's (``system.ssh.lab_hosts``: network namespaces with an sshd each, sharing this machine's files, so a host's root-only
 place is this machine's ``/run/flashscale`` too), on a range of their own. What each test shows:
 
 - no fio server is reachable: on a host it listens on a unix socket in a folder of mode 0700 (no TCP port: ``ss``
@@ -37,13 +37,14 @@ import pytest
 from flashscale.campaigns import cluster
 from flashscale.campaigns.remote import Plan, RemoteCluster
 from flashscale.errors import ConfigError, RefusedError
-from flashscale.system import netns, shipped
+from flashscale.system import netns
+from flashscale.system.ssh import shipped
 from flashscale.system.devices import System
-from flashscale.system.forwarded import END_S
+from flashscale.system.ssh.forwarded import END_S
 from flashscale.system.machine import NETNS_DIR
 from flashscale.system.private import PACKAGE, SHIP
-from flashscale.system.ssh import SshOptions
-from flashscale.system.ssh_lab import SshLab
+from flashscale.system.ssh.client import SshOptions
+from flashscale.system.ssh.lab_hosts import SshLab
 from flashscale.system.teardown import manifest_dir
 
 from test_ssh_cluster import left_on, listeners, nothing_left
@@ -180,7 +181,7 @@ import subprocess, sys, time
 from pathlib import Path
 from flashscale.campaigns import cluster
 from flashscale.campaigns.remote import Plan, RemoteCluster
-from flashscale.system.ssh import SshOptions
+from flashscale.system.ssh.client import SshOptions
 known, identity, folder, *hosts = sys.argv[1:]
 fio = subprocess.run(["fio", "--version"], capture_output=True, text=True).stdout.strip()
 specs = [cluster.RemoteHost(n, a, mount_dir=folder) for n, a in zip(hosts[::2], hosts[1::2])]

@@ -1,5 +1,5 @@
 """A cluster campaign over real OpenSSH servers: each host a network namespace with its own sshd, host key and the
-test's user key (``system.ssh_lab``), on the lab's own range 10.215.0.0/16, reached over its veth; each host's
+test's user key (``system.ssh.lab_hosts``), on the lab's own range 10.215.0.0/16, reached over its veth; each host's
 device a loop device made by the project's own code (``EmulatedArray``), named by identity in a hosts test bed and
 confirmed. flashscale runs on each host from the zip it ships there, under ``python3 -I -S``.
 
@@ -31,17 +31,17 @@ from flashscale.errors import RefusedError
 from flashscale.measure.sweep import Sweep
 from flashscale.system.devices import System
 from flashscale.system import netns
-from flashscale.system.forwarded import END_S
+from flashscale.system.ssh.forwarded import END_S
 from flashscale.system.machine import NETNS_DIR
 from flashscale.system.private import SHIP
-from flashscale.system.ssh import SshOptions
-from flashscale.system.ssh_lab import SshLab
+from flashscale.system.ssh.client import SshOptions
+from flashscale.system.ssh.lab_hosts import SshLab
 from flashscale.system.teardown import manifest_dir
 
 pytestmark = [pytest.mark.root, pytest.mark.skipif(os.geteuid() != 0, reason="namespaces, sshd and loops need root")]
 # The faults that take a campaign of their own driver each (about 25 s apiece): make test-ssh runs them
 long = pytest.mark.skipif(not os.environ.get("FLASHSCALE_SSH_LONG"), reason="a long SSH fault test: make test-ssh")
-# The SSH lab's range (system.ssh_lab), its lower half (the 8-host test has the upper); another when a lab an
+# The SSH lab's range (system.ssh.lab_hosts), its lower half (the 8-host test has the upper); another when a lab an
 # interrupted run left behind holds it
 SUBNETS = ["10.215.0.0/17", "10.217.0.0/17", "10.219.0.0/17"]
 

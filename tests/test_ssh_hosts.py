@@ -1,4 +1,4 @@
-"""Eight real sshds at once (``system.ssh_lab``, on the upper half of the lab's range, 10.215.128.0/17): the
+"""Eight real sshds at once (``system.ssh.lab_hosts``, on the upper half of the lab's range, 10.215.128.0/17): the
 parallel path, each host measured in a directory of ours inside the folder it names (plain directories: no loop
 device is spent). About 50 s: make test-ssh runs it. Another upper half when a lab an interrupted run left behind
 holds that one."""
@@ -14,7 +14,7 @@ from flashscale.measure.sweep import Sweep
 from flashscale.system import netns
 from flashscale.system.devices import System
 from flashscale.system.private import SHIP
-from flashscale.system.ssh_lab import SshLab
+from flashscale.system.ssh.lab_hosts import SshLab
 from flashscale.system.teardown import manifest_dir
 
 pytestmark = [pytest.mark.root, pytest.mark.skipif(os.geteuid() != 0, reason="namespaces and sshd need root"),

@@ -18,10 +18,11 @@ from hypothesis import given, settings, strategies as st
 from flashscale.campaigns import cluster, inventory
 from flashscale.campaigns.remote import Plan, problems
 from flashscale.errors import ConfigError, RefusedError, UnsupportedError
-from flashscale.system import names, private
+from flashscale.system.ssh import host_names
+from flashscale.system import private
 from flashscale.system.commands import Completed, RecordingRunner
-from flashscale.system.shipped import Contacts, Zip, package, ship_name, undo_remote
-from flashscale.system.ssh import Link, SshHost, SshOptions, control_path
+from flashscale.system.ssh.shipped import Contacts, Zip, package, ship_name, undo_remote
+from flashscale.system.ssh.client import Link, SshHost, SshOptions, control_path
 
 INI = """
 # the site's own inventory
@@ -192,8 +193,8 @@ def test_a_campaigns_ssh_config_is_read_but_changes_no_pinned_option_and_the_use
                 max_size=4))
 def test_every_dns_name_is_a_host_name(labels):
     name = ".".join(labels)
-    if len(name) <= names.NAME_MAX:
-        assert names.host_name(name) == name
+    if len(name) <= host_names.NAME_MAX:
+        assert host_names.host_name(name) == name
 
 
 @settings(max_examples=300)
@@ -202,7 +203,7 @@ def test_a_host_name_is_a_dns_name_or_an_address_and_nothing_a_shell_or_ssh_read
     """Whatever passes is letters, digits, hyphens and dots (or an IP address: colons too), labels of 63 at most;
     whatever else is refused with the value named."""
     try:
-        kept = names.host_name(text)
+        kept = host_names.host_name(text)
     except ConfigError as exc:
         assert repr(text) in str(exc)
         return
@@ -233,10 +234,10 @@ def test_an_inventory_name_no_dns_name_is_refused_when_read_naming_it_and_the_ru
 
 
 def test_a_login_name_is_checked_as_one():
-    assert names.login("root") == "root"
+    assert host_names.login("root") == "root"
     for bad in ("-oProxyCommand=x", "a b", "r$(id)", "", "x" * 33):
         with pytest.raises(ConfigError, match="is not a login name"):
-            names.login(bad)
+            host_names.login(bad)
 
 
 def test_a_missing_known_hosts_file_is_refused_by_name(tmp_path):

@@ -19,7 +19,8 @@ from flashscale.campaigns import campaign
 from flashscale.analysis.prediction import predict
 from flashscale.arrays.emulated import ArraySpec
 from flashscale.measure.sweep import Sweep
-from flashscale.system import processes, vm
+from flashscale.system import processes
+from flashscale.system.vmlab import vm
 from flashscale.system.devices import System
 from flashscale.system.teardown import manifest_dir
 

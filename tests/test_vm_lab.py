@@ -15,7 +15,8 @@ from flashscale.campaigns.campaign import CampaignSpec
 from flashscale.arrays.emulated import ArraySpec
 from flashscale.errors import ConfigError, FlashscaleError, RefusedError, UnsupportedError
 from flashscale.measure.sweep import Sweep
-from flashscale.system import processes, vm
+from flashscale.system import processes
+from flashscale.system.vmlab import vm
 from flashscale.system.commands import RecordingRunner
 from flashscale.system.devices import System
 

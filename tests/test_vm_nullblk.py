@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from flashscale.analysis.plateau import knee
-from flashscale.system import nullblk, vm
+from flashscale.system import nullblk
+from flashscale.system.vmlab import vm
 
 pytestmark = [pytest.mark.vm, pytest.mark.root]
 

@@ -21,7 +21,7 @@ from flashscale.arrays import layouts
 from flashscale.system.commands import Runner
 from flashscale.system.devices import System
 from flashscale.system.teardown import Teardown
-from flashscale.system.vm import prepare_guest
+from flashscale.system.vmlab.vm import prepare_guest
 
 ENV = "FLASHSCALE_VM_DEVICES"
 IN_THE_LAB = [descriptors.known(name) for name in descriptors.BUILT if descriptors.known(name).needs]
@@ -31,7 +31,7 @@ pytestmark = pytest.mark.skipif(not os.environ.get(ENV), reason=f"runs inside th
 
 @pytest.fixture(scope="module", autouse=True)
 def guest_kernel():
-    """md and device-mapper loaded, as the VM lab's campaigns have them (``system.vm.prepare_guest``)."""
+    """md and device-mapper loaded, as the VM lab's campaigns have them (``system.vmlab.vm.prepare_guest``)."""
     prepare_guest(Runner(), System())
 
 

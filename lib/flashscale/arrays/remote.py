@@ -1,7 +1,7 @@
 """A real host's side of an SSH campaign: the same guard, erase, layouts, facts, monitor and reap, run on the host.
 
 The driver (``flashscale.campaigns.remote``) ships flashscale as one zip to a fresh folder of its own in the host's
-root-only place (``system.shipped``, ``system.private``) and runs, for each step, ``python3 -I -S -c <boot> FOLDER
+root-only place (``system.ssh.shipped``, ``system.private``) and runs, for each step, ``python3 -I -S -c <boot> FOLDER
 SHA256 OP REQUEST`` there: the zip's SHA-256 checked first, then run with no site-packages and no environment, so
 only Python's standard library and this checkout's own modules are imported (system and arrays: no pandas, no
 pyarrow, no YAML). Each step answers one JSON line on stdout (``{"ok": true, ...}``, or ``ok`` false with the
@@ -45,8 +45,8 @@ from ..system import monitor, private, processes
 from ..system.commands import Runner
 from ..system.devices import System
 from ..system.reap import reap_one
-from ..system.forwarded import SILENT_S
-from ..system.ssh import SOCKET_PATH_MAX
+from ..system.ssh.forwarded import SILENT_S
+from ..system.ssh.client import SOCKET_PATH_MAX
 from ..system.teardown import Teardown, manifest_dir
 from ..system.undo import make_scratch
 

@@ -66,7 +66,8 @@ from ..measure.progress import Progress
 from ..measure.sweep import Sweep
 from ..system.commands import Runner
 from ..system.devices import System
-from ..system import idle, names, provenance
+from ..system import idle, provenance
+from ..system.ssh import host_names
 from ..system.netns import SUBNET
 from ..measure import truth
 
@@ -91,8 +92,8 @@ class RemoteHost:
     user: str = "root"
 
     def __post_init__(self) -> None:
-        names.host_name(self.name)
-        names.host_name(self.address, f"host {self.name}: address")
+        host_names.host_name(self.name)
+        host_names.host_name(self.address, f"host {self.name}: address")
 
     @classmethod
     def from_mapping(cls, entry: dict) -> "RemoteHost":

@@ -4,7 +4,7 @@
 
 What is read, as Ansible reads it: host names with ``ansible_host`` (the address; the name when absent),
 ``ansible_port`` (the SSH port, 22) and ``ansible_user`` (root when absent: layouts need it), each name and
-address a DNS name or an IP address and each user a login name (``system.names``: checked here, before any
+address a DNS name or an IP address and each user a login name (``system.ssh.host_names``: checked here, before any
 connection, the value and the rule named); groups, with
 ``[group:children]`` / ``children:`` nesting and ``[group:vars]`` / ``vars:`` (a host's own variables win over its
 groups', a child group's over its parent's); numeric ranges in names (``node[01:10]``). Variables of flashscale's
@@ -31,7 +31,7 @@ from pathlib import Path
 import yaml
 
 from ..arrays.guard import confirmation
-from ..system.ssh import SshHost
+from ..system.ssh.client import SshHost
 from ..errors import ConfigError
 
 OWN_VARS = {"flashscale_mount_dir": "mount_dir", "flashscale_local_dir": "local_dir",
@@ -42,7 +42,7 @@ HOSTS_MAX = 4096  # an inventory is someone else's file: a range names at most t
 
 @dataclass(frozen=True)
 class InventoryHost(SshHost):
-    """A host of an inventory: how SSH reaches it (``system.ssh.SshHost``, checked as it is), its groups, its vars."""
+    """A host of an inventory: how SSH reaches it (``system.ssh.client.SshHost``, checked as it is), its groups, its vars."""
 
     groups: frozenset[str] = frozenset()
     vars: dict = field(default_factory=dict, compare=False)

@@ -18,8 +18,8 @@ from ..errors import ConfigError
 from ..measure import cluster as fio_cluster
 from ..paths import project_root
 from ..system.commands import Runner
-from ..system.shipped import Contacts, Zip
-from ..system.ssh import Link, SshHost, SshOptions
+from ..system.ssh.shipped import Contacts, Zip
+from ..system.ssh.client import Link, SshHost, SshOptions
 from . import inventory
 from .remote import SPECIAL, Plan, RemoteCluster, Served
 

@@ -5,11 +5,11 @@
             with cluster.layout(name) as (served, dead):              # built, a fio server each, forwarded, monitored
                 sweep.run(...)                                         # fio --client=sock:<the forwarded socket>
 
-Each host gets, in parallel (one thread per host): a master SSH connection (``system.ssh.Link``), flashscale shipped
+Each host gets, in parallel (one thread per host): a master SSH connection (``system.ssh.client.Link``), flashscale shipped
 as one zip to a fresh folder of its root-only place and checked by its SHA-256 before every run
-(``system.shipped``), and every step of the campaign run there by that zip (``arrays.remote``): the check, each
+(``system.ssh.shipped``), and every step of the campaign run there by that zip (``arrays.remote``): the check, each
 layout built through the guard on the devices the hosts test bed names by identity and the user confirmed, a fio
-server on a unix socket of the host's root-only place forwarded to one of ours (``system.forwarded``: no TCP port
+server on a unix socket of the host's root-only place forwarded to one of ours (``system.ssh.forwarded``: no TCP port
 anywhere), the monitor, the facts, and the teardown. Before anything is built every host is checked
 (``problems``), a fio server started there and asked its version through the forward, and the campaign refuses,
 naming each host and reason, when one falls short.
@@ -34,10 +34,11 @@ from typing import Callable, Iterator, Sequence
 
 from ..errors import FlashscaleError, RefusedError
 from ..measure import cluster as fio_cluster
-from ..system import forwarded, private, shipped
+from ..system.ssh import forwarded, shipped
+from ..system import private
 from ..system.commands import Runner
 from ..system.devices import System
-from ..system.ssh import Link, SshHost, SshOptions, Unreachable
+from ..system.ssh.client import Link, SshHost, SshOptions, Unreachable
 from ..system.teardown import Built, Entry, Teardown, manifest_dir
 from ..system.undo import make_scratch
 

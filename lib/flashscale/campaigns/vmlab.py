@@ -4,7 +4,7 @@
                                                         checked here, its campaign run inside (``run_inside``)
     directory, notes = run_campaign(name, spec_dict, data_root, VmSpec(devices=4), runner, progress=True)
 
-The host holds the campaign folder's lock (``system.lock``) and the lab (``system.vm.Lab``: its backing files and
+The host holds the campaign folder's lock (``system.lock``) and the lab (``system.vmlab.vm.Lab``: its backing files and
 QEMU process, in its manifest). It writes, in a folder of its own inside ``data_root`` (which the guest may write),
 a test bed file of the lab's NVMe identities and a request; the guest runs ``flashscale vm-guest REQUEST``
 (``cli.vm_guest``), which measures the campaign through ``campaign.run`` exactly as on a test bed of real devices,
@@ -30,7 +30,7 @@ from ..paths import project_root
 from ..system import lock
 from ..system.commands import Runner
 from ..system.devices import System
-from ..system.vm import IMSM_NOTE, Boot, Lab, VmError, VmSpec, prerequisites_problem
+from ..system.vmlab.vm import IMSM_NOTE, Boot, Lab, VmError, VmSpec, prerequisites_problem
 from .place import Place, caps_words
 
 __all__ = ["InVmLab", "VmSpec", "run_campaign", "guest_request", "answer"]

@@ -15,7 +15,7 @@ from ..errors import FlashscaleError
 from ..arrays.testbed import TestBed
 from ..system.commands import Runner
 from ..system.devices import System
-from ..system.vm import prepare_guest
+from ..system.vmlab.vm import prepare_guest
 
 
 NO_FLASH = ("The VM's NVMe devices are files of the host's: there is no flash to precondition, so they were not "

@@ -5,7 +5,7 @@ it, the Debian package that brings the program, the kernel's marker that it is t
     FEATURES["dm"]    device-mapper (LVM): lvm, /dev/mapper/control, dm_mod
 
 ``arrays.volumes.missing`` reads the marker and looks for the program on this machine; the VM lab loads the modules
-and needs the programs (``system.vm``).
+and needs the programs (``system.vmlab.vm``).
 """
 from __future__ import annotations
 

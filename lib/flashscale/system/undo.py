@@ -25,7 +25,7 @@ check read through ``System``: the mount table, the loop devices' backing files,
                    symlink): removed with everything in it (bonnie++'s files, a PostgreSQL cluster's data directory)
     nullb          a null_blk device we made through configfs (``<configfs>/nullb/fs<token><i>``): power=0, read back,
                    then rmdir of its configfs directory, only while that directory still has the recorded name of ours
-    remote         what an SSH campaign made on a real host (``system.shipped.undo_remote``): the host, reached as the
+    remote         what an SSH campaign made on a real host (``system.ssh.shipped.undo_remote``): the host, reached as the
                    campaign's contacts say (never as the manifest says), is given a fresh zip checked by its SHA-256,
                    which undoes the manifests kept there and removes the folders shipped to; a host that cannot be
                    reached keeps the entry, for a later reap
@@ -40,7 +40,8 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from . import processes, shipped
+from . import processes
+from .ssh import shipped
 from .commands import Runner
 from .devices import System
 from ..errors import CommandError, ConfigError, FlashscaleError, UnsupportedError

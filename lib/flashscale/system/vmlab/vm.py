@@ -8,7 +8,7 @@
 The guest is virtme-ng's (``vng``): the host's kernel package (``/boot/vmlinuz-*``) booted by QEMU over the host's
 own files, read-only but for the ``rwdirs``; ``/run`` and ``/var/tmp`` are the guest's own (``/tmp`` an overlay of
 the host's), and a checkout, Python environment or ``rwdir`` under them is mounted at its own path there
-(``system.vm_mounts``). Its NVMe devices are sparse backing files of the lab's own, one QEMU NVMe controller each
+(``system.vmlab.mounts``). Its NVMe devices are sparse backing files of the lab's own, one QEMU NVMe controller each
 with a serial the lab chose, so the identity the guest reads (``System.identity_of``: the namespace's ``wwid``) is
 one the host can predict (``identity``). The guest has no network (QEMU's ``-net none``).
 
@@ -31,15 +31,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence, TextIO
 
-from . import processes
-from .commands import Runner
-from .devices import System
-from .teardown import Built, Teardown
-from .undo import OWN_FILE_PREFIX as OWN_PREFIX, make_scratch
-from .vm_mounts import guest_mounts
-from ..errors import ConfigError, FlashscaleError, UnsupportedError
-from ..layouts import kernel_modules, tools as layout_tools
-from ..paths import project_root
+from .. import processes
+from ..commands import Runner
+from ..devices import System
+from ..teardown import Built, Teardown
+from ..undo import OWN_FILE_PREFIX as OWN_PREFIX, make_scratch
+from .mounts import guest_mounts
+from ...errors import ConfigError, FlashscaleError, UnsupportedError
+from ...layouts import kernel_modules, tools as layout_tools
+from ...paths import project_root
 
 QEMU = "qemu-system-x86_64"
 VNG = "vng"

@@ -38,12 +38,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
-from . import names, processes
-from .commands import Completed, Runner
-from ..errors import CommandError, ConfigError, FlashscaleError, RefusedError, UnsupportedError
+from . import host_names
+from .. import processes
+from ..commands import Completed, Runner
+from ...errors import CommandError, ConfigError, FlashscaleError, RefusedError, UnsupportedError
 
 if TYPE_CHECKING:
-    from .teardown import Teardown
+    from ..teardown import Teardown
 
 log = logging.getLogger("flashscale.ssh")
 
@@ -75,11 +76,11 @@ class SshHost:
     user: str = "root"
 
     def __post_init__(self) -> None:
-        names.host_name(self.name)
-        names.host_name(self.address, f"host {self.name}: address")
+        host_names.host_name(self.name)
+        host_names.host_name(self.address, f"host {self.name}: address")
         if isinstance(self.port, bool) or not isinstance(self.port, int) or not 0 < self.port < 65536:
             raise ConfigError(f"host {self.name}: ssh port {self.port!r} must be a TCP port number")
-        names.login(self.user, f"host {self.name}: user")
+        host_names.login(self.user, f"host {self.name}: user")
 
     @property
     def key_name(self) -> str:

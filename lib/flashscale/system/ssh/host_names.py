@@ -13,7 +13,7 @@ from __future__ import annotations
 import ipaddress
 import re
 
-from ..errors import ConfigError
+from ...errors import ConfigError
 
 LABEL = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
 LABEL_MAX, NAME_MAX = 63, 253

@@ -28,10 +28,10 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import private
-from .ssh import Link
-from .. import errors
-from ..errors import CommandError, FlashscaleError, UnsupportedError
+from .. import private
+from .client import Link
+from ... import errors
+from ...errors import CommandError, FlashscaleError, UnsupportedError
 
 PACKAGE = private.PACKAGE
 AGENT_MAIN = "flashscale.arrays.remote"  # the host's side, run from the shipped zip (never imported here)

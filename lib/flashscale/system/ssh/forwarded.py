@@ -25,9 +25,9 @@ import time
 from pathlib import Path
 
 from .shipped import Agent, answer
-from .ssh import SSH_FAILED
-from .teardown import Teardown
-from ..errors import UnsupportedError
+from .client import SSH_FAILED
+from ..teardown import Teardown
+from ...errors import UnsupportedError
 
 log = logging.getLogger("flashscale.forwarded")
 

@@ -15,7 +15,7 @@ exists (the folder, the namespaces and veths, each sshd by pid and start time, `
 made) and undone on exit, error, Ctrl-C, or by ``flashscale reap``.
 
 A namespace shares this machine's files, so shipping code to such a host costs nothing: what runs there still goes
-through ssh and ``python3 -I -S`` (``system.ssh``), as on a real host.
+through ssh and ``python3 -I -S`` (``system.ssh.client``), as on a real host.
 """
 from __future__ import annotations
 
@@ -27,13 +27,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import netns, processes
-from .commands import Runner
-from .machine import NETNS_DIR
-from .devices import System
-from ..errors import ConfigError, UnsupportedError
-from .teardown import Built
-from .undo import make_scratch
+from .. import netns, processes
+from ..commands import Runner
+from ..machine import NETNS_DIR
+from ..devices import System
+from ...errors import ConfigError, UnsupportedError
+from ..teardown import Built
+from ..undo import make_scratch
 
 SUBNET = "10.215.0.0/16"  # the SSH lab's own range: the emulated cluster's is netns.SUBNET
 PRIVSEP = Path("/run/sshd")  # where sshd's unprivileged child is confined; Debian's service makes it at start
