@@ -233,7 +233,7 @@ def reference_studies(claims: pd.DataFrame, ceil003: pd.DataFrame) -> dict:
     numbers = {c.claim: {"stated": float(c.stated), "ours": float(c.ours), "agrees": bool(c.agrees)}
                for c in claims.itertuples()}
     numbers["seed003_binding_limit"] = sorted(set(ceil003["binding_limit"]))
-    numbers["seed004_pcie_gen2_x8_bw_bytes"] = ceilings.pcie_link_bw_bytes(2, 8)
+    numbers["seed004_pcie_gen2_x8_bw_bytes"] = ceilings.pcie_rate(2, 8)
     return numbers
 
 

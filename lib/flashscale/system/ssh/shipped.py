@@ -40,7 +40,7 @@ AGENT_MAIN = "flashscale.arrays.remote"  # the host's side, run from the shipped
 def package() -> bytes:
     """flashscale's own Python files, as this checkout has them, zipped with a ``__main__`` that runs the host's side:
     what runs on a host, with nothing else installed there."""
-    root = Path(__file__).resolve().parents[1]  # lib/flashscale
+    root = Path(__file__).resolve().parents[2]  # lib/flashscale
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
         for path in sorted(root.rglob("*.py")):
