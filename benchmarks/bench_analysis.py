@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from flashscale.analysis import core as analysis
+from flashscale.analysis import baseline_and_tax as analysis
 from flashscale.measure import fio_output
 
 GOLDEN = Path(__file__).resolve().parents[1] / "tests" / "golden" / "read_2targets_3jobs.json"

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from flashscale.campaigns import campaign
-from flashscale.analysis import core as analysis
+from flashscale.analysis import baseline_and_tax as analysis
 from flashscale.arrays import layouts
 from flashscale.arrays.emulated import ArraySpec, EmulatedArray
 from flashscale.measure import fio, fio_output, results

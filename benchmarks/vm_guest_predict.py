@@ -26,7 +26,7 @@ from pathlib import Path
 from flashscale.arrays import volumes
 from flashscale.arrays.emulated import ArraySpec
 from flashscale.arrays.guard import Guard
-from flashscale.arrays.plan import execute
+from flashscale.arrays.build_steps import execute
 from flashscale.arrays.testbed import TestBed
 from flashscale.campaigns import campaign
 from flashscale.measure import fio, fio_output

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from flashscale.analysis.core import baseline, measured, point_means, summarize
+from flashscale.analysis.baseline_and_tax import baseline, measured, point_means, summarize
 from flashscale.analysis.findings import conclusions
 from flashscale.errors import AnalysisError
 
@@ -249,16 +249,16 @@ def test_conclusions_refuse_a_frame_that_is_not_a_summary(results):
 
 
 def test_tax_is_one_definition_that_every_table_uses(results):
-    """summarize, tax_by_threads and summary_intervals all give core.tax at the same keys."""
-    from flashscale.analysis import core, layout_tax, significance, stats
+    """summarize, tax_by_threads and summary_intervals all give baseline_and_tax.tax at the same keys."""
+    from flashscale.analysis import baseline_and_tax, layout_tax, significance, stats
 
-    assert core.tax(784.0, 800.0) == pytest.approx(0.02) and core.tax(110.0, 100.0) == pytest.approx(-0.1)
+    assert baseline_and_tax.tax(784.0, 800.0) == pytest.approx(0.02) and baseline_and_tax.tax(110.0, 100.0) == pytest.approx(-0.1)
     four = results[results["devices"] == 4]
     summary = summarize(results, reference="jbod").set_index(["layout", "devices", "rw"])
     raid = summary.loc[("btrfs-raid0", 4, "read")]
-    assert raid["tax"] == core.tax(raid["best_bw_bytes"], summary.loc[("jbod", 4, "read"), "best_bw_bytes"])
+    assert raid["tax"] == baseline_and_tax.tax(raid["best_bw_bytes"], summary.loc[("jbod", 4, "read"), "best_bw_bytes"])
     by_threads = layout_tax.tax_by_threads(four, "jbod")
-    assert (by_threads["tax"] == core.tax(by_threads["bw_bytes"], by_threads["reference_bw_bytes"])).all()
+    assert (by_threads["tax"] == baseline_and_tax.tax(by_threads["bw_bytes"], by_threads["reference_bw_bytes"])).all()
     best = by_threads.loc[by_threads.groupby(["layout", "rw"])["bw_bytes"].idxmax()].set_index(["layout", "rw"])
     assert best.loc[("btrfs-raid0", "read"), "bw_bytes"] == raid["best_bw_bytes"]
     more = pd.DataFrame(_rows("btrfs-raid0", 4, "read", MIB, 4, [750, 770])).assign(rep=[2, 3])  # after rep 1

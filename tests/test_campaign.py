@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from flashscale.measure import campaign_folder
-from flashscale.analysis import core as analysis
+from flashscale.analysis import baseline_and_tax as analysis
 from flashscale.campaigns import campaign
 from flashscale.measure import harness, results
 from flashscale.errors import ConfigError, UnsupportedError

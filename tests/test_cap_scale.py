@@ -17,7 +17,7 @@ from flashscale.measure import campaign_folder
 from flashscale.campaigns import campaign, cluster, emulated
 from flashscale.notebooks import execute
 from flashscale.arrays import layouts
-from flashscale.arrays.cluster import EmulatedCluster
+from flashscale.arrays.emulated_cluster import EmulatedCluster
 from flashscale.arrays.emulated import ArraySpec
 from flashscale.errors import ConfigError
 from flashscale.measure import raw, resume

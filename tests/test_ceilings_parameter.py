@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from flashscale.measure import campaign_folder
-from flashscale.campaigns import campaign, parameters, stated
+from flashscale.campaigns import campaign, parameters, preregistered
 from flashscale.system import host
 from flashscale import cli
 from flashscale.notebooks import studies
@@ -101,23 +101,23 @@ def test_flashscale_run_refuses_a_bad_ceilings_before_any_notebook_runs(tmp_path
 
 
 def test_the_ceilings_become_terms_and_the_files_pcie_link_wins_over_sysfs(tmp_path):
-    assert stated.limits(ceilings={"memory_bw_bytes": 5e9, "network_links": 2,
+    assert preregistered.limits(ceilings={"memory_bw_bytes": 5e9, "network_links": 2,
                                    "network_link_bw_bytes": 1e9}).memory_bw_bytes == pytest.approx(5e9)
-    with_links = stated.limits(ceilings={"network_links": 2, "network_link_bw_bytes": 1e9})
+    with_links = preregistered.limits(ceilings={"network_links": 2, "network_link_bw_bytes": 1e9})
     assert (with_links.network_links, with_links.network_link_bw_bytes, with_links.cores) == (2, 1e9, host.cores())
     system = fake_sysfs(tmp_path)  # nvme0n1: gen 3 x4
     sysfs = pcie_rate(3, 4)
-    assert stated.limits(["/dev/nvme0n1"], system).pcie_link() == sysfs
+    assert preregistered.limits(["/dev/nvme0n1"], system).pcie_link() == sysfs
     given = {"pcie_gen": 2, "pcie_lanes": 4, "pcie_efficiency": 0.8}
-    assert stated.limits(["/dev/nvme0n1"], system, given).pcie_link() == pcie_rate(2, 4, 0.8)
-    note = stated.said(["/dev/nvme0n1"], system, given)
+    assert preregistered.limits(["/dev/nvme0n1"], system, given).pcie_link() == pcie_rate(2, 4, 0.8)
+    note = preregistered.limits_note(["/dev/nvme0n1"], system, given)
     assert note == (f"PCIe from CEILINGS, {pcie_rate(2, 4, 0.8) / MB:,.0f} MB/s a device, not the "
                     f"{sysfs / MB:,.0f} MB/s of the link sysfs names: the ceilings win")
-    assert "the same as the link sysfs names" in stated.said(["/dev/nvme0n1"], system, {"pcie_gen": 3, "pcie_lanes": 4})
-    assert stated.said([], system, given) == ""  # loop devices: no link of their own to set aside
-    assert stated.said(["/dev/nvme0n1"], system, {"memory_bw_bytes": 1e9}) == ""
-    assert "device_read_bw_bytes of CEILINGS: no term" in stated.said([], system, {"device_read_bw_bytes": 1e9})
-    assert stated.limits(["/dev/nvme0n1"], system, given, pcie_link_bw_bytes=1e9).pcie_link() == pytest.approx(1e9)  # more: on top of all
+    assert "the same as the link sysfs names" in preregistered.limits_note(["/dev/nvme0n1"], system, {"pcie_gen": 3, "pcie_lanes": 4})
+    assert preregistered.limits_note([], system, given) == ""  # loop devices: no link of their own to set aside
+    assert preregistered.limits_note(["/dev/nvme0n1"], system, {"memory_bw_bytes": 1e9}) == ""
+    assert "device_read_bw_bytes of CEILINGS: no term" in preregistered.limits_note([], system, {"device_read_bw_bytes": 1e9})
+    assert preregistered.limits(["/dev/nvme0n1"], system, given, pcie_link_bw_bytes=1e9).pcie_link() == pytest.approx(1e9)  # more: on top of all
 
 
 def fake_sysfs(tmp_path: Path) -> System:
@@ -137,13 +137,13 @@ def fake_sysfs(tmp_path: Path) -> System:
 ], ids=["memory", "pcie"])
 def test_a_campaign_whose_ceiling_is_below_its_devices_states_predictions_bound_by_it(tmp_path, ceilings, term,
                                                                                       bound):
-    """What the campaign wires (``campaign.stating``): the spec's CEILINGS on top of this machine's limits, each
+    """What the campaign wires (``campaign.preregistration``): the spec's CEILINGS on top of this machine's limits, each
     layout's prediction stated before it is built, from the single rows measured so far."""
     directory = tmp_path / "campaign"
     directory.mkdir()
     campaign_folder.append_rows(directory, single_rows(100 * MB))
     given = spec(tmp_path, CEILINGS=ceilings)
-    state = campaign.stating(given, campaign.choose(given), directory)
+    state = campaign.preregistration(given, campaign.choose(given), directory)
     for layout in ("single", "jbod", "btrfs-raid0"):
         state(layout)
     stated_now = campaign_folder.read_predictions(directory).set_index(["layout", "numjobs"])
@@ -165,7 +165,7 @@ def test_without_ceilings_the_same_campaign_is_bound_by_its_devices(tmp_path):
     directory.mkdir()
     campaign_folder.append_rows(directory, single_rows(100 * MB))
     given = spec(tmp_path)
-    campaign.stating(given, campaign.choose(given), directory)("jbod")
+    campaign.preregistration(given, campaign.choose(given), directory)("jbod")
     predicted = campaign_folder.read_predictions(directory)
     assert (predicted["memory_limit_bw_bytes"] > 1000 * MB).all() and predicted["pcie_limit_bw_bytes"].isna().all()
     assert set(predicted["predicted_limit"]) <= {"devices", "cpu"}
@@ -178,13 +178,13 @@ def test_a_stage_without_its_own_single_predicts_from_the_studys_baseline(tmp_pa
     own.mkdir(), baseline.mkdir()
     campaign_folder.append_rows(baseline, single_rows(100 * MB))
     points = [{"rw": "read", "bs": 2**20, "numjobs": 2, "iodepth": 1}]
-    stated.Stating(own, points, lambda name: 2, stated.limits(), baseline=baseline)("jbod")
+    preregistered.Preregistration(own, points, lambda name: 2, preregistered.limits(), baseline=baseline)("jbod")
     assert campaign_folder.read_predictions(own)["devices_limit_bw_bytes"].tolist() == pytest.approx([200 * MB])
     campaign_folder.append_rows(own, single_rows(50 * MB))
-    stated.Stating(own, points, lambda name: 2, stated.limits(), baseline=baseline)("btrfs-raid0")
+    preregistered.Preregistration(own, points, lambda name: 2, preregistered.limits(), baseline=baseline)("btrfs-raid0")
     raid0 = campaign_folder.read_predictions(own).query("layout == 'btrfs-raid0'")
     assert raid0["devices_limit_bw_bytes"].tolist() == pytest.approx([100 * MB])
-    stated.Stating(tmp_path / "none", points, lambda name: 2, stated.limits(), baseline=tmp_path / "no")("jbod")
+    preregistered.Preregistration(tmp_path / "none", points, lambda name: 2, preregistered.limits(), baseline=tmp_path / "no")("jbod")
     assert campaign_folder.read_predictions(tmp_path / "none").empty
     # a study's stage passes its baseline stage's folder to the campaign
     seen = {}

@@ -20,12 +20,12 @@ import pytest
 
 from flashscale.measure import campaign_folder
 from flashscale.campaigns import cluster
-from flashscale.analysis import cluster as cluster_analysis
+from flashscale.analysis import cluster_numbers as cluster_analysis
 from flashscale.analysis.prediction import scoring
-from flashscale.arrays.cluster import EmulatedCluster
+from flashscale.arrays.emulated_cluster import EmulatedCluster
 from flashscale.arrays.emulated import ArraySpec
 from flashscale.measure import harness, results, units
-from flashscale.measure.cluster import Endpoint
+from flashscale.measure.fio_client import Endpoint
 from flashscale.publish import rate_plots, records
 from flashscale.measure.sweep import Sweep
 from flashscale.system import idle, netns

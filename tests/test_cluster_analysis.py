@@ -4,7 +4,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from flashscale.analysis import cluster
+from flashscale.analysis import cluster_numbers
 from flashscale.errors import AnalysisError
 from flashscale.publish import plots
 
@@ -26,7 +26,7 @@ def table() -> pd.DataFrame:
 
 
 def test_efficiency_counts_only_measured_runs_of_hosts_that_answered():
-    out = cluster.efficiency(table()).set_index("hosts")
+    out = cluster_numbers.efficiency(table()).set_index("hosts")
     assert out.loc[2, "best_bw_bytes"] == 390 * MB
     assert out.loc[2, "efficiency"] == pytest.approx(390 / 400)
 
@@ -49,15 +49,15 @@ def two_layouts() -> pd.DataFrame:
 
 
 def test_the_tax_of_each_layout_is_against_the_hosts_local_storage_at_the_same_host_count():
-    tax = cluster.tax(two_layouts()).set_index(["layout", "hosts"])["tax"]
+    tax = cluster_numbers.tax(two_layouts()).set_index(["layout", "hosts"])["tax"]
     assert tax[("jbod", 2)] == 0
     assert tax[("nbd", 1)] == pytest.approx(1 - 99 / 200) and tax[("nbd", 2)] == pytest.approx(1 - 196 / 400)
     with pytest.raises(AnalysisError, match="no layout of the hosts' own storage"):
-        cluster.tax(two_layouts().query("layout == 'nbd'"))
+        cluster_numbers.tax(two_layouts().query("layout == 'nbd'"))
 
 
 def test_only_a_layout_whose_data_crosses_a_known_link_meets_the_network_ceiling():
-    limits = cluster.ceilings(two_layouts()).set_index(["layout", "hosts", "host"])  # at the caps held: 100 MB/s
+    limits = cluster_numbers.ceilings(two_layouts()).set_index(["layout", "hosts", "host"])  # at the caps held: 100 MB/s
     assert limits.loc[("jbod", 2, "all"), "binding_limit"] == "device"
     assert pd.isna(limits.loc[("jbod", 2, "all"), "ceiling_network_bw_bytes"])
     assert limits.loc[("nbd", 2, "all"), "binding_limit"] == "network"
@@ -67,8 +67,8 @@ def test_only_a_layout_whose_data_crosses_a_known_link_meets_the_network_ceiling
 
 
 def test_the_devices_ceiling_is_the_cap_the_rows_were_held_to_and_none_where_none_was():
-    lowered = cluster.ceilings(two_layouts().assign(cap_bps=60 * MB)).set_index(["layout", "hosts", "host"])
+    lowered = cluster_numbers.ceilings(two_layouts().assign(cap_bps=60 * MB)).set_index(["layout", "hosts", "host"])
     assert lowered.loc[("jbod", 2, "all"), "ceiling_device_bw_bytes"] == pytest.approx(4 * 60 * MB)
-    real = cluster.ceilings(two_layouts().assign(cap_bps=float("nan"))).set_index(["layout", "hosts", "host"])
+    real = cluster_numbers.ceilings(two_layouts().assign(cap_bps=float("nan"))).set_index(["layout", "hosts", "host"])
     assert pd.isna(real.loc[("jbod", 2, "all"), "ceiling_device_bw_bytes"])  # a real host's devices: unknown
     assert real.loc[("nbd", 2, "all"), "binding_limit"] == "network"

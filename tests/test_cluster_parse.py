@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from flashscale.errors import ConfigError, RefusedError
-from flashscale.measure import cluster, fio_output
+from flashscale.measure import fio_client, fio_output
 
 GOLDEN = Path(__file__).parent / "golden"
-HOSTS = [cluster.Endpoint("host0", "10.213.1.2"), cluster.Endpoint("host1", "10.213.2.2")]
+HOSTS = [fio_client.Endpoint("host0", "10.213.1.2"), fio_client.Endpoint("host1", "10.213.2.2")]
 
 
 @pytest.fixture
@@ -20,33 +20,33 @@ def data() -> dict:
 
 
 def test_each_host_is_read_from_its_own_client_stats_entry(data):
-    found = cluster.by_host(data, HOSTS)
+    found = fio_client.by_host(data, HOSTS)
     rows = {name: fio_output.parse(result) for name, result in found.items()}
     assert set(rows) == {"host0", "host1"}
     for row in rows.values():  # two devices capped at 100 MB/s each per host
         assert row["read_bw_bytes"] == pytest.approx(200e6, rel=0.05)
-    aggregate = cluster.aggregate([{**row, "devices": 2} for row in rows.values()])
+    aggregate = fio_client.aggregate([{**row, "devices": 2} for row in rows.values()])
     assert aggregate["bw_bytes"] == pytest.approx(400e6, rel=0.05)
     assert aggregate["devices"] == 4
     # with group_reporting and two job sections fio 3.33 adds no "All clients" entry; when it does, it carries one
     # host's address and must not be read as that host
     assert len(data["client_stats"]) == 2
     everyone = {**copy.deepcopy(data["client_stats"][0]), "jobname": "All clients", "hostname": "10.213.1.2"}
-    again = cluster.by_host({**data, "client_stats": [*data["client_stats"], everyone]}, HOSTS)
+    again = fio_client.by_host({**data, "client_stats": [*data["client_stats"], everyone]}, HOSTS)
     assert len(again["host0"]["jobs"]) == 1
 
 
 def test_a_host_missing_from_the_output_is_a_failure_with_its_reason(data):
     gone = copy.deepcopy(data)
     gone["client_stats"] = [e for e in gone["client_stats"] if e["hostname"] != "10.213.2.2"]
-    found = cluster.by_host(gone, HOSTS, "fio exited with status 1")
+    found = fio_client.by_host(gone, HOSTS, "fio exited with status 1")
     assert isinstance(found["host0"], dict)
     assert found["host1"] == "fio returned no result for this host (fio exited with status 1)"
 
 
 def test_each_client_gets_its_own_job_file(tmp_path):
     files = {e: tmp_path / f"job-{e.name}.fio" for e in HOSTS}
-    argv = cluster.client_argv(files, tmp_path / "fio.json")
+    argv = fio_client.client_argv(files, tmp_path / "fio.json")
     assert argv[:3] == ["env", "--ignore-signal=PIPE", "fio"]  # a host whose connection closes drops alone
     assert argv[5:] == ["--client=10.213.1.2,8765", str(files[HOSTS[0]]),
                         "--client=10.213.2.2,8765", str(files[HOSTS[1]])]

@@ -182,4 +182,4 @@ def test_a_module_path_that_does_not_import_is_found():
     assert module_paths("See ``flashscale.ceilings.Ceilings`` and ``analysis.summarize``; flashscale.lock") == [
         "flashscale.ceilings.Ceilings", "flashscale.analysis.summarize"]
     assert not resolves("flashscale.ceilings.Ceilings") and not resolves("flashscale.analysis.summarize")
-    assert resolves("flashscale.analysis.prediction.ceilings.Ceilings") and resolves("flashscale.analysis.core.summarize")
+    assert resolves("flashscale.analysis.prediction.ceilings.Ceilings") and resolves("flashscale.analysis.baseline_and_tax.summarize")

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from flashscale.analysis import core, evidence, findings, stats
+from flashscale.analysis import baseline_and_tax, evidence, findings, stats
 from flashscale.errors import AnalysisError
 from flashscale.measure.units import ONE_RUN
 
@@ -41,7 +41,7 @@ def _said(sentences, start):
 
 
 def test_each_layout_has_its_own_ideal(table):
-    out = core.summarize(table, reference="jbod").set_index(["layout", "rw"])
+    out = baseline_and_tax.summarize(table, reference="jbod").set_index(["layout", "rw"])
     raid10 = out.loc[("btrfs-raid10", "write")]
     assert raid10["efficiency"] == pytest.approx(204 / 400)  # unchanged: against devices x baseline
     assert raid10["ideal_bw_bytes"] == pytest.approx(200 * MB)  # 4 x 100 x 1/2
@@ -58,11 +58,11 @@ def test_each_layout_has_its_own_ideal(table):
 ])
 def test_design_share_by_layout_and_direction(layout, rw, share):
     # a 50/50 mix on a mirror: half the bytes cost 1 device-byte, half cost 2: 1.5 per byte, share 2/3
-    assert core.design_share(layout, rw) == pytest.approx(share)
+    assert baseline_and_tax.design_share(layout, rw) == pytest.approx(share)
 
 
 def test_conclusions_split_a_mirror_shortfall_into_design_and_overhead(table):
-    said = findings.conclusions(core.summarize(table, reference="jbod"))
+    said = findings.conclusions(baseline_and_tax.summarize(table, reference="jbod"))
     assert _said(said, "btrfs-raid10 reaches 51%").endswith(
         "for write (204 MB/s of 400 MB/s); a mirror writes every block twice, so its own ideal is 50%: 102% of "
         "that ideal, no overhead beyond the mirror's")
@@ -116,19 +116,19 @@ def test_a_real_gain_is_faster_with_its_interval():
 def test_precondition_rows_are_never_analysed(table):
     pre = pd.DataFrame(_rows("jbod", 4, "write", [9999])).assign(rep=9, phase="precondition")
     frame = pd.concat([table.assign(phase="measure"), pre], ignore_index=True)
-    assert len(core.measured(frame)) == len(table)
-    jbod = core.summarize(frame, reference="jbod").set_index(["layout", "rw"]).loc[("jbod", "write")]
+    assert len(baseline_and_tax.measured(frame)) == len(table)
+    jbod = baseline_and_tax.summarize(frame, reference="jbod").set_index(["layout", "rw"]).loc[("jbod", "write")]
     assert jbod["best_bw_bytes"] == pytest.approx(400 * MB)
-    assert len(core.measured(table)) == len(table)  # an older table without phase: every row measured
+    assert len(baseline_and_tax.measured(table)) == len(table)  # an older table without phase: every row measured
 
 
 def test_runs_too_short_are_no_rate(table):
     fast = pd.DataFrame(_rows("single", 1, "write", [5000], numjobs=8)).assign(too_short=True, runtime_s=0.1)
     frame = pd.concat([table.assign(too_short=False, runtime_s=30.0), fast], ignore_index=True)
-    assert len(core.measured(frame)) == len(frame)  # kept as measured runs
-    assert len(core.rates(frame)) == len(table)  # but not rates
-    assert core.baseline(frame).set_index("rw").loc["write", "baseline_bw_bytes"] == pytest.approx(100 * MB)
-    assert not ((core.point_means(frame)["numjobs"] == 8).any())
+    assert len(baseline_and_tax.measured(frame)) == len(frame)  # kept as measured runs
+    assert len(baseline_and_tax.rates(frame)) == len(table)  # but not rates
+    assert baseline_and_tax.baseline(frame).set_index("rw").loc["write", "baseline_bw_bytes"] == pytest.approx(100 * MB)
+    assert not ((baseline_and_tax.point_means(frame)["numjobs"] == 8).any())
     assert evidence.too_short_sentences(frame) == [
         "single (1 device(s)) write 1 MiB with 8 job(s) took 0.10 s: too fast to measure at this size; give it more "
         "data (a larger size or a longer runtime)."]
@@ -145,14 +145,14 @@ def test_a_metadata_run_too_short_names_its_files():
 
 def test_every_run_too_short_is_refused_by_name(table):
     with pytest.raises(AnalysisError, match=r"every one of the 31 measured row\(s\) is flagged too_short"):
-        core.point_means(table.assign(too_short=True))
+        baseline_and_tax.point_means(table.assign(too_short=True))
 
 
 def test_runs_above_the_truth_are_named_with_their_ratio(table):
     frame = table.assign(truth_bw_bytes=table["devices"] * 100 * MB, above_truth=False)
     frame.loc[(frame["layout"] == "btrfs-raid0"), "above_truth"] = True  # 369 MB/s is not above 400; flags only
     frame.loc[(frame["layout"] == "jbod") & (frame["rw"] == "read") & (frame["rep"] == 2), "above_truth"] = True
-    above = core.truth_check(frame)
+    above = baseline_and_tax.truth_check(frame)
     assert len(above) == 4
     jbod = above[above["layout"] == "jbod"].iloc[0]
     assert jbod["truth_ratio"] == pytest.approx(801 / 400)
@@ -160,7 +160,7 @@ def test_runs_above_the_truth_are_named_with_their_ratio(table):
     assert len(said) == 1 and said[0].startswith("4 run(s) came out above the emulated array's known cap: ")
     assert "jbod (4 device(s)) read 1 MiB with 1 job(s) rep 2: 801 MB/s against 400 MB/s (200%)" in said[0]
     assert said[0].endswith("— a measurement error to investigate, not a result.")
-    assert core.truth_check(table).empty and evidence.truth_sentences(table) == []
+    assert baseline_and_tax.truth_check(table).empty and evidence.truth_sentences(table) == []
 
 
 def _fit(**change) -> pd.DataFrame:

@@ -14,7 +14,7 @@ import pytest
 from IPython.core.formatters import DisplayFormatter
 from matplotlib.figure import Figure
 
-from flashscale.analysis import compare, core, latency, layout_tax, shared_file, stats
+from flashscale.analysis import compare, baseline_and_tax, latency, layout_tax, shared_file, stats
 from flashscale.analysis.prediction import predict
 from flashscale.publish import drawing, plots, rate_plots
 
@@ -126,20 +126,20 @@ def _shared() -> pd.DataFrame:
 def _figures() -> dict:
     """Each figure function of ``plots`` and ``rate_plots``, called as its notebook calls it, on realistic data."""
     table, scaled = quickstart(), scaling()
-    base, scaled_base = core.baseline(table, MIB), core.baseline(scaled, MIB)
+    base, scaled_base = baseline_and_tax.baseline(table, MIB), baseline_and_tax.baseline(scaled, MIB)
     summary = stats.summary_intervals(table, reference="jbod", baseline_bs=MIB, margin=0.02)
     sizes = block_sizes()
     return {
         "throughput_vs_numjobs": lambda: plots.throughput_vs_numjobs(table, base),
-        "throughput_vs_devices": lambda: plots.throughput_vs_devices(core.best_by_devices(scaled, scaled_base),
+        "throughput_vs_devices": lambda: plots.throughput_vs_devices(baseline_and_tax.best_by_devices(scaled, scaled_base),
                                                                      scaled),
         "cluster_throughput": lambda: plots.cluster_throughput(_cluster(), "all"),
         "efficiency": lambda: plots.efficiency(summary),
         "tax": lambda: plots.tax(summary, "jbod"),
-        "efficiency_vs_threads": lambda: plots.efficiency_vs_threads(core.point_efficiency(scaled, scaled_base),
+        "efficiency_vs_threads": lambda: plots.efficiency_vs_threads(baseline_and_tax.point_efficiency(scaled, scaled_base),
                                                                      scaled),
         "tax_vs_threads": lambda: plots.tax_vs_threads(layout_tax.tax_by_threads(table, "jbod"), "jbod"),
-        "by_block_size": lambda: plots.by_block_size(core.best_by_bs(sizes), sizes),
+        "by_block_size": lambda: plots.by_block_size(baseline_and_tax.best_by_bs(sizes), sizes),
         "steady_rounds": lambda: plots.steady_rounds(_rounds()),
         "repetitions": lambda: plots.repetitions(table),
         "over_time": lambda: plots.over_time(_over_time()),
@@ -161,9 +161,9 @@ GOLDEN = Path(__file__).parent / "golden" / "quickstart_results.csv"  # a real q
 
 def test_the_quickstarts_figures_on_a_real_run_keep_their_legends_off_the_data():
     raw = pd.read_csv(GOLDEN)
-    table = core.measured(raw)
+    table = baseline_and_tax.measured(raw)
     summary = stats.summary_intervals(raw, reference="jbod", baseline_bs=MIB, margin=0.02)
-    for fig in (plots.throughput_vs_numjobs(table, core.baseline(table, MIB)), plots.efficiency(summary),
+    for fig in (plots.throughput_vs_numjobs(table, baseline_and_tax.baseline(table, MIB)), plots.efficiency(summary),
                 plots.tax(summary, "jbod")):
         assert drawing.legend_overlaps(fig) == [] and len(fig.legends) == 1
         assert all(axis.get_ylim()[0] == 0 for axis in fig.axes) or fig.axes[0].get_ylabel() == "tax, %"

@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from flashscale import cli
 from flashscale.errors import ConfigError, RefusedError
-from flashscale.analysis import core, latency
-from flashscale.measure import cluster, fio_output, raw, results
+from flashscale.analysis import baseline_and_tax, latency
+from flashscale.measure import fio_client, fio_output, raw, results
 from flashscale.measure.fio_import import importer, reader
 from flashscale.measure.fio_import.file_names import Naming, compile_pattern
 
@@ -186,13 +186,13 @@ def test_client_server_output_gives_a_row_per_host_and_the_cluster(tmp_path):
     assert table.loc["all", "devices"] == 4 and table.loc["all", "numjobs"] == 4
     hosts = table.drop(index="all")
     assert table.loc["all", "io_bytes"] == hosts["io_bytes"].sum()
-    # what a cluster campaign keeps of the same fio.json: each host by measure.cluster.by_host, then parse
+    # what a cluster campaign keeps of the same fio.json: each host by measure.fio_client.by_host, then parse
     data = fio_output.load_output((GOLDEN / "cluster_client_2hosts.json").read_text())
-    found = cluster.by_host(data, [cluster.Endpoint(h, h) for h in hosts.index])
+    found = fio_client.by_host(data, [fio_client.Endpoint(h, h) for h in hosts.index])
     for host, result in found.items():
         recorded = fio_output.parse(result)
         assert all(table.loc[host, c] == recorded[c] for c in ("bw_bytes", "iops", "clat_p99_ns", "io_bytes")), host
-    aggregate = cluster.aggregate([{**fio_output.parse(r), "devices": 2} for r in found.values()])
+    aggregate = fio_client.aggregate([{**fio_output.parse(r), "devices": 2} for r in found.values()])
     assert table.loc["all", "bw_bytes"] == pytest.approx(aggregate["bw_bytes"], rel=1e-12)
 
 
@@ -245,7 +245,7 @@ def test_an_old_fio_s_latency_is_read_back_from_the_folder_in_ns(tmp_path):
     out = tmp_path / "imported"
     importer.run_import([str(IMPORTED / "fio-2.21_jsonplus.json")], out, Naming(given={"layout": "a",
                                                                                           "devices": 1}))
-    table = core.measured(results.load(out))
+    table = baseline_and_tax.measured(results.load(out))
     details = latency.details(raw.fio_outputs(out, table))
     assert details["clat_p99_ns"].tolist() == table["clat_p99_ns"].tolist() == pytest.approx([169000.0])
     assert details["slat_mean_ns"].tolist() == pytest.approx([0.0])

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from flashscale import cli
-from flashscale.analysis import core, stats
+from flashscale.analysis import baseline_and_tax, stats
 from flashscale.measure.fio_import import importer
 from flashscale.measure import results
 from flashscale.measure.fio_import.file_names import Naming, read_map
@@ -37,7 +37,7 @@ def test_a_report_is_published_from_an_imported_folder(tmp_path):
                            f"{BENCHFIO} (json; fio-3.33")
     numbers = report.read_record(executed)
     table = results.load(folder)
-    base = core.baseline(core.measured(table), 2**20)
+    base = baseline_and_tax.baseline(baseline_and_tax.measured(table), 2**20)
     assert numbers["backend"] == "imported"
     assert numbers["baseline_bw_bytes"] == {"read": pytest.approx(base["baseline_bw_bytes"].iloc[0])}
     summary = stats.summary_intervals(table, reference="jbod", baseline_bs=2**20).set_index("layout")

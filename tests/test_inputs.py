@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from flashscale.analysis.core import baseline, measured, summarize
+from flashscale.analysis.baseline_and_tax import baseline, measured, summarize
 from flashscale.errors import AnalysisError, ConfigError
 
 MIB = 1048576

@@ -119,8 +119,8 @@ def test_a_campaign_on_directories_runs_the_file_on_each_layout(tmp_path):
     rows = check_rows_and_raw_files(result, ["single", "jbod"], combos=2, reps=1)
     assert rows["cap_bps"].isna().all() and rows["truth_bw_bytes"].isna().all()  # no cgroup, no caps, no truth
     # the sweep's own analysis reads only its own points: the job file's rows are not among them
-    from flashscale.analysis import core
-    assert len(core.point_means(result.table)) == 2
+    from flashscale.analysis import baseline_and_tax
+    assert len(baseline_and_tax.point_means(result.table)) == 2
     summary = jobfile_analysis.summarize(result.table, reference="jbod")
     assert set(summary["group"]) == GROUPS and len(summary) == 6
 

@@ -9,7 +9,7 @@ import pytest
 
 from flashscale.measure import fio_output, raw, results
 from flashscale.analysis import latency
-from flashscale.analysis.core import measured
+from flashscale.analysis.baseline_and_tax import measured
 
 GOLDEN = Path(__file__).parent / "golden"
 

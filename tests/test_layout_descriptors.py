@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from flashscale import layouts as descriptors
-from flashscale.analysis import core
+from flashscale.analysis import baseline_and_tax
 from flashscale.analysis.prediction import predict
 from flashscale.arrays import layouts
 from flashscale.arrays.layouts import Options
@@ -146,7 +146,7 @@ def test_each_layout_is_predicted_from_its_descriptor(descriptor):
     assert out["routing"].eq("own jobs" if descriptor.per_device else "every member").all()
     assert out.loc["read", "predicted_bw_bytes"] == pytest.approx(devices * 500e6)
     assert out.loc["write", "predicted_bw_bytes"] == pytest.approx(devices * 500e6 * descriptor.write_share)
-    assert core.design_share(descriptor.name, "write") == descriptor.write_share
+    assert baseline_and_tax.design_share(descriptor.name, "write") == descriptor.write_share
 
 
 @settings(max_examples=40, deadline=None)

@@ -278,7 +278,7 @@ def test_bad_options_are_named(kwargs, match):
 
 def test_every_step_of_a_plan_is_checked_before_it_is_recorded_or_run(machine, tmp_path):
     from flashscale.arrays.guard import Guard
-    from flashscale.arrays.plan import Step, execute
+    from flashscale.arrays.build_steps import Step, execute
 
     campaign = four(machine)[:1]
     guard = Guard(campaign, campaign[0].id, system=machine)

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from flashscale.campaigns import campaign, cluster, parameters
-from flashscale.analysis.core import BASELINE_BS
+from flashscale.analysis.baseline_and_tax import BASELINE_BS
 from flashscale.errors import ConfigError
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from matplotlib.container import BarContainer, ErrorbarContainer
 
-from flashscale.analysis import core, stats
+from flashscale.analysis import baseline_and_tax, stats
 from flashscale.publish import plots, rate_plots
 
 matplotlib.use("Agg")
@@ -43,7 +43,7 @@ def _container(axis, label: str) -> ErrorbarContainer:
 
 
 def test_throughput_vs_numjobs_draws_each_device_count_with_its_spread_and_own_ideal(table):
-    base = core.baseline(table)
+    base = baseline_and_tax.baseline(table)
     axis = plots.throughput_vs_numjobs(table, base).axes[0]
     two = _container(axis, "jbod x2 (n=2-3)")
     assert list(two.lines[0].get_xdata()) == [2, 4]
@@ -63,7 +63,7 @@ def test_numjobs_curves_take_the_best_iodepth_at_the_baseline_bs(table):
 
 
 def test_throughput_vs_devices_bars_span_the_repetitions_of_each_best_point(table):
-    best = core.best_by_devices(table, core.baseline(table))
+    best = baseline_and_tax.best_by_devices(table, baseline_and_tax.baseline(table))
     axis = plots.throughput_vs_devices(best, table).axes[0]
     bars = _container(axis, "read (n=2-3)")  # best points: nj 2 (2 reps), nj 4 (3), nj 8 at qd 8 (2)
     assert _bars_of(bars) == [(1, pytest.approx(120), pytest.approx(124)), (2, pytest.approx(230),
@@ -97,7 +97,7 @@ def _legend(fig):
 
 
 def test_a_summary_without_intervals_says_so(table):
-    assert "no interval given" in _legend(plots.efficiency(core.summarize(table, "jbod"))).get_title().get_text()
+    assert "no interval given" in _legend(plots.efficiency(baseline_and_tax.summarize(table, "jbod"))).get_title().get_text()
 
 
 def _errorbar_lines(axis) -> dict[str, ErrorbarContainer]:
@@ -106,7 +106,7 @@ def _errorbar_lines(axis) -> dict[str, ErrorbarContainer]:
 
 def test_by_block_size_bars_span_the_repetitions_of_bandwidth_and_iops(table):
     frame = table.assign(iops=table["bw_bytes"] / table["bs"])
-    best = core.best_by_bs(frame[frame["layout"] == "single"])
+    best = baseline_and_tax.best_by_bs(frame[frame["layout"] == "single"])
     left, right = plots.by_block_size(best, frame).axes
     bars = _container(left, "read (n=2)")  # the best single point: nj 2, [120, 124]
     assert _bars_of(bars) == [(MIB, pytest.approx(120), pytest.approx(124))]
@@ -117,8 +117,8 @@ def test_by_block_size_bars_span_the_repetitions_of_bandwidth_and_iops(table):
 
 
 def test_efficiency_vs_threads_bars_span_the_repetitions_over_the_ideal(table):
-    base = core.baseline(table)  # 122 MB/s
-    points = core.point_efficiency(table, base)
+    base = baseline_and_tax.baseline(table)  # 122 MB/s
+    points = baseline_and_tax.point_efficiency(table, base)
     axis = plots.efficiency_vs_threads(points, table).axes[0]
     two = _container(axis, "2 (n=2-3)")
     assert _bars_of(two) == [(2, pytest.approx(200 / 244), pytest.approx(220 / 244)),

@@ -7,7 +7,7 @@ import nbformat
 import pandas as pd
 import pytest
 
-from flashscale.analysis import core as analysis
+from flashscale.analysis import baseline_and_tax as analysis
 from flashscale.analysis.prediction import ceilings
 from flashscale.notebooks import execute
 from flashscale.publish import report

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from flashscale.measure import campaign_folder
-from flashscale.analysis import core as analysis
+from flashscale.analysis import baseline_and_tax as analysis
 from flashscale.measure import results
 from flashscale.system.lock import LOCK_FILE
 from flashscale.system.teardown import manifest_dir

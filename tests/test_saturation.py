@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from flashscale.analysis import core, findings, stats
+from flashscale.analysis import baseline_and_tax, findings, stats
 from flashscale.analysis.saturation import saturating_index, saturation
 from flashscale.publish import records
 from flashscale.errors import AnalysisError
@@ -183,10 +183,10 @@ def test_the_quickstart_records_the_saturation_of_each_layouts_best():
     frame = pd.read_csv(GOLDEN)
     summary = stats.summary_intervals(frame, reference="jbod")
     result = SimpleNamespace(backend="loop", notes=[], table=frame)
-    numbers = records.quickstart(summary, core.baseline(core.measured(frame), 1048576), result, saturation(frame))
+    numbers = records.quickstart(summary, baseline_and_tax.baseline(baseline_and_tax.measured(frame), 1048576), result, saturation(frame))
     assert set(numbers["saturation"]) == set(numbers["layouts"])  # the same keys, layout/devices/rw
     jbod = numbers["saturation"]["jbod/4/write"]
     assert jbod["saturating_numjobs"] == 4 and jbod["reached"] is True and jbod["bs"] == 1048576
     assert jbod["best_bw_bytes"] == pytest.approx(numbers["layouts"]["jbod/4/write"]["best_bw_bytes"])
     assert json.loads(json.dumps(numbers, allow_nan=False)) == numbers  # plain JSON: NaN as None
-    assert "saturation" not in records.quickstart(summary, core.baseline(core.measured(frame), 1048576), result)
+    assert "saturation" not in records.quickstart(summary, baseline_and_tax.baseline(baseline_and_tax.measured(frame), 1048576), result)

@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 from flashscale.measure import campaign_folder
 from flashscale.campaigns import campaign, cluster, parameters, rules
 from flashscale.notebooks import execute
-from flashscale.analysis import core as analysis
+from flashscale.analysis import baseline_and_tax as analysis
 from flashscale.errors import ConfigError, FlashscaleError
 from flashscale.layouts import describe
 from flashscale.measure import results

@@ -35,7 +35,7 @@ from pathlib import Path
 import pytest
 
 from flashscale.campaigns import cluster
-from flashscale.campaigns.remote import Plan, RemoteCluster
+from flashscale.campaigns.ssh_cluster import Plan, RemoteCluster
 from flashscale.errors import ConfigError, RefusedError
 from flashscale.system import netns
 from flashscale.system.ssh import shipped
@@ -180,7 +180,7 @@ DRIVER = """
 import subprocess, sys, time
 from pathlib import Path
 from flashscale.campaigns import cluster
-from flashscale.campaigns.remote import Plan, RemoteCluster
+from flashscale.campaigns.ssh_cluster import Plan, RemoteCluster
 from flashscale.system.ssh.client import SshOptions
 known, identity, folder, *hosts = sys.argv[1:]
 fio = subprocess.run(["fio", "--version"], capture_output=True, text=True).stdout.strip()

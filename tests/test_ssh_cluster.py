@@ -26,7 +26,7 @@ import yaml
 
 from flashscale.arrays.emulated import ArraySpec, EmulatedArray
 from flashscale.campaigns import cluster
-from flashscale.campaigns.remote import Plan, RemoteCluster
+from flashscale.campaigns.ssh_cluster import Plan, RemoteCluster
 from flashscale.errors import RefusedError
 from flashscale.measure.sweep import Sweep
 from flashscale.system.devices import System
@@ -228,7 +228,7 @@ def _first_row(folder: Path, stop: threading.Event) -> bool:
 DRIVER = """
 import json, sys
 from flashscale.campaigns import cluster
-from flashscale.campaigns.remote import Plan, RemoteCluster
+from flashscale.campaigns.ssh_cluster import Plan, RemoteCluster
 spec = cluster.ClusterSpec.from_parameters(**json.loads(sys.argv[1]))
 cluster.run(spec)
 """

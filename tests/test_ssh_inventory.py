@@ -16,7 +16,7 @@ import yaml
 from hypothesis import given, settings, strategies as st
 
 from flashscale.campaigns import cluster, inventory
-from flashscale.campaigns.remote import Plan, problems
+from flashscale.campaigns.ssh_cluster import Plan, problems
 from flashscale.errors import ConfigError, RefusedError, UnsupportedError
 from flashscale.system.ssh import host_names
 from flashscale.system import private
@@ -266,7 +266,7 @@ def test_the_shipped_zip_holds_flashscale_alone_and_its_host_side_needs_only_the
     zipped = tmp_path / "flashscale.pyz"
     zipped.write_bytes(package())
     names = zipfile.ZipFile(zipped).namelist()
-    assert "__main__.py" in names and "flashscale/arrays/remote.py" in names
+    assert "__main__.py" in names and "flashscale/arrays/host_side.py" in names
     assert all(n == "__main__.py" or (n.startswith("flashscale/") and n.endswith(".py")) for n in names)
     python = shutil.which("python3", path="/usr/bin:/bin") or "python3"
     done = subprocess.run([python, "-I", "-S", str(zipped), "check", json.dumps({"programs": ["fio"]})],

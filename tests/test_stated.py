@@ -1,4 +1,4 @@
-"""Predictions stated before a layout is built (``flashscale.campaigns.stated``): from the baseline rows measured so far, once
+"""Predictions stated before a layout is built (``flashscale.campaigns.preregistered``): from the baseline rows measured so far, once
 per layout (a resumed campaign keeps what it stated), with this machine's limits."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import os
 import pytest
 
 from flashscale.measure import campaign_folder
-from flashscale.campaigns import campaign, stated
+from flashscale.campaigns import campaign, preregistered
 from flashscale.system import host
 from flashscale.errors import ConfigError
 from flashscale.analysis.prediction.ceilings import pcie_rate
@@ -26,7 +26,7 @@ def single(bw: float, rep: int, numjobs: int) -> dict:
 
 def test_a_layout_is_predicted_once_from_the_baseline_and_kept_on_resume(tmp_path):
     campaign_folder.append_rows(tmp_path, [single(bw, rep, n) for n in (1, 2) for rep, bw in enumerate((1e8, 1.02e8))])
-    state = stated.Stating(tmp_path, POINTS, lambda name: 4, stated.limits(cores=4))
+    state = preregistered.Preregistration(tmp_path, POINTS, lambda name: 4, preregistered.limits(cores=4))
     state("single")  # the baseline predicts nothing of itself
     assert campaign_folder.read_predictions(tmp_path).empty
     state("btrfs-raid0")
@@ -38,7 +38,7 @@ def test_a_layout_is_predicted_once_from_the_baseline_and_kept_on_resume(tmp_pat
     # half a CPU for 102 MB/s at the cheapest repetition, 4 CPUs: the CPU would carry 816 MB/s; on half a CPU,
     # 102 MB/s, and it binds 2 devices' 202 MB/s
     assert first["cpu_limit_bw_bytes"].tolist() == pytest.approx([8.16e8] * 2, rel=1e-3)
-    stated.Stating(tmp_path, POINTS, lambda name: 4, stated.limits(cores=0.5))("jbod")
+    preregistered.Preregistration(tmp_path, POINTS, lambda name: 4, preregistered.limits(cores=0.5))("jbod")
     jbod = campaign_folder.read_predictions(tmp_path).query("layout == 'jbod'")
     assert jbod["predicted_bw_bytes"].tolist() == pytest.approx([1.01e8, 1.02e8], rel=1e-3)  # 1 job: 1 device
     assert list(jbod["predicted_limit"]) == ["devices", "cpu"]
@@ -50,7 +50,7 @@ def test_a_layout_is_predicted_once_from_the_baseline_and_kept_on_resume(tmp_pat
 
 
 def test_no_baseline_no_prediction(tmp_path):
-    stated.Stating(tmp_path, POINTS, lambda name: 2, stated.limits())("jbod")
+    preregistered.Preregistration(tmp_path, POINTS, lambda name: 2, preregistered.limits())("jbod")
     assert campaign_folder.read_predictions(tmp_path).empty
 
 
@@ -65,10 +65,10 @@ def test_the_pcie_term_is_the_slowest_link_sysfs_names(tmp_path):
     (tmp_path / "sys" / "block" / "loop3").mkdir(parents=True)
     system = System(sys=tmp_path / "sys", proc=tmp_path)
     assert system.pcie_link("nvme1n1") == (16.0, 4)
-    assert stated.pcie_bps(["/dev/nvme0n1", "/dev/nvme1n1"], system) == pcie_rate(3, 4)
-    assert stated.pcie_bps(["/dev/nvme0n1", "/dev/loop3"], system) is None  # a loop device has no link
-    assert stated.limits(["/dev/nvme0n1"], system).pcie_link() == pcie_rate(3, 4)
-    assert stated.limits().cores == len(os.sched_getaffinity(0))
+    assert preregistered.pcie_bps(["/dev/nvme0n1", "/dev/nvme1n1"], system) == pcie_rate(3, 4)
+    assert preregistered.pcie_bps(["/dev/nvme0n1", "/dev/loop3"], system) is None  # a loop device has no link
+    assert preregistered.limits(["/dev/nvme0n1"], system).pcie_link() == pcie_rate(3, 4)
+    assert preregistered.limits().cores == len(os.sched_getaffinity(0))
 
 
 def _folder(path, rows, fs="xfs", chunk=2**17):
@@ -89,7 +89,7 @@ def test_a_layer_s_cost_is_stated_from_the_layout_on_fewer_devices_before_the_la
     two = _folder(tmp_path / "two", [single(bw, rep, n) for n in (1, 2) for rep, bw in enumerate((1e8, 1e8))]
                   + [layout_row("md-raid0", 2, 1.5e8, rep, n) for n in (1, 2) for rep in (0, 1)])
     four = _folder(tmp_path / "four", [single(bw, rep, n) for n in (1, 2) for rep, bw in enumerate((1e8, 1e8))])
-    state = stated.Stating(four, POINTS, lambda name: 4, stated.limits(cores=4, probe=False), chunk_bytes=2**17,
+    state = preregistered.Preregistration(four, POINTS, lambda name: 4, preregistered.limits(cores=4, probe=False), chunk_bytes=2**17,
                            calibrations=[two])
     state("md-raid0")
     got = campaign_folder.read_predictions(four).set_index("numjobs")
@@ -100,7 +100,7 @@ def test_a_layer_s_cost_is_stated_from_the_layout_on_fewer_devices_before_the_la
     assert got["layer_s_per_io"].tolist() == pytest.approx([layer * 2**20, 2 * layer * 2**20])
     assert got["predicted_bw_bytes"].tolist() == pytest.approx([1 / (1 / 4e8 + layer)] * 2)
     assert list(got["predicted_limit"]) == ["layer"] * 2
-    stated.Stating(two, POINTS, lambda name: 2, stated.limits(cores=4, probe=False), calibrations=[two])("md-raid0")
+    preregistered.Preregistration(two, POINTS, lambda name: 2, preregistered.limits(cores=4, probe=False), calibrations=[two])("md-raid0")
     assert set(campaign_folder.read_predictions(two)["calibration"].isna()) == {True}  # its own 2 devices never do
 
 
@@ -108,20 +108,20 @@ def test_btrfs_raid0_on_two_devices_is_calibrated_by_btrfs_on_one(tmp_path):
     """For a two-device layout, its file system on one device: btrfs single read 80 MB/s where xfs read 100."""
     btrfs = _folder(tmp_path / "btrfs", [single(8e7, rep, n) for n in (1, 2) for rep in (0, 1)], fs="btrfs")
     here = _folder(tmp_path / "here", [single(1e8, rep, n) for n in (1, 2) for rep in (0, 1)])
-    stated.Stating(here, POINTS, lambda name: 2, stated.limits(cores=4, probe=False), calibrations=[btrfs])(
+    preregistered.Preregistration(here, POINTS, lambda name: 2, preregistered.limits(cores=4, probe=False), calibrations=[btrfs])(
         "btrfs-raid0")
     got = campaign_folder.read_predictions(here)
     assert set(got["calibration"]) == {"btrfs on one device"}
     assert (got["predicted_bw_bytes"] < 2e8).all()
-    stated.Stating(here, POINTS, lambda name: 2, stated.limits(cores=4, probe=False), calibrations=[btrfs])("jbod")
+    preregistered.Preregistration(here, POINTS, lambda name: 2, preregistered.limits(cores=4, probe=False), calibrations=[btrfs])("jbod")
     assert set(campaign_folder.read_predictions(here).query("layout == 'jbod'")["calibration"].isna()) == {True}  # xfs
 
 
 def test_the_memory_is_measured_once_and_stated_beside_the_cpus():
-    measured = stated.limits()
+    measured = preregistered.limits()
     assert measured.memory_bw_bytes > 1e8 and measured.cores == len(os.sched_getaffinity(0))
-    assert stated.limits(ceilings={"memory_bw_bytes": 5e9}).memory_bw_bytes == pytest.approx(5e9)  # the engineer's word wins
-    assert "memory measured: a copy at" in stated.said(measured=measured)
+    assert preregistered.limits(ceilings={"memory_bw_bytes": 5e9}).memory_bw_bytes == pytest.approx(5e9)  # the engineer's word wins
+    assert "memory measured: a copy at" in preregistered.limits_note(measured=measured)
 
 
 def test_the_devices_queue_depth_is_the_fewest_tags_sysfs_names(tmp_path):
@@ -144,7 +144,7 @@ def test_calibration_folders_are_a_campaign_parameter_named_under_data_dir_or_by
     spec = campaign.CampaignSpec.from_parameters(CAMPAIGN="four", DATA_DIR=str(data),
                                                  CALIBRATION=["two", str(tmp_path / "elsewhere")])
     assert spec.calibrations == ("two", str(tmp_path / "elsewhere"))
-    state = campaign.stating(spec, campaign.choose(spec), tmp_path)
+    state = campaign.preregistration(spec, campaign.choose(spec), tmp_path)
     assert list(state.calibrations) == [two, tmp_path / "elsewhere"]
     with pytest.raises(ConfigError, match="CALIBRATION 'nowhere' is not a campaign folder"):
         campaign.CampaignSpec.from_parameters(CAMPAIGN="four", DATA_DIR=str(data), CALIBRATION=["nowhere"])

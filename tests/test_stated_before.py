@@ -9,7 +9,7 @@ import pytest
 
 from flashscale.measure import campaign_folder
 from flashscale.analysis.prediction import predict, scoring
-from flashscale.campaigns import stated
+from flashscale.campaigns import preregistered
 from flashscale.errors import AnalysisError
 from flashscale.measure import results
 
@@ -35,7 +35,7 @@ def _stated(at: str) -> pd.DataFrame:
 
 
 def test_predictions_and_runs_are_stamped_to_the_microsecond(tmp_path):
-    stated.record(tmp_path, predict.predict(_single(), "jbod", POINTS))
+    preregistered.record(tmp_path, predict.predict(_single(), "jbod", POINTS))
     said = campaign_folder.read_predictions(tmp_path)["predicted_at"]
     assert said.str.match(MICROSECONDS.pattern).all(), said.tolist()
     assert MICROSECONDS.match(results.now())

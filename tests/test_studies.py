@@ -14,7 +14,7 @@ import reader
 from flashscale.measure import campaign_folder
 from flashscale import cli
 from flashscale.notebooks import execute, studies
-from flashscale.analysis import compare, core, findings, layout_tax, monitor
+from flashscale.analysis import compare, baseline_and_tax, findings, layout_tax, monitor
 from flashscale.measure import fio, raw, results
 from flashscale.publish import report
 from flashscale.errors import ConfigError
@@ -144,8 +144,8 @@ def test_no_run_of_any_stage_is_above_its_truth_and_every_measuring_notebook_say
     out, _ = study
     runs = stage_tables(out.parents[1] / "data")
     assert {"tiny/01_baseline", "tiny/03_layout_tax", "tiny/07_consistency"} <= set(runs["source"])
-    assert core.runs(runs)["truth_bw_bytes"].notna().all()  # every measured run here has a known truth
-    assert core.truth_check(runs).empty, core.truth_check(runs)[["source", "point", "bw_bytes", "truth_bw_bytes"]]
+    assert baseline_and_tax.runs(runs)["truth_bw_bytes"].notna().all()  # every measured run here has a known truth
+    assert baseline_and_tax.truth_check(runs).empty, baseline_and_tax.truth_check(runs)[["source", "point", "bw_bytes", "truth_bw_bytes"]]
     for name in ("01_baseline", "02_scaling", "03_layout_tax", "04_latency_iops", "07_consistency"):
         assert "Every run within its known cap" in (out / f"{name}.html").read_text(), name
 
@@ -229,13 +229,13 @@ def test_per_point_efficiency_tax_by_threads_and_the_winner():
     frame = _frame([("jbod", 2, "read", 2**20, 1, 1, 100.0), ("jbod", 2, "read", 2**20, 2, 1, 200.0),
                     ("btrfs-raid0", 2, "read", 2**20, 1, 1, 180.0), ("btrfs-raid0", 2, "read", 2**20, 2, 1, 190.0)])
     base = pd.DataFrame({"rw": ["read"], "baseline_bw_bytes": [100.0]})
-    assert list(core.point_efficiency(frame, base)["efficiency"]) == [0.9, 0.95, 0.5, 1.0]
+    assert list(baseline_and_tax.point_efficiency(frame, base)["efficiency"]) == [0.9, 0.95, 0.5, 1.0]
     taxes = layout_tax.tax_by_threads(frame, "jbod")
     raid = taxes[taxes["layout"] == "btrfs-raid0"]
     assert list(raid["tax"]) == pytest.approx([-0.8, 0.05])
     check = layout_tax.consistency(taxes).set_index("layout")
     assert check.loc["btrfs-raid0", "tax_spread"] == pytest.approx(0.85)
-    won = layout_tax.winners(core.summarize(frame, "jbod", base=base))
+    won = layout_tax.winners(baseline_and_tax.summarize(frame, "jbod", base=base))
     assert won.iloc[0]["winner"] == "jbod" and won.iloc[0]["margin"] == pytest.approx(200 / 190 - 1)
 
 

@@ -108,13 +108,13 @@ def test_shared_file_moves_its_bytes_and_stays_under_the_caps_of_the_devices_it_
 @pytest.mark.root
 @pytest.mark.notebook
 def test_no_shared_file_run_is_above_its_truth_and_the_notebook_says_so(study):
-    from flashscale.analysis import core
+    from flashscale.analysis import baseline_and_tax
 
     tmp, out, _ = study
     stage = tmp / "data" / "tiny" / "06_shared_file"
     runs = pd.concat([pd.read_parquet(p) for p in sorted(stage.glob("**/results.parquet"))])
-    assert len(runs) and core.runs(runs)["truth_bw_bytes"].notna().all()
-    assert core.truth_check(runs).empty
+    assert len(runs) and baseline_and_tax.runs(runs)["truth_bw_bytes"].notna().all()
+    assert baseline_and_tax.truth_check(runs).empty
     assert "Every run within its known cap" in (out / "06_shared_file.html").read_text()
 
 

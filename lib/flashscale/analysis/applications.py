@@ -4,7 +4,7 @@
 
 For the many-files transfer (``copy_bw``) fio's reference is the smaller of its best read and best write on the
 layout (a copy reads and writes every byte); for bonnie++'s block write and read, fio's best write and read. Only
-measured, non-warm-up fio rows that are rates count (``core.rates``: none flagged ``too_short``); an application row
+measured, non-warm-up fio rows that are rates count (``baseline_and_tax.rates``: none flagged ``too_short``); an application row
 with no value (bonnie++'s ``+++++``) keeps its reason, and one flagged ``too_short`` gives no value and no tax.
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from . import core
+from . import baseline_and_tax
 from ..errors import AnalysisError
 
 # application metric -> the fio directions its reference is the smallest best of
@@ -28,7 +28,7 @@ def rated(apps: pd.DataFrame) -> pd.DataFrame:
     allow is published; the rows themselves are kept."""
     if "too_short" not in apps.columns or apps.empty:
         return apps
-    short = core.flag(apps, "too_short")
+    short = baseline_and_tax.flag(apps, "too_short")
     reason = apps["missing_reason"] if "missing_reason" in apps.columns else pd.Series(None, index=apps.index)
     return apps.assign(value=apps["value"].mask(short), bw_bytes=apps["bw_bytes"].mask(short),
                        missing_reason=reason.astype(object).mask(short, SHORT))
@@ -39,8 +39,8 @@ def fio_best(table: pd.DataFrame) -> pd.DataFrame:
     need = {"layout", "rw", "bw_bytes"}
     if not need <= set(table.columns):
         raise AnalysisError(f"the results table lacks {sorted(need - set(table.columns))}")
-    rows = core.runs(table)
-    rows = rows[~core.flag(rows, "too_short")] if "too_short" in rows.columns else rows
+    rows = baseline_and_tax.runs(table)
+    rows = rows[~baseline_and_tax.flag(rows, "too_short")] if "too_short" in rows.columns else rows
     rows = rows[(rows.get("workload", "fio") == "fio") & rows["rw"].isin(list(SEQUENTIAL))]
     return rows.groupby(["layout", "rw"])["bw_bytes"].max().unstack("rw")
 
@@ -50,7 +50,7 @@ def tax(table: pd.DataFrame) -> pd.DataFrame:
     reference bytes/s, the tax, and why a value is missing."""
     best = fio_best(table)
     apps = table[table.get("workload", "fio").isin(["bonnie++", "transfer"]) & table["metric"].isin(list(REFERENCE))]
-    shorts = core.flag(apps, "too_short") if "too_short" in apps.columns else pd.Series(False, index=apps.index)
+    shorts = baseline_and_tax.flag(apps, "too_short") if "too_short" in apps.columns else pd.Series(False, index=apps.index)
     rows = []
     for (_, row), short in zip(apps.iterrows(), shorts):  # too short: no rate, or above its truth by the slice
         directions = REFERENCE[row["metric"]]

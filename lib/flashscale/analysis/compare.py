@@ -31,7 +31,7 @@ import pandas as pd
 
 from ..measure import fio_output
 from . import agreement as rule
-from .core import BASELINE_BS, POINT, best_points, flag, point_means, rates
+from .baseline_and_tax import BASELINE_BS, POINT, best_points, flag, point_means, rates
 from .significance import DEFAULT_MARGIN, check_margin
 from .stats import summary_intervals
 from ..measure.units import ONE_RUN, number as figure, percent

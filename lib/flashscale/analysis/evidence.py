@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .core import POINT, above_truth, failed, flag, runs, truth_check
+from .baseline_and_tax import POINT, above_truth, failed, flag, runs, truth_check
 from .metadata import ENGINES
 from ..measure import fio_output, truth
 from ..measure.steady import steady_state

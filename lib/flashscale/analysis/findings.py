@@ -2,9 +2,9 @@
 analysis tables. Pure functions, tables in, a list of sentences out; bandwidth in MB/s (1 MB = 1e6 bytes),
 latency in microseconds, block sizes in KiB and MiB (``bs_text``).
 
-    conclusions(summary)                     efficiency and tax of a ``core.summarize`` table
+    conclusions(summary)                     efficiency and tax of a ``baseline_and_tax.summarize`` table
     baseline_sentences(base, bs)             the single-device baseline per rw
-    efficiency_sentences(best)               ``core.best_by_devices``: efficiency per device count
+    efficiency_sentences(best)               ``baseline_and_tax.best_by_devices``: efficiency per device count
     device_sentences(scaling_rows)           ``scaling.device_scaling``: what each added device brings
     knee_sentences(fits)                     ``scaling.fit_table``: the knee (or the rise still going), the USL fit
     saturation_sentences(saturated)          ``saturation.saturation``: the fewest jobs to saturate, one job's share
@@ -25,10 +25,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from . import core
+from . import baseline_and_tax
 from ..errors import AnalysisError
 from .metadata import ENGINES
-from .shared_file import LABEL, THROTTLE_SLICE_S
+from .shared_file import LABEL
+from ..measure.truth import THROTTLE_SLICE_S
 # the sentences on the runs themselves live in ``evidence``; named here too, as every sentence is a finding
 from .evidence import bs_text
 from ..measure.units import ONE_RUN, bounds, duration, percent, rate
@@ -65,7 +66,7 @@ def _untested(row: pd.Series) -> str:
         return " (not tested against the noise: no repetitions given)"
     n, m = int(row["best_reps"]), int(row["reference_reps"])
     runs = ("one run each" if n < 2 and m < 2
-            else f"{core.count_of(n, 'run')} of {row['layout']}, {m} of {row['reference']}")
+            else f"{baseline_and_tax.count_of(n, 'run')} of {row['layout']}, {m} of {row['reference']}")
     margin = f" against the {100 * row['tax_margin']:g}% margin" if "tax_margin" in row.index else ""
     return f" ({runs}; {ONE_RUN}: no verdict{margin} can be given)"
 
@@ -114,7 +115,7 @@ def _tax_sentence(row: pd.Series, at_bs: str) -> str:
 
 
 def conclusions(summary: pd.DataFrame) -> list[str]:
-    """Sentences computed from a ``core.summarize`` table: efficiency of every multi-device row (for a mirror, what
+    """Sentences computed from a ``baseline_and_tax.summarize`` table: efficiency of every multi-device row (for a mirror, what
     of the shortfall is its design and what overhead), tax of every non-reference row that has a reference to
     compare with (rows with a NaN tax are left out). A ``stats.summary_intervals`` table gives each tax its
     verdict against the margin (``_tax_sentence``), with its repetitions when untestable."""
@@ -133,14 +134,14 @@ def conclusions(summary: pd.DataFrame) -> list[str]:
 
 
 def baseline_sentences(base: pd.DataFrame, baseline_bs: int) -> list[str]:
-    """Per rw of ``core.baseline``: the baseline, and the jobs and queue depth that reached it."""
+    """Per rw of ``baseline_and_tax.baseline``: the baseline, and the jobs and queue depth that reached it."""
     return [f"The baseline for {r.rw} is {rate(r.baseline_bw_bytes)}: the best single-device point at "
             f"{bs_text(baseline_bs)}, reached with {r.baseline_numjobs} job(s) at queue depth {r.baseline_iodepth}."
             for r in base.itertuples()]
 
 
 def efficiency_sentences(best: pd.DataFrame) -> list[str]:
-    """Per row of ``core.best_by_devices``: its efficiency against devices x the baseline."""
+    """Per row of ``baseline_and_tax.best_by_devices``: its efficiency against devices x the baseline."""
     return [f"{r.layout} on {r.devices} device(s) reaches {percent(r.efficiency, 0)} of {r.devices} x the baseline for "
             f"{r.rw} ({rate(r.best_bw_bytes)} with {r.best_numjobs} job(s))." for r in best.itertuples()]
 
@@ -198,7 +199,7 @@ def _one_job_clause(r, of: str, delivers: str = "one job delivers ") -> str:
 
 def _saturation_sentence(r, at_bs: str) -> str:
     """One row of ``saturation.saturation`` in words: the fewest jobs, or not reached; one job."""
-    where = f"{r.layout} on {core.count_of(r.devices, 'device')}, {r.rw}{at_bs}"
+    where = f"{r.layout} on {baseline_and_tax.count_of(r.devices, 'device')}, {r.rw}{at_bs}"
     share, best = percent(r.saturation_fraction, 0), rate(r.best_bw_bytes)
     if not r.reached:
         return f"{where}: {share} of its best {r.note}; {_one_job_clause(r, f'the best measured ({best})')}."
@@ -287,7 +288,7 @@ def metadata_sentences(points: pd.DataFrame, coarse: float = 0.02) -> list[str]:
     out = []
     timed = points[points["rate"].notna()]  # the rest ran too short to time: ``too_short_sentences`` names them
     for (layout, devices, numjobs), group in timed.groupby(["layout", "devices", "numjobs"], sort=True):
-        where = f"{layout} ({core.count_of(devices, 'device')}), {numjobs} job(s)"
+        where = f"{layout} ({baseline_and_tax.count_of(devices, 'device')}), {numjobs} job(s)"
         for op in [op for op in ENGINES if op in set(group["op"])]:
             out.append(f"{where}: {_trend(group[group['op'] == op].sort_values('files'))}.")
         out += _op_ratios(group)

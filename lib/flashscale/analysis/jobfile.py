@@ -10,17 +10,17 @@ first section; a point is a group at one combination of the swept axes (bs, numj
                        their spread and count, the known truth and whether any run was above it
     summarize(frame)   per (layout, devices, group, rw): the best point over the swept axes, its efficiency against
                        devices x the baseline layout's best of the same group, and its tax against the reference
-                       layout's best at the same devices and group (``core.tax``), with the tax test of their
+                       layout's best at the same devices and group (``baseline_and_tax.tax``), with the tax test of their
                        repetitions (``stats.tax_tests``)
 
-The tax is at the same devices, as ``core.summarize`` defines it: ``single`` (one device) has none against a
+The tax is at the same devices, as ``baseline_and_tax.summarize`` defines it: ``single`` (one device) has none against a
 ``jbod`` of several; its efficiency says what the layouts of many devices make of each one.
 """
 from __future__ import annotations
 
 import pandas as pd
 
-from . import core, stats
+from . import baseline_and_tax, stats
 from ..errors import AnalysisError
 from ..measure.results import JOBFILE_WORKLOAD as WORKLOAD
 
@@ -37,7 +37,7 @@ def runs(frame: pd.DataFrame) -> pd.DataFrame:
                             "with a job file workload (measure.jobrun.workload)")
     rows = frame[frame["workload"].astype("string").eq(WORKLOAD).fillna(False).astype(bool)]
     for name in ("warmup", "too_short"):
-        rows = rows[~core.flag(rows, name)] if name in rows.columns else rows
+        rows = rows[~baseline_and_tax.flag(rows, name)] if name in rows.columns else rows
     if rows.empty:
         raise AnalysisError(f"no measured job file runs among {len(frame)} row(s) (all warm-up, too short or "
                             "of the sweep)")
@@ -75,13 +75,13 @@ def summarize(frame: pd.DataFrame, reference: str = "jbod", baseline_layout: str
     if reference not in set(pts["layout"]):
         raise AnalysisError(f"reference layout {reference!r} ran no job file; layouts that did: "
                             f"{', '.join(sorted(set(pts['layout'])))}")
-    best = core.best_points(pts, GROUP).rename(columns={
+    best = baseline_and_tax.best_points(pts, GROUP).rename(columns={
         "bw_bytes": "best_bw_bytes", "bs": "best_bs", "numjobs": "best_numjobs", "iodepth": "best_iodepth"})
     base = best.loc[best["layout"] == baseline_layout, ["group", "rw", "best_bw_bytes"]]
     out = best.merge(base.rename(columns={"best_bw_bytes": "baseline_bw_bytes"}), on=["group", "rw"], how="left",
                      validate="many_to_one")
     out["efficiency"] = out["best_bw_bytes"] / (out["devices"] * out["baseline_bw_bytes"])
-    out = core.with_tax(out, reference, TAX_KEYS)
+    out = baseline_and_tax.with_tax(out, reference, TAX_KEYS)
     tests = stats.tax_tests(out, runs(frame), reference, TAX_KEYS, confidence=confidence, margin=margin)
     columns = [*GROUP, "best_bw_bytes", "best_bs", "best_numjobs", "best_iodepth", "reps", "baseline_bw_bytes",
                "efficiency", "reference_bw_bytes", "tax"]

@@ -16,7 +16,7 @@ from typing import Any, Iterable
 import pandas as pd
 
 from ..measure import fio_output
-from .core import POINT
+from .baseline_and_tax import POINT
 
 KINDS = ("slat", "clat", "lat")
 

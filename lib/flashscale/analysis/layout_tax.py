@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .core import with_tax
+from .baseline_and_tax import with_tax
 from ..errors import AnalysisError
 from .scaling import scaling_curve, scaling_repetitions
 from .significance import DEFAULT_MARGIN

@@ -28,7 +28,7 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from .core import POINT
+from .baseline_and_tax import POINT
 from ..errors import AnalysisError
 from ..measure import raw
 

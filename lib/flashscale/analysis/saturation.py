@@ -43,7 +43,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import AnalysisError
-from .core import rates
+from .baseline_and_tax import rates
 from .plateau import Plateau, plateau
 from .scaling import scaling_repetitions
 from .significance import log_t_test

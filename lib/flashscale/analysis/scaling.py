@@ -36,7 +36,7 @@ import pandas as pd
 from scipy import stats as sps
 from scipy.optimize import least_squares
 
-from .core import POINT, point_means, rates
+from .baseline_and_tax import POINT, point_means, rates
 from .plateau import plateau, point_problem
 from ..errors import AnalysisError
 
@@ -336,7 +336,7 @@ def fit_table(frame: pd.DataFrame, axis: str = "numjobs", by: Iterable[str] | st
 
 
 def device_scaling(summary: pd.DataFrame, include_baseline: bool = True, confidence: float = 0.95) -> pd.DataFrame:
-    """Per (layout, rw[, bs]) of an ``analysis.core.summarize`` table: best aggregate against the number of devices.
+    """Per (layout, rw[, bs]) of an ``analysis.baseline_and_tax.summarize`` table: best aggregate against the number of devices.
 
     ``slope_bw_bytes_per_device`` is the least-squares slope through the origin, sum(N X) / sum(N^2);
     ``slope_efficiency`` divides it by the single-device baseline (1.0 = every device adds a full baseline).

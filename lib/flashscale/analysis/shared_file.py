@@ -35,14 +35,14 @@ from typing import Any, Iterable, Sequence
 
 import pandas as pd
 
-from .core import POINT
+from .baseline_and_tax import POINT
 from ..errors import AnalysisError, ConfigError
+from ..measure.truth import THROTTLE_SLICE_S  # blk-throttle's slice: what it may let through up front
 
 MODES = {"n-to-n": {"shared_file": False, "time_based": False},
          "n-to-1": {"shared_file": True, "time_based": False}}
 LABEL = {"n-to-n": "N-to-N", "n-to-1": "N-to-1"}
 JOB_OPTIONS = (("end_fsync", "1"),)
-THROTTLE_SLICE_S = 0.1  # blk-throttle's time slice (throtl_slice, HZ / 10): what it may let through up front
 KEYS = ["variant", *POINT]
 
 

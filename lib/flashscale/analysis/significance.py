@@ -1,6 +1,6 @@
 """Is a layout's tax real? A test of the ratio of its repetitions to the reference's.
 
-Pure functions. tax = 1 - mean(layout) / mean(reference), the definition of ``analysis.core``. Storage noise is
+Pure functions. tax = 1 - mean(layout) / mean(reference), the definition of ``analysis.baseline_and_tax``. Storage noise is
 multiplicative (a run is a few per cent faster or slower, whatever its level), so the test works on the logarithm
 of the repetitions: the difference of mean logs is the log of the ratio of geometric means, and its t interval,
 mapped back through 1 - exp(.), is the interval of the tax.

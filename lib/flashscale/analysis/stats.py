@@ -38,7 +38,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from . import agreement
-from .core import BASELINE_BS, POINT, baseline, rates, summarize, with_reference
+from .baseline_and_tax import BASELINE_BS, POINT, baseline, rates, summarize, with_reference
 from .significance import DEFAULT_MARGIN, check_margin, practical, reps_to_decide, tax_test
 from ..errors import ConfigError
 
@@ -222,7 +222,7 @@ def summary_intervals(
     confidence: float = 0.95, method: str = "t", n_boot: int = 2000, seed: int = 0, tax_method: str = "student",
     base_frame: pd.DataFrame | None = None, margin: float = DEFAULT_MARGIN,
 ) -> pd.DataFrame:
-    """``analysis.core.summarize`` plus ``best_bw_bytes_lo/hi``, ``baseline_bw_bytes_lo/hi`` (``method`` intervals),
+    """``analysis.baseline_and_tax.summarize`` plus ``best_bw_bytes_lo/hi``, ``baseline_bw_bytes_lo/hi`` (``method`` intervals),
     ``efficiency_lo/hi`` and ``layout_efficiency_lo/hi`` (``ratio_interval``) and the tax test of ``tax_tests`` on
     the repetitions of each row's best point against the reference's best point at the same devices, rw (and
     ``by``): ``tax_lo/hi``, ``tax_p``, ``tax_verdict`` (against ``margin``: 'tax' or 'gain' beyond it,

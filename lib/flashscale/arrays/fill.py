@@ -12,7 +12,7 @@ from typing import Sequence
 
 from ..errors import ConfigError
 from ..system.devices import Device
-from .plan import Step
+from .build_steps import Step
 
 BS = 128 * 2**10
 IODEPTH = 32

@@ -33,7 +33,7 @@ from ..system.commands import Runner
 from ..system.devices import Device, System
 from ..errors import ConfigError, RefusedError, UnsupportedError
 from .guard import Guard
-from .plan import Step, execute, render
+from .build_steps import Step, execute, render
 from ..system.teardown import Teardown
 
 MOUNT_OPTIONS = "noatime,nodiratime"

@@ -22,7 +22,7 @@ from ..errors import ConfigError
 from ..layouts import FEATURES
 from ..system.commands import Runner
 from ..system.devices import Device, System
-from .plan import Step
+from .build_steps import Step
 
 MD_NAME_MAX = 32  # mdadm --create refuses a longer name under /dev/md ("Name ... is too long", mdadm.c)
 IMSM_NAME_MAX = 16  # and a longer IMSM volume name ("imsm volume name must be 16 characters or less")

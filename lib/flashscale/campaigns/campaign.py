@@ -54,9 +54,9 @@ from ..measure.results import CampaignResult
 from ..arrays import fill
 from ..system.commands import Runner
 from ..arrays.emulated import ArraySpec, loop_support_problem
-from ..arrays.support import MOUNTED
+from ..arrays.can_build import MOUNTED
 from ..layouts import MEASURABLE
-from . import directories, emulated, parameters, stated, testbed as testbeds, vmlab
+from . import directories, emulated, parameters, preregistered, testbed as testbeds, vmlab
 from .place import Mounted, Place
 from .testbed import DryRun
 from ..system.host import queue_depth
@@ -69,7 +69,7 @@ from ..measure.sweep import Sweep
 from ..system import provenance
 
 __all__ = ["DEFAULT_CAMPAIGN", "EMULATION_MODES", "EMULATIONS", "PARTS", "CampaignSpec", "DryRun", "choose",
-           "layout_support", "place_here", "plan", "run", "stating"]
+           "layout_support", "place_here", "plan", "run", "preregistration"]
 
 DEFAULT_CAMPAIGN = "quickstart"
 EMULATION_MODES = ("auto", "loop", "directory", "vm")  # EMULATION's values: each picks its place (``EMULATIONS``)
@@ -247,7 +247,7 @@ def place_here(emulation: str = "auto", testbed: str | None = None, runner: Runn
 def layout_support(names: Sequence[str], emulation: str = "auto", testbed: str | None = None,
                    mount_dir: str | None = None, runner: Runner | None = None) -> pd.DataFrame:
     """Per layout asked for: whether the place a campaign with ``emulation`` (or ``testbed``) runs at here can
-    measure it, and if not what it lacks (``Place.support``: nothing is touched). ``arrays.support`` says it in
+    measure it, and if not what it lacks (``Place.support``: nothing is touched). ``arrays.can_build`` says it in
     words and gives the plans of those it cannot build."""
     return place_here(emulation, testbed, runner).support(names, mount_dir)
 
@@ -311,7 +311,7 @@ def _measure(spec: CampaignSpec, place: Place, runner: Runner, progress: bool, w
         todo = [name for name in todo if name not in layouts_done]
         with _progress_bar(spec.sweep.runs() * len(todo), spec.name, progress) as bar:
             recorder = _recorder(spec, place, directory, runner, run_id, bar, env, workloads, done, todo,
-                                 stating(spec, place, directory, baseline))
+                                 preregistration(spec, place, directory, baseline))
             try:
                 notes += place.run(todo, recorder) if todo else []
             finally:
@@ -323,7 +323,7 @@ def _measure(spec: CampaignSpec, place: Place, runner: Runner, progress: bool, w
 
 
 def _recorder(spec: CampaignSpec, place: Place, directory: Path, runner: Runner, run_id: str, bar, env: dict,
-              workloads: Sequence, done: frozenset, todo: list[str], before_build: stated.Stating) -> Recorder:
+              workloads: Sequence, done: frozenset, todo: list[str], before_build: preregistered.Preregistration) -> Recorder:
     """What measures each layout's sweep: the place's caps, the progress of every run, the predictions stated."""
     caps, layout_caps = place.caps(todo)
     return Recorder(spec.name, spec.host, spec.sweep, directory, runner, run_id, caps, bar, env, workloads,
@@ -332,17 +332,17 @@ def _recorder(spec: CampaignSpec, place: Place, directory: Path, runner: Runner,
                                       workload_runs=sum(w.runs() for w in workloads)))
 
 
-def stating(spec: CampaignSpec, place: Place, directory: Path, baseline: Path | None = None) -> stated.Stating:
+def preregistration(spec: CampaignSpec, place: Place, directory: Path, baseline: Path | None = None) -> preregistered.Preregistration:
     """What states each layout's prediction before it is built: the devices each layout uses at ``place``, the
     sweep's points, this machine's limits measured once (its CPUs, its memory's copy rate; a test bed's PCIe links
-    and queue depth) with the campaign's ``CEILINGS`` on top (``stated.limits``), how the layouts are built (the
+    and queue depth) with the campaign's ``CEILINGS`` on top (``preregistered.limits``), how the layouts are built (the
     stripe unit, the file system), and the single-device rows of ``baseline`` when the campaign measures none
     itself; the ``CALIBRATION`` folders' and ``baseline``'s layouts on fewer devices calibrate a layer's cost
-    (``stated.Stating.calibration``)."""
+    (``preregistered.Preregistration.calibration``)."""
     paths = [d.path for d in place.devices()]
-    limits = stated.limits(paths, place.system, spec.ceilings)
-    return stated.Stating(directory, spec.sweep.points(), place.devices_of, limits,
-                          stated.said(paths, place.system, spec.ceilings, limits), baseline,
+    limits = preregistered.limits(paths, place.system, spec.ceilings)
+    return preregistered.Preregistration(directory, spec.sweep.points(), place.devices_of, limits,
+                          preregistered.limits_note(paths, place.system, spec.ceilings, limits), baseline,
                           chunk_bytes=spec.options.chunk_bytes, fs=spec.options.fs,
                           tags=queue_depth(paths, place.system),
                           calibrations=tuple(spec.calibration_folder(c) for c in spec.calibrations))

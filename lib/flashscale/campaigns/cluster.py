@@ -3,22 +3,22 @@
     spec = ClusterSpec.from_parameters(CAMPAIGN="cluster", HOSTS=[1, 2], DEVICES=2, ...)
     result = run(spec)          # result.table, result.notes, result.directory
 
-Emulated (the default): ``arrays.cluster.EmulatedCluster`` makes max(HOSTS) hosts, each a network namespace with its
+Emulated (the default): ``arrays.emulated_cluster.EmulatedCluster`` makes max(HOSTS) hosts, each a network namespace with its
 own capped array and fio server, once for each storage in ``STORAGE``: ``local`` (layout ``jbod``: each host's own
 xfs; truth hosts x devices x cap) and ``nbd`` (layout ``nbd``: each host's devices served over its link, so every
 byte crosses it; truth hosts x the smaller of devices x cap and the data the link carries, ``LINK_BPS`` of frames).
-The tax of the network storage is measured against the local one (``analysis.cluster.tax``). Local storage is
+The tax of the network storage is measured against the local one (``analysis.cluster_numbers.tax``). Local storage is
 measured first: one host alone on it is the baseline of every prediction.
 
 Predicted before measuring: before each host count of each storage is measured, the campaign states what the
-cluster and each host should deliver at every point (``analysis.cluster.predict_hosts``), from one host measured
+cluster and each host should deliver at every point (``analysis.cluster_numbers.predict_hosts``), from one host measured
 alone on its own storage (the 1-host rows of ``local``: the devices' curve is a host's), with each host's link a
 term where the data crosses it (``nbd``: the data a link carries, as the truth counts it), and appends it with
 ``predicted_at`` to ``predictions.csv`` (``result.predictions``); a layout and host count already there is kept as it
 was stated. Nothing is predicted before one host was measured alone (``HOSTS`` without 1: a note says so).
 
 Real hosts over SSH (``KNOWN_HOSTS`` given; hosts from ``REMOTE_HOSTS`` or an Ansible ``INVENTORY``'s
-``HOST_GROUP``): ``campaigns.remote`` connects to every host, ships flashscale there, checks each host before anything
+``HOST_GROUP``): ``campaigns.ssh_cluster`` connects to every host, ships flashscale there, checks each host before anything
 runs, builds each of ``LAYOUTS`` on the devices the hosts test bed (``TESTBED``) names by identity and ``CONFIRM``
 confirms, through the same guard, starts a fio server on a unix socket of each host's root-only place reached
 through a forward of the connection (no TCP port: the emulated hosts' servers, each in its own network namespace,
@@ -35,7 +35,7 @@ every campaign's place implements, ``campaigns.place.Place``), picked once by ``
 is written through ``measure.campaign_folder``, as every campaign's is.
 
 Rows go to ``data/campaigns/<name>/rows.jsonl`` as each point finishes (``results.parquet`` is rebuilt from them).
-``host`` is the host's name, or ``all`` for the cluster's own aggregate (``measure.cluster.aggregate``); ``hosts``
+``host`` is the host's name, or ``all`` for the cluster's own aggregate (``measure.fio_client.aggregate``); ``hosts``
 is how many hosts ran the point; ``status`` is ``ok`` or ``failed``, with ``error`` (as a campaign's failed rows, with
 NaN numbers) saying why. A host that fails is probed
 again; one that no longer answers is recorded as failed, with the reason, at every later point.
@@ -51,16 +51,16 @@ from pathlib import Path
 from typing import Sequence
 
 
-from ..arrays.cluster import STORAGE
-from ..analysis import cluster as cluster_analysis
+from ..arrays.emulated_cluster import STORAGE
+from ..analysis import cluster_numbers as cluster_analysis
 from ..arrays.emulated import ArraySpec
 from ..arrays.layouts import Options
-from . import over_ssh as remote, parameters, stated
+from . import over_ssh as remote, parameters, preregistered
 from .hosts import Target, choose as choose_place
 from ..system.host import cores as host_cores
 from ..errors import AnalysisError, ConfigError, RefusedError, UnsupportedError
-from ..measure import campaign_folder, cluster as fio_cluster, fio_output, precondition, results, resume
-from ..measure.cluster import Endpoint
+from ..measure import campaign_folder, fio_client as fio_cluster, fio_output, precondition, results, resume
+from ..measure.fio_client import Endpoint
 from ..measure.results import CampaignResult
 from ..measure.progress import Progress
 from ..measure.sweep import Sweep
@@ -128,7 +128,7 @@ class ClusterSpec:
     storage: tuple[str, ...] = ("local",)  # the emulated hosts' storage, each in turn (STORAGE)
     remote: tuple[RemoteHost, ...] = ()
     data_dir: str = "data/campaigns"
-    # over SSH (campaigns.remote): the hosts, how they are reached, what is built on them
+    # over SSH (campaigns.ssh_cluster): the hosts, how they are reached, what is built on them
     inventory: str | None = None
     host_group: str = "all"
     known_hosts: str | None = None
@@ -224,7 +224,7 @@ def rows_point(job, point: dict | None) -> str:
 
 def state(directory: Path, hosts: Sequence[Target], points: Sequence[dict], cores: float | None) -> str | None:
     """Before ``hosts`` (one layout) are measured: what they should deliver at every point, appended to
-    ``predictions.csv`` with the time (``analysis.cluster.predict_hosts``, from ``analysis.cluster.host_curve`` of
+    ``predictions.csv`` with the time (``analysis.cluster_numbers.predict_hosts``, from ``analysis.cluster_numbers.host_curve`` of
     the rows measured so far; ``cores``: this machine's, shared by the hosts, or None), each host's link a term where
     its data crosses it. Kept as it was when this layout and host count was stated before. Nothing when no host was
     measured alone on its own storage first: a sentence saying so (none for that baseline itself)."""
@@ -243,7 +243,7 @@ def state(directory: Path, hosts: Sequence[Target], points: Sequence[dict], core
     prediction = cluster_analysis.predict_hosts(base, layout, points, count, [h.endpoint.name for h in hosts],
                                                 hosts[0].devices, link_bps=link,
                                                 cores=cores / count if cores else None)
-    stated.record(directory, prediction)
+    preregistered.record(directory, prediction)
     return None
 
 
@@ -279,7 +279,7 @@ class _Sweep:
         self.progress.layout_done(hosts[0].layout)
 
     def run_served(self, served: Sequence, dead: dict[str, str], windows: list) -> None:
-        """One layout on real hosts over SSH (``campaigns.remote.Served``, in the campaign's order of hosts): each
+        """One layout on real hosts over SSH (``campaigns.ssh_cluster.Served``, in the campaign's order of hosts): each
         reached at its forwarded unix socket; a host in ``dead`` (no socket) gets failed rows."""
         self.run([Target(Endpoint(s.name, socket=s.socket) if s.socket else Endpoint(s.name, "unreachable"),
                          s.layout, s.targets, s.devices, {},

@@ -1,7 +1,7 @@
 """The places a cluster campaign runs: its hosts, behind the interface every place implements
 (``campaigns.place.Place``), so ``cluster.run`` picks one here (``choose``) and asks only through it.
 
-    EmulatedHosts   max(HOSTS) emulated hosts (``arrays.cluster.EmulatedCluster``), made for each storage in turn
+    EmulatedHosts   max(HOSTS) emulated hosts (``arrays.emulated_cluster.EmulatedCluster``), made for each storage in turn
                     (``local`` first: one host alone on it is every prediction's baseline), each measured with every
                     cap lifted by the harness first (its truth, ``measure.harness.hold_cluster``), undone after
     ServingHosts    real hosts each serving fio itself (``REMOTE_HOSTS`` without ``KNOWN_HOSTS``, started by hand):
@@ -17,11 +17,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from ..arrays.cluster import STORAGE, EmulatedCluster
+from ..arrays.emulated_cluster import STORAGE, EmulatedCluster
 from ..arrays.emulated import cap_fit_policy
 from ..errors import ConfigError
 from ..measure import harness
-from ..measure.cluster import Endpoint
+from ..measure.fio_client import Endpoint
 from ..measure.units import rate
 from ..system import netns
 from ..system.commands import Runner

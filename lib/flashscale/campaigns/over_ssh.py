@@ -1,5 +1,5 @@
 """A cluster campaign's hosts over SSH: which hosts (``REMOTE_HOSTS`` or an ``INVENTORY``), checked as a spec is, and
-the layouts run on them one after another (``campaigns.remote.RemoteCluster`` does the work on the hosts).
+the layouts run on them one after another (``campaigns.ssh_cluster.RemoteCluster`` does the work on the hosts).
 
     resolve_hosts(spec, make)  the inventory's hosts as the spec's ``remote``; every SSH rule checked, before anything
     order(spec)             the layouts measured, in order: ``LAYOUTS``, then ``local`` and ``mounted`` where named
@@ -15,13 +15,13 @@ from typing import Callable, Mapping
 from ..arrays.guard import confirmation
 from ..arrays.layouts import DEVICE_LAYOUTS
 from ..errors import ConfigError
-from ..measure import cluster as fio_cluster
+from ..measure import fio_client as fio_cluster
 from ..paths import project_root
 from ..system.commands import Runner
 from ..system.ssh.shipped import Contacts, Zip
 from ..system.ssh.client import Link, SshHost, SshOptions
 from . import inventory
-from .remote import SPECIAL, Plan, RemoteCluster, Served
+from .ssh_cluster import SPECIAL, Plan, RemoteCluster, Served
 
 SSH_ONLY = ("layouts", "testbed", "confirm", "inventory", "ssh_identity", "ssh_config")
 

@@ -32,7 +32,7 @@ from typing import Annotated, Any, Literal, Mapping, Optional, Union
 import yaml
 from pydantic import AfterValidator, ConfigDict, Field, ValidationError, create_model
 
-from ..arrays.cluster import STORAGE as CLUSTER_STORAGE
+from ..arrays.emulated_cluster import STORAGE as CLUSTER_STORAGE
 from ..arrays.emulated import cap_scale_problem
 from ..arrays.erase import METHODS as ERASE_METHODS
 from ..arrays.guard import confirmation

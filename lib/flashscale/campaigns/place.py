@@ -105,7 +105,7 @@ class Place(ABC):
 
     def support(self, names: Sequence[str], mount_dir: str | None = None) -> pd.DataFrame:
         """Per layout asked for: whether it can be measured here, and if not what is missing (reads only): the
-        table ``arrays.support`` says in words and plans for."""
+        table ``arrays.can_build`` says in words and plans for."""
         rows = []
         for name in names:
             if name not in MEASURABLE:

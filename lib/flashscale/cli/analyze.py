@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..campaigns import parameters
-from ..analysis import core as analysis, evidence, scaling, significance, stats
+from ..analysis import baseline_and_tax as analysis, evidence, scaling, significance, stats
 from ..analysis.prediction import ceilings, curve, loads, predict, scoring
 from ..measure import campaign_folder, results
 from ..errors import AnalysisError, ConfigError, FlashscaleError

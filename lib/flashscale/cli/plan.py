@@ -8,37 +8,29 @@ docs/reference/commands.md#flashscale-plan.
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 
 import numpy as np
 import pandas as pd
 
-from ..analysis import core
+from ..analysis import baseline_and_tax
 from ..analysis.prediction import predict, sizing
 from ..analysis.prediction.ceilings import Ceilings
 from ..errors import ConfigError
-from ..measure.units import percent
+from ..measure.units import percent, read_bytes
 from ..publish import tables
 from .analyze import ceilings_file, load_table, per_rw
 
-PREFIXES = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12, "p": 1e15,
-            "ki": 2 ** 10, "mi": 2 ** 20, "gi": 2 ** 30, "ti": 2 ** 40, "pi": 2 ** 50}
-RATE = re.compile(r"\s*(?P<number>\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|\.\d+)\s*(?P<prefix>[kKmMgGtTpP]i?)?"
-                  r"(?P<unit>B|b|bit|bits|byte|bytes)(?:/s|ps)?\s*")
-BITS = {"b", "bit", "bits"}
 
 
 def parse_rate(text: str, option: str) -> float:
     """'12.5GB/s' -> 12.5e9 bytes/s, '100Gb/s' -> 12.5e9 (bits / 8), '3GiB/s' -> 3 x 2^30; a number without its
     unit is refused, naming the option and the value: bytes (B) or bits (b) must be said."""
-    match = RATE.fullmatch(str(text))
-    if match is None:
+    value = read_bytes(text, bits=True, per_second=True, unit=True)
+    if value is None:
         raise ConfigError(f"{option} {text!r} is not a rate with its unit: write e.g. 12.5GB/s (bytes), 100Gb/s "
                           f"(bits), 3.2GiB/s or 800MB/s")
-    prefix = (match["prefix"] or "").lower()
-    value = float(match["number"]) * PREFIXES[prefix] / (8 if match["unit"] in BITS else 1)
-    if not (np.isfinite(value) and value > 0):
+    if not value > 0:
         raise ConfigError(f"{option} {text!r} must be a rate above 0")
     return value
 
@@ -60,7 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="which rws to answer (default every rw of the curve; read for a bare --device-bps)")
     parser.add_argument("--layout", default="jbod", help="the layout to predict (default jbod: one file system per "
                         "device; a stripe or mirror spreads every job over all devices)")
-    parser.add_argument("--bs", type=int, default=core.BASELINE_BS, help="block size of the device's best point, "
+    parser.add_argument("--bs", type=int, default=baseline_and_tax.BASELINE_BS, help="block size of the device's best point, "
                         "bytes (default %(default)s; the nearest measured)")
     for name, what in (("pcie-bps", "each device's PCIe link"), ("uplink-bps", "a link shared by "
                        "--devices-per-uplink devices"), ("link-bps", "each host's network link"),
@@ -125,7 +117,7 @@ def answer_sentence(answer, layout: str) -> str:
                 f"{answer.ceiling_limit} holds {layout} at {_rate(answer.ceiling_bw_bytes)}")
         reach = getattr(answer, "reach", "")
         return text + (f"; the counts stop at {reach}." if reach and not reach.endswith("as asked") else ".")
-    hosts = f" on {core.count_of(answer.hosts, 'host')}"
+    hosts = f" on {baseline_and_tax.count_of(answer.hosts, 'host')}"
     source = getattr(answer, "source", "") or "model"
     how = ("measured in the table" if source == "measured" else f"predicted for {layout}, the "
            f"{answer.predicted_limit} binding" + ("" if source == "model" else f", {source}"))
@@ -133,7 +125,7 @@ def answer_sentence(answer, layout: str) -> str:
     if np.isfinite(answer.devices_lo) and answer.devices_lo != answer.devices:
         text += f"; {int(answer.devices_lo)} reach it at the low side of the interval"
     if answer.other_limit:
-        text += f"; the {answer.other_limit} binds first, from {core.count_of(answer.other_limit_devices, 'device')}"
+        text += f"; the {answer.other_limit} binds first, from {baseline_and_tax.count_of(answer.other_limit_devices, 'device')}"
     else:
         text += f"; no limit but the devices binds up to {answer.max_devices} devices"
     return text + "."
@@ -142,7 +134,7 @@ def answer_sentence(answer, layout: str) -> str:
 def evidence_sentences(found: pd.DataFrame, layout: str) -> list[str]:
     """Each count at which the table's own rows of ``layout`` contradict the model beyond the margin, in words."""
     return [f"the table measured {layout} {r.rw} on {r.devices} devices at {_rate(r.measured_bw_bytes)} (bs {r.bs}, "
-            f"{core.count_of(r.numjobs, 'job')}, iodepth {r.iodepth}), {percent(r.error, signed=True)} against the "
+            f"{baseline_and_tax.count_of(r.numjobs, 'job')}, iodepth {r.iodepth}), {percent(r.error, signed=True)} against the "
             f"model's {_rate(r.predicted_bw_bytes)}: the answers above {r.devices} devices are held to it."
             for r in found[found["contradicts"]].itertuples(index=False)]
 
@@ -153,7 +145,7 @@ def load_sentences(found: pd.DataFrame, base: pd.DataFrame, layout: str) -> list
     out = []
     for r in found[found["beyond_curve"]].itertuples(index=False):
         most = base[base["rw"] == r.rw]["outstanding"].max()
-        out.append(f"load: the table measured {layout} {r.rw} on {r.devices} devices at {core.count_of(r.numjobs, 'job')} "
+        out.append(f"load: the table measured {layout} {r.rw} on {r.devices} devices at {baseline_and_tax.count_of(r.numjobs, 'job')} "
                    f"x iodepth {r.iodepth} ({r.numjobs * r.iodepth / r.devices:g} in flight a device), a load the "
                    f"device's curve was never measured at (at most {most:g}): the model holds the device at its "
                    "largest measured load there, and compares loads, not layouts.")

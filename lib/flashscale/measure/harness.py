@@ -26,10 +26,10 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-from . import campaign_folder, cluster as fio_cluster, fio, fio_output, truth
-from .cluster import Endpoint
+from . import campaign_folder, fio_client as fio_cluster, fio, fio_output, truth
+from .fio_client import Endpoint
 from .sweep import Sweep
-from ..arrays.cluster import EmulatedCluster
+from ..arrays.emulated_cluster import EmulatedCluster
 from ..errors import HarnessCeilingError, UnsupportedError
 from ..system import netns
 from ..system.commands import Runner
@@ -84,7 +84,7 @@ def measured(probes: Mapping[str, fio.FioJob], folder: Path,
 
 def measure_served(targets: Mapping[Endpoint, Sequence[str]], sweep: Sweep, folder: Path,
                    runner: Runner) -> dict[str, dict[str, float]]:
-    """The probes run through fio servers (``measure.cluster``), every host at once, each on its own ``targets``:
+    """The probes run through fio servers (``measure.fio_client``), every host at once, each on its own ``targets``:
     per direction, the bytes/s each host carried. UnsupportedError, naming the host, when one gave no result."""
     carried: dict[str, dict[str, float]] = {}
     per_host = {endpoint: jobs(sweep, names) for endpoint, names in targets.items()}

@@ -32,11 +32,9 @@ from .sweep import positive_ints
 from ..arrays.layouts import Layout
 from ..errors import ConfigError, FioError
 from ..system.commands import Runner
-from .units import rate
+from .units import rate, read_bytes
 from . import truth
 
-SIZE = re.compile(r"^\s*(\d{1,19})\s*([kmgtp]?)(i?b)?\s*$", re.IGNORECASE)
-POWERS = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
 DEFAULTS = {"rw": "read", "bs": "4096", "numjobs": "1", "iodepth": "1", "ioengine": "psync"}  # fio's own defaults
 
 
@@ -44,13 +42,12 @@ def size_bytes(value: str) -> int:
     """A fio size (``4k``, ``1M``, ``64KiB``, ``4096``; the first of ``4k-64k`` or ``4k,8k``) in bytes; fio's default
     ``kb_base=1024`` makes every prefix a power of 1024."""
     first = re.split(r"[-,:]", value.strip(), maxsplit=1)[0]
-    match = SIZE.match(first)
-    if not match:
+    size = read_bytes(first, k1024=True, whole=True)
+    if size is None:
         raise ConfigError(f"size {value!r} is not a number with an optional k, m, g, t or p suffix")
-    size = int(match.group(1)) * 1024 ** POWERS[match.group(2).lower()]
     if size >= 2**63:
         raise ConfigError(f"size {value!r} is more than fio can count (2^63 bytes)")
-    return size
+    return int(size)
 
 
 def _value(jobfile: JobFile, section: str, key: str) -> str:
@@ -113,7 +110,7 @@ def run(jobfile: JobFile, targets: Sequence[str], outdir: Path, runner: Runner, 
 
 
 AXES = {"bs": "bs", "numjobs": "nj", "iodepth": "qd"}  # what a campaign may sweep over a job file: name in a point
-PHASE = "workload"  # the rows' phase: not a point of the sweep (``analysis.core`` never reads them)
+PHASE = "workload"  # the rows' phase: not a point of the sweep (``analysis.baseline_and_tax`` never reads them)
 WORKLOAD = results.JOBFILE_WORKLOAD
 AS_WRITTEN = "as-written"  # the point of a file run with no swept axes
 # Refusals that do not depend on where the layout is (every layout's targets are directories): checked against

@@ -18,12 +18,19 @@ table shows goes through here; the results keep bytes/s, bytes, nanoseconds and 
     cell(value, kind)      one value of a kind (``KINDS``) as a table shows it; ``publish.tables`` formats whole
                            tables with it
 
+and the one reader of an amount of bytes written as text, the other way (a job file's ``bs=4k``, a size fio printed,
+a rate given on the command line):
+
+    read_bytes(text)       "4096", "4k", "64KiB", "71.4MiB", "3390MB", "12.5GB/s", "100Gb/s" -> bytes (or bytes/s);
+                           None where the text is not one
+
 It lives in ``measure`` (the results' own layer) so that measurement's progress lines, analysis's sentences, the
 reports and the command line all use it; it is pure.
 """
 from __future__ import annotations
 
 import math
+import re
 from typing import Iterable
 
 import pandas as pd
@@ -192,3 +199,27 @@ def with_interval(value: float, lo: float, hi: float, kind: str = "bandwidth",
     scale = scale or (bandwidth_scale([value]) if kind == "bandwidth" else MB_S)
     shown = rate(value, scale) if kind == "bandwidth" else cell(value, kind, scale)
     return f"{shown} ({interval(lo, hi, kind, scale)})"
+
+
+AMOUNT = re.compile(r"(?P<number>\d{1,20}(?:\.\d{0,20})?(?:[eE][+-]?\d{1,3})?|\.\d{1,20})\s*(?P<prefix>[kKmMgGtTpPE]?)"
+                    r"(?P<iec>i?)(?P<unit>bytes|byte|bits|bit|B|b)?(?P<per>/s|ps)?")
+BITS = ("b", "bit", "bits")
+
+
+def read_bytes(text: str, *, k1024: bool = False, bits: bool = False, per_second: bool = False,
+               unit: bool = False, whole: bool = False) -> float | None:
+    """An amount of bytes as people and fio write it, in bytes: a prefix is a power of 1000 (``k``, ``M``, ... ``E``) or,
+    with an ``i`` (``KiB``) or ``k1024`` (fio's job files and fio 2.x's output, ``kb_base=1024``), of 1024; ``bits``:
+    a lower-case ``b`` or ``bit`` counts bits (a network's ``100Gb/s`` is 12.5e9 bytes/s), else every ``b`` is a
+    byte, as in a job file's ``4kb``; ``per_second`` lets a rate end in ``/s`` or ``ps``; ``unit``: the unit (bytes
+    or bits) must be written; ``whole``: digits only (no fraction, no exponent). None where the text is none of
+    these, the number is not finite or it is negative; each caller names the value and the option in its error."""
+    match = AMOUNT.fullmatch(str(text).strip())
+    if match is None or (match["iec"] and not match["prefix"]) or (match["per"] and not per_second) \
+            or (unit and not match["unit"]) or (whole and not match["number"].isdigit()):
+        return None
+    power = "KMGTPE".find(match["prefix"].upper()) + 1 if match["prefix"] else 0
+    value = float(match["number"]) * (1024 if match["iec"] or k1024 else 1000) ** power
+    if not math.isfinite(value):
+        return None
+    return value / 8 if bits and match["unit"] in BITS else value

@@ -218,7 +218,7 @@ def execute_notebook(notebook: Path, executed: Path, parameters: dict, cwd: Path
     unencrypted); ``options`` go to papermill (``progress_bar``, ``stdout_file``...)."""
     import papermill
 
-    from .kernel import LocalKernelManager
+    from .jupyter_kernel import LocalKernelManager
 
     papermill.execute_notebook(str(notebook), str(executed), parameters=parameters, cwd=str(cwd),
                                kernel_name="python3", kernel_manager_class=LocalKernelManager, **options)

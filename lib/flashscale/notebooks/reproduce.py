@@ -35,7 +35,7 @@ from . import execute
 from ..campaigns import parameters as schema
 from ..campaigns.campaign import place_here
 from ..analysis import compare
-from ..analysis.core import BASELINE_BS
+from ..analysis.baseline_and_tax import BASELINE_BS
 from ..analysis.significance import DEFAULT_MARGIN
 from ..errors import ConfigError, FlashscaleError
 from ..measure import campaign_folder, results

@@ -24,9 +24,9 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from ..analysis import core as analysis
+from ..analysis import baseline_and_tax as analysis
 from ..campaigns import campaign, parameters as schema
-from ..arrays import support
+from ..arrays import can_build
 from ..measure import campaign_folder, results, resume
 from ..system.devices import System
 from ..errors import ConfigError
@@ -168,12 +168,12 @@ def baseline_or_own(parameters: dict, table: pd.DataFrame, baseline_bs: int) -> 
 
 
 def unsupported_plans(support_table: pd.DataFrame, parameters: dict) -> str:
-    """``support.plans`` of the layouts this machine cannot build, on as many example devices as the notebook's
+    """``can_build.plans`` of the layouts this machine cannot build, on as many example devices as the notebook's
     parameters ask for and with their layout options. The spec is never run: it takes the campaign's parameters
     only, so the notebook's own (its ``REFERENCE``...) are not held against its one layout."""
     campaign_only = {k: v for k, v in parameters.items() if k in schema.PARAMETERS or k == "CAMPAIGN"}
     spec = stage_spec("plans", campaign_only, LAYOUTS=["single"])
-    return support.plans(support_table, spec.use_devices or spec.array.devices, spec.options)
+    return can_build.plans(support_table, spec.use_devices or spec.array.devices, spec.options)
 
 
 def numa_nodes(system: System | None = None) -> list[int]:

@@ -37,7 +37,7 @@ from matplotlib.patches import Patch
 from matplotlib.path import Path
 from matplotlib.transforms import Bbox
 
-from ..analysis.core import POINT, rates
+from ..analysis.baseline_and_tax import POINT, rates
 from ..arrays.layouts import DEVICE_LAYOUTS
 from .alt_text import described
 

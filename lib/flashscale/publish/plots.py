@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from ..analysis import cluster
-from ..analysis.core import BASELINE_BS, MB, POINT, measured, rates
+from ..analysis import cluster_numbers
+from ..analysis.baseline_and_tax import BASELINE_BS, MB, POINT, measured, rates
 from ..analysis.monitor import load as device_loads
 from .drawing import (bounds, done as _done, done_from_zero, from_zero, layout_colour, layout_colours,
                       n_text as _n_text, numjobs_axis, panels, rw_colour, series_colours, styled, with_spread)
@@ -131,7 +131,7 @@ def cluster_throughput(table: pd.DataFrame, all_hosts: str = "all") -> plt.Figur
     """A cluster campaign's aggregate rows (``host`` = ``all``): bandwidth against jobs per host, one line per layout
     (where the hosts' data lives) and host count, one panel per rw; bars from the smallest to the largest
     repetition, n in the legend."""
-    rows = cluster.measured_ok(table)
+    rows = cluster_numbers.measured_ok(table)
     rows = rows[rows["host"] == all_hosts]
     rws = sorted(rows["rw"].unique())
     several = rows["layout"].nunique() > 1

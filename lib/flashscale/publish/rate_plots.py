@@ -10,8 +10,8 @@ from matplotlib.container import BarContainer
 import numpy as np
 import pandas as pd
 
-from ..analysis import core
-from ..analysis.core import MB
+from ..analysis import baseline_and_tax
+from ..analysis.baseline_and_tax import MB
 from .drawing import (bounds, done, done_from_zero, from_zero, layout_colours, n_text, panels, rw_colour, series_colours,
                       styled)
 
@@ -158,8 +158,8 @@ def predicted_vs_measured(scored: pd.DataFrame) -> plt.Figure:
                                                        part["measured_bw_bytes_hi"] / MB),
                           fmt="o", color=colour, capsize=3,
                           label=f"{layout} measured ({n_text(part['measured_reps'])})")
-        labels = [" ".join([str(r.layout), *([core.count_of(r.hosts, "host") + ","] if cluster else []),
-                            core.count_of(r.numjobs, "job")]) for r in rows.itertuples()]
+        labels = [" ".join([str(r.layout), *([baseline_and_tax.count_of(r.hosts, "host") + ","] if cluster else []),
+                            baseline_and_tax.count_of(r.numjobs, "job")]) for r in rows.itertuples()]
         axis.set_xticks(np.arange(len(rows)), labels=labels, rotation=30, ha="right")
         axis.set(title=rw, xlabel="", ylabel="bandwidth, MB/s")
     from_zero(axes)

@@ -26,10 +26,10 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..analysis import core, evidence
+from ..analysis import baseline_and_tax, evidence
 from ..analysis.prediction import ceilings, scoring
 from ..analysis.metadata import ENGINES
-from ..analysis.cluster import ALL
+from ..analysis.cluster_numbers import ALL
 from ..measure.units import percent, rate
 
 
@@ -51,7 +51,7 @@ def _unsupported(support: pd.DataFrame) -> dict[str, str]:
 
 
 # What a summary row adds to its record beside best, efficiency and tax, when the summary has it: the layout's own
-# ideal (``core.with_ideal``) and the tax test (``stats.summary_intervals``).
+# ideal (``baseline_and_tax.with_ideal``) and the tax test (``stats.summary_intervals``).
 EVIDENCE = ("ideal_bw_bytes", "layout_efficiency", "design_tax", "efficiency_lo", "efficiency_hi", "tax_lo", "tax_hi",
             "tax_p", "tax_verdict", "tax_reps_needed", "tax_margin", "best_reps")
 
@@ -64,9 +64,9 @@ def _runs(table: pd.DataFrame) -> dict:
     """What a measuring notebook records of its runs: how many came out above the known truth, how many were too
     short to give a rate, and each layout's precondition (bytes written, seconds)."""
     done = evidence.precondition(table)
-    runs = core.runs(table)
-    short = int(core.flag(runs, "too_short").sum()) if "too_short" in runs.columns else 0
-    return {"above_truth": len(core.truth_check(table)), "too_short": short,
+    runs = baseline_and_tax.runs(table)
+    short = int(baseline_and_tax.flag(runs, "too_short").sum()) if "too_short" in runs.columns else 0
+    return {"above_truth": len(baseline_and_tax.truth_check(table)), "too_short": short,
             "precondition": {r.layout: {"io_bytes": plain(r.io_bytes), "runtime_s": plain(r.runtime_s)}
                              for r in done.itertuples()}}
 
@@ -121,7 +121,7 @@ def _predicted(scored: pd.DataFrame | None) -> dict:
 
 
 def baseline(result, table: pd.DataFrame, base: pd.DataFrame, by_bs: pd.DataFrame) -> dict:
-    """01_baseline: runs, the baseline per rw, best bandwidth and IOPS per (rw, bs) (``core.best_by_bs``)."""
+    """01_baseline: runs, the baseline per rw, best bandwidth and IOPS per (rw, bs) (``baseline_and_tax.best_by_bs``)."""
     return {**_stage(result), "runs": len(table),
             "baseline_bw_bytes": dict(zip(base["rw"], base["baseline_bw_bytes"])),
             "best_bw_bytes": {f"{r.rw}/{r.bs}": r.bw_bytes for r in by_bs.itertuples()},
@@ -131,7 +131,7 @@ def baseline(result, table: pd.DataFrame, base: pd.DataFrame, by_bs: pd.DataFram
 
 def scaling(result, source: str, base: pd.DataFrame, best: pd.DataFrame, by_devices: pd.DataFrame,
             fits: pd.DataFrame) -> dict:
-    """02_scaling: efficiency per device count (``core.best_by_devices``), the slope per added device
+    """02_scaling: efficiency per device count (``baseline_and_tax.best_by_devices``), the slope per added device
     (``scaling.device_scaling``) and the knee (``scaling.fit_table``) of jbod."""
     return {**_stage(result), "baseline_source": source,
             "baseline_bw_bytes": dict(zip(base["rw"], base["baseline_bw_bytes"])),
@@ -143,7 +143,7 @@ def scaling(result, source: str, base: pd.DataFrame, best: pd.DataFrame, by_devi
 
 def layout_tax(result, source: str, support: pd.DataFrame, summary: pd.DataFrame, won: pd.DataFrame,
                scored: pd.DataFrame | None = None) -> dict:
-    """03_layout_tax: best, efficiency and tax per layout (``core.summarize``), the winner per rw
+    """03_layout_tax: best, efficiency and tax per layout (``baseline_and_tax.summarize``), the winner per rw
     (``layout_tax.winners``) and the layouts this machine could not build; with ``scored``, the predictions' errors
     and the points outside their interval, as the quickstart's (``_predicted``)."""
     layouts = {f"{r.layout}/{r.devices}/{r.rw}": {"best_bw_bytes": r.best_bw_bytes, "efficiency": r.efficiency,
@@ -228,7 +228,7 @@ def comparison(where: pd.DataFrame, absent: list[str], frame: pd.DataFrame, wide
 
 
 def reference_studies(claims: pd.DataFrame, ceil003: pd.DataFrame) -> dict:
-    """reference_studies: each published claim stated against ours (``core.compare_with_stated``), seed 003's
+    """reference_studies: each published claim stated against ours (``baseline_and_tax.compare_with_stated``), seed 003's
     binding limits and the PCIe gen2 x8 link seed 004 names."""
     numbers = {c.claim: {"stated": float(c.stated), "ours": float(c.ours), "agrees": bool(c.agrees)}
                for c in claims.itertuples()}

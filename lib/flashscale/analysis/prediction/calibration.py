@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .. import agreement, core
+from .. import agreement, baseline_and_tax
 from . import curve
 from ...errors import AnalysisError, ConfigError
 
@@ -89,7 +89,7 @@ def _fitted(row: pd.Series, bs: int) -> tuple[float, float, str]:
 
 def _measured(rows: pd.DataFrame) -> pd.DataFrame:
     """Per point of ``rows``: the mean rate, its repetitions and the least CPU-seconds per byte of them."""
-    rates = core.rates(rows)
+    rates = baseline_and_tax.rates(rows)
     rates = rates.assign(cpu_s_per_byte=curve.cpu_s_per_byte(rates))
     grouped = rates.groupby(POINT, sort=True).agg(measured_bw_bytes=("bw_bytes", "mean"), runs=("bw_bytes", list),
                                                   measured_cpu_s_per_byte=("cpu_s_per_byte", "min"))
@@ -152,7 +152,7 @@ def calibrate(raw: pd.DataFrame, rows: pd.DataFrame, layout: str, devices: int, 
     both["cpu_per_io"] = both["layer_cpu_s_per_byte"] * both["bs"]
     both = _fit(both, "layer_s_per_io", "per_io_s", "per_byte_s")
     both = _fit(both, "cpu_per_io", "per_io_cpu_s", "per_byte_cpu_s")
-    source = source or f"{layout} on {core.count_of(devices, 'device')}"
+    source = source or f"{layout} on {baseline_and_tax.count_of(devices, 'device')}"
     return LayerCost(layout, int(devices), source, both[COLUMNS].reset_index(drop=True))
 
 

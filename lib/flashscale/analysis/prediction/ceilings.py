@@ -4,7 +4,7 @@ table (``ceiling_table``: which one a measurement came closest to).
 
 Ceilings are parameters, not measurements: a YAML file's mapping (``Ceilings.from_mapping``, ``CEILINGS``,
 ``--ceilings``), flags on top (``Ceilings.with_values``: ``flashscale plan --pcie-bps``...), or what a machine says
-of itself (``campaigns.stated.limits``: its cores, its memory's copy rate, its devices' PCIe links).
+of itself (``campaigns.preregistered.limits``: its cores, its memory's copy rate, its devices' PCIe links).
 Any left as None is no ceiling. For a layout of N devices and an rw, bytes/s:
 
     device    N x the datasheet sequential read (read, randread) or write (write, randwrite) bandwidth: held
@@ -46,7 +46,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from ..core import POINT, measured, point_means
+from ..baseline_and_tax import POINT, measured, point_means
 from ...errors import AnalysisError, ConfigError
 from ...measure.units import percent, rate
 

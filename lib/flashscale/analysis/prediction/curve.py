@@ -34,7 +34,7 @@ from typing import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from .. import core, stats
+from .. import baseline_and_tax, stats
 from ...errors import AnalysisError, ConfigError
 from ...measure.units import duration
 
@@ -80,10 +80,10 @@ def latency_ns(rows: pd.DataFrame) -> pd.Series:
 
 
 def single_rows(rows: pd.DataFrame, layout: str | None = None) -> pd.DataFrame:
-    """The measured rate rows of one device (``core.rates``): those of ``layout`` (``--baseline-layout``) when
+    """The measured rate rows of one device (``baseline_and_tax.rates``): those of ``layout`` (``--baseline-layout``) when
     given, else of layout ``single`` when other one-device layouts are there too, else of the one one-device
     layout; AnalysisError naming the layouts when there are none, or several and no way to choose."""
-    rates = core.rates(rows)
+    rates = baseline_and_tax.rates(rows)
     single = rates[rates["devices"] == 1]
     layouts = sorted(single["layout"].astype(str).unique())
     if layout is not None:
@@ -124,7 +124,7 @@ def curve(rows: pd.DataFrame, confidence: float = 0.95, layout: str | None = Non
     return pd.DataFrame(out, columns=CURVE)
 
 
-def figures(per_rw: Mapping[str, float], bs: int = core.BASELINE_BS, iodepth: int = 1, numjobs: int = 1,
+def figures(per_rw: Mapping[str, float], bs: int = baseline_and_tax.BASELINE_BS, iodepth: int = 1, numjobs: int = 1,
             cpu_s_per_byte: Mapping[str, float] | None = None) -> pd.DataFrame:
     """A curve from published per-device figures, bytes/s per rw (a datasheet, a paper's single-device number): one
     point per rw with no spread and no latency; a curve of one point stands for every load above it (held)."""

@@ -20,7 +20,7 @@ from typing import Iterable
 
 import pandas as pd
 
-from .. import core
+from .. import baseline_and_tax
 from ...measure.units import percent
 
 BASELINE, REFERENCE = "baseline", "reference"
@@ -33,7 +33,7 @@ def _loads(rows: pd.DataFrame) -> pd.Series:
 def flags(frame: pd.DataFrame, summary: pd.DataFrame, reference: str | None) -> pd.DataFrame:
     """``summary`` (``stats.summary_intervals``) with ``best_load`` (the best point's numjobs x iodepth) and
     ``load_flag``: ``baseline``, ``reference``, both (comma-separated) or empty (module docstring)."""
-    rates = core.rates(frame)
+    rates = baseline_and_tax.rates(frame)
     rates = rates.assign(load=_loads(rates))
     single = rates[rates["devices"] == 1].groupby("rw")["load"].max()
     referenced = rates[rates["layout"].astype(str) == str(reference)].groupby(["devices", "rw"])["load"].agg(set) \
@@ -64,12 +64,12 @@ def beyond_curve(points: pd.DataFrame, base: pd.DataFrame) -> pd.Series:
 
 def sentences(flagged: pd.DataFrame, frame: pd.DataFrame, reference: str | None) -> list[str]:
     """Each flagged row of ``flags`` in words, and each efficiency above 100% beyond its interval."""
-    rates = core.rates(frame)
+    rates = baseline_and_tax.rates(frame)
     rates = rates.assign(load=_loads(rates))
     out = []
     for row in flagged.itertuples(index=False):
-        where = f"{row.layout} {row.rw} on {core.count_of(row.devices, 'device')}"
-        at = f"{core.count_of(row.best_numjobs, 'job')} x iodepth {row.best_iodepth}"
+        where = f"{row.layout} {row.rw} on {baseline_and_tax.count_of(row.devices, 'device')}"
+        at = f"{baseline_and_tax.count_of(row.best_numjobs, 'job')} x iodepth {row.best_iodepth}"
         if BASELINE in row.load_flag:
             most = rates[(rates["devices"] == 1) & (rates["rw"] == row.rw)]["load"].max()
             out.append(f"{where}: its best point ({at}, {row.best_load / row.devices:g} in flight a device) was "
@@ -90,6 +90,6 @@ def above_ideal(summary: pd.DataFrame, columns: Iterable[str] = ("efficiency_lo"
     if low is None:
         return []
     above = summary[pd.to_numeric(summary[low], errors="coerce") > 1.0]
-    return [f"{r.layout} {r.rw} on {core.count_of(r.devices, 'device')}: efficiency {percent(r.efficiency)} is above "
+    return [f"{r.layout} {r.rw} on {baseline_and_tax.count_of(r.devices, 'device')}: efficiency {percent(r.efficiency)} is above "
             f"100%: {r.devices} devices cannot deliver more than {r.devices} times one; the loads compared (or a "
             "cache) differ" for r in above.itertuples(index=False)]

@@ -23,7 +23,7 @@ The terms, each in bytes/s of the data fio moves, each its own column (``<term>_
               that land on it at random (the closed network's product form: unevenly, the busiest member holding
               more), each member at the curve for the requests it holds (``analysis.prediction.curve``: indexed by the I/O
               outstanding, Little's law below the least measured); times the layout's design share
-              (``core.design_share``: a mirror writes each byte twice)
+              (``baseline_and_tax.design_share``: a mirror writes each byte twice)
     pcie, uplink, network, memory, cpu    the ceilings (``ceilings.ceiling_terms``); the cpu's cost per byte is the
               device's at its load, plus the layer's where a calibration measured it
     host      what several devices together were measured to deliver at most where they did not add up (a jbod on
@@ -46,7 +46,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from .. import agreement, core, stats
+from .. import agreement, baseline_and_tax, stats
 from . import curve as curves, routing
 from .calibration import LayerCost, check_not_scored_on
 from .curve import CURVE, figures, nearest
@@ -170,7 +170,7 @@ def predict(base: pd.DataFrame, layout: str, points, ceilings: Ceilings = Ceilin
     rows = []
     for point in _check_points(points).itertuples(index=False):
         check_not_scored_on(layer, layout, point.devices)
-        share = core.design_share(layout, point.rw)
+        share = baseline_and_tax.design_share(layout, point.rw)
         known = not base[base["rw"] == point.rw].empty
         dev = _devices_term(base, layout, point, chunk_bytes, tags) if known else dict(
             UNKNOWN, note=f"no single-device {point.rw} rows")
@@ -257,7 +257,7 @@ def predict_results(frame: pd.DataFrame, ceilings: Ceilings = Ceilings(), confid
     single-device rows (``curve``; those of ``baseline_layout`` when given), each stripe routed by its chunk
     (``chunks``)."""
     base = curve(frame, confidence, baseline_layout)
-    points = core.point_means(frame)
+    points = baseline_and_tax.point_means(frame)
     points = points[points["devices"] > 1]
     if points.empty:
         raise AnalysisError("no layout of more than one device to predict: the results hold single-device rows only")
@@ -319,7 +319,7 @@ def outside_sentences(scored: pd.DataFrame, drift: Mapping[str, float] | None = 
     from it) or beyond it (``drift_words``, against the report's ``margin``)."""
     out = []
     for row in scored[scored["beyond_margin"].fillna(False).astype(bool)].itertuples(index=False):
-        line = (f"{row.layout} {row.rw}, {row.devices} devices, bs {row.bs}, {core.count_of(row.numjobs, 'job')}, "
+        line = (f"{row.layout} {row.rw}, {row.devices} devices, bs {row.bs}, {baseline_and_tax.count_of(row.numjobs, 'job')}, "
                 f"iodepth {row.iodepth}: "
                 f"measured {rate(row.measured_bw_bytes)}, predicted {rate(row.predicted_bw_bytes)} "
                 f"({interval(*_bounds(row))}), {percent(row.error, signed=True)}; the "

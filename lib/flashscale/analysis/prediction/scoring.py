@@ -13,7 +13,7 @@
 ``predict.outside_sentences`` names each point outside its predicted interval by more than the margin;
 ``outside_sentences`` says the same of a cluster's points with the hosts that ran them.
 
-A cluster's predictions (``analysis.cluster.predict_hosts``) name each point's ``hosts`` and ``host`` (``all`` for
+A cluster's predictions (``analysis.cluster_numbers.predict_hosts``) name each point's ``hosts`` and ``host`` (``all`` for
 the cluster's own row): each host count's and host's rows are scored against their own prediction
 (``CLUSTER_COLUMNS`` shows them), ``bound_sentences`` says which term bound each layout and how close it came.
 """
@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .. import agreement, core
+from .. import agreement, baseline_and_tax
 from . import predict
 from ...errors import AnalysisError
 from ...layouts import describe
-from ..cluster import ALL
+from ..cluster_numbers import ALL
 from ..significance import DEFAULT_MARGIN
 from ...measure.units import ONE_RUN, percent, rate
 
@@ -53,7 +53,7 @@ def against(predictions: pd.DataFrame, frame: pd.DataFrame, margin: float = DEFA
     parts = []  # a cluster's: each host count's and host's rows against their own prediction
     for (hosts, host), stated in predictions.groupby(CLUSTER, sort=True):
         rows = frame[(frame["hosts"] == hosts) & (frame["host"].astype(str) == str(host))]
-        if not core.runs(rows).empty:  # a host count not measured (yet) scores nothing
+        if not baseline_and_tax.runs(rows).empty:  # a host count not measured (yet) scores nothing
             parts.append(predict.score(stated, rows, margin=margin))
     if not parts:
         return pd.DataFrame(columns=[*CLUSTER_COLUMNS, *SCORE_COLUMNS])
@@ -86,7 +86,7 @@ def stated_before(predictions: pd.DataFrame, frame: pd.DataFrame) -> None:
     late = late[late["_at"] > late["_at_run"]]
     if not late.empty:
         r = late.iloc[0]
-        what = r["layout"] + (f" on {core.count_of(r['hosts'], 'host')}" if "hosts" in keys else "")
+        what = r["layout"] + (f" on {baseline_and_tax.count_of(r['hosts'], 'host')}" if "hosts" in keys else "")
         raise AnalysisError(f"the prediction of {what} was stated at {r['predicted_at']}, after its first run "
                             f"started at {r['started_at']}: not stated before, so it is not scored as a prediction")
 
@@ -205,9 +205,9 @@ def at_best_sentences(scored: pd.DataFrame, margin: float = DEFAULT_MARGIN) -> l
     cluster's with its hosts ("nbd write on 2 hosts: ...")."""
     out = []
     for r in at_best(scored).itertuples(index=False):
-        hosts = f" on {core.count_of(r.hosts, 'host')}" if hasattr(r, "hosts") else ""
+        hosts = f" on {baseline_and_tax.count_of(r.hosts, 'host')}" if hasattr(r, "hosts") else ""
         out.append(f"{r.layout} {r.rw}{hosts}: best {rate(r.measured_bw_bytes)} ({r.devices} devices, bs "
-                   f"{r.bs}, {core.count_of(r.numjobs, 'job')}, iodepth {r.iodepth}), predicted "
+                   f"{r.bs}, {baseline_and_tax.count_of(r.numjobs, 'job')}, iodepth {r.iodepth}), predicted "
                    f"{rate(r.predicted_bw_bytes)}, {percent(r.error, signed=True)}; the "
                    f"{predict.limit_words(r.predicted_limit, r.predicted_close)} bound"
                    + predict.drift_words(r.error, r.rw, drift(scored, leave_out=r), margin))
@@ -283,7 +283,7 @@ def outside_sentences(scored: pd.DataFrame, margin: float = DEFAULT_MARGIN) -> l
     out = []
     for (hosts, host), group in scored.groupby(CLUSTER, sort=True):
         who = "the cluster" if host == ALL else str(host)
-        out += [f"{who} of {core.count_of(hosts, 'host')}: {line}"
+        out += [f"{who} of {baseline_and_tax.count_of(hosts, 'host')}: {line}"
                 for line in predict.outside_sentences(group, margin=margin)]
     return out
 
@@ -304,5 +304,5 @@ def bound_sentences(scored: pd.DataFrame) -> list[str]:
         hosts += " host" + ("s" if counts != [1] else "")
         out.append(f"{layout} {rw}: {bound} on {hosts}; measured within {percent(abs(worst['error']))} of the "
                    f"prediction at every point (largest error {percent(worst['error'], signed=True)}, "
-                   f"{core.count_of(worst.get('hosts', 1), 'host')}, {core.count_of(worst['numjobs'], 'job')})")
+                   f"{baseline_and_tax.count_of(worst.get('hosts', 1), 'host')}, {baseline_and_tax.count_of(worst['numjobs'], 'job')})")
     return out

@@ -7,7 +7,7 @@ over the device count, before anything is bought or built, held to what the tabl
     evidence(table, base, layout, ceil)          the table's own multi-device rows of the layout against the model
 
 Each of N devices runs the single device's best point at the baseline block size (``base``: ``predict.curve`` or
-``predict.figures``; the best over numjobs and iodepth, fewest jobs on a tie, as ``core.best_points`` chooses): N x
+``predict.figures``; the best over numjobs and iodepth, fewest jobs on a tie, as ``baseline_and_tax.best_points`` chooses): N x
 its jobs over the layout, at its queue depth. With ``devices_per_host`` the hosts grow with the devices
 (ceil(N / devices_per_host), one network link each, each with its memory and cores); without, ``ceilings.hosts`` is
 fixed.
@@ -34,7 +34,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from .. import core
+from .. import baseline_and_tax
 from . import curve as curves, loads
 from .ceilings import SHARED, Ceilings
 from .predict import nearest, predict
@@ -46,12 +46,12 @@ MAX_DEVICES = 512
 EXTRAPOLATION = 4  # without a shared ceiling, counts stop at this many times the largest layout measured
 
 
-def baseline_points(base: pd.DataFrame, baseline_bs: int = core.BASELINE_BS) -> pd.DataFrame:
+def baseline_points(base: pd.DataFrame, baseline_bs: int = baseline_and_tax.BASELINE_BS) -> pd.DataFrame:
     """Per rw of the curve: its best point at the block size nearest ``baseline_bs`` (bs, numjobs, iodepth, bw)."""
     parts = []
     for rw, rows in base.groupby("rw", sort=True):
         at = rows[rows["bs"] == nearest(rows["bs"], baseline_bs)]
-        parts.append(core.best_points(at, ["rw"]))
+        parts.append(baseline_and_tax.best_points(at, ["rw"]))
     return pd.concat(parts, ignore_index=True)[["rw", "bs", "numjobs", "iodepth", "bw_bytes"]]
 
 
@@ -84,14 +84,14 @@ def evidence(table: pd.DataFrame, base: pd.DataFrame, layout: str, ceilings: Cei
     (``analysis.prediction.loads``). Empty without such rows."""
     columns = ["rw", "devices", "bs", "numjobs", "iodepth", "measured_bw_bytes", "predicted_bw_bytes", "error",
                "contradicts", "beyond_curve"]
-    points = core.point_means(table) if table is not None and not table.empty else pd.DataFrame()
+    points = baseline_and_tax.point_means(table) if table is not None and not table.empty else pd.DataFrame()
     if points.empty:
         return pd.DataFrame(columns=columns)
     mine = points[(points["layout"].astype(str) == layout) & (points["devices"] > 1)
                   & points["rw"].isin(set(base["rw"]))]
     if mine.empty:
         return pd.DataFrame(columns=columns)
-    best = core.best_points(mine, ["rw", "devices"])
+    best = baseline_and_tax.best_points(mine, ["rw", "devices"])
     said = [predict(base, layout, [row], _ceilings_for(ceilings, row["devices"], devices_per_host), chunk_bytes)
             for row in best[["devices", "rw", "bs", "numjobs", "iodepth"]].to_dict("records")]
     out = best[["rw", "devices", "bs", "numjobs", "iodepth"]].assign(
@@ -107,7 +107,7 @@ def largest_measured(table: pd.DataFrame | None) -> int:
     """The most devices any layout of ``table`` was measured on (1 without a table: a published figure)."""
     if table is None or table.empty:
         return 1
-    return int(core.rates(table)["devices"].max())
+    return int(baseline_and_tax.rates(table)["devices"].max())
 
 
 def _bounded(table: pd.DataFrame) -> bool:
@@ -139,7 +139,7 @@ def _held(rows: pd.DataFrame, found: pd.DataFrame) -> pd.DataFrame:
 
 def sizing(base: pd.DataFrame, target: float, ceilings: Ceilings = Ceilings(), layout: str = "jbod",
            devices_per_host: int | None = None, max_devices: int = MAX_DEVICES,
-           baseline_bs: int = core.BASELINE_BS, table: pd.DataFrame | None = None,
+           baseline_bs: int = baseline_and_tax.BASELINE_BS, table: pd.DataFrame | None = None,
            chunk_bytes: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``(rows, answers)``. ``rows``: ``predict``'s frame for every rw and 1 ... ``max_devices`` devices (fewer
     where nothing but the devices bounds it: ``EXTRAPOLATION``), held to ``table``'s own rows of ``layout``
@@ -172,7 +172,7 @@ def sizing(base: pd.DataFrame, target: float, ceilings: Ceilings = Ceilings(), l
                 group = group[group["devices"] <= last]
                 reach = (f"{last} devices: nothing but the devices bounds the prediction as far as known, and "
                          f"plan goes no further than {EXTRAPOLATION} x the largest layout measured "
-                         f"({core.count_of(largest_measured(table), 'device')}) without a ceiling")
+                         f"({baseline_and_tax.count_of(largest_measured(table), 'device')}) without a ceiling")
         held.append(group)
         answers.append(dict(_answer(group, target), reach=reach))
     return pd.concat(held, ignore_index=True), pd.DataFrame(answers)

@@ -25,6 +25,7 @@ from datetime import datetime
 
 from ...errors import FioError
 from .bounds import excerpt
+from ..units import read_bytes
 
 # Every pattern reads one line, in time linear in its length: no two repeated parts of a pattern can take the same
 # characters, numbers have bounded digits, and a name ends where fio's fixed words begin (``_named``).
@@ -84,14 +85,10 @@ def is_normal(text: str) -> bool:
 
 def _bytes(text: str, old: bool, where: str) -> float:
     """A size fio printed: ``71.4MiB``, ``3390MB``, ``203360KB`` (fio 2.x: powers of 1024), ``1024.0MB``, ``512B``."""
-    match = re.fullmatch(r"(\d{1,20}(?:\.\d{1,20})?)\s*([kKMGTPE]?)(i?)(B|bit)?", text.strip())
-    if not match:
+    value = read_bytes(text, k1024=old, bits=True)
+    if value is None:
         raise FioError(f"{where}: {excerpt(text)} is not a size fio prints")
-    number, prefix, iec, unit = match.groups()
-    power = "KMGTPE".find(prefix.upper()) + 1 if prefix else 0
-    base = 1024 if (iec or old) else 1000
-    value = float(number) * base ** power
-    return value / 8 if unit == "bit" else value
+    return value
 
 
 def _count(text: str, where: str) -> float:

@@ -18,13 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from .. import cluster, fio_output, results, truth
+from .. import fio_client, fio_output, results, truth
 from . import bounds, checks, documents, file_names, normal, terse, versions, what_ran
 from .bounds import excerpt
 from .file_names import Naming
 from ...errors import ConfigError, FioError, FlashscaleError
 
-ALL_HOSTS = "all"  # the ``host`` of a cluster's own row, as a cluster campaign writes it (analysis.cluster.ALL)
+ALL_HOSTS = "all"  # the ``host`` of a cluster's own row, as a cluster campaign writes it (analysis.cluster_numbers.ALL)
 BACKEND = "imported"
 RAW = "raw"
 UNEXPECTED = "an error flashscale did not expect while reading it"
@@ -168,22 +168,22 @@ def _jobs(entries: list[dict]) -> list[str]:
 
 def _hosts(entries: list[dict]) -> list[tuple[str, int]]:
     """The servers of a client's entries, in order: (hostname, port)."""
-    return list(dict.fromkeys((str(e.get("hostname") or "?"), int(e.get("port") or cluster.PORT)) for e in entries))
+    return list(dict.fromkeys((str(e.get("hostname") or "?"), int(e.get("port") or fio_client.PORT)) for e in entries))
 
 
 def _client_rows(data: Mapping, naming: Naming, source: Mapping) -> tuple[list[dict], list[str]]:
-    """A client/server run: per reporting group, one row per host (``cluster.by_host`` reads each host's entries)
-    and one for the cluster (``cluster.aggregate``, or failed when a host failed)."""
+    """A client/server run: per reporting group, one row per host (``fio_client.by_host`` reads each host's entries)
+    and one for the cluster (``fio_client.aggregate``, or failed when a host failed)."""
     rows, said = [], []
-    entries = [e for e in data.get("client_stats", []) if e.get("jobname") != cluster.ALL_CLIENTS]
+    entries = [e for e in data.get("client_stats", []) if e.get("jobname") != fio_client.ALL_CLIENTS]
     addresses = _hosts(entries)
     plain = len({a for a, _ in addresses}) == len(addresses)
-    endpoints = {a: cluster.Endpoint(a[0] if plain else f"{a[0]}:{a[1]}", a[0], a[1]) for a in addresses}
+    endpoints = {a: fio_client.Endpoint(a[0] if plain else f"{a[0]}:{a[1]}", a[0], a[1]) for a in addresses}
     for group in sorted({e.get("groupid", 0) for e in entries}):
         own = {a: [e for e in entries if e.get("groupid", 0) == group
-                   and (str(e.get("hostname") or "?"), int(e.get("port") or cluster.PORT)) == a] for a in addresses}
+                   and (str(e.get("hostname") or "?"), int(e.get("port") or fio_client.PORT)) == a] for a in addresses}
         merged = [es[0] if len(es) == 1 else versions.group_entry(es) for es in own.values() if es]
-        outcome = cluster.by_host({"fio version": data.get("fio version", ""), "client_stats": merged},
+        outcome = fio_client.by_host({"fio version": data.get("fio version", ""), "client_stats": merged},
                                   list(endpoints.values()))
         hosts = []
         for number, (address, endpoint) in enumerate(endpoints.items()):
@@ -213,8 +213,8 @@ def _cluster_row(hosts: list[dict]) -> dict:
     if failed:
         return {**base, **results.failed(f"{len(failed)} of {len(hosts)} hosts failed: "
                                          f"{', '.join(excerpt(h, 40) for h in failed[:4])}")}
-    row = {**base, **cluster.aggregate(hosts), "status": "ok", "error": None,
-           "read_from": f"the hosts' rows summed (measure.cluster.aggregate); {hosts[0]['read_from']}"}
+    row = {**base, **fio_client.aggregate(hosts), "status": "ok", "error": None,
+           "read_from": f"the hosts' rows summed (measure.fio_client.aggregate); {hosts[0]['read_from']}"}
     row = checks.checked(row)
     return {**row, **truth.evidence(row, {})}
 

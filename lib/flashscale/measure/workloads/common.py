@@ -17,7 +17,7 @@ from ...system.teardown import Teardown, manifest_dir
 from .. import campaign_folder, monitoring, results
 from ..truth import THROTTLE_SLICE_S, judged, tolerance as fio_tolerance
 
-PHASE = "workload"  # not a point of the sweep: ``analysis.core`` never reads these rows
+PHASE = "workload"  # not a point of the sweep: ``analysis.baseline_and_tax`` never reads these rows
 NAN = float("nan")
 
 

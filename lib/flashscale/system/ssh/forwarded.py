@@ -8,7 +8,7 @@ session that started it.
     server.stop()
 
 fio's server has no authentication: whoever connects can run any job as root. So no TCP port is opened, on the
-host or here. On the host, the agent's ``serve`` step (``arrays.remote.serve``) starts ``fio --server=sock:PATH``
+host or here. On the host, the agent's ``serve`` step (``arrays.host_side.serve``) starts ``fio --server=sock:PATH``
 in a folder of its own (0700) and serves until the ssh session that runs it ends: it reads its stdin, to which the
 driver writes a line every ``HEARTBEAT_S`` seconds, and stops the server at end of file (the driver stopped it, or
 died: its end of the pipe closes with it) or after ``SILENT_S`` seconds without a line (the driver's machine or

@@ -34,7 +34,7 @@ from ... import errors
 from ...errors import CommandError, FlashscaleError, UnsupportedError
 
 PACKAGE = private.PACKAGE
-AGENT_MAIN = "flashscale.arrays.remote"  # the host's side, run from the shipped zip (never imported here)
+AGENT_MAIN = "flashscale.arrays.host_side"  # the host's side, run from the shipped zip (never imported here)
 
 
 def package() -> bytes:
@@ -100,7 +100,7 @@ class Agent:
                 json.dumps(request or {})]
 
     def ask(self, op: str, request: dict | None = None, timeout: float | None = None) -> dict:
-        """Run step ``op`` (``arrays.remote``) on the host; its answer, or its error raised here as the class it was,
+        """Run step ``op`` (``arrays.host_side``) on the host; its answer, or its error raised here as the class it was,
         the host named (a zip that is not the one shipped: RefusedError naming it, and nothing ran)."""
         done = self.link.run(self.argv(op, request), timeout=timeout, ok_codes=range(255))
         try:

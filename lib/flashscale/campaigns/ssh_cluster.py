@@ -7,7 +7,7 @@
 
 Each host gets, in parallel (one thread per host): a master SSH connection (``system.ssh.client.Link``), flashscale shipped
 as one zip to a fresh folder of its root-only place and checked by its SHA-256 before every run
-(``system.ssh.shipped``), and every step of the campaign run there by that zip (``arrays.remote``): the check, each
+(``system.ssh.shipped``), and every step of the campaign run there by that zip (``arrays.host_side``): the check, each
 layout built through the guard on the devices the hosts test bed names by identity and the user confirmed, a fio
 server on a unix socket of the host's root-only place forwarded to one of ours (``system.ssh.forwarded``: no TCP port
 anywhere), the monitor, the facts, and the teardown. Before anything is built every host is checked
@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from ..errors import FlashscaleError, RefusedError
-from ..measure import cluster as fio_cluster
+from ..measure import fio_client as fio_cluster
 from ..system.ssh import forwarded, shipped
 from ..system import private
 from ..system.commands import Runner

@@ -1,7 +1,7 @@
 """Predictions stated before measuring: before a campaign builds each layout after its baseline, what that layout
 should deliver at every point of the sweep, from the baseline's rows as measured so far (``analysis.prediction.predict``).
 
-    state = stated.Stating(directory, spec.sweep.points(), devices_of, limits)
+    state = stated.Preregistration(directory, spec.sweep.points(), devices_of, limits)
     state("jbod")        # appends jbod's predicted points to predictions.csv, with predicted_at (UTC)
 
 Each layout is predicted once: a resumed campaign keeps the predictions it stated before (a layout already in
@@ -12,7 +12,7 @@ The limits are what this machine says of itself, measured once per campaign (``s
 process may use, the memory's copy rate (a short probe) and, on devices with a PCIe link, the slowest one's; and
 what the campaign's ``CEILINGS`` say (memory, the network's links, PCIe). Where both name a PCIe link or a memory,
 the ceilings' wins: it is what the engineer stated, and it can carry the protocol's cost (``pcie_efficiency``)
-that sysfs's raw link rate does not; each prediction's note names both (``limits``, ``said``).
+that sysfs's raw link rate does not; each prediction's note names both (``limits``, ``limits_note``).
 
 A layer's own cost (``analysis.prediction.calibration``) is stated with the prediction it enters: before a layout is built on
 N devices, the same layout measured on fewer (2 <= n < N, the most there are) in this campaign's folder, its
@@ -78,7 +78,7 @@ def limits(paths: Sequence[str] = (), system: System | None = None, ceilings: Ma
     return given if found is None else replace(given, pcie_link_bw_bytes=found)
 
 
-def said(paths: Sequence[str] = (), system: System | None = None, ceilings: Mapping | None = None,
+def limits_note(paths: Sequence[str] = (), system: System | None = None, ceilings: Mapping | None = None,
          measured: Ceilings | None = None) -> str:
     """What the predictions' note says of their limits: the memory's rate as the probe measured it (``measured``:
     the machine's ceilings, where the file gave no memory), that the ceilings' PCIe link was used where sysfs names one too
@@ -126,10 +126,10 @@ def file_system(layout: str, fs: str) -> str:
 
 
 @dataclass
-class Stating:
+class Preregistration:
     """Called with a layout's name before it is built (``Recorder.before_build``): predicts its points from the
     campaign's single-device rows and appends them to ``predictions.csv``. ``devices_of(name)`` is how many devices
-    the layout will use; ``note`` (``said``) is added to each point's ``predicted_note``. ``baseline``: another
+    the layout will use; ``note`` (``limits_note``) is added to each point's ``predicted_note``. ``baseline``: another
     campaign's folder (a study's ``01_baseline``) whose single-device rows are read when this campaign has measured
     none itself; the campaign's own, measured on the same devices just before, come first. ``chunk_bytes`` and
     ``fs``: how the campaign builds its layouts (``layouts.Options``); ``calibrations``: folders of campaigns on

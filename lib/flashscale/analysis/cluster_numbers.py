@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from . import core, evidence
+from . import baseline_and_tax, evidence
 from .prediction import predict
 from .prediction.ceilings import Ceilings, binding_sentence, ceiling_table
 from ..errors import AnalysisError
@@ -34,7 +34,7 @@ LOCAL = ("jbod", "local")  # the layouts that are a host's own storage: the refe
 def measured_ok(table: pd.DataFrame) -> pd.DataFrame:
     """The measured rows of hosts that answered (failed hosts and precondition or warm-up rows left out), each
     with a ``layout`` (one for all of them when the table has none)."""
-    ok = core.runs(table)
+    ok = baseline_and_tax.runs(table)
     return ok if "layout" in ok.columns else ok.assign(layout="")
 
 
@@ -62,12 +62,12 @@ def reference_layout(table: pd.DataFrame) -> str:
 
 def tax(table: pd.DataFrame, reference: str | None = None) -> pd.DataFrame:
     """Each layout's best aggregate per rw and host count against ``reference``'s (default: ``reference_layout``):
-    ``reference_bw_bytes`` and ``tax`` (``core.tax``), the share of the local storage's bandwidth it loses."""
+    ``reference_bw_bytes`` and ``tax`` (``baseline_and_tax.tax``), the share of the local storage's bandwidth it loses."""
     reference = reference or reference_layout(table)
     ok = measured_ok(table)
     best = ok[ok["host"] == ALL].groupby(["layout", "rw", "hosts"], as_index=False)["bw_bytes"].max().rename(
         columns={"bw_bytes": "best_bw_bytes"})
-    return core.with_tax(best, reference, ["rw", "hosts"])
+    return baseline_and_tax.with_tax(best, reference, ["rw", "hosts"])
 
 
 def ceilings(table: pd.DataFrame, read_bps: float | None = None, write_bps: float | None = None) -> pd.DataFrame:

@@ -13,7 +13,7 @@ import pandas as pd
 
 from . import layouts
 from .. import layouts as descriptors
-from .plan import render
+from .build_steps import render
 from ..system.devices import Device
 
 MOUNTED = descriptors.MOUNTED  # an existing mount point (GPFS, BeeGFS, NFS...), measured inside, never built

@@ -1,6 +1,6 @@
 """A real host's side of an SSH campaign: the same guard, erase, layouts, facts, monitor and reap, run on the host.
 
-The driver (``flashscale.campaigns.remote``) ships flashscale as one zip to a fresh folder of its own in the host's
+The driver (``flashscale.campaigns.ssh_cluster``) ships flashscale as one zip to a fresh folder of its own in the host's
 root-only place (``system.ssh.shipped``, ``system.private``) and runs, for each step, ``python3 -I -S -c <boot> FOLDER
 SHA256 OP REQUEST`` there: the zip's SHA-256 checked first, then run with no site-packages and no environment, so
 only Python's standard library and this checkout's own modules are imported (system and arrays: no pandas, no

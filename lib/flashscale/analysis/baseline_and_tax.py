@@ -29,8 +29,8 @@ from typing import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from . import inputs
-from .inputs import POINT, WARMUP_TEXT
+from . import table_checks
+from .table_checks import POINT, WARMUP_TEXT
 from ..errors import AnalysisError, ConfigError
 from ..layouts import describe
 from ..measure import fio_output
@@ -59,17 +59,17 @@ def count_of(count, noun: str) -> str:
 def measured(frame: pd.DataFrame) -> pd.DataFrame:
     """The measured rows: warm-up rows dropped (when ``warmup`` is present), and rows of a ``phase`` other than
     ``measure`` (preconditioning; a table without the column is all measured), the columns the analysis needs checked
-    (``inputs.checked``). Refused, naming the row: a missing column; a blank or unreadable ``warmup``; a blank layout
+    (``table_checks.checked``). Refused, naming the row: a missing column; a blank or unreadable ``warmup``; a blank layout
     or rw; a count (devices, bs, numjobs, iodepth) that is not a whole number above 0; a ``bw_bytes`` that is not a
     finite rate above 0; two measured rows of the same point and ``rep``. Counts come back int64 and ``bw_bytes``
     float64."""
-    inputs.check_columns(frame)
-    rows = frame[~inputs.warmup_mask(frame)] if "warmup" in frame.columns else frame
+    table_checks.check_columns(frame)
+    rows = frame[~table_checks.warmup_mask(frame)] if "warmup" in frame.columns else frame
     rows = rows[flag(rows, "phase", MEASURE_PHASE)] if "phase" in rows.columns else rows
     rows = rows[~failed(rows)]
     if rows.empty:
         raise AnalysisError(f"results hold no measured rows ({len(frame)} row(s), all warm-up, failed or none)")
-    return inputs.checked(rows)
+    return table_checks.checked(rows)
 
 
 def flag(rows: pd.DataFrame, name: str, true_when=None) -> pd.Series:
