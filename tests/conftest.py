@@ -17,7 +17,7 @@ from flashscale import cli
 from flashscale.arrays.emulated import CAP_FIT_ENV
 from flashscale.campaigns import campaign
 from flashscale.errors import HarnessCeilingError
-from flashscale.measure import results
+from flashscale.measure import campaign_folder, results
 from flashscale.system.vmlab import vm
 from flashscale.system.commands import Runner
 from flashscale.system.devices import System
@@ -203,7 +203,7 @@ def run_notebook(folder: Path, notebook: str, name: str, parameters: dict) -> tu
 def stored_campaign(folder: Path) -> campaign.CampaignResult:
     """The finished campaign in ``folder`` as ``campaign.run`` gave it to the notebook that ran it: its table (the
     rows it kept), its folder, its backend and its notes."""
-    rows, torn = results.read_rows(folder)
+    rows, torn = campaign_folder.read_rows(folder)
     assert torn is None, f"{folder}: a torn line in its rows"
     backend = json.loads((folder / "campaign.json").read_text())["environment"]["backend"]
     return campaign.CampaignResult(results.to_frame(rows), folder, backend,

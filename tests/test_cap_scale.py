@@ -14,13 +14,13 @@ import pandas as pd
 import pytest
 
 from flashscale.measure import campaign_folder
-from flashscale.campaigns import campaign, cluster, emulated
+from flashscale.campaigns import campaign, cluster
 from flashscale.notebooks import execute
 from flashscale.arrays import layouts
 from flashscale.arrays.emulated_cluster import EmulatedCluster
 from flashscale.arrays.emulated import ArraySpec
 from flashscale.errors import ConfigError
-from flashscale.measure import raw, resume
+from flashscale.measure import resume
 from flashscale.measure.recorder import Recorder
 from flashscale.measure.sweep import Sweep
 from flashscale.publish import report

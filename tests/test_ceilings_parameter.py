@@ -19,7 +19,7 @@ from flashscale import cli
 from flashscale.notebooks import studies
 from flashscale.analysis.prediction.ceilings import pcie_rate
 from flashscale.errors import ConfigError
-from flashscale.measure import results, resume
+from flashscale.measure import resume
 from flashscale.system.devices import System
 
 MB = 1_000_000

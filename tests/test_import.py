@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from flashscale import cli
 from flashscale.errors import ConfigError, RefusedError
 from flashscale.analysis import baseline_and_tax, latency
-from flashscale.measure import fio_client, fio_output, raw, results
+from flashscale.measure import campaign_folder, fio_client, fio_output, raw, results
 from flashscale.measure.fio_import import importer, reader
 from flashscale.measure.fio_import.file_names import Naming, compile_pattern
 
@@ -282,7 +282,7 @@ def test_the_report_says_an_import_was_measured_by_fio_alone_not_by_flashscale(t
 
     out = tmp_path / "imported"
     assert cli.main(["import", str(BENCHFIO), "--to", str(out), "--pattern", BENCHFIO_PATTERN, "--devices", "1"]) == 0
-    facts = raw.campaign_facts(out / "campaign.json")
+    facts = campaign_folder.campaign_facts(out / "campaign.json")
     said = " ".join(report.provenance([facts]))
     made = report.how_made(out, now={"flashscale": "0.1.0", "python": "3.11"})
     for text in (said, made):

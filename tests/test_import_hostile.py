@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from flashscale import cli
 from flashscale.measure.fio_import import bounds, importer, reader
-from flashscale.measure import raw, results
+from flashscale.measure import campaign_folder, raw, results
 from flashscale.measure.fio_import.file_names import Naming
 
 from conftest import sha256
@@ -127,10 +127,10 @@ def test_analyze_reads_no_raw_folder_outside_the_campaign(tmp_path):
     secret = tmp_path / "secret" / "fio.json"
     secret.parent.mkdir()
     shutil.copy(GOOD[0], secret)
-    rows, _ = results.read_rows(out)
-    results.rewrite_rows(out, [{**row, "raw_dir": "../secret"} for row in rows])
+    rows, _ = campaign_folder.read_rows(out)
+    campaign_folder.rewrite_rows(out, [{**row, "raw_dir": "../secret"} for row in rows])
     with pytest.raises(Exception, match="outside"):
-        list(raw.fio_outputs(out, results.to_frame(results.read_rows(out)[0])))
+        list(raw.fio_outputs(out, results.to_frame(campaign_folder.read_rows(out)[0])))
 
 
 def test_symbolic_links_in_a_folder_are_not_followed_unless_named(tmp_path, capsys):

@@ -19,7 +19,7 @@ from flashscale.analysis.prediction import predict
 from flashscale.arrays import layouts
 from flashscale.arrays.layouts import Options
 from flashscale.campaigns import rules
-from flashscale.errors import ConfigError, UnsupportedError
+from flashscale.errors import ConfigError
 from flashscale.layouts import Descriptor
 from flashscale.system.vmlab import vm
 from flashscale.system.commands import Runner

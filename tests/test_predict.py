@@ -15,7 +15,6 @@ from flashscale.campaigns import preregistered
 from flashscale.analysis.prediction import predict, scoring
 from flashscale.analysis.prediction.ceilings import pcie_rate
 from flashscale.errors import AnalysisError, ConfigError
-from flashscale.measure import results
 from flashscale.measure.fio import FioJob
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -187,7 +186,7 @@ def test_jbod_at_one_job_against_the_single_device_is_the_machine_s_repeatabilit
     assert "read 5,500 MB/s against its 5,000 MB/s (+10.0%), write 2,850 MB/s against its 3,000 MB/s (-5.0%)" in \
         said[0] and "within 10.0%" in said[0]
     assert scoring.repeatability(predict.score(stated[stated["numjobs"] == 2], measured)).empty
-    assert preregistered.set_index(["rw", "bs", "numjobs"])["predicted_exact"].to_dict() == {  # a job a device, 1 or 2
+    assert stated.set_index(["rw", "bs", "numjobs"])["predicted_exact"].to_dict() == {  # a job a device, 1 or 2
         (rw, bs, n): bs == MiB for rw in ("read", "write") for bs in (MiB, 4 * MiB) for n in (1, 2)}
     later = pd.DataFrame([row for rw in ("read", "write") for row in _rows("single", 1, rw, {2: [6e9, 6e9]})])
     held = predict.predict(predict.curve(later), "jbod", points)  # no 1-job point: the 2-job one held for it

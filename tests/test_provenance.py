@@ -13,7 +13,6 @@ import pandas as pd
 import reader
 from flashscale.measure import campaign_folder
 from flashscale.campaigns import campaign
-from flashscale.measure import raw
 from flashscale.publish import report
 from flashscale.system import provenance
 

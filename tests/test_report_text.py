@@ -18,7 +18,6 @@ from matplotlib.figure import Figure
 from flashscale.measure import campaign_folder
 from flashscale.campaigns import campaign
 from flashscale.notebooks import execute
-from flashscale.measure import raw
 from flashscale.publish import plots, report
 from flashscale.publish.alt_text import describe
 

@@ -14,7 +14,7 @@ import nbformat
 import pytest
 import yaml
 
-from flashscale.measure import results
+from flashscale.measure import campaign_folder
 from flashscale.system.lock import LOCK_FILE
 
 from conftest import leftover_mounts, loop_devices_backed_under
@@ -62,7 +62,7 @@ def test_flashscale_run_killed_then_resumed(tmp_path):
     proc = subprocess.Popen([str(FLASHSCALE), "run", str(campaign_file)], cwd=campaign_file.parent.parent,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 120
-    while time.time() < deadline and not (len(results.read_rows(data)[0]) >= 2 if data.is_dir() else False):
+    while time.time() < deadline and not (len(campaign_folder.read_rows(data)[0]) >= 2 if data.is_dir() else False):
         assert proc.poll() is None, proc.communicate()[1][-3000:]
         time.sleep(0.1)
     kernel = json.loads((data / LOCK_FILE).read_text())["pid"]
@@ -72,11 +72,11 @@ def test_flashscale_run_killed_then_resumed(tmp_path):
     while time.time() < deadline and not gone(kernel):  # the kernel sees its parent gone and exits, no teardown
         time.sleep(0.2)
     assert gone(kernel) and loop_devices_backed_under(tmp_path), "nothing left behind: the test proves nothing"
-    kept = [r for r in results.read_rows(data)[0] if r["phase"] == "measure"]
+    kept = [r for r in campaign_folder.read_rows(data)[0] if r["phase"] == "measure"]
     resumed = subprocess.run([str(FLASHSCALE), "run", str(campaign_file), "--resume"], cwd=campaign_file.parent.parent,
                              capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
-    rows = [r for r in results.read_rows(data)[0] if r["phase"] == "measure"]
+    rows = [r for r in campaign_folder.read_rows(data)[0] if r["phase"] == "measure"]
     keys = [(r["layout"], r["point"], r["rep"]) for r in rows]
     assert len(keys) == len(set(keys)) == 4 and all(r in rows for r in kept)
     reports = campaign_file.parent.parent / "reports" / "cli"

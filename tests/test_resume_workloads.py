@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 from flashscale.measure import campaign_folder
-from flashscale.measure import resume, results
+from flashscale.measure import resume
 
 
 def row(layout: str, phase: str, point: str, rep: int = 0) -> dict:

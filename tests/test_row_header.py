@@ -12,7 +12,7 @@ from tqdm import tqdm
 
 from flashscale.arrays.layouts import Layout
 from flashscale.errors import FioError
-from flashscale.measure import fio, fio_output, jobrun, results
+from flashscale.measure import campaign_folder, fio, fio_output, jobrun
 from flashscale.measure.recorder import Recorder
 from flashscale.measure.sweep import Sweep
 from flashscale.measure.workloads import common
@@ -68,7 +68,7 @@ def kinds(tmp_path, monkeypatch):
         job = recorder.sweep_spec.job(recorder.sweep_spec.points()[0], layout.targets)
         recorder._record(layout, job, Path("raw/jbod/p/rep0"), CGROUP)
         recorder._record(layout, job, Path("raw/jbod/p/rep1"), CGROUP)
-        measured, failed = results.read_rows(directory)[0]
+        measured, failed = campaign_folder.read_rows(directory)[0]
         group = {"group": "scan", "rw": "read", "bs": 4096, "numjobs": 2, "iodepth": 1, "point": "jobfile-scan",
                  **fio_output.parse(output), "job_file": "/x/job.fio", "job_file_sha256": "0" * 64, "rep": 0,
                  "raw_dir": "raw/jbod/jobfile-as-written/rep0", "started_at": "2024-01-01T00:00:00+00:00"}

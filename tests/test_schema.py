@@ -14,7 +14,6 @@ from flashscale.notebooks import execute
 from flashscale.analysis import baseline_and_tax as analysis
 from flashscale.errors import ConfigError, FlashscaleError
 from flashscale.layouts import describe
-from flashscale.measure import results
 from flashscale.system.commands import Runner
 
 from conftest import loop_devices_backed_under

@@ -12,7 +12,6 @@ from flashscale.campaigns import campaign, preregistered
 from flashscale.system import host
 from flashscale.errors import ConfigError
 from flashscale.analysis.prediction.ceilings import pcie_rate
-from flashscale.measure import results
 from flashscale.system.devices import System
 
 POINTS = [{"rw": "read", "bs": 2**20, "numjobs": n, "iodepth": 1} for n in (1, 2)]

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from tqdm.auto import tqdm
 
-from flashscale.campaigns import campaign, emulated
+from flashscale.campaigns import campaign
 from flashscale.measure.recorder import Recorder
 from flashscale.analysis import evidence
 from flashscale.arrays import layouts

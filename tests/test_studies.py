@@ -15,7 +15,7 @@ from flashscale.measure import campaign_folder
 from flashscale import cli
 from flashscale.notebooks import execute, studies
 from flashscale.analysis import compare, baseline_and_tax, findings, layout_tax, monitor
-from flashscale.measure import fio, raw, results
+from flashscale.measure import fio, raw
 from flashscale.publish import report
 from flashscale.errors import ConfigError
 from flashscale.measure.sweep import Sweep

@@ -21,7 +21,7 @@ from typing import Any, Iterator, Sequence
 import pandas as pd
 
 from . import campaign_folder, fio_output, results
-from .campaign_folder import CAMPAIGN_JSON, RUN_ENV_JSON, campaign_facts  # noqa: F401  (the import's names)
+from .campaign_folder import RUN_ENV_JSON
 from ..errors import AnalysisError
 
 FIO_JSON = "fio.json"

@@ -19,8 +19,6 @@ import pandas as pd
 
 from . import campaign_folder, truth
 from ..errors import AnalysisError
-# the folder's rows and root, as the import's modules (measure.fio_import.importer, notebooks/imported) name them here
-from .campaign_folder import data_root, read_rows, rewrite_rows, write_atomically  # noqa: F401
 
 
 # name -> (dtype, meaning). The first block is the contract of the walking skeleton.
@@ -181,7 +179,7 @@ def to_frame(rows: Iterable[Mapping]) -> pd.DataFrame:
 
 def rebuild_table(campaign_dir: Path) -> pd.DataFrame:
     """Rebuild ``results.parquet`` from ``rows.jsonl`` and return the table."""
-    rows, _ = read_rows(campaign_dir)
+    rows, _ = campaign_folder.read_rows(campaign_dir)
     frame = to_frame(rows)
     campaign_folder.write_table(campaign_dir, frame)
     return frame
