@@ -69,7 +69,10 @@ def lab(tmp_path_factory):
         inventory.write_text("[storage]\n" + "".join(f"{h.name} ansible_host={h.address}\n" for h in made.hosts[:2])
                              + f"[odd]\n{made.hosts[2].name} ansible_host={made.hosts[2].address} "
                              f"flashscale_mount_dir={folder}\n[storage:vars]\nansible_user=root\n")
-        yield made, bed, ids, folder
+        try:
+            yield made, bed, ids, folder
+        finally:  # detached with the lab: their numbers are anyone's after it (another test's, another run's)
+            DEVICES.clear()
 
 
 def spec(lab, name: str, **how) -> cluster.ClusterSpec:
