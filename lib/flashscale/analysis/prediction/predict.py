@@ -96,8 +96,8 @@ def _members(base: pd.DataFrame, route: routing.Route, point, tags: int | None) 
     found["bw_bytes"] = mean.throughput
     cpu = float(where.values([max(mean.mean, 1e-9) * route.weight])["cpu_s_per_byte"][0])
     words = (f"{route.customers * route.weight:g} in flight land at random on {route.members} members "
-             f"({route.per_request} a request): {mean.mean * route.weight:.3g} a member on average, the busiest "
-             f"{mean.busiest * route.weight:.3g}")
+             f"({route.per_request} a request): {mean.mean * route.weight:.3g} a member on average"
+             + (f", the busiest {mean.busiest * route.weight:.3g}" if np.isfinite(mean.busiest) else ""))
     if tags and route.per_request == 1 and route.weight == 1 and route.customers > tags:
         counts = np.arange(1, tags + 1)
         latency = counts * route.piece_bytes / where.values(counts)["bw_bytes"]
@@ -107,15 +107,17 @@ def _members(base: pd.DataFrame, route: routing.Route, point, tags: int | None) 
                   "seeded simulation)")
     return dict(found, cpu_s_per_byte=cpu, busy_devices=mean.busy_members,
                 member_outstanding=mean.mean * route.weight, busiest_member=mean.busiest * route.weight,
-                exact=False, note="; ".join(filter(None, [note, words])))
+                exact=False, note="; ".join(filter(None, [route.note, note, words])))
 
 
 def _devices_term(base: pd.DataFrame, layout: str, point, chunk: int | None, tags: int | None) -> dict:
     """The devices' sum (value, lo, hi) before the design share, what each device receives, and the runs of the
     single device behind it (``reps``, the fewest of its points')."""
-    route = routing.route(layout, point.devices, point.rw, point.bs, point.numjobs, point.iodepth,
-                          routing.chunk_of(layout, chunk))
+    unit, assumed = routing.chunk_for(layout, chunk)
+    route = routing.route(layout, point.devices, point.rw, point.bs, point.numjobs, point.iodepth, unit)
     found = _own_jobs(base, route, point) if route.kind == "own jobs" else _members(base, route, point, tags)
+    if assumed:
+        found["note"] = "; ".join(filter(None, [assumed, found["note"]]))
     rows = curves.with_outstanding(base)
     reps = rows.loc[rows["rw"] == point.rw, "reps"].min()
     return dict(found, routing=route.kind, members_per_request=route.per_request, piece_bytes=route.piece_bytes,
