@@ -143,7 +143,8 @@ def _print_predicted(frame: pd.DataFrame, args: argparse.Namespace) -> int:
     flagged = [c for c in ("load_flag",) if c in scored.columns and scored[c].astype(bool).any()]
     print(tables.formatted(shown.assign(**{c: scored[c] for c in flagged}),
                            [*where, "predicted_bw_bytes", "measured_bw_bytes", "error", "predicted_limit", "inside",
-                            *flagged], kinds=scoring.KINDS).to_string(index=False))
+                            *[c for c in ("interval", "meets") if c in shown.columns], *flagged],
+                           kinds=scoring.KINDS).to_string(index=False))
     for row in scored[scored.get("load_flag", pd.Series("", index=scored.index)).astype(bool)].itertuples():
         print(f"load: {row.layout} {row.rw} on {row.devices} devices at {row.numjobs} jobs x iodepth {row.iodepth} "
               f"({row.numjobs * row.iodepth / row.devices:g} in flight a device) was measured at a load the "

@@ -42,7 +42,8 @@ class Descriptor:
     (``arrays.layouts.Options.chunk_bytes``, always given to the tool); ``tool_default_chunk_bytes``: what its tool
     takes where none is given (an array someone else built), ``default_chunk_words`` whose default it is, in words;
     ``least_chunk_bytes``: the smallest stripe unit it can have (a page, 4 KiB, for md and dm-stripe; taken so for
-    a stripe flashscale does not know), so a request no larger reaches one member whatever the chunk. ``even_share``: every byte in equal shares over the
+    a stripe flashscale does not know), so a request no larger reaches one member whatever the chunk.
+    ``even_share``: every byte in equal shares over the
     members, so its known truth is its slowest member x members (else the sum of its members' caps).
     ``write_share``: the share of devices x baseline it can write by its design (a mirror: 1/2). ``file_system``:
     its own (btrfs), None: the campaign's ``FS``. ``on_directories``: plain directories can stand in for it (no
