@@ -127,11 +127,9 @@ def predict(base: pd.DataFrame, layout: str, points, ceilings: Ceilings = Ceilin
                  **shared}
         lows = {**terms, "devices": dev["bw_bytes_lo"] * share}
         highs = {**terms, "devices": dev["bw_bytes_hi"] * share}
-        floor = {**terms, "devices": dev["bound_lo"] * share}
-        ceiling = {**terms, "devices": dev["bound_hi"] * share}
-        for side in (terms, lows, highs, floor, ceiling):
+        for side in (terms, lows, highs):
             side["layer"] = _layer_term({**raw, "devices": side["devices"]}, point, seconds)
-        unknown = _unknowns(dev, layout, layer)
+        ends, open_words = _interval(terms, raw, dev, point, seconds, share, _unknowns(dev, layout, layer))
         notes = [dev["note"]]
         if ceilings.cores and not np.isfinite(dev["cpu_s_per_byte"]):
             notes.append("no CPU cost from the single device (not measured, or at a cap): no cpu term")
@@ -148,14 +146,9 @@ def predict(base: pd.DataFrame, layout: str, points, ceilings: Ceilings = Ceilin
                    cpu_s_per_byte=cpu, layer_s_per_io=seconds, layer_cpu_s_per_byte=extra_cpu,
                    **{f"{t}_limit_bw_bytes": terms[t] for t in TERMS},
                    devices_limit_bw_bytes_lo=lows["devices"], devices_limit_bw_bytes_hi=highs["devices"])
-        ends = _interval(terms, floor, ceiling, unknown)
-        if np.isfinite(terms["devices"]) and np.isnan(ends["predicted_lo_bw_bytes"]):
-            notes.append("lower end open: the layer's CPU cost is not measured (no calibration)")
-        if np.isfinite(terms["devices"]) and np.isnan(ends["predicted_hi_bw_bytes"]):
-            notes.append("upper end open: beyond the single device's largest measured load, no ceiling known")
         row.update(_smallest(terms, lows, highs), predicted_exact=dev["exact"], **ends,
                    predicted_reps=dev.get("reps", np.nan),
-                   predicted_note="; ".join(filter(None, notes)))
+                   predicted_note="; ".join(filter(None, [*notes, *open_words])))
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -173,15 +166,24 @@ def _unknowns(dev: dict, layout: str, layer: LayerCost | None) -> dict:
                         bounds.REPETITIONS: spread})
 
 
-def _interval(terms: dict, floor: dict, ceiling: dict, unknown: dict) -> dict:
-    """``predicted_lo_bw_bytes`` / ``predicted_hi_bw_bytes`` (``bounds.ends``: NaN an open end) and
-    ``predicted_unknown`` (which unknowns made the interval wide, the first the widest); NaN and "" where the
-    devices' term is unknown."""
+def _interval(terms: dict, raw: dict, dev: dict, point, seconds: float, share: float,
+              unknown: dict) -> tuple[dict, list[str]]:
+    """``predicted_lo_bw_bytes`` / ``predicted_hi_bw_bytes`` (``bounds.ends`` of each term's ends, the devices' at
+    the bounds its unknowns leave, the layer's from them: NaN an open end) and ``predicted_unknown`` (which unknowns
+    made the interval wide, the first the widest), with the open ends in words; NaN, "" and none where the devices'
+    term is unknown."""
     if not np.isfinite(terms["devices"]):
-        return dict(predicted_lo_bw_bytes=np.nan, predicted_hi_bw_bytes=np.nan, predicted_unknown="")
+        return dict(predicted_lo_bw_bytes=np.nan, predicted_hi_bw_bytes=np.nan, predicted_unknown=""), []
+    floor = {**terms, "devices": dev["bound_lo"] * share}
+    ceiling = {**terms, "devices": dev["bound_hi"] * share}
+    for side in (floor, ceiling):
+        side["layer"] = _layer_term({**raw, "devices": side["devices"]}, point, seconds)
     lo, hi = bounds.ends(floor, ceiling, unknown["open_low"], unknown["beyond"])
+    words = ["lower end open: the layer's CPU cost is not measured (no calibration)"] if np.isnan(lo) else []
+    if np.isnan(hi):
+        words.append("upper end open: beyond the single device's largest measured load, no ceiling known")
     return dict(predicted_lo_bw_bytes=lo, predicted_hi_bw_bytes=hi,
-                predicted_unknown=bounds.unknowns(unknown["open_low"], unknown["beyond"], unknown["widths"]))
+                predicted_unknown=bounds.unknowns(unknown["open_low"], unknown["beyond"], unknown["widths"])), words
 
 
 def _layer_term(raw: dict, point, seconds: float) -> float:
