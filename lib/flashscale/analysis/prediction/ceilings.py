@@ -4,7 +4,7 @@ table (``ceiling_table``: which one a measurement came closest to).
 
 Ceilings are parameters, not measurements: a YAML file's mapping (``Ceilings.from_mapping``, ``CEILINGS``,
 ``--ceilings``), flags on top (``Ceilings.with_values``: ``flashscale plan --pcie-bps``...), or what a machine says
-of itself (``campaigns.forecast.machine_ceilings``: its cores, its memory's copy rate, its devices' PCIe links).
+of itself (``system.host.ceilings``: its cores, its memory's copy rate, its devices' PCIe links).
 Any left as None is no ceiling. For a layout of N devices and an rw, bytes/s:
 
     device    N x the datasheet sequential read (read, randread) or write (write, randwrite) bandwidth: held
