@@ -307,8 +307,9 @@ def test_seed003_is_predicted_network_bound_at_136_4_gb_s():
 
 
 # Seed 000: 12 P3700 on an SGI UV 300, from the single card's 2.78 / 2.05 GB/s (IOR, 6 threads, 1 MB). One XFS per
-# card (Test 2) is predicted within 2%; md RAID-0 (Test 5a) reads 10.7% below the prediction: the model does not
-# explain md's read tax (the authors' 9.4% against jbod), nor the 4 MB transfers it was measured at (noted).
+# card (Test 2) is predicted within 2%; md RAID-0 (Test 5a), no chunk in the table, is routed by md's default 512 KiB
+# chunk (said): a 4 MB read reaches 8 of the 12 cards, which hold the 528 pieces in flight unevenly (32.6 GB/s);
+# it reads 8.7% below that: the model does not explain the rest of md's read tax (the authors' 9.4% against jbod).
 def _seed000() -> pd.DataFrame:
     table = pd.read_csv(REFERENCE / "seed000_results.csv")
     base = predict.curve(table)
@@ -320,16 +321,17 @@ def _seed000() -> pd.DataFrame:
 
 @pytest.mark.parametrize("layout, rw, predicted, error", [
     ("jbod", "read", 12 * 2.78e9, -0.014), ("jbod", "write", 12 * 2.05e9, -0.020),
-    ("md-raid0", "read", 12 * 2.78e9, -0.107), ("md-raid0", "write", 12 * 2.05e9, -0.028),
+    ("md-raid0", "read", 3.2642e10, -0.087), ("md-raid0", "write", 12 * 2.05e9, -0.028),
 ])
 def test_seed000_layouts_from_the_single_card(layout, rw, predicted, error):
     got = _seed000().loc[(layout, rw)]
-    assert got["predicted_bw_bytes"] == pytest.approx(predicted)
+    assert got["predicted_bw_bytes"] == pytest.approx(predicted, rel=1e-4)  # the closed network's, to 5 digits
     assert got["predicted_limit"] == "devices"
     assert got["pcie_limit_bw_bytes"] == pytest.approx(12 * pcie_rate(3, 4))  # 47.3 GB/s: not binding
     assert got["error"] == pytest.approx(error, abs=0.0005)  # the published numbers' three digits
     if layout == "md-raid0":
         assert "single device measured at bs 1048576" in got["predicted_note"]
+        assert "md's default chunk (mdadm 3.1 and later) 512 KiB taken" in got["predicted_note"]
 
 
 def test_bad_input_is_refused_by_name():
@@ -356,7 +358,8 @@ def test_analyze_predict_prints_predicted_against_measured(capsys):
     assert cli.main(["analyze", str(GOLDEN), "--predict"]) == 0
     out = capsys.readouterr().out
     row = next(line for line in out.splitlines() if line.split()[:3] == ["btrfs-raid0", "4", "write"])
-    assert "800 MB/s (798–802)" in row and "453 MB/s" in row and "-43.4%" in row and row.endswith("undecided")
+    assert "800 MB/s (798–802)" in row and "453 MB/s" in row and "-43.4%" in row and " undecided " in row
+    assert row.endswith("at most 802 MB/s, lower end open: the layer's CPU cost   yes")  # btrfs: no calibration
     assert "10 point(s) undecided: the interval of measured over predicted reaches across the 2% margin" in out
     assert "e+" not in out and "beyond the margin" not in out  # no point differs by the one rule
     assert cli.main(["analyze", str(GOLDEN), "--predict", "--format", "csv"]) == 0

@@ -36,22 +36,42 @@ def test_the_curve_carries_what_is_in_flight_and_the_latency():
 
 @pytest.mark.parametrize("column", ["lat_mean_ns", "clat_mean_ns"])
 def test_below_the_least_measured_point_little_s_law_gives_the_truth(column):
-    """Measured at iodepth 4 and 16 only: 1 and 2 in flight follow from the device's latency at 4 (2 ms), exactly as
-    null_blk delivers them; the old indexing (by job count, same iodepth) had nothing to say below 4."""
-    where, note = curve.at(curve.curve(_rows([(1, 4), (1, 16)], column)), "randread", BS)
+    """Measured at iodepth 4 and 8 only (null_blk's 8 tags: no bend between them): 1, 2 and 3 in flight follow
+    from the device's latency at 4 (2 ms), exactly as null_blk delivers them, the point at the interval's lower end;
+    the old indexing (by job count, same iodepth) had nothing to say below 4."""
+    where, note = curve.at(curve.curve(_rows([(1, 4), (1, 8)], column)), "randread", BS)
     assert note == ""
     for outstanding in (1, 2, 3):
         got = where.rate(outstanding)
-        assert got.bw_bytes == pytest.approx(nullblk.expected_bw(BS, 1, outstanding, LATENCY, DEPTH))
+        truth = nullblk.expected_bw(BS, 1, outstanding, LATENCY, DEPTH)
+        assert got.bw_bytes == pytest.approx(truth, rel=1e-9) and got.bound_lo == pytest.approx(truth, rel=1e-9)
+        assert got.bound_hi == pytest.approx(nullblk.expected_bw(BS, 1, 4, LATENCY, DEPTH), rel=1e-9)
         assert not got.exact and "Little's law from its latency there (2 ms)" in got.note
-    assert where.latency_s(2) == pytest.approx(LATENCY / 1e9)
+        assert "Little's law itself (its two least measured loads lie on its line)" in got.note
+    assert where.latency_s(2) == pytest.approx(LATENCY / 1e9, rel=1e-9)
+
+
+def test_below_a_bend_the_saturating_curve_is_the_point_and_the_truth_lies_in_the_bounds():
+    """Measured at 4 and 16 in flight (saturated at 8 tags between them): the curve X(n) = n / (a + b n) through
+    those two gives 4/3, 6/5 and 12/11 of null_blk's rate at 1, 2 and 3 in flight (by hand: 1 / X(4) = 1 / 4u,
+    1 / X(16) = 1 / 8u, so a = 2 / 3u, b = 1 / 12u); null_blk's own rate, Little's law, is the lower end."""
+    where, _ = curve.at(curve.curve(_rows([(1, 4), (1, 16)])), "randread", BS)
+    for outstanding, over in ((1, 4 / 3), (2, 6 / 5), (3, 12 / 11)):
+        got = where.rate(outstanding)
+        truth = nullblk.expected_bw(BS, 1, outstanding, LATENCY, DEPTH)
+        assert got.bw_bytes == pytest.approx(over * truth, rel=1e-9)
+        assert got.bound_lo == pytest.approx(truth, rel=1e-9) and got.bound_hi > got.bw_bytes
+        assert "the saturating curve through its two least measured loads" in got.note
 
 
 def test_without_a_latency_column_the_line_through_the_first_point_stands_in():
-    where, _ = curve.at(curve.curve(_rows([(1, 4), (1, 16)], None)), "randread", BS)
+    where, _ = curve.at(curve.curve(_rows([(1, 4), (1, 8)], None)), "randread", BS)
     got = where.rate(2)
-    assert got.bw_bytes == pytest.approx(nullblk.expected_bw(BS, 1, 2, LATENCY, DEPTH))
+    assert got.bw_bytes == pytest.approx(nullblk.expected_bw(BS, 1, 2, LATENCY, DEPTH), rel=1e-9)
     assert "the line through its rate there" in got.note
+    one, _ = curve.at(curve.curve(_rows([(1, 4)], None)), "randread", BS)  # one load: the geometric middle
+    assert one.rate(1).bw_bytes == pytest.approx((0.25 * 1.0) ** 0.5 * one.rate(4).bw_bytes, rel=1e-9)
+    assert "their geometric middle (one load measured)" in one.rate(1).note
 
 
 def test_the_axis_is_what_the_device_receives_not_the_job_count():

@@ -46,8 +46,16 @@ def test_the_chunk_of_a_layout():
     assert routing.chunk_of("btrfs-raid0", 128 * KiB) == btrfs.STRIPE_BYTES == 64 * KiB  # btrfs's own
     assert routing.chunk_of("md-raid0", 512 * KiB) == 512 * KiB
     assert routing.chunk_of("lvm-striped", None) is None
-    unknown = routing.route("md-raid0", 4, "randread", 4 * KiB, 1, 1, None)
+    unknown = routing.route("md-raid0", 4, "randread", 64 * KiB, 1, 1, None)
     assert unknown.kind == "every member" and "not known" in unknown.note
+    small = routing.route("md-raid0", 4, "randread", 4 * KiB, 1, 1, None)  # no md chunk is below a page
+    assert (small.kind, small.per_request, small.customers) == ("at random", 1, 1) and "whatever" in small.note
+    assert routing.chunk_for("md-raid0", None) == (512 * KiB, "md's default chunk (mdadm 3.1 and later) 512 KiB "
+                                                              "taken: no chunk given")
+    assert routing.chunk_for("lvm-striped", None)[0] == 64 * KiB and routing.chunk_for("xvm", None) == (None, "")
+    assert routing.chunk_for("md-raid0", 128 * KiB) == (128 * KiB, "")  # given: nothing assumed
+    assert routing.chunks_possible("md-raid0", 4 * KiB, 1) == [4 * KiB]
+    assert routing.chunks_possible("md-raid0", 16 * KiB, 2) == [4 * KiB, 8 * KiB, 16 * KiB, 32 * KiB]
     assert routing.route("jbod", 4, "randread", 4 * KiB, 6, 1, 4 * KiB).jobs == (2, 2, 1, 1)
     with pytest.raises(ConfigError, match="chunk_bytes 100"):
         routing.chunk_of("md-raid0", 100)

@@ -15,7 +15,7 @@ import pandas as pd
 
 from ..campaigns import parameters
 from ..analysis import baseline_and_tax as analysis, evidence, scaling, significance, stats
-from ..analysis.prediction import ceilings, curve, loads, predict, scoring
+from ..analysis.prediction import bounds, ceilings, curve, fewer, loads, predict, scoring
 from ..measure import campaign_folder, results
 from ..errors import AnalysisError, ConfigError, FlashscaleError
 from ..publish import tables
@@ -48,6 +48,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--chunk-bytes", type=int, default=None, metavar="BYTES",
                         help="with --predict: the stripe unit of the layouts (default: the campaign's own, else the "
                              "rows' chunk_bytes)")
+    parser.add_argument("--calibrate-up-to", type=int, default=None, metavar="K",
+                        help="with --predict: predict each layout's device counts above K from those up to K "
+                             "(Amdahl's law over the count, with its interval) and say from which K the "
+                             "prediction holds within 5%%")
     parser.add_argument("--confidence", type=float, default=0.95, help="confidence of the _lo/_hi intervals")
     parser.add_argument("--margin", type=float, default=significance.DEFAULT_MARGIN,
                         help="margin of practical equivalence of the tax, a fraction (default %(default)s: a tax "
@@ -143,7 +147,8 @@ def _print_predicted(frame: pd.DataFrame, args: argparse.Namespace) -> int:
     flagged = [c for c in ("load_flag",) if c in scored.columns and scored[c].astype(bool).any()]
     print(tables.formatted(shown.assign(**{c: scored[c] for c in flagged}),
                            [*where, "predicted_bw_bytes", "measured_bw_bytes", "error", "predicted_limit", "inside",
-                            *flagged], kinds=scoring.KINDS).to_string(index=False))
+                            *[c for c in ("interval", "meets") if c in shown.columns], *flagged],
+                           kinds=scoring.KINDS).to_string(index=False))
     for row in scored[scored.get("load_flag", pd.Series("", index=scored.index)).astype(bool)].itertuples():
         print(f"load: {row.layout} {row.rw} on {row.devices} devices at {row.numjobs} jobs x iodepth {row.iodepth} "
               f"({row.numjobs * row.iodepth / row.devices:g} in flight a device) was measured at a load the "
@@ -160,6 +165,28 @@ def _print_predicted(frame: pd.DataFrame, args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_calibrated(frame: pd.DataFrame, args: argparse.Namespace) -> int:
+    """``--predict --calibrate-up-to K``: each count above K predicted from those up to K, scored, and per layout
+    and rw the K from which it holds within 5% (``analysis.prediction.fewer``)."""
+    scored = fewer.calibrated(frame, args.calibrate_up_to, args.confidence)
+    if scored.empty:
+        raise ConfigError(f"--calibrate-up-to {args.calibrate_up_to}: no layout was measured on more devices")
+    if args.format == "csv":
+        scored.to_csv(sys.stdout, index=False)
+        return 0
+    shown = scored.assign(interval=[bounds.words(lo, hi) for lo, hi in zip(scored["predicted_lo_bw_bytes"],
+                                                                           scored["predicted_hi_bw_bytes"])],
+                          meets=scored["interval_meets"].map({True: "yes", False: "no"}).fillna("unknown"))
+    print(tables.formatted(shown, ["layout", "devices", "rw", "bs", "numjobs", "iodepth", "predicted_bw_bytes",
+                                   "measured_bw_bytes", "error", "interval", "meets"],
+                           kinds=scoring.KINDS).to_string(index=False))
+    for row in fewer.holds_from(frame, confidence=args.confidence).itertuples():
+        said = f"from K = {row.holds_from:g}" if pd.notna(row.holds_from) else "from no K the table allows"
+        print(f"{row.layout} {row.rw}: predicted within {fewer.WITHIN:.0%} {said} (worst error by K: "
+              f"{row.errors or 'none fitted'})")
+    return 0
+
+
 def _baseline_rows(frame: pd.DataFrame, layout: str | None) -> pd.DataFrame | None:
     """``--baseline-layout``: the rows whose one-device points are the baseline (None: the table's own)."""
     if layout is None:
@@ -172,6 +199,10 @@ def main(args: argparse.Namespace) -> int:
     frame = load_table(args.results)
     if args.stated and not args.predict:
         raise ConfigError("--stated scores a campaign's stated predictions: give it with --predict")
+    if args.calibrate_up_to is not None and not args.predict:
+        raise ConfigError("--calibrate-up-to predicts from fewer devices: give it with --predict")
+    if args.calibrate_up_to is not None:
+        return _print_calibrated(frame, args)
     if args.predict:
         return _print_predicted(frame, args)
     if args.reference is None:

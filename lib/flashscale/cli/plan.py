@@ -68,7 +68,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-devices", type=int, default=sizing.MAX_DEVICES, help="largest N tried")
     parser.add_argument("--chunk-bytes", type=int, default=None, help="the stripe unit of --layout, bytes (a "
                         "stripe's requests reach ceil(bs / chunk) members; default: the table's chunk_bytes column, "
-                        "else unknown: every member)")
+                        "else the tool's default, said: md's 512 KiB, lvcreate's 64 KiB)")
     parser.add_argument("--baseline-layout", default=None, metavar="LAYOUT",
                         help="the one-device layout of the table whose rows are the device's curve (default: "
                              "'single', or the only one-device layout)")

@@ -20,6 +20,7 @@ STRIPE = "stripe"      # one address space over the members, cut into stripe uni
 ROUTINGS = (OWN_JOBS, STRIPE)
 BUILDS = ("each", "btrfs", "md", "md-imsm", "lvm")  # the build plans of ``arrays.layouts`` (``PLANS``)
 FEATURES = ("md", "dm")  # what a build may need of the kernel (``features.FEATURES``)
+PAGE_BYTES = 4096  # the smallest stripe unit md (a chunk of at least a page) and dm-stripe (lvcreate) make
 
 
 def _power_of_two(value: int | None) -> bool:
@@ -39,7 +40,10 @@ class Descriptor:
     request reaches the members (``OWN_JOBS``, ``STRIPE``: ``analysis.prediction.routing``); ``fixed_stripe_bytes``: its own
     stripe unit, whatever the chunk asked (btrfs's 64 KiB), else the chunk flashscale builds it with
     (``arrays.layouts.Options.chunk_bytes``, always given to the tool); ``tool_default_chunk_bytes``: what its tool
-    takes where none is given (an array someone else built). ``even_share``: every byte in equal shares over the
+    takes where none is given (an array someone else built), ``default_chunk_words`` whose default it is, in words;
+    ``least_chunk_bytes``: the smallest stripe unit it can have (a page, 4 KiB, for md and dm-stripe; taken so for
+    a stripe flashscale does not know), so a request no larger reaches one member whatever the chunk.
+    ``even_share``: every byte in equal shares over the
     members, so its known truth is its slowest member x members (else the sum of its members' caps).
     ``write_share``: the share of devices x baseline it can write by its design (a mirror: 1/2). ``file_system``:
     its own (btrfs), None: the campaign's ``FS``. ``on_directories``: plain directories can stand in for it (no
@@ -58,6 +62,8 @@ class Descriptor:
     routing: str = STRIPE
     fixed_stripe_bytes: int | None = None
     tool_default_chunk_bytes: int | None = None
+    default_chunk_words: str = ""
+    least_chunk_bytes: int = PAGE_BYTES
     even_share: bool = False
     write_share: float = 1.0
     file_system: str | None = None
@@ -82,7 +88,9 @@ class Descriptor:
             raise wrong("min_devices", "must be a whole number of at least 1")
         if self.min_devices > 1 and not self.min_devices_why:
             raise wrong("min_devices_why", "must say what refuses fewer devices")
-        for field in ("fixed_stripe_bytes", "tool_default_chunk_bytes"):
+        if self.tool_default_chunk_bytes is not None and not self.default_chunk_words:
+            raise wrong("default_chunk_words", "must say whose default tool_default_chunk_bytes is")
+        for field in ("fixed_stripe_bytes", "tool_default_chunk_bytes", "least_chunk_bytes"):
             if not _power_of_two(getattr(self, field)):
                 raise wrong(field, "must be a power of two of at least 512 bytes, or None")
         if not 0 < self.write_share <= 1:
@@ -118,6 +126,16 @@ class Descriptor:
         if isinstance(chunk_bytes, bool) or int(chunk_bytes) != chunk_bytes or chunk_bytes < 512:
             raise ConfigError(f"chunk_bytes {chunk_bytes!r} must be a whole number of bytes, at least 512")
         return int(chunk_bytes)
+
+    def assumed_chunk(self, chunk_bytes: int | float | None) -> tuple[int | None, str]:
+        """The stripe unit to route by where the table may not give one, and what was assumed in words: its own
+        or ``chunk_bytes`` (``stripe_unit``: nothing assumed, ""), else its tool's default, said ("md's default chunk
+        512 KiB (mdadm 3.1 and later) taken: no chunk given"), else None (unknown)."""
+        given = self.stripe_unit(chunk_bytes)
+        if given is not None or self.tool_default_chunk_bytes is None:
+            return given, ""
+        return self.tool_default_chunk_bytes, (f"{self.default_chunk_words} "
+                                               f"{self.tool_default_chunk_bytes // 1024} KiB taken: no chunk given")
 
     def file_system_of(self, fs: str) -> str:
         """The file system its data lives on: its own, else the campaign's ``fs``."""

@@ -12,6 +12,7 @@ LVCREATE_STRIPE_BYTES = 64 * 2**10  # lvcreate --stripesize's default
 
 STRIPED = Descriptor(
     "lvm-striped", "one LVM volume striped over all devices, one file system", build="lvm", profile="striped",
-    needs="dm", tool_default_chunk_bytes=LVCREATE_STRIPE_BYTES, even_share=True)
+    needs="dm", tool_default_chunk_bytes=LVCREATE_STRIPE_BYTES,
+    default_chunk_words="lvcreate's default stripe size", even_share=True)
 
 DESCRIPTORS = (STRIPED,)

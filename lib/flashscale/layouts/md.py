@@ -15,6 +15,7 @@ from __future__ import annotations
 from .descriptor import Descriptor
 
 MDADM_CHUNK_BYTES = 512 * 2**10  # mdadm --create's default chunk since mdadm 3.1
+MDADM_WORDS = "md's default chunk (mdadm 3.1 and later)"
 MIRROR_NOT_BUILT = ("flashscale builds no md mirror: mdadm would resync it while it is measured (no --assume-clean "
                     "plan yet); its runs are read and analysed")
 
@@ -22,7 +23,7 @@ RAID0 = Descriptor(
     "md-raid0", "md RAID-0 (native metadata) with one file system", source="seed 000, Test 5a",
     build="md", profile="0", needs="md", modules=("raid0",), min_devices=2,
     min_devices_why="mdadm refuses a RAID-0 of one device", tool_default_chunk_bytes=MDADM_CHUNK_BYTES,
-    even_share=True)
+    default_chunk_words=MDADM_WORDS, even_share=True)
 IMSM_RAID0 = Descriptor(
     "md-imsm-raid0", "md RAID-0 in an IMSM container, one file system", source="seed 000, Test 5b",
     build="md-imsm", profile="0", needs="md", modules=("raid0",), min_devices=2,
@@ -33,7 +34,7 @@ IMSM_RAID0 = Descriptor(
 RAID10 = Descriptor(
     "md-raid10", "md RAID-10 (near=2): every block on two devices, striped", needs="md", modules=("raid10",),
     min_devices=2, min_devices_why="mdadm refuses a RAID-10 of one device", write_share=0.5,
-    tool_default_chunk_bytes=MDADM_CHUNK_BYTES, not_built_why=MIRROR_NOT_BUILT)
+    tool_default_chunk_bytes=MDADM_CHUNK_BYTES, default_chunk_words=MDADM_WORDS, not_built_why=MIRROR_NOT_BUILT)
 RAID1 = Descriptor(
     "md-raid1", "md RAID-1 of two devices: every block on both", needs="md", modules=("raid1",), min_devices=2,
     min_devices_why="a mirror of one device mirrors nothing", write_share=0.5, not_built_why=MIRROR_NOT_BUILT)

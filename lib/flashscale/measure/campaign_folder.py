@@ -54,7 +54,8 @@ MONITOR_TABLE = "monitor.parquet"
 RAW = "raw"
 JOB_FILE = "job.fio"
 RUN_ENV_JSON = "env.json"
-PREDICTION_TEXT = ("layout", "rw", "predicted_limit", "predicted_close", "predicted_note", "predicted_at")
+PREDICTION_TEXT = ("layout", "rw", "predicted_limit", "predicted_close", "predicted_note", "predicted_at",
+                   "predicted_unknown")
 
 
 def data_root(data_dir: str | Path) -> Path:

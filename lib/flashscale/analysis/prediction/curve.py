@@ -15,11 +15,16 @@ jobs. So the curve's axis is the I/O outstanding on the device:
     between           linear on the outstanding axis between the two nearest measured counts; where several
                       job counts and iodepths give the same count (2 jobs at iodepth 1, 1 job at iodepth 2), the
                       one of the asked iodepth when measured, else the best of them
-    below the first   Little's law from the device's own latency: throughput = outstanding x bs / latency, the
-                      latency being the mean of fio's ``lat_mean_ns`` (else ``clat_mean_ns``) at the least
-                      outstanding measured; without a latency column the same line through that point (its latency
-                      is then outstanding x bs / rate). A device does not get faster per request with fewer in flight.
-    above the last    held at the largest measured count (saturated, as far as the curve shows), with a note
+    below the first   between two bounds (``bound_lo``, ``bound_hi``): Little's law from the device's own latency,
+                      throughput = outstanding x bs / latency, the latency being the mean of fio's ``lat_mean_ns``
+                      (else ``clat_mean_ns``) at the least outstanding measured, without a latency column the same
+                      line through that point (a request does not get slower with fewer in flight: the lower bound);
+                      and the rate measured there (a device does not get faster with fewer in flight: the upper).
+                      The point inside: the saturating curve X(n) = n / (a + b n) through the two least measured
+                      counts (Little's line where they show no bend: b <= 0), or, with one count measured, the
+                      geometric middle of the bounds
+    above the last    held at the largest measured count (saturated, as far as the curve shows), with a note; its
+                      upper end is not known (``beyond``: the prediction takes it from the ceilings, else open)
     none              0
 
 The CPU-seconds per byte follow the same axis (held outside it). ``latency(outstanding)`` is a request's mean time
@@ -41,6 +46,7 @@ from ...measure.units import duration
 CURVE = ["rw", "bs", "iodepth", "numjobs", "outstanding", "bw_bytes", "bw_bytes_lo", "bw_bytes_hi", "reps",
          "cpu_s_per_byte", "lat_ns"]
 VALUES = ("bw_bytes", "bw_bytes_lo", "bw_bytes_hi")
+BOUNDS = ("bound_lo", "bound_hi")  # the ends the unknown load gives besides the runs' spread (``Slice.values``)
 LATENCY_COLUMNS = ("lat_mean_ns", "clat_mean_ns")  # fio's total latency first: submission to completion
 
 
@@ -166,6 +172,9 @@ class Rate:
     cpu_s_per_byte: float
     exact: bool
     note: str = ""
+    bound_lo: float = np.nan  # the ends the load leaves (``Slice.values``); NaN: the interval's own
+    bound_hi: float = np.nan
+    beyond: bool = False  # beyond the largest measured count: held, its upper end not known
 
 
 @dataclass(frozen=True)
@@ -186,35 +195,73 @@ class Slice:
         return rows.drop_duplicates("outstanding", keep="first")
 
     def values(self, outstanding, iodepth: int | None = None) -> dict[str, np.ndarray]:
-        """The curve at each of ``outstanding`` (an array of counts in flight): bytes/s with its interval and the
-        CPU-seconds per byte, linear between measured counts, Little's law below them, held above them, 0 at 0."""
+        """The curve at each of ``outstanding`` (an array of counts in flight): bytes/s with its interval, the
+        bounds the load leaves (``BOUNDS``: the interval, and below the least measured count Little's law to the
+        rate measured there) and the CPU-seconds per byte; linear between measured counts, the saturating curve
+        below them (module docstring), held above them, 0 at 0."""
         wanted = np.atleast_1d(np.asarray(outstanding, dtype=float))
         axis = self._axis(iodepth)
         counts = axis["outstanding"].to_numpy(float)
         out = {c: np.interp(wanted, counts, axis[c].to_numpy(float)) for c in (*VALUES, "cpu_s_per_byte")}
+        out["bound_lo"], out["bound_hi"] = out["bw_bytes_lo"].copy(), out["bw_bytes_hi"].copy()
         below = (wanted < counts[0]) & (wanted > 0)
         if below.any():
             first = axis.iloc[0]
+            mean = float(first["bw_bytes"])
             latency = float(first["lat_ns"])
             line = (wanted * self.bs * 1e9 / latency if np.isfinite(latency) and latency > 0
-                    else wanted * float(first["bw_bytes"]) / counts[0])
+                    else wanted * mean / counts[0])
+            line = np.minimum(line, mean)
+            fitted = self._saturating(wanted, axis)
+            point = np.clip(np.where(np.isfinite(fitted), fitted, np.sqrt(line * mean)), line, mean)
             for c in VALUES:
-                out[c] = np.where(below, line * float(first[c]) / float(first["bw_bytes"]), out[c])
-        for c in VALUES:
+                out[c] = np.where(below, point * float(first[c]) / mean, out[c])
+            out["bound_lo"] = np.where(below, line * float(first["bw_bytes_lo"]) / mean, out["bound_lo"])
+            out["bound_hi"] = np.where(below, float(first["bw_bytes_hi"]), out["bound_hi"])
+        for c in (*VALUES, *BOUNDS):
             out[c] = np.where(wanted > 0, out[c], 0.0)
         return out
+
+    @staticmethod
+    def _saturating(wanted: np.ndarray, axis: pd.DataFrame) -> np.ndarray:
+        """Below the least measured count: X(n) = n / (a + b n) through the two least measured counts (1 / X is
+        linear in 1 / n, a the slope, b the intercept), where it rises through the origin (a > 0); where they show
+        no bend (b <= 0) Little's line through the least; NaN with one count (``values`` then takes the geometric
+        middle of its bounds)."""
+        if len(axis) < 2:
+            return np.full(len(wanted), np.nan)
+        (n1, x1), (n2, x2) = axis[["outstanding", "bw_bytes"]].to_numpy(float)[:2]
+        if not (x1 > 0 and x2 > 0):
+            return np.full(len(wanted), np.nan)
+        a = (1 / x1 - 1 / x2) / (1 / n1 - 1 / n2)
+        b = 1 / x1 - a / n1
+        if not a > 0:
+            return np.full(len(wanted), np.nan)
+        return wanted / (a + max(b, 0.0) * wanted)  # b <= 0: no bend between them, Little's line
+
+    def _inside_words(self, outstanding: float, iodepth: int | None) -> str:
+        """Which point ``values`` takes below the least measured count, in words."""
+        axis = self._axis(iodepth)
+        if len(axis) < 2 or not np.isfinite(self._saturating(np.array([outstanding]), axis)[0]):
+            return "their geometric middle (one load measured)"
+        (n1, x1), (n2, x2) = axis[["outstanding", "bw_bytes"]].to_numpy(float)[:2]
+        if x2 / x1 >= n2 / n1 * (1 - 1e-9):  # no bend: b <= 0
+            return "Little's law itself (its two least measured loads lie on its line)"
+        return "the saturating curve through its two least measured loads"
 
     def rate(self, outstanding: float, numjobs: int | None = None, iodepth: int | None = None) -> Rate:
         """The device at ``outstanding`` requests in flight (``numjobs`` x ``iodepth`` where the device runs its own
         jobs): the measured point where that job count and iodepth were measured (``exact``), else ``values``,
         with a note where Little's law or the held last point stood in."""
         if outstanding <= 0:
-            return Rate(0.0, 0.0, 0.0, 0.0, True)
+            return Rate(0.0, 0.0, 0.0, 0.0, True, bound_lo=0.0, bound_hi=0.0)
         rows = self.points
         if numjobs is not None and iodepth is not None:
             same = rows[(rows["numjobs"] == numjobs) & (rows["iodepth"] == iodepth)]
             if len(same):
-                return Rate(*(float(same.iloc[0][c]) for c in (*VALUES, "cpu_s_per_byte")), True)
+                lo, hi = float(same.iloc[0]["bw_bytes_lo"]), float(same.iloc[0]["bw_bytes_hi"])
+                return Rate(*(float(same.iloc[0][c]) for c in (*VALUES, "cpu_s_per_byte")), True, bound_lo=lo,
+                            bound_hi=hi)
         found = {c: float(v[0]) for c, v in self.values([outstanding], iodepth).items()}
         counts = self._axis(iodepth)["outstanding"].to_numpy(float)
         note = ""
@@ -222,14 +269,20 @@ class Slice:
             first = self._axis(iodepth).iloc[0]
             how = (f"its latency there ({duration(first['lat_ns'], 'ns')})" if np.isfinite(first["lat_ns"])
                    else "the line through its rate there")
+            inside = self._inside_words(outstanding, iodepth)
             note = (f"{outstanding:g} in flight, below the single device's least measured ({counts[0]:g}): "
-                    f"Little's law from {how}")
+                    f"between Little's law from {how} and its rate there, {inside}")
         elif outstanding > counts[-1] and len(counts) > 1:
             note = (f"{outstanding:g} in flight a device, beyond the single device's largest measured "
                     f"({counts[-1]:g}): held there")
         exact = numjobs is None and bool(np.isin(outstanding, counts))
         return Rate(found["bw_bytes"], found["bw_bytes_lo"], found["bw_bytes_hi"], found["cpu_s_per_byte"], exact,
-                    note)
+                    note, found["bound_lo"], found["bound_hi"], bool(outstanding > counts[-1]))
+
+    @property
+    def largest(self) -> float:
+        """The largest count in flight measured."""
+        return float(self.points["outstanding"].max())
 
     def latency_s(self, outstanding: float, iodepth: int | None = None) -> float:
         """A request's mean time in the device at ``outstanding`` in flight, seconds: Little's law on the curve

@@ -32,8 +32,9 @@ The terms, each in bytes/s of the data fio moves, each its own column (``<term>_
               spends layer_s_per_io more than the raw devices and ceilings allow it, so k x bs / (k x bs / the
               smallest of those terms + layer_s_per_io) with k = numjobs x iodepth in flight (Little's law)
 
-The smallest term binds (``predicted_limit``); any other within 5% of it (``CLOSE``) is named beside it
-(``predicted_close``). A term whose parameter is not given is no term; where no term but the devices' (and PCIe's,
+Every prediction is also an interval whose ends come from what is unknown (``analysis.prediction.bounds``:
+``predicted_lo_bw_bytes``, ``predicted_hi_bw_bytes``, ``predicted_unknown``). The smallest term binds
+(``predicted_limit``); any other within 5% of it (``CLOSE``) is named beside it (``predicted_close``). A term whose parameter is not given is no term; where no term but the devices' (and PCIe's,
 which grows with them) is known, the note says the prediction is ``ceilings.UNBOUNDED``. The interval: each point of
 the curve carries the t interval of its repetitions; a device term is the same sum of the bounds (every device is
 the same measured device, so their errors move together); a ceiling is a parameter, exact. A curve point of one
@@ -47,13 +48,14 @@ import numpy as np
 import pandas as pd
 
 from .. import agreement, baseline_and_tax, stats
-from . import curve as curves, routing
+from . import bounds, curve as curves, devices
 from .calibration import LayerCost, check_not_scored_on
 from .curve import CURVE, figures, nearest
 from .ceilings import SHARED, UNBOUNDED, Ceilings, ceiling_terms
 from .routing import jobs_per_device
 from ..significance import DEFAULT_MARGIN, check_margin
 from ...errors import AnalysisError, ConfigError
+from ...layouts import describe
 from ...measure.units import interval, percent, rate
 
 __all__ = ["CURVE", "Ceilings", "curve", "figures", "jobs_per_device", "nearest", "predict",
@@ -64,62 +66,6 @@ CLOSE = 0.05  # a term within this fraction above the binding one binds as well,
 KEYS = ["layout", "devices", "rw", "bs", "numjobs", "iodepth"]
 VALUES = curves.VALUES
 curve = curves.curve
-
-
-def _own_jobs(base: pd.DataFrame, route: routing.Route, point) -> dict:
-    """A jbod's devices, each running its own jobs: the sum of the curve at each device's jobs x iodepth."""
-    where, note = curves.at(base, point.rw, point.bs)
-    rates = {jobs: where.rate(jobs * point.iodepth, jobs, point.iodepth) for jobs in set(route.jobs) if jobs}
-    sums = {c: sum(route.jobs.count(jobs) * getattr(r, c) for jobs, r in rates.items()) for c in VALUES}
-    top = rates[max(rates)]
-    return dict(sums, cpu_s_per_byte=top.cpu_s_per_byte, busy_devices=sum(1 for j in route.jobs if j),
-                member_outstanding=max(route.jobs) * point.iodepth, busiest_member=max(route.jobs) * point.iodepth,
-                exact=not note and all(r.exact for r in rates.values()),
-                note="; ".join(filter(None, [note, *{r.note for r in rates.values()}])))
-
-
-def _members(base: pd.DataFrame, route: routing.Route, point, tags: int | None) -> dict:
-    """A stripe's members, each at the curve for the pieces it holds: every member alike, or spread at random;
-    with ``tags`` (a member's queue depth) and more in flight than it holds, each job's requests wait for theirs in
-    its own queue (``routing.submitted``)."""
-    where, note = curves.at(base, point.rw, round(route.piece_bytes))
-    if route.kind == "every member":
-        one = where.rate(route.per_member)
-        return dict({c: route.members * getattr(one, c) for c in VALUES}, cpu_s_per_byte=one.cpu_s_per_byte,
-                    busy_devices=route.members, member_outstanding=route.per_member,
-                    busiest_member=route.per_member, exact=one.exact and not note,
-                    note="; ".join(filter(None, [route.note, note, one.note])))
-    occupancy = np.arange(1, route.customers + 1) * route.weight
-    values = where.values(occupancy)
-    mean = routing.spread(values["bw_bytes"], route.members)
-    found = {c: routing.spread(values[c], route.members, busiest=False).throughput for c in VALUES[1:]}
-    found["bw_bytes"] = mean.throughput
-    cpu = float(where.values([max(mean.mean, 1e-9) * route.weight])["cpu_s_per_byte"][0])
-    words = (f"{route.customers * route.weight:g} in flight land at random on {route.members} members "
-             f"({route.per_request} a request): {mean.mean * route.weight:.3g} a member on average, the busiest "
-             f"{mean.busiest * route.weight:.3g}")
-    if tags and route.per_request == 1 and route.weight == 1 and route.customers > tags:
-        counts = np.arange(1, tags + 1)
-        latency = counts * route.piece_bytes / where.values(counts)["bw_bytes"]
-        blocked = routing.submitted(latency, route.members, point.numjobs, point.iodepth, tags) * route.piece_bytes
-        found = {c: blocked * found[c] / found["bw_bytes"] for c in VALUES}
-        words += (f"; {tags} tags a member: each job's requests wait in its queue for theirs (head-of-line, a "
-                  "seeded simulation)")
-    return dict(found, cpu_s_per_byte=cpu, busy_devices=mean.busy_members,
-                member_outstanding=mean.mean * route.weight, busiest_member=mean.busiest * route.weight,
-                exact=False, note="; ".join(filter(None, [note, words])))
-
-
-def _devices_term(base: pd.DataFrame, layout: str, point, chunk: int | None, tags: int | None) -> dict:
-    """The devices' sum (value, lo, hi) before the design share, what each device receives, and the runs of the
-    single device behind it (``reps``, the fewest of its points')."""
-    route = routing.route(layout, point.devices, point.rw, point.bs, point.numjobs, point.iodepth,
-                          routing.chunk_of(layout, chunk))
-    found = _own_jobs(base, route, point) if route.kind == "own jobs" else _members(base, route, point, tags)
-    rows = curves.with_outstanding(base)
-    reps = rows.loc[rows["rw"] == point.rw, "reps"].min()
-    return dict(found, routing=route.kind, members_per_request=route.per_request, piece_bytes=route.piece_bytes,
-                reps=reps)
 
 
 def _check_points(points) -> pd.DataFrame:
@@ -146,14 +92,9 @@ def _check(base: pd.DataFrame, layout: str, ceilings: Ceilings) -> None:
         raise ConfigError(f"the single-device curve lacks {missing}: make it with predict.curve or predict.figures")
 
 
-UNKNOWN = dict(bw_bytes=np.nan, bw_bytes_lo=np.nan, bw_bytes_hi=np.nan, cpu_s_per_byte=np.nan, busy_devices=0,
-               member_outstanding=np.nan, busiest_member=np.nan, exact=False, routing="", members_per_request=0,
-               piece_bytes=np.nan)
-
-
 def predict(base: pd.DataFrame, layout: str, points, ceilings: Ceilings = Ceilings(), chunk_bytes: int | None = None,
             layer: LayerCost | None = None, tags: int | None = None,
-            host: Mapping[str, float] | None = None) -> pd.DataFrame:
+            host: Mapping[str, float] | None = None, stripe_span: bool = True) -> pd.DataFrame:
     """Per point of ``points`` (rows or a frame of devices, rw, bs, numjobs, iodepth) of ``layout``: each term
     (``<term>_limit_bw_bytes``, the devices' with ``_lo``/``_hi``), ``layout_share``, ``jobs_per_device``,
     ``busy_devices``, ``routing``, ``members_per_request``, ``piece_bytes``, ``member_outstanding`` and
@@ -162,18 +103,21 @@ def predict(base: pd.DataFrame, layout: str, points, ceilings: Ceilings = Ceilin
     ``predicted_bw_bytes`` (the smallest term), ``predicted_lo``, ``predicted_hi``, ``predicted_limit``,
     ``predicted_close``, ``predicted_exact`` (each busy device runs a point the single device was measured at: this
     rw, bs, iodepth and job count, nothing nearest or interpolated standing in) and ``predicted_note``.
-    ``predicted_reps`` (the fewest runs of the single-device points behind it: ``score``'s agreement reads it).
+    ``predicted_reps`` (the fewest runs of the single-device points behind it: ``score``'s agreement reads it);
+    ``predicted_lo_bw_bytes`` / ``predicted_hi_bw_bytes``, the interval the unknowns leave (``bounds``: NaN an open
+    end, said in the note) and ``predicted_unknown``, which unknowns made it wide.
     ``base`` is a ``curve`` or ``figures``; ``chunk_bytes`` the stripe unit (None: unknown); ``tags`` a member's
     queue depth (``nr_requests``; None: unknown, requests wait at their member, never in the job's queue); ``host``
-    per rw the host's measured ceiling (``calibration.host_ceiling``)."""
+    per rw the host's measured ceiling (``calibration.host_ceiling``); ``stripe_span`` False leaves the stripe unit
+    out of the interval (``flashscale plan``'s many device counts: each chunk a stripe could have is a model run)."""
     _check(base, layout, ceilings)
     rows = []
     for point in _check_points(points).itertuples(index=False):
         check_not_scored_on(layer, layout, point.devices)
         share = baseline_and_tax.design_share(layout, point.rw)
         known = not base[base["rw"] == point.rw].empty
-        dev = _devices_term(base, layout, point, chunk_bytes, tags) if known else dict(
-            UNKNOWN, note=f"no single-device {point.rw} rows")
+        dev = devices.term(base, layout, point, chunk_bytes, tags, stripe_span) if known else dict(
+            devices.UNKNOWN, note=f"no single-device {point.rw} rows")
         seconds, extra_cpu, layer_note = layer.at(point.rw, point.bs, point.numjobs, point.iodepth) if layer else (
             np.nan, np.nan, "")
         cpu = dev["cpu_s_per_byte"] + (extra_cpu if np.isfinite(extra_cpu) else 0.0)
@@ -185,6 +129,7 @@ def predict(base: pd.DataFrame, layout: str, points, ceilings: Ceilings = Ceilin
         highs = {**terms, "devices": dev["bw_bytes_hi"] * share}
         for side in (terms, lows, highs):
             side["layer"] = _layer_term({**raw, "devices": side["devices"]}, point, seconds)
+        ends, open_words = _interval(terms, raw, dev, point, seconds, share, _unknowns(dev, layout, layer))
         notes = [dev["note"]]
         if ceilings.cores and not np.isfinite(dev["cpu_s_per_byte"]):
             notes.append("no CPU cost from the single device (not measured, or at a cap): no cpu term")
@@ -201,11 +146,44 @@ def predict(base: pd.DataFrame, layout: str, points, ceilings: Ceilings = Ceilin
                    cpu_s_per_byte=cpu, layer_s_per_io=seconds, layer_cpu_s_per_byte=extra_cpu,
                    **{f"{t}_limit_bw_bytes": terms[t] for t in TERMS},
                    devices_limit_bw_bytes_lo=lows["devices"], devices_limit_bw_bytes_hi=highs["devices"])
-        row.update(_smallest(terms, lows, highs), predicted_exact=dev["exact"],
+        row.update(_smallest(terms, lows, highs), predicted_exact=dev["exact"], **ends,
                    predicted_reps=dev.get("reps", np.nan),
-                   predicted_note="; ".join(filter(None, notes)))
+                   predicted_note="; ".join(filter(None, [*notes, *open_words])))
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _unknowns(dev: dict, layout: str, layer: LayerCost | None) -> dict:
+    """What the devices' term leaves unknown (``bounds``): an open lower end where a layer's CPU cost is not
+    measured (a stripe with no calibration), an upper end beyond the curve, and each finite unknown's own width."""
+    spread = dev["bw_bytes_hi"] / dev["bw_bytes_lo"] if dev["bw_bytes_lo"] > 0 else np.nan
+    stripe = dev.get("stripe_span", 1.0)
+    others = (spread if spread > 1 else 1.0) * (stripe if stripe > 1 else 1.0)  # NaN compares false: 1
+    load = (dev["bound_hi"] / dev["bound_lo"] if dev["bound_lo"] > 0 else np.inf) / others if np.isfinite(
+        dev["bw_bytes"]) else np.nan
+    return dict(open_low=not describe(layout).per_device and layer is None, beyond=bool(dev["beyond"]),
+                widths={bounds.STRIPE_UNIT: dev.get("stripe_span", 1.0), bounds.BELOW: load,
+                        bounds.REPETITIONS: spread})
+
+
+def _interval(terms: dict, raw: dict, dev: dict, point, seconds: float, share: float,
+              unknown: dict) -> tuple[dict, list[str]]:
+    """``predicted_lo_bw_bytes`` / ``predicted_hi_bw_bytes`` (``bounds.ends`` of each term's ends, the devices' at
+    the bounds its unknowns leave, the layer's from them: NaN an open end) and ``predicted_unknown`` (which unknowns
+    made the interval wide, the first the widest), with the open ends in words; NaN, "" and none where the devices'
+    term is unknown."""
+    if not np.isfinite(terms["devices"]):
+        return dict(predicted_lo_bw_bytes=np.nan, predicted_hi_bw_bytes=np.nan, predicted_unknown=""), []
+    floor = {**terms, "devices": dev["bound_lo"] * share}
+    ceiling = {**terms, "devices": dev["bound_hi"] * share}
+    for side in (floor, ceiling):
+        side["layer"] = _layer_term({**raw, "devices": side["devices"]}, point, seconds)
+    lo, hi = bounds.ends(floor, ceiling, unknown["open_low"], unknown["beyond"])
+    words = ["lower end open: the layer's CPU cost is not measured (no calibration)"] if np.isnan(lo) else []
+    if np.isnan(hi):
+        words.append("upper end open: beyond the single device's largest measured load, no ceiling known")
+    return dict(predicted_lo_bw_bytes=lo, predicted_hi_bw_bytes=hi,
+                predicted_unknown=bounds.unknowns(unknown["open_low"], unknown["beyond"], unknown["widths"])), words
 
 
 def _layer_term(raw: dict, point, seconds: float) -> float:
@@ -279,7 +257,10 @@ def score(prediction: pd.DataFrame, frame: pd.DataFrame, confidence: float = 0.9
     ``beyond_margin``: above or below, the whole interval of their ratio beyond ``margin`` (NA with no interval);
     ``unexplained`` = 1 - measured / predicted, what the model did not explain;
     ``devices_tax`` = 1 - measured / the devices term: the tax re-read against what these devices, at these jobs,
-    deliver alone. Points not measured are left out."""
+    deliver alone; ``interval_meets``: the measured interval (the mean where one run) meets the interval the
+    unknowns leave (``predicted_lo_bw_bytes`` to ``predicted_hi_bw_bytes``, an open end meeting everything on its
+    side: ``bounds.meets``), and ``predicted_width`` its hi / lo (inf where an end is open). Points not measured are
+    left out."""
     missing = [c for c in (*KEYS, "predicted_bw_bytes", "predicted_lo", "predicted_hi", "devices_limit_bw_bytes")
                if c not in prediction.columns]
     if missing:
@@ -305,6 +286,13 @@ def score(prediction: pd.DataFrame, frame: pd.DataFrame, confidence: float = 0.9
     out["beyond_margin"] = out["agreement"].isin([agreement.ABOVE, agreement.BELOW]).astype("boolean").mask(
         out["agreement"].isna() | out["agreement"].eq(agreement.NO_INTERVAL))
     out["unexplained"] = 1 - value / out["predicted_bw_bytes"]
+    if "predicted_lo_bw_bytes" in out.columns:  # predictions stated before the unknowns' interval have none
+        low = out["measured_bw_bytes_lo"].where(np.isfinite(out["measured_bw_bytes_lo"]), value)
+        high = out["measured_bw_bytes_hi"].where(np.isfinite(out["measured_bw_bytes_hi"]), value)
+        out["interval_meets"] = [bounds.meets(*ends) for ends in zip(
+            low, high, out["predicted_lo_bw_bytes"], out["predicted_hi_bw_bytes"])]
+        out["predicted_width"] = [bounds.width(lo, hi) for lo, hi in zip(out["predicted_lo_bw_bytes"],
+                                                                          out["predicted_hi_bw_bytes"])]
     out["devices_tax"] = 1 - value / out["devices_limit_bw_bytes"]
     return out
 

@@ -7,6 +7,8 @@ member at random, and how unevenly they land.
     submitted(latency, members, jobs, depth, tags)            the same where a member's tags run out and each
                                                               job's requests wait in its own queue (head-of-line)
     chunk_of(layout, chunk_bytes)                             the stripe unit the routing uses
+    chunk_for(layout, chunk_bytes)                            the same, or the tool's default, with what was assumed
+    chunks_possible(layout, bs, iodepth)                      the stripe units that route a point differently
 
 A stripe cuts its address space into chunks laid over the members in turn (md RAID-0, an LVM stripe, btrfs raid0
 with its fixed 64 KiB stripe, ``BTRFS_STRIPE``). A request of ``bs`` bytes lands on ``ceil(bs / chunk)``
@@ -44,7 +46,11 @@ seeded event simulation (short: 20,000 completions); two members of one tag serv
 many as land on distinct members before the first repeat.
 
 The chunk: the layout flashscale built (``layouts.Options.chunk_bytes``, campaign.json), an imported run's
-``chunk_bytes`` column, or the user's; None (unknown) takes every request to reach every member, with a note. What a
+``chunk_bytes`` column, or the user's; else the layout's tool's default, said (``chunk_for``: md's 512 KiB, lvcreate's
+64 KiB); None (unknown) takes every request to reach every member, with a note, except a request no larger than the
+layout's smallest possible chunk (``Descriptor.least_chunk_bytes``, a page): it reaches one member whatever the chunk.
+``chunks_possible`` lists the stripe units a layout could have that route a point differently, which the
+prediction's interval spans where the chunk was not given (``analysis.prediction.predict``). What a
 layout is (per device or a stripe, its own stripe unit) is its descriptor's (``flashscale.layouts``).
 """
 from __future__ import annotations
@@ -66,6 +72,22 @@ def chunk_of(layout: str, chunk_bytes: int | None) -> int | None:
     """The stripe unit a layout's requests are routed by (``Descriptor.stripe_unit``): its own where it has one
     (btrfs's 64 KiB for its raid profiles), else ``chunk_bytes`` (None: unknown)."""
     return describe(layout).stripe_unit(chunk_bytes)
+
+
+def chunk_for(layout: str, chunk_bytes: int | None) -> tuple[int | None, str]:
+    """The stripe unit to route by and what was assumed, in words (``Descriptor.assumed_chunk``): the layout's own
+    or ``chunk_bytes`` (""), else its tool's default ("md's default chunk (mdadm 3.1 and later) 512 KiB taken: no
+    chunk given"), else None (unknown)."""
+    return describe(layout).assumed_chunk(chunk_bytes)
+
+
+def chunks_possible(layout: str, bs: int, iodepth: int) -> list[int]:
+    """The stripe units ``layout`` could have, as far as routing a point of ``bs`` at ``iodepth`` can tell them
+    apart: powers of two from its smallest (``least_chunk_bytes``) to the first at least iodepth x bs (any larger
+    routes alike: every request, every job's window, on one member)."""
+    least = describe(layout).least_chunk_bytes
+    top = max(least, bs * iodepth)
+    return [least * 2**k for k in range(int(math.ceil(math.log2(top / least))) + 1)]
 
 
 def jobs_per_device(numjobs: int, devices: int) -> list[int]:
@@ -106,7 +128,12 @@ def route(layout: str, devices: int, rw: str, bs: int, numjobs: int, iodepth: in
     if describe(layout).per_device:
         return Route("own jobs", devices, bs, 1, jobs=tuple(jobs_per_device(numjobs, devices)))
     outstanding = numjobs * iodepth
-    if chunk is None:
+    least = describe(layout).least_chunk_bytes
+    note = ""
+    if chunk is None and bs <= least:  # whatever the chunk, no request spans two members
+        chunk, note = least, (f"a request of {bs} bytes, no larger than the least chunk possible ({least} bytes), "
+                              "reaches one member whatever the chunk")
+    elif chunk is None:
         return Route("every member", devices, bs / devices, devices, per_member=outstanding,
                      note="stripe unit not known: each request taken to reach every member")
     per_request = min(devices, math.ceil(bs / chunk))
@@ -118,8 +145,8 @@ def route(layout: str, devices: int, rw: str, bs: int, numjobs: int, iodepth: in
         if window == devices:
             return Route("every member", devices, piece, per_request, per_member=outstanding * per_request / devices)
         return Route("at random", devices, piece, per_request, customers=numjobs * window,
-                     weight=iodepth * per_request / window)
-    return Route("at random", devices, piece, per_request, customers=outstanding * per_request)
+                     weight=iodepth * per_request / window, note=note)
+    return Route("at random", devices, piece, per_request, customers=outstanding * per_request, note=note)
 
 
 @dataclass(frozen=True)
@@ -182,11 +209,11 @@ def spread(rates, members: int, busiest: bool = True) -> Spread:
         raise ConfigError("a member's rate must be finite and not below 0 to spread requests over it")
     if (rates == 0).any():  # a member that stops at some occupancy gathers every request in the end
         return Spread(0.0, mean, np.nan, np.nan)
-    scale = rates.max()
-    logs = np.concatenate([[0.0], -np.cumsum(np.log(members * rates / scale))])
+    scale = rates.max()  # each member's visit ratio 1 / N left out of f: a factor N^-K common to every state of K
+    logs = np.concatenate([[0.0], -np.cumsum(np.log(rates / scale))])  # so nothing underflows at many customers
     f = np.exp(logs - logs.max())
     total = _power(f, members)
-    throughput = np.exp(_log_term(total, customers - 1) - _log_term(total, customers)) * scale
+    throughput = np.exp(_log_term(total, customers - 1) - _log_term(total, customers)) * scale * members
     rest = _power(f, members - 1)
     empty = np.exp(np.log(f[0]) + _log_term(rest, customers) - _log_term(total, customers))
     most = _busiest(f, members, customers, total) if busiest else np.nan

@@ -19,10 +19,11 @@ the cluster's own row): each host count's and host's rows are scored against the
 """
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from .. import agreement, baseline_and_tax
-from . import predict
+from . import bounds, predict
 from ...errors import AnalysisError
 from ...layouts import describe
 from ..cluster_numbers import ALL
@@ -33,7 +34,8 @@ COLUMNS = ["layout", "devices", "rw", "numjobs", "predicted_bw_bytes", "measured
            "predicted_limit", "inside"]
 SCORE_COLUMNS = ["bs", "iodepth", "predicted_lo", "predicted_hi", "measured_reps", "in_interval", "agreement",
                  "beyond_margin", "unexplained"]  # the rest of what predict.score gives that this module reads
-KINDS = {"error": "percent", "inside": "text", "predicted_limit": "text", "host": "text"}
+KINDS = {"error": "percent", "inside": "text", "predicted_limit": "text", "host": "text", "interval": "text",
+         "meets": "text"}
 CLUSTER = ["hosts", "host"]  # what else names a cluster's point: how many hosts ran it, and which (or all)
 CLUSTER_COLUMNS = [*COLUMNS[:1], *CLUSTER, *COLUMNS[1:]]
 
@@ -91,6 +93,9 @@ def stated_before(predictions: pd.DataFrame, frame: pd.DataFrame) -> None:
                             f"started at {r['started_at']}: not stated before, so it is not scored as a prediction")
 
 
+MEETS = {True: "yes", False: "no"}  # ``interval_meets`` in words
+
+
 def for_people(scored: pd.DataFrame) -> pd.DataFrame:
     """One row a point: the prediction with its interval (``predicted_bw_bytes_lo``/``_hi``, which ``tables.show``
     writes beside it; none where the single device behind it had one run, ``predicted_reps``), the measured mean
@@ -98,14 +103,22 @@ def for_people(scored: pd.DataFrame) -> pd.DataFrame:
     whether the measurement agrees with the prediction by the one rule (``analysis.agreement``: the interval of
     their ratio within the margin): "agrees", "above, beyond the margin", "below, beyond the margin", "undecided"
     (their interval reaches across the margin's edge: more runs would tell), "one run: no interval" (no verdict
-    can be given), or "unknown" (nothing predicted)."""
+    can be given), or "unknown" (nothing predicted); ``interval``, the interval the unknowns leave in words
+    (``bounds.words``: an open end said), and ``meets``, whether the measured interval meets it (yes, no)."""
     said = scored["agreement"] if "agreement" in scored.columns else pd.Series(None, index=scored.index)
     inside = [INSIDE.get(v, "unknown") if isinstance(v, str) else "unknown" for v in said]
     shown = scored.drop(columns=["measured_bw_bytes_lo", "measured_bw_bytes_hi"], errors="ignore")
     limits = [predict.limit_words(limit, close) for limit, close in zip(scored["predicted_limit"], _close(scored))]
     once = scored["predicted_reps"] < 2 if "predicted_reps" in scored.columns else False  # one run: no interval
-    return shown.assign(predicted_bw_bytes_lo=scored["predicted_lo"].mask(once),
-                        predicted_bw_bytes_hi=scored["predicted_hi"].mask(once), inside=inside, predicted_limit=limits)
+    shown = shown.assign(predicted_bw_bytes_lo=scored["predicted_lo"].mask(once),
+                         predicted_bw_bytes_hi=scored["predicted_hi"].mask(once), inside=inside, predicted_limit=limits)
+    if "predicted_lo_bw_bytes" not in scored.columns:  # stated before the unknowns' interval existed
+        return shown
+    meets = scored["interval_meets"] if "interval_meets" in scored.columns else pd.Series(None, index=scored.index)
+    return shown.assign(interval=[bounds.words(lo, hi) for lo, hi in zip(scored["predicted_lo_bw_bytes"],
+                                                                          scored["predicted_hi_bw_bytes"])],
+                        meets=[MEETS.get(v, "unknown") if isinstance(v, (bool, np.bool_)) else "unknown"
+                               for v in meets])
 
 
 def undecided_sentences(scored: pd.DataFrame, margin: float = DEFAULT_MARGIN) -> list[str]:

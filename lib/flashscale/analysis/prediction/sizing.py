@@ -155,7 +155,7 @@ def sizing(base: pd.DataFrame, target: float, ceilings: Ceilings = Ceilings(), l
                            for n in range(1, max_devices + 1)])
     hosts = points["devices"].map(lambda n: _ceilings_for(ceilings, n, devices_per_host).hosts)
     parts = [predict(base, layout, group, _ceilings_for(ceilings, int(group["devices"].iloc[0]), devices_per_host),
-                     chunk_bytes)
+                     chunk_bytes, stripe_span=False)
              for _, group in points.groupby(hosts, sort=True)]
     rows = pd.concat(parts, ignore_index=True).sort_values(["rw", "devices"], kind="mergesort")
     rows = rows.reset_index(drop=True)

@@ -1,0 +1,93 @@
+"""The interval a prediction's unknowns leave (issue 41): every prediction is a point inside ends that come from what
+the data cannot pin, not only from the runs' spread; an end nothing bounds is open (NaN), and said.
+
+    ends(lows, highs, open_low, beyond)   the predicted interval (``predicted_lo_bw_bytes``, ``_hi_``) from each term's
+                                          low and high side
+    unknowns(...)                         which unknowns made it wide, the widest first (``predicted_unknown``)
+    meets(m_lo, m_hi, p_lo, p_hi)         the measured interval meets the predicted one (an open end meets all)
+    width(lo, hi)                         hi / lo (inf where an end is open)
+    words(lo, hi)                         the interval for people: "27.0–33.4 GB/s", "at most 33.4 GB/s, lower end
+                                          open: the layer's CPU cost"
+
+The unknowns, each an end of its own (``analysis.prediction.predict`` reads them):
+
+    the layer's CPU cost   a layer between the jobs and the devices (a stripe: md, LVM, btrfs, a parallel file
+                           system) with no calibration: held below what the host's CPUs carry at the single device's
+                           own cost per byte (the cpu term, where the cores are given), its lower end open
+    load beyond the curve  more in flight on a device than the single device was measured at: held at the largest
+                           (the point), up to the ceilings known (the smallest of the other terms); none known: open
+    stripe unit            a stripe whose chunk the table does not give: between what its possible chunks give
+                           (``routing.chunks_possible``), the point at its tool's default where it has one, else
+                           their geometric middle
+    load below the curve   fewer in flight than the least measured: between Little's law and the rate measured at
+                           the least load (``curve.Slice.values``)
+    repetitions            the single device's own t interval
+"""
+from __future__ import annotations
+
+import math
+from typing import Mapping
+
+import numpy as np
+
+from ...measure.units import interval, rate
+
+LAYER_CPU = "the layer's CPU cost"
+BEYOND = "load beyond the curve"
+STRIPE_UNIT = "stripe unit"
+BELOW = "load below the curve"
+REPETITIONS = "repetitions"
+UNKNOWNS = (LAYER_CPU, BEYOND, STRIPE_UNIT, BELOW, REPETITIONS)  # open ends first, then the widest first
+NOT_CEILINGS = ("devices", "layer")  # terms that grow with the devices' own rate: no ceiling beyond the curve
+
+
+def _least(values) -> float:
+    finite = [float(v) for v in values if np.isfinite(v)]
+    return min(finite) if finite else np.nan
+
+
+def ends(lows: Mapping[str, float], highs: Mapping[str, float], open_low: bool, beyond: bool) -> tuple[float, float]:
+    """The interval of the smallest term: the least of the terms' low sides (NaN where ``open_low``: a layer's CPU
+    cost not measured), and the least of their high sides, or, ``beyond`` the curve, the least of the ceilings known
+    (NaN: none known, no upper end invented)."""
+    lo = np.nan if open_low else _least(lows.values())
+    if beyond:
+        return lo, _least(v for t, v in highs.items() if t not in NOT_CEILINGS)
+    return lo, _least(highs.values())
+
+
+def unknowns(open_low: bool, beyond: bool, widths: Mapping[str, float]) -> str:
+    """Which unknowns made the interval wide, comma-separated: the open ends first, then those of ``widths`` (each
+    unknown's own hi / lo) above 1, the widest first; "" where nothing is unknown (an exact point)."""
+    named = [LAYER_CPU] if open_low else []
+    named += [BEYOND] if beyond else []
+    named += [u for u, _ in sorted(((u, w) for u, w in widths.items() if np.isfinite(w) and w > 1 + 1e-9),
+                                   key=lambda item: -item[1])]
+    return ",".join(named)
+
+
+def meets(m_lo: float, m_hi: float, p_lo: float, p_hi: float) -> bool:
+    """Whether the measured interval [m_lo, m_hi] meets the predicted [p_lo, p_hi] (an open end, NaN, reaches
+    everything on its side)."""
+    return (math.isnan(p_lo) or m_hi >= p_lo) and (math.isnan(p_hi) or m_lo <= p_hi)
+
+
+def width(lo: float, hi: float) -> float:
+    """The predicted interval's width as hi / lo: inf where an end is open or the low end is 0."""
+    if not (np.isfinite(lo) and np.isfinite(hi)) or lo <= 0:
+        return math.inf
+    return hi / lo
+
+
+def words(lo: float, hi: float) -> str:
+    """The interval for people: both ends ("27.0–33.4 GB/s"), or an end said open and why ("at most 33.4 GB/s,
+    lower end open: the layer's CPU cost"; "at least 33.4 GB/s, upper end open: load beyond the curve, no ceiling
+    known")."""
+    if np.isfinite(lo) and np.isfinite(hi):
+        return interval(lo, hi)
+    low_open, high_open = f"lower end open: {LAYER_CPU}", f"upper end open: {BEYOND}, no ceiling known"
+    if np.isfinite(hi):
+        return f"at most {rate(hi)}, {low_open}"
+    if np.isfinite(lo):
+        return f"at least {rate(lo)}, {high_open}"
+    return f"open at both ends ({LAYER_CPU}; {BEYOND}, no ceiling known)"

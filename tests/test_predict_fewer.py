@@ -1,0 +1,61 @@
+"""Scaling from fewer devices (issue 41 item 3): a table of 1, 2, 4 and 8 devices, the 8 predicted from those up to
+4 by Amdahl's law over the device count, and the K from which the prediction holds within 5%."""
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from flashscale import cli
+from flashscale.analysis.prediction import fewer
+from flashscale.errors import ConfigError
+
+LAMBDA, SIGMA = 1e9, 0.05  # the known truth: X(N) = lambda N / (1 + sigma (N - 1))
+
+
+def _table(sigma: float = SIGMA, noise: float = 0.01, seed: int = 0) -> pd.DataFrame:
+    """single at 1 device, md-raid0 at 2, 4 and 8, 2 jobs a device, 3 runs each with ``noise`` relative spread (a
+    seeded normal): an emulated table whose truth is Amdahl's law."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for devices in (1, 2, 4, 8):
+        truth = LAMBDA * devices / (1 + sigma * (devices - 1))
+        for rep in range(3):
+            rows.append(dict(layout="single" if devices == 1 else "md-raid0", devices=devices, rw="read", bs=2**20,
+                             numjobs=2 * devices, iodepth=1, rep=rep, bw_bytes=truth * (1 + noise * rng.normal())))
+    return pd.DataFrame(rows)
+
+
+def test_eight_devices_from_those_up_to_four_recovers_the_known_law():
+    got = fewer.calibrated(_table(), 4).set_index("devices")
+    truth = LAMBDA * 8 / (1 + SIGMA * 7)
+    assert list(got.index) == [8] and got.loc[8, "calibrated_up_to"] == 4
+    assert got.loc[8, "predicted_bw_bytes"] == pytest.approx(truth, rel=0.03)  # 1% noise, 9 runs: seeds 0-4 -2.0% to +0.8%
+    assert got.loc[8, "predicted_lo_bw_bytes"] <= truth <= got.loc[8, "predicted_hi_bw_bytes"]
+    assert bool(got.loc[8, "interval_meets"]) and abs(got.loc[8, "error"]) < 0.05
+    assert got.loc[8, "sigma"] == pytest.approx(SIGMA, abs=0.03)
+
+
+def test_too_few_counts_are_said_and_a_bad_k_is_refused():
+    got = fewer.calibrated(_table(), 2)  # counts 1 and 2: two parameters, no degree of freedom left
+    assert got["predicted_bw_bytes"].isna().all() and got["predicted_note"].str.startswith("no fit up to 2").all()
+    with pytest.raises(ConfigError, match="--calibrate-up-to 0"):
+        fewer.calibrated(_table(), 0)
+
+
+def test_from_which_k_it_holds_and_the_command(capsys, tmp_path):
+    """Amdahl's own table holds from K = 4 (the first K with three counts); the command prints the 8's prediction
+    and says so."""
+    table = _table()
+    said = fewer.holds_from(table).set_index(["layout", "rw"])
+    assert said.loc[("md-raid0", "read"), "holds_from"] == 4 and ("single", "read") not in said.index
+    path = tmp_path / "scaling.csv"
+    table.to_csv(path, index=False)
+    assert cli.main(["analyze", str(path), "--predict", "--calibrate-up-to", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "md-raid0 read: predicted within 5% from K = 4" in out
+    assert cli.main(["analyze", str(path), "--predict", "--calibrate-up-to", "4", "--format", "csv"]) == 0
+    got = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    assert got["devices"].tolist() == [8] and got["interval_meets"].tolist() == [True]
