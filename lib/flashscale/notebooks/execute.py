@@ -47,8 +47,9 @@ import yaml
 
 from ..campaigns import campaign as campaigns, cluster as clusters, parameters as schema
 from .. import errors
+from . import estimate
 from ..errors import ConfigError
-from ..measure import campaign_folder, progress as live
+from ..measure import campaign_folder, cost, progress as live
 from ..measure.resume import REANALYZE
 from ..paths import project_root
 from ..publish.report import export_html, write_index
@@ -165,13 +166,47 @@ def parts_of(declared: dict) -> dict:
     return clusters.PARTS if "HOSTS" in declared else campaigns.PARTS
 
 
+def notebook_values(spec: dict, root: Path, overrides: dict | None = None) -> dict[Path, dict]:
+    """Each notebook of the campaign ``spec`` mapped to every value it will run with: its parameters cell's own
+    (``declared_values``) under the campaign file's and ``overrides`` (what its cost is estimated from)."""
+    import papermill
+
+    found = {}
+    for name in spec["notebooks"]:
+        notebook = notebook_path(name, root)
+        declared = declared_values(papermill.inspect_notebook(str(notebook)))
+        found[notebook] = {**declared, **spec["parameters"], **spec["notebook_parameters"].get(name, {}),
+                           **(overrides or {})}
+    return found
+
+
+def estimate_campaign(campaign_file: str | Path, overrides: dict | None = None):
+    """``estimate.of_campaign`` of a campaign file, its parameters checked first as a run checks them: each
+    notebook's ``Cost`` by name, and the campaign's."""
+    spec = load_campaign(campaign_file)
+    root = project_root(Path(campaign_file).resolve().parent)
+    notebook_parameters(spec, root, overrides)
+    return estimate.of_campaign(notebook_values(spec, root, overrides))
+
+
+def _say_cost(campaign_file, overrides: dict | None, budget_s: float | None) -> None:
+    """The estimate, the first lines a run prints (stderr); ConfigError where it cannot fit ``budget_s``."""
+    each, whole = estimate_campaign(campaign_file, overrides)
+    print("\n".join(estimate.lines(each, whole)), file=sys.stderr, flush=True)
+    said = cost.fits(whole, budget_s, each) if budget_s is not None else None
+    if said:
+        raise ConfigError(f"--budget: the campaign cannot fit: {said}")
+
+
 def run_campaign(campaign_file: str | Path, reports_dir: str | Path | None = None,
                  overrides: dict | None = None, resume: bool = False, force_resume: bool = False,
-                 reanalyze: bool = False) -> list[Path]:
+                 reanalyze: bool = False, budget_s: float | None = None) -> list[Path]:
     """Execute each notebook of the campaign with papermill; return the HTML reports written. With ``resume`` (or
     ``force_resume``), notebooks that finished in the interrupted run are not executed again (their reports stay)
     and the others continue their own campaigns. With ``reanalyze``, every notebook is executed again on the
-    campaign's stored runs (``measure.resume``: nothing is measured) and its report published anew."""
+    campaign's stored runs (``measure.resume``: nothing is measured) and its report published anew. Before
+    anything runs, the campaign's estimated cost is printed (``estimate``), and refused where it cannot fit
+    ``budget_s``."""
     import papermill
 
     if reanalyze and (resume or force_resume):
@@ -180,6 +215,8 @@ def run_campaign(campaign_file: str | Path, reports_dir: str | Path | None = Non
     root = project_root(Path(campaign_file).resolve().parent)
     run_values = {"RESUME": True, "FORCE_RESUME": force_resume} if resume or force_resume else {}
     parameters = notebook_parameters(spec, root, overrides, run_values)
+    if not reanalyze:
+        _say_cost(campaign_file, overrides, budget_s)
     notebooks = [notebook_path(name, root) for name in spec["notebooks"]]
     out = (Path(reports_dir) if reports_dir else root / "reports") / spec["campaign"]
     out.mkdir(parents=True, exist_ok=True)
