@@ -104,7 +104,7 @@ def of_layouts(sweep: Sweep, layouts: int, write_bps: float | None = None, probe
     parts["builds"] = ((layouts if builds is None else builds) * BUILD_S,) * 2
     parts["overhead"] = (runs[0] * RUN_OVERHEAD_S + notebooks * NOTEBOOK_S,
                          runs[1] * RUN_OVERHEAD_S + notebooks * NOTEBOOK_S)
-    wall = (device[0] + parts["builds"][0] + parts["overhead"][0], device[1] + parts["builds"][1] + parts["overhead"][1])
+    wall = tuple(device[i] + parts["builds"][i] + parts["overhead"][i] for i in (0, 1))
     return Cost(device, wall, runs, parts, tuple(notes))
 
 
