@@ -73,6 +73,17 @@ def test_a_budget_names_what_to_drop():
     assert "loosen PRECISION" in cost.fits(ranged, ranged.wall_s[0] + 1)
 
 
+def test_the_precision_a_budget_can_reach():
+    ranged = cost.of_layouts(PreciseSweep(repetitions=3, max_repetitions=10, precision=0.02), 1, 1e12)
+    per_run = (ranged.wall_s[1] - ranged.wall_s[0]) / 7  # each further run of every point
+    runs, reached = cost.reachable(ranged, ranged.wall_s[0] + 2.5 * per_run)
+    # 5 runs a point: 0.02 x (t(0.975, 4) / sqrt 5) / (t(0.975, 9) / sqrt 10) = 0.02 x 1.241664 / 0.715357 = 0.034715
+    assert runs == 5 and reached == pytest.approx(0.034715, abs=1e-6)
+    assert "PRECISION=0.0347, MAX_REPETITIONS=5" in cost.fits(ranged, ranged.wall_s[0] + 2.5 * per_run)
+    assert cost.reachable(ranged, ranged.wall_s[1] + 1) is None and cost.reachable(ranged, 1.0) is None
+    assert cost.total([ranged, ranged]).precision == pytest.approx(0.02, abs=0)
+
+
 @pytest.mark.parametrize("text, seconds", [("3600", 3600), ("90m", 5400), ("1h30m", 5400), ("2 h", 7200),
                                            ("45min", 2700), ("1d", 86400), ("1.5h", 5400)])
 def test_durations(text, seconds):

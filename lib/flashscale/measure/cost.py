@@ -16,11 +16,14 @@ stopping at its first ``repetitions`` runs to every point running ``max_repetiti
     of_layouts(sweep, layouts, ...)   a ``Cost``: device and wall seconds (least, most) and the runs, by part
     total(costs)                      the sum of several (a campaign's notebooks)
     fits(cost, budget_s)              None, or what the campaign would have to drop to fit in ``budget_s``
+    reachable(cost, budget_s)         with a precision target: the runs a point can have and the precision they reach
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+
+from scipy import stats as sps
 
 from .harness import PROBE_RUNTIME_S
 from .sweep import Sweep
@@ -44,6 +47,8 @@ class Cost:
     runs: tuple[int, int]
     parts: dict = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    precision: float | None = None  # the sweep's precision target, where its repetitions stop by it
+    per_point: tuple[int, int] = (0, 0)  # measured runs of a point, (least, most)
 
     def words(self) -> str:
         """"device 7 min 12 s, wall 9 min 30 s (72 runs)"; a range where the repetitions stop by precision."""
@@ -105,7 +110,7 @@ def of_layouts(sweep: Sweep, layouts: int, write_bps: float | None = None, probe
     parts["overhead"] = (runs[0] * RUN_OVERHEAD_S + notebooks * NOTEBOOK_S,
                          runs[1] * RUN_OVERHEAD_S + notebooks * NOTEBOOK_S)
     wall = tuple(device[i] + parts["builds"][i] + parts["overhead"][i] for i in (0, 1))
-    return Cost(device, wall, runs, parts, tuple(notes))
+    return Cost(device, wall, runs, parts, tuple(notes), getattr(sweep, "precision", None), (least, most))
 
 
 def total(costs) -> Cost:
@@ -114,7 +119,23 @@ def total(costs) -> Cost:
     pick = lambda name: tuple(sum(getattr(c, name)[i] for c in costs) for i in (0, 1))  # noqa: E731
     parts = {p: tuple(sum(c.parts.get(p, (0, 0))[i] for c in costs) for i in (0, 1)) for p in PARTS}
     notes = tuple(dict.fromkeys(n for c in costs for n in c.notes))
-    return Cost(pick("device_s"), pick("wall_s"), pick("runs"), parts, notes)
+    targets = {(c.precision, c.per_point) for c in costs if c.precision is not None}
+    precision, per_point = targets.pop() if len(targets) == 1 else (None, (0, 0))
+    return Cost(pick("device_s"), pick("wall_s"), pick("runs"), parts, notes, precision, per_point)
+
+
+def reachable(cost: Cost, budget_s: float) -> tuple[int, float] | None:
+    """With a precision target whose least fits ``budget_s`` and whose most does not: the runs a point can have
+    (spread evenly) and the precision they reach where the runs scatter as much as needs ``max_repetitions`` for the
+    target (the half-width goes as t(n - 1) / sqrt(n)); None otherwise."""
+    (least, most), (lo, hi) = cost.per_point, cost.wall_s
+    if cost.precision is None or most <= least or not lo <= budget_s < hi:
+        return None
+    runs = least + int((budget_s - lo) / ((hi - lo) / (most - least)))
+    if runs < 2:
+        return None
+    width = lambda n: float(sps.t.ppf(0.975, n - 1)) / math.sqrt(n)  # noqa: E731
+    return runs, cost.precision * width(runs) / width(most)
 
 
 def fits(cost: Cost, budget_s: float, named: dict[str, Cost] | None = None) -> str | None:
@@ -127,6 +148,10 @@ def fits(cost: Cost, budget_s: float, named: dict[str, Cost] | None = None) -> s
             f"of {span(budget_s)}"]
     if cost.wall_s[0] <= budget_s < cost.wall_s[1]:
         said.append(f"at the least ({span(cost.wall_s[0])}) it fits: lower MAX_REPETITIONS or loosen PRECISION")
+    reach = reachable(cost, budget_s)
+    if reach is not None:
+        said.append(f"in that time a point can have {reach[0]} runs, a precision of about {reach[1]:.3g} "
+                    f"(PRECISION={reach[1]:.3g}, MAX_REPETITIONS={reach[0]}) where its runs scatter as the most would")
     over, dropped = cost.wall_s[1] - budget_s, []
     for name, part in sorted((named or {}).items(), key=lambda kv: -kv[1].wall_s[1]):
         if over <= 0:
