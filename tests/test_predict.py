@@ -275,7 +275,7 @@ def test_harness_check_the_capped_golden_run_sums_its_caps_and_btrfs_writes_are_
     assert set(jbod["agreement"]) == {"same", "undecided"}  # none differs: within the truth, or too few runs
     writes = scored[(scored["layout"] == "btrfs-raid0") & (scored["rw"] == "write")].set_index("numjobs")
     assert writes.loc[1, "unexplained"] > 0.3 and writes.loc[1, "agreement"] == "undecided"
-    assert writes.loc[1, "measured_bw_bytes_lo"] < 0.05 * writes.loc[1, "predicted_bw_bytes"]
+    assert 0 < writes.loc[1, "measured_bw_bytes_lo"] < 0.25 * writes.loc[1, "predicted_bw_bytes"]  # log scale: 172 MB/s
     assert writes.loc[1, "devices_tax"] == pytest.approx(writes.loc[1, "unexplained"])  # the devices bound
     assert predict.outside_sentences(scored) == []  # nothing is beyond the margin by the rule
 

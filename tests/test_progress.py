@@ -107,6 +107,23 @@ def test_a_campaign_on_directories_logs_each_run_as_it_starts_and_ends(tmp_path)
                if FINISHED.match(line) and not line.endswith(" 0 left"))  # 1 s runs: the ETA is known throughout
 
 
+def test_one_eta_counts_the_notebooks_still_to_run(tmp_path, monkeypatch):
+    """Under flashscale run, each notebook's ETA adds the estimated wall time of the notebooks after it."""
+    sweep = Sweep(rw=["read"], numjobs=[1], repetitions=2, runtime_s=3, ramp_s=1, precondition=False)
+    monkeypatch.setenv(progress.LATER, "600")
+    live = progress.Progress(sweep, layouts=1, directory=tmp_path, lines=False)
+    live.started("single", "p", "rep1")
+    live.ended("measure", "done")
+    last = (tmp_path / progress.LOG_FILE).read_text().splitlines()[-1]
+    assert re.search(r"1 left, ETA 10 min (\d+ s )?with the notebooks after this one$", last), last
+    for bad in ("-5", "nan", "soon", ""):
+        monkeypatch.setenv(progress.LATER, bad)
+        assert progress.later_seconds() == pytest.approx(0.0, abs=0)
+    monkeypatch.delenv(progress.LATER)
+    alone = progress.Progress(sweep, layouts=1, lines=False)
+    assert alone.later_s == pytest.approx(0.0, abs=0)
+
+
 def test_the_terminal_echo_writes_only_progress_lines_even_split_across_writes(capsys):
     echo = execute.TerminalEcho()
     echo.write(f"a cell's own print\n{progress.MARK}[1/2] single p rep0 …\n{progress.MARK}[1/2] sin")

@@ -14,6 +14,7 @@ MB = 1e6
 MIB = 1048576
 T975_2 = 4.302652729911275  # t quantile 0.975 with 2 degrees of freedom (tables: 4.303)
 H = T975_2 * 5 / np.sqrt(3)  # half-width of the t interval of 3 repetitions with s = 5: 12.42068
+LO, HI = 105 * np.exp(-H / 105), 105 * np.exp(H / 105)  # on the log scale (mean 105): 93.2858 to 118.1852
 
 
 def _rows(layout, devices, bws, warmup_bw=None, rw="read", numjobs=1):
@@ -32,10 +33,25 @@ def results() -> pd.DataFrame:
 
 
 def test_interval_t_by_hand():
-    # mean 105, s = sqrt((25 + 25 + 0) / 2) = 5, half = 4.3027 x 5 / sqrt(3) = 12.4207
+    # mean 105, s = sqrt((25 + 25 + 0) / 2) = 5, half = 4.3027 x 5 / sqrt(3) = 12.4207 on the raw scale; on the log
+    # scale the half-width is H / 105 = 0.118292, so 105 x exp(-/+ 0.118292) = 93.2858 to 118.1852
     lo, hi = interval_t(np.array([100.0, 110.0, 105.0]), 0.95)
-    assert (lo, hi) == (pytest.approx(105 - H), pytest.approx(105 + H))
+    assert (lo, hi) == (pytest.approx(93.2858, abs=1e-4), pytest.approx(118.1852, abs=1e-4))
     assert H == pytest.approx(12.4207, abs=1e-4)
+
+
+def test_two_runs_far_apart_give_no_rate_below_zero():
+    """The docs' import example: jbod's two runs 1,057 MB/s apart gave (-981 to 3,096) on the raw scale."""
+    lo, hi = interval_t(np.array([100.0, 2000.0]) * MB)
+    assert 0 < lo < 1050 * MB < hi < np.inf
+    # the log scale's half-width: t(0.975, 1) x cv / sqrt(2) = 12.7062 x (1343.5 / 1050) / 1.41421 = 11.4961
+    assert np.log(hi / (1050 * MB)) == pytest.approx(11.4961, abs=1e-4)
+    assert np.log(1050 * MB / lo) == pytest.approx(11.4961, abs=1e-4)
+
+
+def test_values_not_all_positive_keep_the_classic_interval():
+    lo, hi = interval_t(np.array([-5.0, 0.0, 5.0]))
+    assert (lo, hi) == (pytest.approx(-12.4207, abs=1e-4), pytest.approx(12.4207, abs=1e-4))
 
 
 def test_interval_of_one_value_is_nan_without_warnings():
@@ -69,8 +85,8 @@ def test_repetition_stats_excludes_warmup(results):
     assert single["bw_bytes"] == pytest.approx(105 * MB)
     assert single["bw_bytes_std"] == pytest.approx(5 * MB)
     assert single["bw_bytes_cv"] == pytest.approx(5 / 105)
-    assert single["bw_bytes_lo"] == pytest.approx((105 - H) * MB)
-    assert single["bw_bytes_hi"] == pytest.approx((105 + H) * MB)
+    assert single["bw_bytes_lo"] == pytest.approx(LO * MB)
+    assert single["bw_bytes_hi"] == pytest.approx(HI * MB)
 
 
 def test_repetition_stats_of_iops_column(results):
@@ -78,7 +94,7 @@ def test_repetition_stats_of_iops_column(results):
     single = repetition_stats(frame, value="iops").set_index("layout").loc["single"]
     assert single["iops"] == pytest.approx(105 * MB / MIB)
     assert single["iops_cv"] == pytest.approx(5 / 105)
-    assert single["iops_lo"] == pytest.approx((105 - H) * MB / MIB)
+    assert single["iops_lo"] == pytest.approx(LO * MB / MIB)
 
 
 def test_summary_intervals_by_hand(results):
@@ -230,7 +246,9 @@ def test_efficiency_interval_always_holds_the_efficiency_and_is_positive(baselin
     bounds gave an efficiency_hi below zero. On the log scale the interval stays around the efficiency."""
     rows = _rows("single", 1, baseline_reps) + _rows("jbod", 2, [190.0, 200.0])
     out = summary_intervals(pd.DataFrame(rows), reference="jbod").set_index("layout").loc["jbod"]
-    assert interval_t(np.array(baseline_reps) * MB)[0] < 0 or baseline_reps == [100.0, 101.0]
+    raw = np.mean(baseline_reps) - 12.706 * np.std(baseline_reps, ddof=1) / np.sqrt(2)  # the classic t interval's
+    assert raw < 0 or baseline_reps == [100.0, 101.0]
+    assert interval_t(np.array(baseline_reps) * MB)[0] > 0
     assert 0 < out["efficiency_lo"] < out["efficiency"] < out["efficiency_hi"] < np.inf
     assert out["efficiency"] == pytest.approx(195 / (2 * np.mean(baseline_reps)))
     assert out["layout_efficiency_lo"] <= out["layout_efficiency"] <= out["layout_efficiency_hi"]

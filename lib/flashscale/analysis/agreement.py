@@ -10,6 +10,8 @@ band is symmetric on the log scale, so the answer does not depend on which side 
 
     agree(a, b, margin)      an ``Agreement``: the ratio a / b, its interval, and the verdict
     judge(lo, hi, margin)    the verdict of a ratio's interval already made (the tax test's)
+    Side.of(runs).interval() the interval of a positive quantity (a rate, a ratio, an efficiency): on the log scale,
+                             never below zero; ``stats.interval_t`` and every table's ``_lo``/``_hi`` are made by it
 
 The verdicts (``VERDICTS``):
 
@@ -100,6 +102,15 @@ class Side:
             return cls(mean, math.nan, math.nan, 1)
         return cls(mean, float(values.std(ddof=1)) / mean / math.sqrt(values.size), values.size - 1.0,
                    int(values.size))
+
+    def interval(self, confidence: float = 0.95) -> tuple[float, float]:
+        """The interval of a positive quantity, on the log scale: the t interval of the log of ``value`` (its
+        standard error ``log_se`` on ``df`` degrees of freedom), back-transformed, value x exp(+/- t s). Never
+        below zero, always around ``value``; (nan, nan) for one run (no spread: no interval)."""
+        if not math.isfinite(self.log_se):
+            return (math.nan, math.nan)
+        t = float(sps.t.ppf((1 + _check_confidence(confidence)) / 2, self.df)) if self.log_se > 0 else 0.0
+        return (self.value * math.exp(-t * self.log_se), self.value * math.exp(t * self.log_se))
 
     @classmethod
     def exact(cls, value: float) -> "Side":
@@ -194,7 +205,7 @@ def agree(a: Side, b: Side, margin: float = DEFAULT_MARGIN, confidence: float = 
         return Agreement(ratio, math.nan, math.nan, NO_INTERVAL, margin, confidence)
     log_ratio = math.log(a.value) - math.log(b.value)
     half = float(sps.t.ppf((1 + confidence) / 2, df)) * se if se > 0 else 0.0
-    verdict = judge_log(log_ratio - half, log_ratio + half, margin)
+    verdict = judge_log(log_ratio - half, log_ratio + half, margin)  # Side(ratio, se, df, n).interval, on the log
     return Agreement(ratio, ratio * math.exp(-half), ratio * math.exp(half), verdict, margin, confidence)
 
 

@@ -7,8 +7,10 @@ option: docs/reference/commands.md#flashscale-run.
 from __future__ import annotations
 
 import argparse
+import json
 
-from ..notebooks import execute
+from ..measure import cost
+from ..notebooks import estimate, execute
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -20,16 +22,41 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="continue the interrupted run of this campaign: finished runs and notebooks are kept")
     parser.add_argument("--force-resume", action="store_true",
                         help="resume even when the campaign file or the machine changed (the report says so)")
+    parser.add_argument("--estimate", action="store_true",
+                        help="print the device time and the wall time each notebook and the whole campaign will "
+                             "take, from its own parameters, and stop: nothing runs")
+    parser.add_argument("--format", choices=("text", "json"), default="text",
+                        help="with --estimate: json gives device_s and wall_s (and each notebook's) for scripts")
+    parser.add_argument("--budget", metavar="DURATION", default=None,
+                        help="refuse a campaign whose estimated wall time cannot fit, e.g. 90m, 2h, 1h30m, 3600, "
+                             "saying what it would have to drop")
     parser.add_argument("--reanalyze", action="store_true",
                         help="execute the notebooks again on the campaign's stored runs and publish their reports "
                              "anew: no device touched, no fio run (after a change of analysis or of the lock)")
 
 
+def show_estimate(args: argparse.Namespace, overrides: dict, budget_s: float | None) -> int:
+    """``--estimate``: each notebook's cost and the campaign's, as lines or JSON; 1 where it cannot fit the budget."""
+    each, whole = execute.estimate_campaign(args.campaign, overrides)
+    said = cost.fits(whole, budget_s, each) if budget_s is not None else None
+    if args.format == "json":
+        print(json.dumps({**whole.json(), "notebooks": {name: c.json() for name, c in each.items()},
+                          "budget_s": budget_s, "fits": said is None, "over_budget": said}, indent=2))
+    else:
+        print("\n".join(estimate.lines(each, whole)))
+        if said:
+            print(f"over the budget: {said}")
+    return 1 if said else 0
+
+
 def main(args: argparse.Namespace) -> int:
     overrides = execute.parse_overrides(args.parameter)
+    budget_s = estimate.parse_duration(args.budget) if args.budget is not None else None
+    if args.estimate:
+        return show_estimate(args, overrides, budget_s)
     published = execute.run_campaign(args.campaign, reports_dir=args.reports, overrides=overrides,
                                      resume=args.resume, force_resume=args.force_resume,
-                                     reanalyze=args.reanalyze)
+                                     reanalyze=args.reanalyze, budget_s=budget_s)
     for path in published:
         print(path)
     return 0

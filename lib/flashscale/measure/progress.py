@@ -19,7 +19,9 @@ The total is ``planned(sweep)`` runs per layout, its precondition runs and its w
 adaptive sweep or a precondition in rounds it is an upper bound, made exact when each layout is done. The ETA is the
 runs left of each phase times that phase's mean wall time so far, or before one has finished, its known runtime
 (``runtime_s`` + ``ramp_s`` of a time-based run); none until every phase left has one, except the workloads, whose
-runs not yet timed are named beside the ETA.
+runs not yet timed are named beside the ETA. Under ``flashscale run`` it is the one ETA of the whole campaign:
+``execute`` gives each notebook's kernel ``FLASHSCALE_LATER_S``, the estimated wall time of the notebooks after it
+(``notebooks.estimate``), which the ETA adds (papermill's own bar, with an ETA of its own, is off).
 """
 from __future__ import annotations
 
@@ -36,6 +38,7 @@ from .units import rate, span
 
 LOG_FILE = campaign_folder.PROGRESS_LOG
 ENVIRONMENT = "FLASHSCALE_PROGRESS"  # "lines": each line also to stdout, prefixed with MARK
+LATER = "FLASHSCALE_LATER_S"  # seconds the campaign's notebooks after this one are estimated to take (execute)
 MARK = "flashscale-progress: "
 MEASURE = "measure"
 WORKLOAD = "workload"
@@ -47,6 +50,15 @@ def planned(sweep: Sweep, repeat: int = 1, workload_runs: int = 0) -> dict[str, 
     cluster runs every point once per host count), and its workloads' runs."""
     pre = 0 if not sweep.precondition or sweep.nrfiles else sweep.rounds_max if sweep.steady_rounds else 1
     return {PRECONDITION: pre, MEASURE: sweep.runs() * repeat, WORKLOAD: workload_runs}
+
+
+def later_seconds() -> float:
+    """``FLASHSCALE_LATER_S`` as seconds (0 where it is unset or no finite number at or above zero)."""
+    try:
+        seconds = float(os.environ.get(LATER, "0"))
+    except ValueError:
+        return 0.0
+    return seconds if math.isfinite(seconds) and seconds > 0 else 0.0
 
 
 class Progress:
@@ -65,6 +77,7 @@ class Progress:
         self.log = campaign_folder.progress_log(directory) if directory is not None else None
         self.bar = bar
         self.lines = os.environ.get(ENVIRONMENT) == "lines" if lines is None else lines
+        self.later_s = later_seconds()
         self._current: tuple[str, float] | None = None
         if bar is not None and sweep is not None:
             bar.total = self.total
@@ -150,6 +163,8 @@ class Progress:
         eta = self.eta()
         left = sum(self.left.values())
         untimed = f" and {self.left[WORKLOAD]} workload run(s) not yet timed" if self._untimed() else ""
+        if eta is not None and self.later_s:
+            return f"{left} left, ETA {span(eta + self.later_s)} with the notebooks after this one{untimed}"
         return f"{left} left" + ("" if not left else f", ETA {span(eta)}{untimed}" if eta is not None
                                  else ", ETA unknown")
 

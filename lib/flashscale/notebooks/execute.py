@@ -27,8 +27,8 @@ as it finishes; with ``resume`` the notebooks that finished are not executed aga
 
 While a notebook runs, each fio run's start and end (``measure.progress``) reach the terminal (stderr) as it
 happens: the kernel is started with ``FLASHSCALE_PROGRESS=lines``, papermill hands its stdout to ``TerminalEcho``,
-which writes the progress lines and nothing else; the report is exported without them. The kernel talks to
-papermill over Unix sockets, not TCP (``execute_notebook``, ``kernel.LocalKernelManager``).
+which writes the progress lines and nothing else (papermill's own bar is off: one line, one ETA, which counts the
+notebooks still to run); the report is exported without them. The kernel talks to papermill over Unix sockets, not TCP (``execute_notebook``, ``kernel.LocalKernelManager``).
 """
 from __future__ import annotations
 
@@ -47,8 +47,9 @@ import yaml
 
 from ..campaigns import campaign as campaigns, cluster as clusters, parameters as schema
 from .. import errors
+from . import estimate
 from ..errors import ConfigError
-from ..measure import campaign_folder, progress as live
+from ..measure import campaign_folder, cost, progress as live
 from ..measure.resume import REANALYZE
 from ..paths import project_root
 from ..publish.report import export_html, write_index
@@ -165,13 +166,50 @@ def parts_of(declared: dict) -> dict:
     return clusters.PARTS if "HOSTS" in declared else campaigns.PARTS
 
 
+def notebook_values(spec: dict, root: Path, overrides: dict | None = None) -> dict[Path, dict]:
+    """Each notebook of the campaign ``spec`` mapped to every value it will run with: its parameters cell's own
+    (``declared_values``) under the campaign file's and ``overrides`` (what its cost is estimated from)."""
+    import papermill
+
+    found = {}
+    for name in spec["notebooks"]:
+        notebook = notebook_path(name, root)
+        declared = declared_values(papermill.inspect_notebook(str(notebook)))
+        found[notebook] = {**declared, **spec["parameters"], **spec["notebook_parameters"].get(name, {}),
+                           **(overrides or {})}
+    return found
+
+
+def estimate_campaign(campaign_file: str | Path, overrides: dict | None = None):
+    """``estimate.of_campaign`` of a campaign file, its parameters checked first as a run checks them: each
+    notebook's ``Cost`` by name, and the campaign's."""
+    spec = load_campaign(campaign_file)
+    root = project_root(Path(campaign_file).resolve().parent)
+    notebook_parameters(spec, root, overrides)
+    return estimate.of_campaign(notebook_values(spec, root, overrides))
+
+
+def _say_cost(campaign_file, overrides: dict | None, budget_s: float | None) -> dict[str, float]:
+    """The estimate, the first lines a run prints (stderr); ConfigError where it cannot fit ``budget_s``. Returns
+    each notebook's estimated wall time of the notebooks after it (their progress lines' ETA adds it)."""
+    each, whole = estimate_campaign(campaign_file, overrides)
+    print("\n".join(estimate.lines(each, whole)), file=sys.stderr, flush=True)
+    said = cost.fits(whole, budget_s, each) if budget_s is not None else None
+    if said:
+        raise ConfigError(f"--budget: the campaign cannot fit: {said}")
+    walls = [c.wall_s[1] for c in each.values()]
+    return {name: sum(walls[i + 1:]) for i, name in enumerate(each)}
+
+
 def run_campaign(campaign_file: str | Path, reports_dir: str | Path | None = None,
                  overrides: dict | None = None, resume: bool = False, force_resume: bool = False,
-                 reanalyze: bool = False) -> list[Path]:
+                 reanalyze: bool = False, budget_s: float | None = None) -> list[Path]:
     """Execute each notebook of the campaign with papermill; return the HTML reports written. With ``resume`` (or
     ``force_resume``), notebooks that finished in the interrupted run are not executed again (their reports stay)
     and the others continue their own campaigns. With ``reanalyze``, every notebook is executed again on the
-    campaign's stored runs (``measure.resume``: nothing is measured) and its report published anew."""
+    campaign's stored runs (``measure.resume``: nothing is measured) and its report published anew. Before
+    anything runs, the campaign's estimated cost is printed (``estimate``), and refused where it cannot fit
+    ``budget_s``."""
     import papermill
 
     if reanalyze and (resume or force_resume):
@@ -180,6 +218,7 @@ def run_campaign(campaign_file: str | Path, reports_dir: str | Path | None = Non
     root = project_root(Path(campaign_file).resolve().parent)
     run_values = {"RESUME": True, "FORCE_RESUME": force_resume} if resume or force_resume else {}
     parameters = notebook_parameters(spec, root, overrides, run_values)
+    later = _say_cost(campaign_file, overrides, budget_s) if not reanalyze else {}
     notebooks = [notebook_path(name, root) for name in spec["notebooks"]]
     out = (Path(reports_dir) if reports_dir else root / "reports") / spec["campaign"]
     out.mkdir(parents=True, exist_ok=True)
@@ -194,8 +233,9 @@ def run_campaign(campaign_file: str | Path, reports_dir: str | Path | None = Non
             if notebook.name in progress["done"]:
                 continue
             executed = out / notebook.name
+            os.environ[live.LATER] = f"{later.get(notebook.stem, 0.0):.0f}"
             try:
-                execute_notebook(notebook, executed, parameters[notebook], root, progress_bar=True,
+                execute_notebook(notebook, executed, parameters[notebook], root, progress_bar=False,
                                  stdout_file=TerminalEcho())
             except papermill.PapermillExecutionError as exc:
                 again = "--reanalyze again" if reanalyze else "--resume continues from there"
@@ -250,7 +290,7 @@ def notebook_parameters(spec: dict, root: Path, overrides: dict | None = None,
 
 class TerminalEcho:
     """papermill's ``stdout_file``: of what a notebook prints, the progress lines only (``measure.progress.MARK``),
-    without their mark, to the terminal's stderr, above papermill's own bar."""
+    without their mark, to the terminal's stderr (papermill's own bar is off: one progress line, one ETA)."""
 
     def __init__(self) -> None:
         self.pending = ""
@@ -269,12 +309,14 @@ class TerminalEcho:
 
 @contextmanager
 def _progress_lines():
-    """Kernels started meanwhile print each run's progress line (``FLASHSCALE_PROGRESS=lines``)."""
+    """Kernels started meanwhile print each run's progress line (``FLASHSCALE_PROGRESS=lines``), its ETA with the
+    notebooks after it (``FLASHSCALE_LATER_S``, set before each)."""
     before = os.environ.get(live.ENVIRONMENT)
     os.environ[live.ENVIRONMENT] = "lines"
     try:
         yield
     finally:
+        os.environ.pop(live.LATER, None)
         if before is None:
             os.environ.pop(live.ENVIRONMENT, None)
         else:

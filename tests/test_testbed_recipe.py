@@ -1,0 +1,60 @@
+"""The test bed recipe of docs/howto/real-devices.md (issue 42, item 1): `flashscale run runners/testbed.yaml` with
+the layouts named on the command line, a dry run first (the guard's checks and every command, nothing touched),
+then for real, on loop devices the test made standing in for drives (as root). md-raid0 needs the VM lab."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from conftest import sha256
+from test_guard_loop import Loops
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = ["-p", "RW=[write, read]", "-p", "NUMJOBS=[1]", "-p", "IODEPTH=[1]", "-p", "REPETITIONS=2", "-p",
+        "RUNTIME_S=1", "-p", "RAMP_S=0", "-p", "FILE_SIZE=16777216"]
+
+
+@pytest.fixture
+def bed(tmp_path):
+    """Two loop devices of the test's own, filled with random data, named by identity in a test bed file."""
+    loops = Loops(tmp_path)
+    devices = [loops.make(size=512 * 2**20), loops.make(size=512 * 2**20)]
+    path = tmp_path / "testbed.yaml"
+    path.write_text("name: two-loops\ndevices:\n" + "".join(f'  - "{d.id}"\n' for d in devices))
+    yield {"file": str(path), "devices": devices, "ids": [d.id for d in devices]}
+    loops.close()
+
+
+def _run(tmp_path, bed, *more):
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "lib")}
+    return subprocess.run([sys.executable, "-m", "flashscale.cli", "run", "runners/testbed.yaml",
+                           "--reports", str(tmp_path / "reports"), "-p", f"TESTBED={bed['file']}",
+                           "-p", f"DATA_DIR={tmp_path / 'data'}", "-p", "LAYOUTS=[single, jbod, btrfs-raid0]",
+                           *TINY, *more], capture_output=True, text=True, env=env, cwd=ROOT, timeout=900)
+
+
+@pytest.mark.root
+def test_the_recipe_runs_dry_then_measures_the_layouts_named_on_the_command_line(tmp_path, bed):
+    before = [sha256(d.path) for d in bed["devices"]]
+    dry = _run(tmp_path, bed)
+    said = dry.stdout + dry.stderr
+    assert dry.returncode != 0 and "nothing was touched" in said, said[-3000:]
+    assert said.splitlines()[0].startswith("  quickstart: device ")  # the estimate first
+    for device in bed["devices"]:
+        assert f"# {device.path} is {device.id}" in said and f"blkdiscard {device.path}" in said
+    assert "mkfs.xfs" in said and "mkfs.btrfs" in said and "-d raid0" in said
+    assert [sha256(d.path) for d in bed["devices"]] == before
+
+    real = _run(tmp_path, bed, "-p", "DRY_RUN=false", "-p", f"CONFIRM={','.join(bed['ids'])}")
+    assert real.returncode == 0, (real.stdout + real.stderr)[-3000:]
+    assert (tmp_path / "reports" / "testbed" / "quickstart.html").exists()
+    rows = pd.read_json(tmp_path / "data" / "testbed" / "rows.jsonl", lines=True)
+    measured = rows[rows["phase"] == "measure"]
+    assert set(measured["layout"]) == {"single", "jbod", "btrfs-raid0"} and (measured["bw_bytes"] > 0).all()
+    assert measured.groupby(["layout", "rw"]).size().tolist() == [2] * 6  # 2 runs of 1 point a layout and rw
+    assert sorted(measured.loc[measured["layout"] != "single", "devices"].unique()) == [2]
