@@ -252,6 +252,7 @@ def run(cases: list[str], work: Path, store: Path, reduced: str = "") -> Path:
 
 
 def main(argv: list[str]) -> int:
+    global QUIET_WAIT_S
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", default=",".join(CASES), help=f"comma-separated, of {', '.join(CASES)}")
     parser.add_argument("--work", type=Path, default=None, help="where the campaigns are kept (default: a new folder)")
@@ -259,6 +260,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--rescore", type=Path, default=None, metavar="RESULTS",
                         help="print the table of a kept run, or of every run a folder keeps; measure nothing")
     parser.add_argument("--small", action="store_true", help="fewer points (the sweep's jobs 1 and 2, 2 runs each)")
+    parser.add_argument("--quiet-wait-s", type=float, default=QUIET_WAIT_S,
+                        help="how long each campaign waits at most for the machine to be quiet")
     args = parser.parse_args(argv)
     if args.rescore is not None:
         print(bench_predict_store.rescore(bench_predict_store.runs_under(args.rescore)), end="")
@@ -267,13 +270,16 @@ def main(argv: list[str]) -> int:
     unknown = sorted(set(cases) - set(CASES))
     if unknown:
         parser.error(f"unknown case(s) {unknown}; choose from {', '.join(CASES)}")
+    reduced = "; ".join(filter(None, [SMALL if args.small else "", f"waited at most {args.quiet_wait_s:.0f} s for "
+                                      "a quiet machine" if args.quiet_wait_s != QUIET_WAIT_S else ""]))
+    QUIET_WAIT_S = args.quiet_wait_s
     if args.small:
         SWEEP.update(numjobs=(1, 2), repetitions=2)
         NULLBLK.update(depths=[1, 4, 8, 16], repetitions=2)
     work = args.work or Path(tempfile.mkdtemp(prefix="flashscale-bench-predict-", dir="/var/tmp"))
     work.mkdir(parents=True, exist_ok=True)
     print(f"bench-predict: {machine()}; campaigns in {work}", flush=True)
-    kept = run(cases, work, args.results, SMALL if args.small else "")
+    kept = run(cases, work, args.results, reduced)
     print((kept / bench_predict_store.TABLE_FILE).read_text(), end="")
     print(f"\nkept in {kept}; {machine()} (at the end)")
     return 0
