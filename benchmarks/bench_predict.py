@@ -259,12 +259,17 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--results", type=Path, default=RESULTS, help="where each run's tables are kept")
     parser.add_argument("--rescore", type=Path, default=None, metavar="RESULTS",
                         help="print the table of a kept run, or of every run a folder keeps; measure nothing")
+    parser.add_argument("--publish", type=Path, default=None, metavar="PAGE",
+                        help="with --rescore: write the table between PAGE's markers (docs/validation.md)")
     parser.add_argument("--small", action="store_true", help="fewer points (the sweep's jobs 1 and 2, 2 runs each)")
     parser.add_argument("--quiet-wait-s", type=float, default=QUIET_WAIT_S,
                         help="how long each campaign waits at most for the machine to be quiet")
     args = parser.parse_args(argv)
     if args.rescore is not None:
-        print(bench_predict_store.rescore(bench_predict_store.runs_under(args.rescore)), end="")
+        table = bench_predict_store.rescore(bench_predict_store.runs_under(args.rescore))
+        if args.publish is not None:
+            bench_predict_store.publish(args.publish, table)
+        print(table, end="")
         return 0
     cases = [c.strip() for c in args.cases.split(",") if c.strip()]
     unknown = sorted(set(cases) - set(CASES))

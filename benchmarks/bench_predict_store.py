@@ -38,6 +38,9 @@ MISS = 0.05
 KEYS = predict.KEYS
 CASES_FILE, MACHINE_FILE, TABLE_FILE = "cases.json", "machine.json", "table.md"
 GZIP = {"method": "gzip", "mtime": 0}  # the same bytes for the same table
+BEGIN = ("<!-- bench-predict table: python benchmarks/bench_predict.py --rescore benchmarks/results --publish "
+         "docs/validation.md -->\n")
+END = "<!-- end of the bench-predict table -->"
 STATED = {"before": "stated before", "no times": "published: no run times to check",
           "after": "stated after its first run: none"}
 
@@ -105,10 +108,11 @@ def _read(path: Path) -> pd.DataFrame:
 
 
 def runs_under(path: Path) -> list[Path]:
-    """``path`` itself where it is a run, else every run folder in it, oldest first."""
+    """``path`` itself where it is a run, else every finished run folder in it (its table written: a run still
+    measuring, or stopped before its end, is not kept), oldest first."""
     if (path / CASES_FILE).exists():
         return [path]
-    return sorted(p for p in path.iterdir() if (p / CASES_FILE).exists())
+    return sorted(p for p in path.iterdir() if (p / CASES_FILE).exists() and (p / TABLE_FILE).exists())
 
 
 # ---- scoring -------------------------------------------------------------------------------------------------
@@ -237,10 +241,12 @@ def miss_lines(scored: pd.DataFrame) -> list[str]:
             said = f"within the machine's noise (the same point measured again: {percent(r.noise)})"
         else:
             said = f"beyond the machine's noise ({percent(r.noise)})"
+        unknown = getattr(r, "predicted_unknown", None)
+        wide = f"; the interval wide from: {unknown}" if isinstance(unknown, str) and unknown else ""
         out.append(f"- {r.run}, {r.case}: {r.layout} {r.rw} on {r.devices}, {r.numjobs} jobs, iodepth {r.iodepth}: "
                    f"measured {rate(r.measured_bw_bytes)}, predicted {rate(r.predicted_bw_bytes)}, "
                    f"{percent(r.error, signed=True)}; {said}; held to the "
-                   f"{predict.limit_words(r.predicted_limit, r.predicted_close)}")
+                   f"{predict.limit_words(r.predicted_limit, r.predicted_close)}{wide}")
     for r in scored[scored["stated"] == "after"].drop_duplicates(["run", "case", "layout"]).itertuples(index=False):
         out.append(f"- {r.run}, {r.case}: {r.layout}: no prediction: {r.refused}")
     return out
@@ -263,3 +269,20 @@ def rescore(runs: list[Path]) -> str:
                                              for s in stated) + ".", "", "Misses beyond 5% (counted cases):",
              *(miss_lines(scored) or ["- none"])]
     return "\n".join(lines) + "\n"
+
+
+def published(text: str) -> str | None:
+    """The table between the markers of a page (docs/validation.md); None where it has none."""
+    start = text.find(BEGIN)
+    end = text.find(END, start + len(BEGIN)) if start >= 0 else -1
+    return text[start + len(BEGIN):end] if end >= 0 else None
+
+
+def publish(page: Path, table: str) -> None:
+    """Write ``table`` between the page's markers, the rest of the page as it was."""
+    text = page.read_text()
+    old = published(text)
+    if old is None:
+        raise ValueError(f"{page} has no bench-predict table's markers ({BEGIN.strip()} ... {END})")
+    start = text.find(BEGIN) + len(BEGIN)
+    page.write_text(text[:start] + table + text[start + len(old):])
