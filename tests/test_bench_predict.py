@@ -142,3 +142,18 @@ def test_publishing_writes_the_table_between_the_markers_and_leaves_the_rest(tmp
     page.write_text("no markers\n")
     with pytest.raises(ValueError, match="no bench-predict table's markers"):
         store.publish(page, "| new |\n")
+
+
+def test_the_null_blk_devices_tags_and_latency_are_measured_from_its_runs_not_handed_over():
+    import vm_guest_predict
+
+    def rows(tags: int, depths=(1, 2, 4, 8, 16, 32)):
+        return [{"iodepth": d, "bw_bytes": min(d, tags) * 4096 / 0.01 * (1 + 0.01 * rep), "rep": rep,
+                 "clat_mean_ns": 1e7 * max(1.0, d / tags)} for rep in (0, 1) for d in depths]
+
+    for tags in (4, 8, 16):
+        device = vm_guest_predict.measured_device(rows(tags))
+        assert device["tags"] == tags and device["latency_ns"] == pytest.approx(1e7, rel=1e-9)
+        assert "at least" not in device["how"]
+    rising = vm_guest_predict.measured_device(rows(64))  # never saturated: a lower bound, said
+    assert rising["tags"] == 32 and "at least" in rising["how"]
