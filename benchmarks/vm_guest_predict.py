@@ -34,6 +34,7 @@ from flashscale.arrays.guard import Guard
 from flashscale.arrays.plan import execute
 from flashscale.arrays.testbed import TestBed
 from flashscale.campaigns import campaign
+from flashscale.layouts import describe
 from flashscale.measure import fio, fio_output, results
 from flashscale.measure.sweep import Sweep
 from flashscale.system.commands import Runner
@@ -80,7 +81,7 @@ def _md(made: NullBlk, count: int, chunk: int, runner: Runner, system: System) -
     guard.check(members)
     token = secrets.token_hex(4)
     teardown = Teardown(manifest_dir() / f"flashscale-bench-md-{token}.json", runner, system)
-    steps, volume = volumes.md_raid0(members, token, chunk)
+    steps, volume = volumes.md_array(members, token, chunk, describe("md-raid0").profile)
     execute(steps, guard=guard, runner=runner, teardown=teardown, system=system)
     return teardown, volume
 
