@@ -60,7 +60,7 @@ from flashscale.system.monitor import busy_cores
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "data" / "reference"
 RESULTS = ROOT / "benchmarks" / "results"
-SMALL = "reduced (--small): jobs 1 and 2, 2 runs a point; null_blk at iodepth 1, 4, 8 and 16"
+SMALL = "reduced (--small): jobs 1 and 2, 2 runs a point (the VM's layouts 3); null_blk at iodepth 1, 4, 8 and 16"
 CASES = ("seeds", "loop", "vm-layouts", "vm-nullblk")
 MiB = 2**20
 SWEEP = dict(rw=("read", "write"), bs=(MiB,), numjobs=(1, 2, 4), iodepth=(1,), repetitions=3, runtime_s=3, ramp_s=1,
