@@ -1,7 +1,8 @@
 """Predicted against measured, where the truth is not ours to set (``make bench-predict``; root, and the VM lab for
 its two VM cases; not a test, not in ``make test``).
 
-    python benchmarks/bench_predict.py [--cases seeds,loop,vm-layouts,vm-nullblk] [--work DIR] [--rescore]
+    python benchmarks/bench_predict.py [--cases seeds,loop,vm-layouts,vm-nullblk] [--work DIR] [--small]
+    python benchmarks/bench_predict.py --rescore benchmarks/results      # every kept run's table, measuring nothing
 
 Cases (issue 33's benchmark), each predicted before what it predicts was measured:
 
@@ -15,13 +16,18 @@ Cases (issue 33's benchmark), each predicted before what it predicts was measure
                  the 4)
     vm-nullblk   the VM lab's null_blk devices (10 ms, 8 tags each): 4 KiB random reads at iodepth 1 to 64 on one
                  device, md RAID-0 with chunks of 4 KiB and 512 KiB on 2 (the calibration) and on 4 (scored),
-                 predicted from the one device and the 2-device md alone (the routing case)
+                 predicted from the one device (its latency and tags measured from its own runs, as on a real
+                 device: the model is never handed the emulator's) and the 2-device md alone (the routing case),
+                 each md set's prediction stated in the guest before it is built
 
-Printed per case and layout: the best point predicted and measured, and over every point the median and worst
-absolute error; each miss beyond 5% with the term that held the prediction and its note. The goal: median absolute
-error <= 5%, worst <= 15%, over the counted cases' points (the calibrations themselves are shown, not counted).
-Each run keeps its campaigns in ``--work`` (a new folder by default, printed), and ``--rescore`` scores a kept
-one again without measuring.
+Each run keeps every case's measured and predicted tables (gzip'd CSV) with the machine's facts (CPU, kernel,
+fio's version, the commit) in a new folder under ``--results`` (benchmarks/results/<UTC stamp>/), and its table
+there (table.md), scored from what was kept (``bench_predict_store``: each prediction through ``scoring.against``,
+the campaigns' "stated before" check; errors beside each point's own repeatability; intervals where stated).
+``--rescore`` prints the table of a kept run, or of every run a folder keeps, with the headline the median over
+all of them and each run's figure beside it: docs/validation.md's table is ``--rescore benchmarks/results``,
+byte for byte (tests/test_bench_predict.py). The campaigns themselves stay in ``--work`` (a new folder by default,
+printed). The calibrations are shown, never counted.
 """
 from __future__ import annotations
 
@@ -37,22 +43,25 @@ from pathlib import Path
 
 import pandas as pd
 
+import bench_predict_store
+from bench_predict_store import Case
+
 from flashscale.measure import campaign_folder
-from flashscale.analysis.prediction import calibration, predict, scoring
+from flashscale.analysis.prediction import predict
 from flashscale.arrays.emulated import ArraySpec
 from flashscale.arrays.layouts import Options
 from flashscale.campaigns import campaign
 from flashscale.measure import results
 from flashscale.measure.sweep import Sweep
-from flashscale.measure.units import percent, rate
+from flashscale.system.commands import Runner
 from flashscale.system.devices import System
 from flashscale.system.monitor import busy_cores
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "data" / "reference"
+RESULTS = ROOT / "benchmarks" / "results"
+SMALL = "reduced (--small): jobs 1 and 2, 2 runs a point (the VM's layouts 3); null_blk at iodepth 1, 4, 8 and 16"
 CASES = ("seeds", "loop", "vm-layouts", "vm-nullblk")
-MISS = 0.05
-GOAL_MEDIAN, GOAL_WORST = 0.05, 0.15
 MiB = 2**20
 SWEEP = dict(rw=("read", "write"), bs=(MiB,), numjobs=(1, 2, 4), iodepth=(1,), repetitions=3, runtime_s=3, ramp_s=1,
              size=64 * MiB)
@@ -79,31 +88,28 @@ def quiet(why: str) -> str:
             return line
 
 
-def scored_frame(prediction: pd.DataFrame, measured: pd.DataFrame, case: str, counted: bool) -> pd.DataFrame:
-    """``predict.score`` of ``prediction`` against ``measured``, tagged with the case and whether it counts."""
-    out = predict.score(prediction, measured)
-    return out.assign(case=case, counted=counted)
+def published(name: str, said: pd.DataFrame, measured: pd.DataFrame) -> Case:
+    """A seed's case: its prediction, stated now (``predicted_at``), and its published table (no run times)."""
+    return Case(name, True, measured, said.assign(predicted_at=results.now()))
 
 
 # ---- seeds 000 and 003 ---------------------------------------------------------------------------------------
-def seeds() -> list[pd.DataFrame]:
+def seeds(work: Path) -> list[Case]:
     """Seed 000's layouts from its own single card (md RAID-0 at its 128 KiB chunk), and seed 003's BeeGFS from its
     drives' figures behind its 11 links."""
     table = pd.read_csv(REFERENCE / "seed000_results.csv")
     system = pd.read_csv(REFERENCE / "seed000_system.csv").set_index("parameter")["value"].to_dict()
     base = predict.curve(table)
     limits = predict.Ceilings.from_mapping(system)
-    parts = []
-    for layout, chunk in (("jbod", None), ("md-raid0", 128 * 1024)):
-        rows = table[table["layout"] == layout]
-        said = predict.predict(base, layout, rows[POINT], limits, chunk)
-        parts.append(scored_frame(said, rows.assign(rep=0), "seed 000", True))
+    said = pd.concat([predict.predict(base, layout, table[table["layout"] == layout][POINT], limits, chunk)
+                      for layout, chunk in (("jbod", None), ("md-raid0", 128 * 1024))], ignore_index=True)
+    parts = [published("seed 000", said, table[table["layout"].isin(["jbod", "md-raid0"])].assign(rep=0))]
     system3 = pd.read_csv(REFERENCE / "seed003_system.csv").set_index("parameter")["value"].to_dict()
     drives = int(pd.read_csv(REFERENCE / "seed003_drives.csv").set_index("quantity")["value"]["drives"])
     figures = predict.figures({"read": system3["device_read_bw_bytes"], "write": system3["device_write_bw_bytes"]})
-    published = pd.read_csv(REFERENCE / "seed003_results.csv").assign(bs=MiB, iodepth=1, devices=drives)
-    said = predict.predict(figures, "beegfs", published[POINT], predict.Ceilings.from_mapping(system3))
-    parts.append(scored_frame(said, published.assign(rep=0, bw_bytes=published["best_bw_bytes"]), "seed 003", True))
+    table3 = pd.read_csv(REFERENCE / "seed003_results.csv").assign(bs=MiB, iodepth=1, devices=drives)
+    said = predict.predict(figures, "beegfs", table3[POINT], predict.Ceilings.from_mapping(system3))
+    parts.append(published("seed 003", said, table3.assign(rep=0, bw_bytes=table3["best_bw_bytes"])))
     return parts
 
 
@@ -126,17 +132,17 @@ def measure_loop(work: Path) -> None:
                  baseline=two.directory)
 
 
-def stated_scores(folder: Path, case: str, counted: bool) -> pd.DataFrame:
-    """What a campaign stated before building each layout (predictions.csv), scored against what it measured."""
+def stated_case(folder: Path, case: str, counted: bool) -> Case:
+    """What a campaign stated before building each layout (predictions.csv, with ``predicted_at``) and every run
+    it measured (with ``started_at``)."""
     table = results.rebuild_table(folder)
-    said = campaign_folder.read_predictions(folder)
     rows = table[(table["phase"] == "measure") & (table["workload"] == "fio")]
-    return scored_frame(said, rows, case, counted)
+    return Case(case, counted, rows, campaign_folder.read_predictions(folder))
 
 
-def loop(work: Path) -> list[pd.DataFrame]:
-    return [stated_scores(work / "loop2", "loop, 2 devices", True), stated_scores(work / "loop4", "loop, 4 devices",
-                                                                                   True)]
+def loop(work: Path) -> list[Case]:
+    return [stated_case(work / "loop2", "loop, 2 devices", True), stated_case(work / "loop4", "loop, 4 devices",
+                                                                               True)]
 
 
 # ---- the VM lab ----------------------------------------------------------------------------------------------
@@ -172,9 +178,9 @@ def measure_vm_layouts(work: Path) -> dict:
     return _boot(plan, work, "vm-layouts", 4, 5400)
 
 
-def vm_layouts(work: Path) -> list[pd.DataFrame]:
-    return [stated_scores(work / "vm2", "VM uncapped, 2 devices (calibration)", False),
-            stated_scores(work / "vm4", "VM uncapped, 4 devices", True)]
+def vm_layouts(work: Path) -> list[Case]:
+    return [stated_case(work / "vm2", "VM uncapped, 2 devices (calibration)", False),
+            stated_case(work / "vm4", "VM uncapped, 4 devices", True)]
 
 
 def measure_vm_nullblk(work: Path) -> dict:
@@ -184,128 +190,104 @@ def measure_vm_nullblk(work: Path) -> dict:
     return answer
 
 
-def vm_nullblk(work: Path) -> list[pd.DataFrame]:
-    """md RAID-0 on 4 null_blk devices at each chunk, predicted from the single device and md on 2 alone."""
-    rows = pd.DataFrame(json.loads((work / "nullblk.json").read_text())["rows"]).assign(warmup=False)
-    base = predict.curve(rows[rows["layout"] == "single"])
-    tags = NULLBLK["spec"]["queue_depth"]  # each device's nr_requests, as sysfs names it
+def vm_nullblk(work: Path) -> list[Case]:
+    """md RAID-0 on 4 null_blk devices at each chunk, as the guest stated them before building each (from the single
+    device, its tags measured, and md on 2 alone), and md on 2 against its own raw prediction (the calibration)."""
+    answer = json.loads((work / "nullblk.json").read_text())
+    rows = pd.DataFrame(answer["rows"]).assign(warmup=False)
+    said = pd.DataFrame(answer["predictions"])
     parts = []
     for chunk, group in rows[rows["layout"] == "md-raid0"].groupby("chunk_bytes"):
-        chunk = int(chunk)
-        two, four = group[group["devices"] == 2], group[group["devices"] == 4]
-        raw_two = predict.predict(base, "md-raid0", two[POINT].drop_duplicates(), chunk_bytes=chunk, tags=tags)
-        cost = calibration.calibrate(raw_two, two, "md-raid0", 2, f"md-raid0 on 2 null_blk devices, chunk {chunk}")
-        assert not set(four.index) & set(two.index), "the calibration never measures what it is scored on"
-        said = predict.predict(base, "md-raid0", four[POINT].drop_duplicates(), chunk_bytes=chunk, layer=cost,
-                               tags=tags)
-        case = f"VM null_blk, md RAID-0 chunk {chunk // 1024} KiB"
-        parts.append(scored_frame(raw_two, two, f"{case} on 2 (calibration)", False))
-        parts.append(scored_frame(said, four, case, True))
+        case = f"VM null_blk, md RAID-0 chunk {int(chunk) // 1024} KiB"
+        for count, mine in group.groupby("devices"):
+            stated = said[(said["chunk_bytes"] == chunk) & (said["devices"] == count)]
+            small = count == group["devices"].min()
+            parts.append(Case(f"{case} on {count} (calibration)" if small else case, not small, mine, stated))
     return parts
 
 
-# ---- the report ----------------------------------------------------------------------------------------------
-def summary(scored: pd.DataFrame) -> pd.DataFrame:
-    """Per case, layout and count: the best measured point against its prediction (with the half-width of its
-    runs' t interval, ``spread``), and over every point the median and worst absolute error."""
-    out = []
-    for (case, layout, devices), group in scored.groupby(["case", "layout", "devices"], sort=False):
-        for rw, rows in group.groupby("rw", sort=True):
-            best = rows.loc[rows["measured_bw_bytes"].idxmax()]
-            worst = rows.loc[rows["error"].abs().idxmax()]
-            spread = (best["measured_bw_bytes_hi"] - best["measured_bw_bytes_lo"]) / 2 / best["measured_bw_bytes"]
-            out.append(dict(case=case, layout=layout, devices=devices, rw=rw, points=len(rows),
-                            best=f"{best['numjobs']}j qd{best['iodepth']}", best_predicted=best["predicted_bw_bytes"],
-                            best_measured=best["measured_bw_bytes"], spread=spread, best_error=best["error"],
-                            median_abs=rows["error"].abs().median(), worst_abs=abs(worst["error"]),
-                            worst_at=f"{worst['numjobs']}j qd{worst['iodepth']}", counted=bool(rows["counted"].all())))
-    return pd.DataFrame(out)
-
-
-def drift_lines(scored: pd.DataFrame) -> list[str]:
-    """Per case, how far this machine repeated itself (``scoring.drift``: jbod at one job against the single
-    device, minutes before), where it was measured."""
-    out = []
-    for case, group in scored.groupby("case", sort=False):
-        found = scoring.drift(group)
-        if found:
-            out.append(f"- {case}: " + ", ".join(f"{rw} {percent(value)}" for rw, value in found.items()))
-    return out
+def cpu_model() -> str:
+    return next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                 if line.startswith("model name")), platform.processor())
 
 
 def machine() -> str:
-    model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                  if line.startswith("model name")), platform.processor())
+    model = cpu_model()
     load = ", ".join(f"{v:.1f}" for v in os.getloadavg())
     return (f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, {platform.node()}: {model}, {os.cpu_count()} CPUs, "
             f"Linux {platform.release()}, load average {load}")
 
 
-def report(scored: pd.DataFrame) -> tuple[str, bool]:
-    """The table and the misses in words; whether the goal was met."""
-    table = summary(scored)
-    lines = ["| case | layout | N | rw | points | best point | predicted | measured (± runs) | error | median |err| "
-             "| worst |err| |", "|---|---|---|---|---|---|---|---|---|---|---|"]
-    for r in table.itertuples(index=False):
-        mark = "" if r.counted else " (not counted)"
-        lines.append(f"| {r.case}{mark} | {r.layout} | {r.devices} | {r.rw} | {r.points} | {r.best} | "
-                     f"{rate(r.best_predicted)} | {rate(r.best_measured)} (±{percent(r.spread)}) | "
-                     f"{percent(r.best_error, signed=True)} | {percent(r.median_abs)} | "
-                     f"{percent(r.worst_abs)} ({r.worst_at}) |")
-    counted = scored[scored["counted"]]
-    errors = counted["error"].abs()
-    best = summary(counted)["best_error"].abs()
-    met = errors.median() <= GOAL_MEDIAN and errors.max() <= GOAL_WORST
-    lines += ["", "Per case, median and worst absolute error over its points:"]
-    lines += [f"- {case}: {len(group)} points, median {percent(group['error'].abs().median())}, worst "
-              f"{percent(group['error'].abs().max())}" for case, group in counted.groupby("case", sort=False)]
-    drifts = drift_lines(scored)
-    if drifts:
-        lines += ["", "This machine's own drift (jbod at one job against the single device, minutes apart):", *drifts]
-    lines += ["", f"Counted points: {len(counted)}; median absolute error {percent(errors.median())}, worst "
-              f"{percent(errors.max())} (goal: {percent(GOAL_MEDIAN, 0)} and {percent(GOAL_WORST, 0)}: "
-              f"{'met' if met else 'not met'}); at each layout's best point: median {percent(best.median())}, "
-              f"worst {percent(best.max())}.", "", "Misses beyond 5% (counted cases):"]
-    for r in counted[counted["error"].abs() > MISS].itertuples(index=False):
-        lines.append(f"- {r.case}: {r.layout} {r.rw} on {r.devices}, {r.numjobs} jobs, iodepth {r.iodepth}: "
-                     f"measured {rate(r.measured_bw_bytes)}, predicted {rate(r.predicted_bw_bytes)}, "
-                     f"{percent(r.error, signed=True)}; held to the "
-                     f"{predict.limit_words(r.predicted_limit, r.predicted_close)}")
-    return "\n".join(lines), bool(met)
+def facts(cases: list[str], reduced: str) -> dict:
+    """The machine's facts kept beside a run's tables: CPU, kernel, fio's version, the commit (and whether the
+    checkout had changes), the cases, the load at the start."""
+    runner = Runner()
+    commit = runner.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"]).stdout.strip()
+    changed = runner.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"]).stdout.strip()
+    return {"cpu": cpu_model(), "cpus": os.cpu_count(), "kernel": platform.release(),
+            "python": platform.python_version(), "fio": runner.run(["fio", "--version"]).stdout.strip(),
+            "commit": commit + ("+changes" if changed else ""), "cases": cases, "started": results.now(),
+            "load_average": list(os.getloadavg()), "reduced": reduced}
 
 
 MEASURE = {"loop": measure_loop, "vm-layouts": measure_vm_layouts, "vm-nullblk": measure_vm_nullblk}
-SCORE = {"seeds": lambda work: seeds(), "loop": loop, "vm-layouts": vm_layouts, "vm-nullblk": vm_nullblk}
+CASE = {"seeds": seeds, "loop": loop, "vm-layouts": vm_layouts, "vm-nullblk": vm_nullblk}
+
+
+def run(cases: list[str], work: Path, store: Path, reduced: str = "") -> Path:
+    """Measure ``cases`` (campaigns in ``work``), keep each one's tables in a new run folder under ``store``, and
+    write its table there, scored from what was kept; the run's folder."""
+    kept = bench_predict_store.new_run(store, facts(cases, reduced))
+    for case in cases:
+        started = time.monotonic()
+        if case in MEASURE:
+            if case.startswith("vm"):
+                quiet(case)
+            MEASURE[case](work)
+        for each in CASE[case](work):
+            bench_predict_store.keep(kept, each)
+        print(f"{case}: {time.monotonic() - started:.0f} s", flush=True)
+    (kept / bench_predict_store.TABLE_FILE).write_text(bench_predict_store.rescore([kept]))
+    return kept
 
 
 def main(argv: list[str]) -> int:
+    global QUIET_WAIT_S
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", default=",".join(CASES), help=f"comma-separated, of {', '.join(CASES)}")
     parser.add_argument("--work", type=Path, default=None, help="where the campaigns are kept (default: a new folder)")
-    parser.add_argument("--rescore", action="store_true", help="score what --work holds; measure nothing")
+    parser.add_argument("--results", type=Path, default=RESULTS, help="where each run's tables are kept")
+    parser.add_argument("--rescore", type=Path, default=None, metavar="RESULTS",
+                        help="print the table of a kept run, or of every run a folder keeps; measure nothing")
+    parser.add_argument("--publish", type=Path, default=None, metavar="PAGE",
+                        help="with --rescore: write the table between PAGE's markers (docs/validation.md)")
+    parser.add_argument("--small", action="store_true", help="fewer points (the sweep's jobs 1 and 2, 2 runs each)")
+    parser.add_argument("--quiet-wait-s", type=float, default=QUIET_WAIT_S,
+                        help="how long each campaign waits at most for the machine to be quiet")
     args = parser.parse_args(argv)
+    if args.rescore is not None:
+        table = bench_predict_store.rescore(bench_predict_store.runs_under(args.rescore))
+        if args.publish is not None:
+            bench_predict_store.publish(args.publish, table)
+        print(table, end="")
+        return 0
     cases = [c.strip() for c in args.cases.split(",") if c.strip()]
     unknown = sorted(set(cases) - set(CASES))
     if unknown:
         parser.error(f"unknown case(s) {unknown}; choose from {', '.join(CASES)}")
+    reduced = "; ".join(filter(None, [SMALL if args.small else "", f"waited at most {args.quiet_wait_s:.0f} s for "
+                                      "a quiet machine" if args.quiet_wait_s != QUIET_WAIT_S else ""]))
+    QUIET_WAIT_S = args.quiet_wait_s
+    if args.small:
+        SWEEP.update(numjobs=(1, 2), repetitions=2)
+        NULLBLK.update(depths=[1, 4, 8, 16], repetitions=2)
     work = args.work or Path(tempfile.mkdtemp(prefix="flashscale-bench-predict-", dir="/var/tmp"))
     work.mkdir(parents=True, exist_ok=True)
     print(f"bench-predict: {machine()}; campaigns in {work}", flush=True)
-    parts = []
-    for case in cases:
-        started = time.monotonic()
-        if case in MEASURE and not args.rescore:
-            if case.startswith("vm"):
-                quiet(case)
-            MEASURE[case](work)
-        parts += SCORE[case](work)
-        print(f"{case}: {time.monotonic() - started:.0f} s", flush=True)
-    scored = pd.concat(parts, ignore_index=True)
-    scored.to_csv(work / "bench-predict.csv", index=False)
-    text, met = report(scored)
-    print(text)
-    print(f"\n{machine()} (at the end)")
-    return 0 if met else 1
+    kept = run(cases, work, args.results, reduced)
+    print((kept / bench_predict_store.TABLE_FILE).read_text(), end="")
+    print(f"\nkept in {kept}; {machine()} (at the end)")
+    return 0
 
 
 if __name__ == "__main__":
