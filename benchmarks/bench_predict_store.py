@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from flashscale.analysis import core
+from flashscale.analysis import baseline_and_tax
 from flashscale.analysis.prediction import predict, scoring
 from flashscale.errors import AnalysisError
 from flashscale.measure.units import percent, rate
@@ -125,7 +125,7 @@ def score(case: Case) -> pd.DataFrame:
     for layout in sorted(set(case.predicted["layout"].astype(str)) if not case.predicted.empty else ()):
         said = case.predicted[case.predicted["layout"].astype(str) == layout]
         rows = case.measured[case.measured["layout"].astype(str) == layout]
-        if core.rates(rows).empty:
+        if baseline_and_tax.rates(rows).empty:
             continue
         try:
             out = scoring.against(said, rows).assign(stated="before" if timed else "no times", refused="")
@@ -143,7 +143,7 @@ def score(case: Case) -> pd.DataFrame:
 def noise(measured: pd.DataFrame) -> pd.DataFrame:
     """Per point, its own repeatability: (largest - smallest) / mean of its repetitions, the same point measured
     again on this machine; NaN with one run."""
-    rows = core.rates(measured)
+    rows = baseline_and_tax.rates(measured)
     spread = rows.groupby(KEYS, sort=True)["bw_bytes"].agg(["max", "min", "mean", "count"]).reset_index()
     value = ((spread["max"] - spread["min"]) / spread["mean"]).where(spread["count"] >= 2)
     types = {k: "int64" for k in ("devices", "bs", "numjobs", "iodepth")}
