@@ -51,7 +51,8 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "CAP_FIT": ("array", "cap_fit"), "BACKING_DIR": ("array", "backing_root"),
     "RW": ("sweep", "rw"), "BS": ("sweep", "bs"), "NUMJOBS": ("sweep", "numjobs"), "IODEPTH": ("sweep", "iodepth"),
     "REPETITIONS": ("sweep", "repetitions"), "PRECISION": ("sweep", "precision"),
-    "MAX_REPETITIONS": ("sweep", "max_repetitions"), "WARMUP": ("sweep", "warmup"), "RUNTIME_S": ("sweep", "runtime_s"),
+    "MAX_REPETITIONS": ("sweep", "max_repetitions"), "BATCH_REPS": ("sweep", "batch_reps"),
+    "WARMUP": ("sweep", "warmup"), "RUNTIME_S": ("sweep", "runtime_s"),
     "RAMP_S": ("sweep", "ramp_s"), "FILE_SIZE": ("sweep", "size"), "PRECONDITION": ("sweep", "precondition"),
     "SS": ("sweep", "ss"), "SS_DUR_S": ("sweep", "ss_dur_s"), "SS_RAMP_S": ("sweep", "ss_ramp_s"),
     "STEADY_ROUNDS": ("sweep", "steady_rounds"), "PRECONDITION_ROUNDS_MAX": ("sweep", "rounds_max"),
@@ -180,6 +181,9 @@ SCHEMA: dict[str, tuple[object, str]] = {
                   "repeat each point until its 95% interval's half-width is within this share of its mean (on the "
                   "log scale), e.g. 0.02, from 2 runs to MAX_REPETITIONS; None: REPETITIONS runs each point"),
     "MAX_REPETITIONS": (Annotated[int, Field(ge=2)], "with PRECISION: the most runs of a point (at least 2)"),
+    "BATCH_REPS": (bool, "run a point's repetitions in one fio process, separated by stonewall (fio's start paid "
+                         "once a point; each run its own row and raw files; devices monitored over the point as a "
+                         "whole); not with PRECISION, which decides after each run"),
     "WARMUP": (bool, "one warm-up run per point before the measured ones (kept, flagged, never analysed)"),
     "RUNTIME_S": (Positive, "seconds per run (time based)"),
     "RAMP_S": (AtLeastZero, "seconds of ramp before fio measures"),

@@ -28,7 +28,7 @@ from ..errors import CommandError, ConfigError, FioError
 from ..system.commands import Runner
 from ..system import idle, monitor
 from ..system.devices import System
-from . import adaptive, campaign_folder, fio, fio_output, monitoring, precondition, results
+from . import adaptive, batch, campaign_folder, fio, fio_output, monitoring, precondition, results
 from .progress import Progress
 from .sweep import Sweep
 from . import truth
@@ -125,6 +125,9 @@ class Recorder:
         reps = self.sweep_spec.reps()
         more = iter(self.sweep_spec.more_reps())
         reason = "fixed" if self.sweep_spec.precision is None else "more"
+        if self._batches(layout, job, reps):
+            rows = self._batched(layout, job, reps, cgroup_procs, adaptive)
+            return [float(r["bw_bytes"]) for r in rows if r is not None and not r["warmup"] and r["status"] == "ok"]
         while reps:
             rep, warmup = reps.pop(0)
             row = self._rep(layout, job, rep, warmup, cgroup_procs, adaptive,
@@ -147,6 +150,49 @@ class Recorder:
             return "more" if runs < self.sweep_spec.most_reps() else "max"
         said = self.stopping(values)
         return "max" if said == "more" and runs >= self.sweep_spec.most_reps() else said
+
+    def _batches(self, layout: Layout, job: fio.FioJob, reps: list[tuple[int, bool]]) -> bool:
+        """Whether the point's runs go into one fio process (``measure.batch``): the sweep asks for it
+        (``batch_reps``), nothing decides between them (no precision), none was measured before a resume."""
+        return (self.sweep_spec.batch_reps and self.sweep_spec.precision is None and len(reps) > 1
+                and not any((layout.name, job.point, rep) in self.done for rep, _ in reps))
+
+    def _batched(self, layout: Layout, job: fio.FioJob, reps: list[tuple[int, bool]], cgroup_procs: list[Path],
+                 adaptive: str | None) -> list[dict | None]:
+        """Every run of one point in one fio process, separated by stonewall (``measure.batch``): each its own row
+        and raw files. The devices are sampled, and the CPUs counted, over the batch as a whole (its first rep's
+        label, the point's folder); a failure fails every run of the batch."""
+        raws = [campaign_folder.raw_dir(layout.name, job.point, f"rep{rep}") for rep, _ in reps]
+        point_dir = campaign_folder.raw_dir(layout.name, job.point)
+        self.progress.started(layout.name, job.point, f"rep{reps[0][0]}-{reps[-1][0]}")
+        started, system = results.now(), System(runner=self.runner)
+        try:
+            with monitoring.sampling(self.directory, point_dir, layout.targets, system=system, layout=layout.name,
+                                     point=job.point, rep=reps[0][0]):
+                with idle.held(self.sweep_spec.cpu_latency_us) as latency_us:
+                    before = system.cpu_times()
+                    documents = batch.run([job] * len(reps), [self.directory / r for r in raws],
+                                          self.directory / point_dir, self.runner, cgroup_procs=cgroup_procs)
+                    busy = monitor.busy_cores(before, system.cpu_times())
+        except (FioError, CommandError) as exc:
+            for (rep, warmup), raw in zip(reps, raws):
+                failed = {**self._failed(layout, job, raw, exc, rep=rep, warmup=warmup, adaptive=adaptive),
+                          "reps_reason": "fixed"}
+                self.keep(layout, failed, cgroup_procs)
+                self.progress.finished(failed)
+            if self.on_failure == "stop":
+                raise FioError(f"{exc} (ON_FAILURE is stop: the sweep stopped at {point_dir}; every row before it "
+                               "is kept)") from None
+            return [None] * len(reps)
+        rows = []
+        for (rep, warmup), raw, data in zip(reps, raws, documents):
+            row = {**self._row(layout, job, raw, cgroup_procs, data, busy, latency_us, started, rep=rep,
+                               warmup=warmup, adaptive=adaptive), "status": "ok", "reps_reason": "fixed"}
+            row = {**row, **precondition.verdict_columns(self.verdict)}
+            self.keep(layout, row, cgroup_procs)
+            self.progress.finished(row)
+            rows.append(row)
+        return rows
 
     def _rep(self, layout: Layout, job: fio.FioJob, rep: int, warmup: bool, cgroup_procs: list[Path],
              adaptive: str | None, reason) -> dict | None:
@@ -283,10 +329,17 @@ class Recorder:
                 before = system.cpu_times()  # the whole machine's CPUs: the loop workers copy the data, not fio
                 data = fio.run(job, self.directory / raw_dir, self.runner, cgroup_procs=cgroup_procs)
                 busy = monitor.busy_cores(before, system.cpu_times())
+        return self._row(layout, job, raw_dir, cgroup_procs, data, busy, latency_us, started, rep=rep, warmup=warmup,
+                         phase=phase, point=point, round_number=round_number, adaptive=adaptive)
+
+    def _row(self, layout: Layout, job: fio.FioJob, raw_dir: Path, cgroup_procs: list[Path], data: dict,
+             busy: float, latency_us, started: str, *, rep: int = 0, warmup: bool = False, phase: str = "measure",
+             point: str | None = None, round_number: int | None = None, adaptive: str | None = None) -> dict:
+        """The row of one run of ``job`` whose fio output is ``data``, with its agreement with the known truth."""
         row = {**self.header(layout, rw=job.rw, cgroup_procs=cgroup_procs, warmup=warmup, phase=phase,
                              round_number=round_number),
-               **self._axes(job), "rep": rep, **fio_output.parse(data), "cpu_busy_cores": busy, "cpu_latency_us": latency_us,
-               "point": point or job.point,
+               **self._axes(job), "rep": rep, **fio_output.parse(data), "cpu_busy_cores": busy,
+               "cpu_latency_us": latency_us, "point": point or job.point,
                "raw_dir": str(raw_dir), "started_at": started, "adaptive": adaptive}
         return {**row, **truth.evidence(row, self.truth_caps(cgroup_procs, layout))}
 
