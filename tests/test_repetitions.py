@@ -151,3 +151,13 @@ def test_on_capped_loop_devices_a_precision_takes_fewer_runs_than_the_default(tm
     assert set(last["reps_reason"]) <= {"precise", "max"} and (last["reps_reason"] == "precise").any()
     assert not precise["above_truth"].any()
     assert not leftover_mounts(done.directory)
+
+
+def test_a_cluster_campaign_refuses_a_precision_it_would_not_keep():
+    """A cluster campaign runs its own repetition loop (campaigns.cluster): PRECISION there would silently run the
+    least two runs a point, so it is refused, naming the value."""
+    from flashscale.campaigns.cluster import ClusterSpec
+    with pytest.raises(ConfigError, match="precision=0.02"):
+        ClusterSpec("c", sweep=Sweep(precision=0.02))
+    with pytest.raises(ConfigError, match="batch_reps=True"):
+        ClusterSpec("c", sweep=Sweep(batch_reps=True))
