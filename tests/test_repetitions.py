@@ -122,6 +122,11 @@ def test_each_point_runs_until_precise_and_its_rows_say_why(tmp_path, monkeypatc
     assert runs[1] == ["more", "precise"]
     assert runs[2] == ["more"] * 5 + ["max"]
     assert set(table["reps_reason"].dropna()) <= set(REPS_REASONS)
+    said = repetitions.stopped(table).set_index("numjobs")
+    assert said.loc[1, ["reps", "reps_reason"]].tolist() == [2, "precise"]
+    assert said.loc[2, ["reps", "reps_reason"]].tolist() == [6, "max"]
+    older = repetitions.stopped(table.drop(columns="reps_reason"))
+    assert set(older["reps_reason"]) == {"fixed"}  # rows written before the column
 
 
 def test_without_a_precision_every_row_is_fixed(tmp_path, monkeypatch):

@@ -22,8 +22,9 @@ from functools import partial
 from typing import Sequence
 
 import numpy as np
+import pandas as pd
 
-from . import stats
+from . import core, stats
 
 NAN = float("nan")
 PRECISE, MOST, MORE = "precise", "max", "more"  # measure.sweep.REPS_REASONS, as this rule gives them
@@ -58,3 +59,15 @@ def stopping(precision: float | None, most: int, least: int = 2):
     if precision is None:
         return None
     return partial(stop_reason, precision=precision, most=most, least=least)
+
+
+def stopped(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per sweep point (``core.POINT``): ``reps`` (its measured runs, ``core.measured``) and ``reps_reason``, why its
+    runs stopped: its last run's (the row of the highest ``rep``); ``fixed`` for rows written before the column."""
+    rows = core.measured(frame)
+    if rows.empty:
+        return pd.DataFrame(columns=[*core.POINT, "reps", "reps_reason"])
+    why = rows["reps_reason"] if "reps_reason" in rows else pd.Series("fixed", index=rows.index)
+    rows = rows.assign(reps_reason=why.astype("string").fillna("fixed")).sort_values("rep")
+    grouped = rows.groupby(core.POINT, sort=True, observed=True)
+    return pd.concat([grouped.size().rename("reps"), grouped["reps_reason"].last()], axis=1).reset_index()
