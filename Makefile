@@ -19,7 +19,7 @@ CAMPAIGN ?= runners/quickstart.yaml
 LAB_PORT ?= 8888
 REPORT ?= reports/quickstart/quickstart.html
 
-.PHONY: app-deps applications demo demo-uncapped demo-vm demo-cluster deps-vm test test-vm test-fast bench \
+.PHONY: app-deps applications demo demo-uncapped demo-vm demo-cluster deps-vm test test-vm test-fast bench bench-cost \
 	bench-predict study long-quickstart reference deps system-deps browser-deps lab screenshot clean-reports help lock \
 	test-latest docs reference-docs demo-ssh-cluster test-ssh test-half-cpu
 
@@ -45,6 +45,7 @@ help:
 	@echo "make test-ssh - the SSH cluster's tests with its long faults: sshd or fio server killed, kill -9 and reap, 8 hosts, an attacker's tries (about 5 minutes, root)"
 	@echo "make test-latest - the fast tests and the layer contract on the newest versions allowed, in $(LATEST_VENV) (the lock stays)"
 	@echo "make bench  - speed and memory benchmarks of parsing and analysis, what monitoring costs, and what a hostile file costs the import"
+	@echo "make bench-cost - what PRECISION buys against a fixed grid of 3 runs: device time, coverage of the truth, right verdicts (a simulated noise source for now)"
 	@echo "make bench-predict - predicted against measured: uncapped loop devices, the VM lab, null_blk, the seeds; each run kept in benchmarks/results (about 30 minutes, root)"
 	@echo "Document it:"
 	@echo "make docs   - the documentation site from docs/ into docs/_build/html (offline, the lock's Sphinx; about 20 seconds)"
@@ -199,6 +200,11 @@ bench: deps
 	$(BIN)/python benchmarks/bench_harness.py
 	$(BIN)/python benchmarks/bench_idle.py
 	$(BIN)/python benchmarks/bench_import.py
+
+# What PRECISION buys against a fixed grid of 3 runs (benchmarks/bench_cost.py): seed 000's questions on a simulated
+# noise source of known mean, through the library's stopping rule, sequential tax test and intervals.
+bench-cost: deps
+	$(BIN)/python benchmarks/bench_cost.py
 
 # The prediction model against what it did not set (benchmarks/bench_predict.py): uncapped loop devices, the VM lab
 # uncapped and its null_blk devices, the seeds' tables; predicted and measured at each layout's best point and over

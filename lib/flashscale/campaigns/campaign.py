@@ -65,7 +65,8 @@ from ..arrays.guard import confirmation
 from ..arrays.layouts import Options
 from ..measure.progress import Progress
 from ..measure.recorder import Recorder, check_on_failure
-from ..measure.sweep import Sweep
+from ..measure.sweep import LEAST_REPETITIONS, Sweep
+from ..analysis import repetitions
 from ..system import provenance
 
 __all__ = ["DEFAULT_CAMPAIGN", "EMULATION_MODES", "EMULATIONS", "PARTS", "CampaignSpec", "DryRun", "choose",
@@ -328,6 +329,8 @@ def _recorder(spec: CampaignSpec, place: Place, directory: Path, runner: Runner,
     caps, layout_caps = place.caps(todo)
     return Recorder(spec.name, spec.host, spec.sweep, directory, runner, run_id, caps, bar, env, workloads,
                     on_failure=spec.on_failure, done=done, layout_caps=layout_caps, before_build=before_build,
+                    stopping=repetitions.stopping(spec.sweep.precision, spec.sweep.max_repetitions,
+                                                  LEAST_REPETITIONS),
                     progress=Progress(spec.sweep, len(todo), directory, bar,
                                       workload_runs=sum(w.runs() for w in workloads)))
 

@@ -50,7 +50,9 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "CAP_WRITE_BPS": ("array", "write_bps"), "CAP_SCALE": ("array", "cap_scale"),
     "CAP_FIT": ("array", "cap_fit"), "BACKING_DIR": ("array", "backing_root"),
     "RW": ("sweep", "rw"), "BS": ("sweep", "bs"), "NUMJOBS": ("sweep", "numjobs"), "IODEPTH": ("sweep", "iodepth"),
-    "REPETITIONS": ("sweep", "repetitions"), "WARMUP": ("sweep", "warmup"), "RUNTIME_S": ("sweep", "runtime_s"),
+    "REPETITIONS": ("sweep", "repetitions"), "PRECISION": ("sweep", "precision"),
+    "MAX_REPETITIONS": ("sweep", "max_repetitions"), "BATCH_REPS": ("sweep", "batch_reps"),
+    "WARMUP": ("sweep", "warmup"), "RUNTIME_S": ("sweep", "runtime_s"),
     "RAMP_S": ("sweep", "ramp_s"), "FILE_SIZE": ("sweep", "size"), "PRECONDITION": ("sweep", "precondition"),
     "SS": ("sweep", "ss"), "SS_DUR_S": ("sweep", "ss_dur_s"), "SS_RAMP_S": ("sweep", "ss_ramp_s"),
     "STEADY_ROUNDS": ("sweep", "steady_rounds"), "PRECONDITION_ROUNDS_MAX": ("sweep", "rounds_max"),
@@ -75,7 +77,7 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "CLOCK_TOLERANCE_S": ("spec", "clock_tolerance_s"),
 }
 # Parameters whose None or empty value means "none": the field's default (None, or nothing to wipe) applies.
-OPTIONAL_PARAMETERS = {"CAP_FIT", "CALIBRATION", "ADAPTIVE", "BACKING_DIR", "TESTBED", "CONFIRM", "WIPE", "MOUNT_DIR", "ERASE_FALLBACK", "SS", "SS_DUR_S",
+OPTIONAL_PARAMETERS = {"PRECISION", "CAP_FIT", "CALIBRATION", "ADAPTIVE", "BACKING_DIR", "TESTBED", "CONFIRM", "WIPE", "MOUNT_DIR", "ERASE_FALLBACK", "SS", "SS_DUR_S",
                        "SS_RAMP_S", "USE_DEVICES", "REMOTE_HOSTS", "CEILINGS",
                        "CPU_LATENCY_US", "INVENTORY", "KNOWN_HOSTS", "SSH_IDENTITY", "SSH_CONFIG"}
 
@@ -174,7 +176,14 @@ SCHEMA: dict[str, tuple[object, str]] = {
     "BS": (Positives, "block sizes, bytes"),
     "NUMJOBS": (Positives, "total fio jobs over all targets"),
     "IODEPTH": (Positives, "queue depth per job"),
-    "REPETITIONS": (Positive, "measured runs per point"),
+    "REPETITIONS": (Positive, "measured runs per point (without PRECISION)"),
+    "PRECISION": (Optional[Annotated[float, Field(gt=0, lt=1)]],
+                  "repeat each point until its 95% interval's half-width is within this share of its mean (on the "
+                  "log scale), e.g. 0.02, from 2 runs to MAX_REPETITIONS; None: REPETITIONS runs each point"),
+    "MAX_REPETITIONS": (Annotated[int, Field(ge=2)], "with PRECISION: the most runs of a point (at least 2)"),
+    "BATCH_REPS": (bool, "run a point's repetitions in one fio process, separated by stonewall (fio's start paid "
+                         "once a point; each run its own row and raw files; devices monitored over the point as a "
+                         "whole); not with PRECISION, which decides after each run"),
     "WARMUP": (bool, "one warm-up run per point before the measured ones (kept, flagged, never analysed)"),
     "RUNTIME_S": (Positive, "seconds per run (time based)"),
     "RAMP_S": (AtLeastZero, "seconds of ramp before fio measures"),

@@ -17,6 +17,7 @@ runs in ``done`` (layout, point, rep) are not run again.
 """
 from __future__ import annotations
 
+import itertools
 import json
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
@@ -27,7 +28,7 @@ from ..errors import CommandError, ConfigError, FioError
 from ..system.commands import Runner
 from ..system import idle, monitor
 from ..system.devices import System
-from . import adaptive, campaign_folder, fio, fio_output, monitoring, precondition, results
+from . import adaptive, batch, campaign_folder, fio, fio_output, monitoring, precondition, results
 from .progress import Progress
 from .sweep import Sweep
 from . import truth
@@ -63,7 +64,7 @@ class Recorder:
     environment: dict
     workloads: Sequence[Callable[["Recorder", Layout, list[Path]], None]] = ()
     on_failure: str = "continue"
-    done_rows: dict = field(default_factory=dict)  # an adaptive sweep's resumed runs: their rows, to decide on
+    done_rows: dict = field(default_factory=dict)  # resumed runs' rows, for an adaptive sweep or a precision
     done: frozenset = frozenset()  # (layout, point, rep) of runs a resumed campaign measured already
     progress: Progress | None = None  # None: one that only moves ``bar``
     layout_caps: dict = field(default_factory=dict)  # layout name -> its caps per rw, where they are not ``caps``
@@ -71,6 +72,9 @@ class Recorder:
     asked: dict | None = None  # the caps the campaign asked for, where ``hold`` lowered them to fit the harness
     asked_layout_caps: dict = field(default_factory=dict)
     harness: dict = field(default_factory=dict)  # direction -> what the test bed carried uncapped (measure.harness)
+    # with a sweep's precision: why a point stops after the rates of its runs so far ("precise", "max" or "more";
+    # analysis.repetitions.stop_reason, given by the campaign); None: each point runs its least, then up to its most
+    stopping: Callable[[list[float]], str] | None = None
 
     def __post_init__(self) -> None:
         if self.progress is None:
@@ -93,6 +97,9 @@ class Recorder:
         self.precondition_dir = campaign_folder.fresh_name(self.directory / campaign_folder.raw_dir(layout.name),
                                                            precondition.PHASE)
         self.verdict, self.measuring = None, layout.name
+        if self.done and not self.done_rows:  # what an adaptive sweep or a precision decides on, resumed
+            self.done_rows = {(r["layout"], r["point"], r["rep"]): r
+                              for r in campaign_folder.read_rows(self.directory)[0]}
         if first is not None and self.sweep_spec.steady_rounds:
             self.verdict = self._rounds(layout, first, cgroup_procs)
         elif first is not None:  # outside the throttled cgroup: it prepares the files, it measures nothing
@@ -109,29 +116,98 @@ class Recorder:
         self.progress.layout_done(layout.name)
 
     def _point(self, layout: Layout, point: dict, cgroup_procs: list[Path], adaptive: str | None = None) -> list[float]:
-        """Every repetition of one point (those a resumed campaign measured already are not run again); the
-        bandwidth of each measured repetition, for an adaptive sweep to decide on."""
+        """Every repetition of one point (those a resumed campaign measured already are not run again); with a
+        precision, then one more at a time until ``stopping`` says precise or max. The bandwidth of each measured
+        repetition, for an adaptive sweep to decide on. Each row says why the point's runs stopped
+        (``reps_reason``: ``fixed``, or after each run ``more``, ``precise``, ``max``)."""
         job = self.sweep_spec.job(point, layout.targets)
-        measured = []
-        for rep, warmup in self.sweep_spec.reps():
-            key = (layout.name, job.point, rep)
-            if key in self.done:
-                row = self.done_rows.get(key)
-                self.progress.skipped()
-            else:
-                row = self._record(layout, job, campaign_folder.raw_dir(layout.name, job.point, f"rep{rep}"), cgroup_procs,
-                                   rep=rep, warmup=warmup, adaptive=adaptive)
+        measured: list[float] = []
+        reps = self.sweep_spec.reps()
+        more = iter(self.sweep_spec.more_reps())
+        reason = "fixed" if self.sweep_spec.precision is None else "more"
+        if self._batches(layout, job, reps):
+            rows = self._batched(layout, job, reps, cgroup_procs, adaptive)
+            return [float(r["bw_bytes"]) for r in rows if r is not None and not r["warmup"] and r["status"] == "ok"]
+        while reps:
+            rep, warmup = reps.pop(0)
+            row = self._rep(layout, job, rep, warmup, cgroup_procs, adaptive,
+                            lambda value: self._reason(measured, value, warmup))
             if row is not None and not warmup and row.get("status", "ok") == "ok":
                 measured.append(float(row["bw_bytes"]))
+            if row is not None and not warmup:
+                reason = row.get("reps_reason", reason)
+            if not reps and reason == "more":
+                reps = [(rep, False) for rep in itertools.islice(more, 1)]
         return measured
+
+    def _reason(self, measured: list[float], value: float | None, warmup: bool) -> str:
+        """Why the point stops after this run (of rate ``value``; None: it failed), given those before it."""
+        if self.sweep_spec.precision is None or warmup:
+            return "fixed"
+        values = measured + ([value] if value is not None else [])
+        runs = len(measured) + 1
+        if self.stopping is None or runs < self.sweep_spec.least_reps():
+            return "more" if runs < self.sweep_spec.most_reps() else "max"
+        said = self.stopping(values)
+        return "max" if said == "more" and runs >= self.sweep_spec.most_reps() else said
+
+    def _batches(self, layout: Layout, job: fio.FioJob, reps: list[tuple[int, bool]]) -> bool:
+        """Whether the point's runs go into one fio process (``measure.batch``): the sweep asks for it
+        (``batch_reps``), nothing decides between them (no precision), none was measured before a resume."""
+        return (self.sweep_spec.batch_reps and self.sweep_spec.precision is None and len(reps) > 1
+                and not any((layout.name, job.point, rep) in self.done for rep, _ in reps))
+
+    def _batched(self, layout: Layout, job: fio.FioJob, reps: list[tuple[int, bool]], cgroup_procs: list[Path],
+                 adaptive: str | None) -> list[dict | None]:
+        """Every run of one point in one fio process, separated by stonewall (``measure.batch``): each its own row
+        and raw files. The devices are sampled, and the CPUs counted, over the batch as a whole (its first rep's
+        label, the point's folder); a failure fails every run of the batch."""
+        raws = [campaign_folder.raw_dir(layout.name, job.point, f"rep{rep}") for rep, _ in reps]
+        point_dir = campaign_folder.raw_dir(layout.name, job.point)
+        self.progress.started(layout.name, job.point, f"rep{reps[0][0]}-{reps[-1][0]}")
+        started, system = results.now(), System(runner=self.runner)
+        try:
+            with monitoring.sampling(self.directory, point_dir, layout.targets, system=system, layout=layout.name,
+                                     point=job.point, rep=reps[0][0]):
+                with idle.held(self.sweep_spec.cpu_latency_us) as latency_us:
+                    before = system.cpu_times()
+                    documents = batch.run([job] * len(reps), [self.directory / r for r in raws],
+                                          self.directory / point_dir, self.runner, cgroup_procs=cgroup_procs)
+                    busy = monitor.busy_cores(before, system.cpu_times())
+        except (FioError, CommandError) as exc:
+            for (rep, warmup), raw in zip(reps, raws):
+                failed = {**self._failed(layout, job, raw, exc, rep=rep, warmup=warmup, adaptive=adaptive),
+                          "reps_reason": "fixed"}
+                self.keep(layout, failed, cgroup_procs)
+                self.progress.finished(failed)
+            if self.on_failure == "stop":
+                raise FioError(f"{exc} (ON_FAILURE is stop: the sweep stopped at {point_dir}; every row before it "
+                               "is kept)") from None
+            return [None] * len(reps)
+        rows = []
+        for (rep, warmup), raw, data in zip(reps, raws, documents):
+            row = {**self._row(layout, job, raw, cgroup_procs, data, busy, latency_us, started, rep=rep,
+                               warmup=warmup, adaptive=adaptive), "status": "ok", "reps_reason": "fixed"}
+            row = {**row, **precondition.verdict_columns(self.verdict)}
+            self.keep(layout, row, cgroup_procs)
+            self.progress.finished(row)
+            rows.append(row)
+        return rows
+
+    def _rep(self, layout: Layout, job: fio.FioJob, rep: int, warmup: bool, cgroup_procs: list[Path],
+             adaptive: str | None, reason) -> dict | None:
+        """One repetition: measured and kept with its ``reps_reason``, or the resumed campaign's row."""
+        key = (layout.name, job.point, rep)
+        if key in self.done:
+            self.progress.skipped()
+            return self.done_rows.get(key)
+        return self._record(layout, job, campaign_folder.raw_dir(layout.name, job.point, f"rep{rep}"), cgroup_procs,
+                            rep=rep, warmup=warmup, adaptive=adaptive, reason=reason)
 
     def _explore(self, layout: Layout, cgroup_procs: list[Path]) -> None:
         """An adaptive sweep: along ``sweep.adaptive``, for each combination of the other axes, only the points
         ``measure.adaptive.explore`` chooses; what it found and skipped goes to ``raw/<layout>/adaptive.json``."""
         axis, found = self.sweep_spec.adaptive, []
-        if self.done:
-            self.done_rows = {(r["layout"], r["point"], r["rep"]): r
-                              for r in campaign_folder.read_rows(self.directory)[0]}
         for base, grid in self.sweep_spec.lines():
             def measure(value: int, base: dict = base) -> list[float]:
                 bandwidths = self._point(layout, {**base, axis: value}, cgroup_procs, adaptive=f"{axis}={value}")
@@ -159,13 +235,16 @@ class Recorder:
         return verdict
 
     def _record(self, layout: Layout, job: fio.FioJob, raw_dir: Path, cgroup_procs: list[Path],
-                **how) -> dict | None:
-        """Run ``job`` once and append its row, with the layout's steady-state verdict, to the campaign; a run that
+                reason: Callable[[float | None], str] | None = None, **how) -> dict | None:
+        """Run ``job`` once and append its row, with the layout's steady-state verdict and (a sweep's point) why its
+        runs stop or go on (``reason`` of its rate, None if it failed: ``reps_reason``), to the campaign; a run that
         fails is kept as a failed row, and stops the sweep when ``on_failure`` is stop."""
+        why = (lambda row: {"reps_reason": reason(row)}) if reason else (lambda row: {})
         try:
             row = {**self._measure(layout, job, raw_dir, cgroup_procs, **how), "status": "ok"}
+            row.update(why(float(row["bw_bytes"])))
         except (FioError, CommandError) as exc:
-            failed = self._failed(layout, job, raw_dir, exc, **how)
+            failed = {**self._failed(layout, job, raw_dir, exc, **how), **why(None)}
             self.keep(layout, failed, cgroup_procs)
             self.progress.finished(failed)
             if self.on_failure == "stop":
@@ -250,10 +329,17 @@ class Recorder:
                 before = system.cpu_times()  # the whole machine's CPUs: the loop workers copy the data, not fio
                 data = fio.run(job, self.directory / raw_dir, self.runner, cgroup_procs=cgroup_procs)
                 busy = monitor.busy_cores(before, system.cpu_times())
+        return self._row(layout, job, raw_dir, cgroup_procs, data, busy, latency_us, started, rep=rep, warmup=warmup,
+                         phase=phase, point=point, round_number=round_number, adaptive=adaptive)
+
+    def _row(self, layout: Layout, job: fio.FioJob, raw_dir: Path, cgroup_procs: list[Path], data: dict,
+             busy: float, latency_us, started: str, *, rep: int = 0, warmup: bool = False, phase: str = "measure",
+             point: str | None = None, round_number: int | None = None, adaptive: str | None = None) -> dict:
+        """The row of one run of ``job`` whose fio output is ``data``, with its agreement with the known truth."""
         row = {**self.header(layout, rw=job.rw, cgroup_procs=cgroup_procs, warmup=warmup, phase=phase,
                              round_number=round_number),
-               **self._axes(job), "rep": rep, **fio_output.parse(data), "cpu_busy_cores": busy, "cpu_latency_us": latency_us,
-               "point": point or job.point,
+               **self._axes(job), "rep": rep, **fio_output.parse(data), "cpu_busy_cores": busy,
+               "cpu_latency_us": latency_us, "point": point or job.point,
                "raw_dir": str(raw_dir), "started_at": started, "adaptive": adaptive}
         return {**row, **truth.evidence(row, self.truth_caps(cgroup_procs, layout))}
 

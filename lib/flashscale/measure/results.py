@@ -33,6 +33,10 @@ COLUMNS: dict[str, tuple[str, str]] = {
     "numjobs": ("int64", "total fio jobs (threads) over all targets"),
     "iodepth": ("int64", "fio iodepth per job"),
     "rep": ("int64", "repetition index; 0 is the warm-up when warmup is true"),
+    "reps_reason": ("string", "why the point's runs stopped, or went on, after this run: fixed (REPETITIONS runs), "
+                              "more (PRECISION not reached: it ran again), precise (its 95% interval within "
+                              "PRECISION), max (MAX_REPETITIONS ran first), decided (a sequential tax test's verdict); "
+                              "the point's last row says why it stopped. NA on rows of no sweep point"),
     "warmup": ("bool", "true for the warm-up run, kept but excluded from analysis"),
     "bw_bytes": ("float64", "aggregate bandwidth, bytes/s (read + write)"),
     "iops": ("float64", "aggregate I/O operations per second (read + write)"),

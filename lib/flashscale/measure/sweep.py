@@ -11,6 +11,12 @@ from .fio import METADATA_OPS, RW_MODES, FioJob, check_steady_state
 AXES = ("rw", "bs", "numjobs", "iodepth")
 METADATA_AXIS = "nrfiles"  # a metadata sweep's fifth axis: fio's files per job
 ADAPTIVE_AXES = ("numjobs", "iodepth")  # the axes an adaptive sweep can explore
+LEAST_REPETITIONS = 2  # with a precision: the runs every point takes first (an interval needs two)
+MAX_REPETITIONS = 10  # with a precision: the most runs a point takes (MAX_REPETITIONS)
+# Why a point's runs stopped (each row's ``reps_reason``): ``fixed``, the sweep's ``repetitions``; ``precise``, its
+# interval was within ``precision``; ``max``, ``max_repetitions`` ran first; ``decided``, a sequential tax test
+# reached its verdict (``analysis.significance.sequential_tax``). ``more``: a run after which the point went on.
+REPS_REASONS = ("fixed", "precise", "max", "decided", "more")
 
 
 def positive_ints(name: str, values, prefix: str = "") -> tuple[int, ...]:
@@ -34,6 +40,11 @@ def positive_ints(name: str, values, prefix: str = "") -> tuple[int, ...]:
 class Sweep:
     """rw x bs x numjobs x iodepth, each point run ``repetitions`` times after one warm-up (if ``warmup``).
 
+    With ``precision`` (e.g. 0.02), a point is not run a fixed number of times: it runs ``LEAST_REPETITIONS`` times,
+    then once more at a time until the half-width of its 95% interval (on the log scale: a rate is positive) is
+    within ``precision`` of its mean, or ``max_repetitions`` have run (``analysis.repetitions.stop_reason`` decides;
+    the recorder is told how by its campaign). ``repetitions`` is then not used.
+
     With ``precondition`` (the default), a layout's data sweep starts by writing in full every file its points
     open (``measure.precondition``), so no read meets bytes never written; the per-point warm-up is then rarely
     needed, and off by default.
@@ -49,6 +60,9 @@ class Sweep:
     numjobs: tuple[int, ...] = (1, 2, 4, 8)
     iodepth: tuple[int, ...] = (1,)
     repetitions: int = 3
+    precision: float | None = None  # the 95% interval's half-width / mean each point repeats to reach; None: fixed
+    max_repetitions: int = MAX_REPETITIONS  # with ``precision``: the most runs of a point
+    batch_reps: bool = False  # a point's runs in one fio process, stonewalled (measure.batch); not with a precision
     warmup: bool = False
     runtime_s: int = 5  # 5 s or more: the throttle's first slice is under 2% of a capped run (measure.truth)
     ramp_s: int = 1
@@ -84,7 +98,7 @@ class Sweep:
             if not any(metadata):
                 raise ConfigError(f"nrfiles={list(self.nrfiles)!r} applies to the metadata engines "
                                   f"({', '.join(METADATA_OPS)}) only, not to rw={list(rw)!r}")
-        for flag in ("time_based", "shared_file", "precondition", "warmup", "steady_rounds"):
+        for flag in ("time_based", "shared_file", "precondition", "warmup", "steady_rounds", "batch_reps"):
             if not isinstance(getattr(self, flag), bool):
                 raise ConfigError(f"{flag}={getattr(self, flag)!r} must be True or False")
         if self.shared_file and any(metadata):
@@ -93,6 +107,7 @@ class Sweep:
             raise ConfigError(f"repetitions={self.repetitions!r} must be a whole number >= 1")
         check_steady_state(self.ss, self.ss_dur_s, self.ss_ramp_s)
         self._check_rounds()
+        self._check_precision()
         check_latency(self.cpu_latency_us)
         if self.adaptive not in (None, *ADAPTIVE_AXES):
             raise ConfigError(f"adaptive={self.adaptive!r} must be None or one of {', '.join(ADAPTIVE_AXES)}")
@@ -103,6 +118,21 @@ class Sweep:
                               "window is five rounds)")
         if self.steady_rounds and not self.precondition:
             raise ConfigError("steady_rounds=True repeats the precondition: it needs precondition=True")
+
+    def _check_precision(self) -> None:
+        most = self.max_repetitions
+        if isinstance(most, bool) or not isinstance(most, int) or most < LEAST_REPETITIONS:
+            raise ConfigError(f"max_repetitions={most!r} must be a whole number >= {LEAST_REPETITIONS} (an "
+                              "interval needs two runs)")
+        if self.precision is None:
+            return
+        if isinstance(self.precision, bool) or not isinstance(self.precision, (int, float)) \
+                or not 0.0 < self.precision < 1.0:
+            raise ConfigError(f"precision={self.precision!r} must be a number strictly between 0 and 1 (the 95% "
+                              "interval's half-width relative to the mean, e.g. 0.02), or None for a fixed count")
+        if self.adaptive:
+            raise ConfigError(f"precision={self.precision!r} and adaptive={self.adaptive!r}: an adaptive sweep "
+                              "decides on a fixed count of runs a point; choose one")
 
     @property
     def axes(self) -> tuple[str, ...]:
@@ -119,13 +149,27 @@ class Sweep:
         combos = itertools.product(*(getattr(self, axis) for axis in others))
         return [(dict(zip(others, combo)), tuple(getattr(self, self.adaptive))) for combo in combos]
 
+    def least_reps(self) -> int:
+        """The measured runs every point takes: ``repetitions``, or ``LEAST_REPETITIONS`` with a precision."""
+        return self.repetitions if self.precision is None else LEAST_REPETITIONS
+
+    def most_reps(self) -> int:
+        """The most measured runs a point can take: ``repetitions``, or ``max_repetitions`` with a precision."""
+        return self.repetitions if self.precision is None else self.max_repetitions
+
     def reps(self) -> list[tuple[int, bool]]:
-        """(rep index, is warm-up) for each run of one point."""
+        """(rep index, is warm-up) for each run of one point that always runs (``least_reps`` measured)."""
         first = [(0, True)] if self.warmup else []
         offset = 1 if self.warmup else 0
-        return first + [(offset + i, False) for i in range(self.repetitions)]
+        return first + [(offset + i, False) for i in range(self.least_reps())]
+
+    def more_reps(self) -> list[int]:
+        """The rep indexes a point may run after ``reps``, one at a time while it is not precise (none: fixed)."""
+        after = len(self.reps())
+        return list(range(after, after + self.most_reps() - self.least_reps()))
 
     def runs(self) -> int:
+        """The runs of the whole sweep: with a precision, the least (every point precise at its first runs)."""
         return len(self.points()) * len(self.reps())
 
     def job(self, point: dict, targets: tuple[str, ...]) -> FioJob:
