@@ -140,3 +140,13 @@ def _overlap(a, b) -> bool:
 
     (lo_a, hi_a), (lo_b, hi_b) = interval(a), interval(b)
     return lo_a <= hi_b and lo_b <= hi_a
+
+
+def test_an_interval_too_wide_for_a_float_has_an_infinite_upper_end_not_an_overflow():
+    """Two runs that scatter by orders of magnitude on one side, two that agree on the other: Welch's df is near 1
+    and the half-width on the log scale is beyond exp's range (benchmarks' stored VM runs hit it)."""
+    wild, tight = agreement.Side(1.0, 400.0, 1.0, 2), agreement.Side(1.0, 1e-3, 1.0, 2)
+    said = agreement.agree(wild, tight)
+    assert said.hi == math.inf and said.lo >= 0 and said.verdict == agreement.UNDECIDED
+    assert wild.interval()[1] == math.inf and wild.interval()[0] >= 0
+    assert agreement.grown(2.0, 1.0) == pytest.approx(2.0 * math.e, rel=1e-12)

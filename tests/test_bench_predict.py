@@ -97,7 +97,10 @@ def test_a_prediction_stated_after_its_layouts_first_run_counts_as_none(tmp_path
 
 def test_intervals_are_scored_where_the_predictions_carry_them_and_said_absent_where_not(tmp_path):
     case = seed_case(tmp_path)
-    assert store.score(case)["interval_meets"].isna().all()
+    assert store.score(case)["interval_meets"].notna().all()  # the model states its interval now
+    before = case.predicted.drop(columns=["predicted_lo_bw_bytes", "predicted_hi_bw_bytes", "predicted_unknown"],
+                                 errors="ignore")  # a prediction stored before the model stated one
+    assert store.score(store.Case(case.name, True, case.measured, before))["interval_meets"].isna().all()
     value = case.measured.set_index(["layout", "rw"])["bw_bytes"]
     keys = list(zip(case.predicted["layout"], case.predicted["rw"]))
     measured = np.array([value[k] for k in keys], dtype=float)

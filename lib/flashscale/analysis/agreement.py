@@ -47,6 +47,7 @@ emulated array repeats within 0.5%, so 2% is well clear of its noise. A study of
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -110,7 +111,7 @@ class Side:
         if not math.isfinite(self.log_se):
             return (math.nan, math.nan)
         t = float(sps.t.ppf((1 + _check_confidence(confidence)) / 2, self.df)) if self.log_se > 0 else 0.0
-        return (self.value * math.exp(-t * self.log_se), self.value * math.exp(t * self.log_se))
+        return (self.value * math.exp(-t * self.log_se), grown(self.value, t * self.log_se))
 
     @classmethod
     def exact(cls, value: float) -> "Side":
@@ -196,6 +197,13 @@ def judge(lo: float, hi: float, margin: float = DEFAULT_MARGIN) -> str:
     return UNDECIDED
 
 
+def grown(value: float, log_half: float) -> float:
+    """``value`` x exp(``log_half``), the upper end of a log-scale interval: infinite, not an overflow, where the
+    half-width is beyond what a float carries (a t quantile on a fraction of a degree of freedom, a Welch df of two
+    runs that scatter)."""
+    return value * math.exp(log_half) if log_half < math.log(sys.float_info.max) - 1 else math.inf
+
+
 def agree(a: Side, b: Side, margin: float = DEFAULT_MARGIN, confidence: float = 0.95) -> Agreement:
     """Whether ``a`` and ``b`` are the same number within ``margin`` (module doc)."""
     margin, confidence = check_margin(margin), _check_confidence(confidence)
@@ -206,7 +214,7 @@ def agree(a: Side, b: Side, margin: float = DEFAULT_MARGIN, confidence: float = 
     log_ratio = math.log(a.value) - math.log(b.value)
     half = float(sps.t.ppf((1 + confidence) / 2, df)) * se if se > 0 else 0.0
     verdict = judge_log(log_ratio - half, log_ratio + half, margin)  # Side(ratio, se, df, n).interval, on the log
-    return Agreement(ratio, ratio * math.exp(-half), ratio * math.exp(half), verdict, margin, confidence)
+    return Agreement(ratio, ratio * math.exp(-half), grown(ratio, half), verdict, margin, confidence)
 
 
 def between(a, b, margin: float = DEFAULT_MARGIN, confidence: float = 0.95) -> Agreement:
