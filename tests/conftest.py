@@ -240,3 +240,17 @@ def applications(tmp_path_factory):
     folder = tmp_path_factory.mktemp("applications")
     out, numbers = run_notebook(folder, "09_applications", "apps", APPLICATIONS)
     return stored_campaign(folder / "data" / "apps"), out, numbers
+
+
+@pytest.fixture
+def bed(tmp_path):
+    """Two loop devices of the test's own, filled with random data, named by identity in a test bed file (the test
+    bed campaign's tests and the recipe's)."""
+    from test_guard_loop import Loops  # the loop devices a test makes and detaches itself
+
+    loops = Loops(tmp_path)
+    devices = [loops.make(size=512 * 2**20), loops.make(size=512 * 2**20)]
+    path = tmp_path / "testbed.yaml"
+    path.write_text("name: two-loops\ndevices:\n" + "".join(f'  - "{d.id}"\n' for d in devices))
+    yield {"file": str(path), "devices": devices, "ids": [d.id for d in devices]}
+    loops.close()

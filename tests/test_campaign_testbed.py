@@ -13,7 +13,6 @@ from flashscale.notebooks import execute
 from flashscale.errors import ConfigError, RefusedError, UnsupportedError
 
 from conftest import leftover_mounts, loop_devices_backed_under, sha256
-from test_guard_loop import Loops
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = dict(RW=["write"], BS=[1048576], NUMJOBS=[1], IODEPTH=[1], REPETITIONS=1, RUNTIME_S=1, RAMP_S=0, FILE_SIZE=16 * 2**20,
@@ -22,17 +21,6 @@ TINY = dict(RW=["write"], BS=[1048576], NUMJOBS=[1], IODEPTH=[1], REPETITIONS=1,
 
 def spec(tmp_path: Path, **overrides) -> campaign.CampaignSpec:
     return campaign.CampaignSpec.from_parameters(CAMPAIGN="bed", DATA_DIR=str(tmp_path / "data"), **TINY, **overrides)
-
-
-@pytest.fixture
-def bed(tmp_path):
-    """Two loop devices of the test's own, filled with random data, named by identity in a test bed file."""
-    loops = Loops(tmp_path)
-    devices = [loops.make(size=512 * 2**20), loops.make(size=512 * 2**20)]
-    path = tmp_path / "testbed.yaml"
-    path.write_text("name: two-loops\ndevices:\n" + "".join(f'  - "{d.id}"\n' for d in devices))
-    yield {"file": str(path), "devices": devices, "ids": [d.id for d in devices]}
-    loops.close()
 
 
 @pytest.mark.root

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from flashscale.errors import ConfigError
-from flashscale.measure import cost
+from flashscale.notebooks import cost
 from flashscale.measure.sweep import Sweep
 from flashscale.notebooks.estimate import of_notebook, parse_duration
 

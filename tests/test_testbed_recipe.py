@@ -12,22 +12,10 @@ import pandas as pd
 import pytest
 
 from conftest import sha256
-from test_guard_loop import Loops
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ["-p", "RW=[write, read]", "-p", "NUMJOBS=[1]", "-p", "IODEPTH=[1]", "-p", "REPETITIONS=2", "-p",
         "RUNTIME_S=1", "-p", "RAMP_S=0", "-p", "FILE_SIZE=16777216"]
-
-
-@pytest.fixture
-def bed(tmp_path):
-    """Two loop devices of the test's own, filled with random data, named by identity in a test bed file."""
-    loops = Loops(tmp_path)
-    devices = [loops.make(size=512 * 2**20), loops.make(size=512 * 2**20)]
-    path = tmp_path / "testbed.yaml"
-    path.write_text("name: two-loops\ndevices:\n" + "".join(f'  - "{d.id}"\n' for d in devices))
-    yield {"file": str(path), "devices": devices, "ids": [d.id for d in devices]}
-    loops.close()
 
 
 def _run(tmp_path, bed, *more):

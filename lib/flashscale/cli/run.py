@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..measure import cost
+from ..notebooks import cost
 from ..notebooks import estimate, execute
 
 

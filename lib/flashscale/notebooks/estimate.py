@@ -1,6 +1,6 @@
 """A campaign file's cost before it runs (``flashscale run --estimate``, the first line of every run, ``--budget``).
 
-Each notebook's cost (``measure.cost``) comes from the values it will run with: its parameters cell's own, under
+Each notebook's cost (``notebooks.cost``) comes from the values it will run with: its parameters cell's own, under
 the campaign file's and ``-p``'s. Its sweep is the campaign's ``Sweep`` made from them; its layouts are
 ``LAYOUTS`` where it declares them, else the one layout its stage measures, times each of ``DEVICE_COUNTS`` and
 of a cluster's ``HOSTS``; the harness's probe counts where the emulated array's caps are held to a truth; its
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..campaigns import campaign as campaigns, cluster as clusters, parameters as schema
 from ..errors import ConfigError
-from ..measure import cost
+from . import cost
 from ..measure.sweep import Sweep
 
 VM_NOTE = ("in the VM lab, its boot and what its emulated CPU adds to each run are not counted: under TCG a 6 s "

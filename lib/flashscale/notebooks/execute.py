@@ -49,7 +49,8 @@ from ..campaigns import campaign as campaigns, cluster as clusters, parameters a
 from .. import errors
 from . import estimate
 from ..errors import ConfigError
-from ..measure import campaign_folder, cost, progress as live
+from . import cost
+from ..measure import campaign_folder, progress as live
 from ..measure.resume import REANALYZE
 from ..paths import project_root
 from ..publish.report import export_html, write_index

@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 
 from scipy import stats as sps
 
-from .harness import PROBE_RUNTIME_S
-from .sweep import Sweep
-from .units import span
+from ..measure.harness import PROBE_RUNTIME_S
+from ..measure.sweep import Sweep
+from ..measure.units import span
 
 # Measured on this project's 2-core machine (quickstart, 3 layouts on 4 emulated devices, 72 runs; commit message).
 RUN_OVERHEAD_S = 0.6  # fio's start and exit (0.32 s, make bench) and flashscale's own work between two runs
