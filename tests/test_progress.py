@@ -52,6 +52,21 @@ def test_the_total_counts_preconditions_and_bounds_what_an_adaptive_sweep_may_sk
     assert live.left == {"precondition": 1, "measure": 8, "workload": 0}
 
 
+def test_with_a_precision_the_total_bounds_each_point_by_its_most_runs_and_is_made_exact_when_a_layout_ends(tmp_path):
+    sweep = Sweep(rw=["read"], numjobs=[1, 2], precision=0.05, max_repetitions=5, runtime_s=3, ramp_s=1,
+                  precondition=False)  # each point 2 runs at least, 5 at the most
+    assert progress.planned(sweep) == {"precondition": 0, "measure": 10, "workload": 0}
+    live = progress.Progress(sweep, 2, tmp_path, Bar(), lines=False)
+    assert live.total == 20
+    for point, runs in (("p1", 2), ("p2", 3)):  # precise after 2 and after 3 runs
+        for rep in range(runs):
+            live.started("single", point, f"rep{rep}")
+            live.finished({"phase": "measure", "bw_bytes": 1e8})
+    live.layout_done("single")
+    assert (live.done, live.total) == (5, 15)  # the second layout's 10 at the most are left
+    assert live.done <= live.total
+
+
 def test_workload_runs_are_counted_and_timed_once_one_has_run(tmp_path):
     sweep = Sweep(rw=["read"], numjobs=[1], repetitions=1, runtime_s=3, ramp_s=1, precondition=False)
     live = progress.Progress(sweep, 1, tmp_path, lines=False, workload_runs=2)

@@ -16,7 +16,8 @@ A line::
     [12/48] jbod read-bs1048576-nj4-qd1 rep2: 799.6 MB/s (4.1 s) — 36 left, ETA 2 min 24 s
 
 The total is ``planned(sweep)`` runs per layout, its precondition runs and its workloads' runs included; for an
-adaptive sweep or a precondition in rounds it is an upper bound, made exact when each layout is done. The ETA is the
+adaptive sweep, a precision (``PRECISION``: each point up to ``MAX_REPETITIONS``) or a precondition in rounds it is
+an upper bound, made exact when each layout is done. The ETA is the
 runs left of each phase times that phase's mean wall time so far, or before one has finished, its known runtime
 (``runtime_s`` + ``ramp_s`` of a time-based run); none until every phase left has one, except the workloads, whose
 runs not yet timed are named beside the ETA. Under ``flashscale run`` it is the one ETA of the whole campaign:
@@ -46,10 +47,12 @@ WORKLOAD = "workload"
 
 def planned(sweep: Sweep, repeat: int = 1, workload_runs: int = 0) -> dict[str, int]:
     """The runs of one layout by phase: its precondition (``rounds_max`` when in rounds, an upper bound), its
-    points' repetitions (every point of the grid for an adaptive sweep, an upper bound), ``repeat`` times over (a
+    points' repetitions (every point of the grid for an adaptive sweep, and ``max_repetitions`` a point with a
+    precision: upper bounds), ``repeat`` times over (a
     cluster runs every point once per host count), and its workloads' runs."""
     pre = 0 if not sweep.precondition or sweep.nrfiles else sweep.rounds_max if sweep.steady_rounds else 1
-    return {PRECONDITION: pre, MEASURE: sweep.runs() * repeat, WORKLOAD: workload_runs}
+    most = len(sweep.points()) * (len(sweep.reps()) + len(sweep.more_reps()))  # a precision's MAX_REPETITIONS
+    return {PRECONDITION: pre, MEASURE: most * repeat, WORKLOAD: workload_runs}
 
 
 def later_seconds() -> float:
