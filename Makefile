@@ -38,7 +38,7 @@ help:
 	@echo "make long-quickstart - the quickstart with 3 repetitions of 10 s runs (about 15 minutes)"
 	@echo "make lab    - JupyterLab on localhost with the notebooks and the flashscale kernel (prints its URL)"
 	@echo "Test it:"
-	@echo "make test   - install what is needed, run the whole test suite (real fio on loop devices as root; about 22 minutes)"
+	@echo "make test   - install what is needed, run the whole test suite (real fio on loop devices as root; about 30 minutes)"
 	@echo "make test-fast - the layer contract and the tests that need neither root, notebooks nor JupyterLab"
 	@echo "make test-half-cpu - make test's suite with the CPUs held to half their time (a cgroup cpu quota; HALF_CPU_TESTS narrows it)"
 	@echo "make test-vm - the VM lab's tests: seed 000's md, IMSM and LVM layouts, the guard and kill -9 on a real kernel (about 7.5 minutes)"
