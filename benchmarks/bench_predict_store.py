@@ -151,24 +151,13 @@ def noise(measured: pd.DataFrame) -> pd.DataFrame:
 
 
 def intervals(scored: pd.DataFrame) -> pd.DataFrame:
-    """``interval_meets`` (the measured interval, its runs' or the point itself, meets the predicted one, an open
-    end reaching 0 or infinity) and ``predicted_width`` (hi / lo, infinite with an open end), as the scoring gave
-    them where it did, else from ``predicted_lo_bw_bytes`` / ``predicted_hi_bw_bytes``; NA where neither."""
+    """``interval_meets`` and ``predicted_width`` as the scoring gave them (``predict.score``, from
+    ``predicted_lo_bw_bytes`` / ``predicted_hi_bw_bytes`` through ``prediction.bounds``); NA where the predictions
+    carried no interval (stored before the model stated one)."""
     if {"interval_meets", "predicted_width"} <= set(scored.columns):
         return scored
-    if not {"predicted_lo_bw_bytes", "predicted_hi_bw_bytes"} <= set(scored.columns):
-        return scored.assign(interval_meets=pd.Series(pd.NA, index=scored.index, dtype="boolean"),
-                             predicted_width=np.nan)
-    lo = scored["predicted_lo_bw_bytes"].astype(float).fillna(0.0)
-    hi = scored["predicted_hi_bw_bytes"].astype(float).fillna(np.inf)
-    value = scored["measured_bw_bytes"].astype(float)
-    m_lo = scored["measured_bw_bytes_lo"].astype(float).fillna(value) if "measured_bw_bytes_lo" in scored else value
-    m_hi = scored["measured_bw_bytes_hi"].astype(float).fillna(value) if "measured_bw_bytes_hi" in scored else value
-    none = scored["predicted_bw_bytes"].isna()
-    meets = ((m_hi >= lo) & (m_lo <= hi)).astype("boolean").mask(none)
-    with np.errstate(divide="ignore"):
-        width = (hi / lo).where(~none)
-    return scored.assign(interval_meets=meets, predicted_width=width)
+    return scored.assign(interval_meets=pd.Series(pd.NA, index=scored.index, dtype="boolean"),
+                         predicted_width=np.nan)
 
 
 # ---- the table -----------------------------------------------------------------------------------------------
