@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from flashscale.analysis import saturation
 from flashscale.analysis.prediction import calibration, predict
 from flashscale.arrays import volumes
 from flashscale.arrays.emulated import ArraySpec
@@ -88,13 +89,15 @@ def _md(made: NullBlk, count: int, chunk: int, runner: Runner, system: System) -
 
 def measured_device(rows: list[dict]) -> dict:
     """What one measures of a device one did not build: its latency (fio's mean completion latency at iodepth 1,
-    the median of the runs) and its tags (the least iodepth whose rate reaches ``SATURATED`` of the most any
-    iodepth reached: the queue depth it saturates at; the largest measured where none did, a lower bound, said)."""
+    the median of the runs) and its tags (the least iodepth whose runs reach ``SATURATED`` of the best, as
+    ``analysis.saturation`` finds a layout's saturating point: the queue depth it saturates at; the largest
+    measured where none did, a lower bound, said)."""
     frame = pd.DataFrame(rows)
-    by_depth = frame.groupby("iodepth")["bw_bytes"].median().sort_index()
+    depths = sorted(frame["iodepth"].unique())
+    reps = [frame.loc[frame["iodepth"] == d, "bw_bytes"].to_numpy(dtype=float) for d in depths]
+    by_depth = pd.Series([r.mean() for r in reps], index=depths)
     top = float(by_depth.max())
-    saturated = by_depth[by_depth >= SATURATED * top]
-    tags = int(saturated.index[0])
+    tags = int(depths[saturation.saturating_index(reps, SATURATED)[0]])
     latency = float(frame.loc[frame["iodepth"] == frame["iodepth"].min(), "clat_mean_ns"].median())
     how = (f"latency {latency / 1e6:.2f} ms (fio's completion latency at iodepth {int(frame['iodepth'].min())}), "
            f"{tags} tags (the least iodepth at {SATURATED:.0%} of the most rate, {top / 1e6:.2f} MB/s)")
