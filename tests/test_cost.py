@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -18,14 +17,6 @@ from flashscale.notebooks.estimate import of_notebook, parse_duration
 
 ROOT = Path(__file__).resolve().parents[1]
 MIB = 2**20
-
-
-@dataclass(frozen=True)
-class PreciseSweep(Sweep):
-    """The sweep as issue 42's repetitions give it (engineer D's fields), to hold the estimate's range to them."""
-
-    precision: float | None = 0.02
-    max_repetitions: int = 10
 
 
 def test_the_quickstart_by_hand():
@@ -55,10 +46,10 @@ def test_warmup_and_steady_rounds_count():
 
 def test_a_precision_target_gives_a_range_from_the_least_to_max_repetitions():
     assert cost.repetitions(Sweep(repetitions=3)) == (3, 3)
-    assert cost.repetitions(PreciseSweep(repetitions=3, max_repetitions=10)) == (3, 10)
-    assert cost.repetitions(PreciseSweep(repetitions=3, precision=None)) == (3, 3)
-    c = cost.of_layouts(PreciseSweep(repetitions=3, max_repetitions=10), 2, write_bps=1e12)
-    assert c.parts["measure"] == (pytest.approx(8 * 2 * 3 * 6.0, abs=1e-9), pytest.approx(8 * 2 * 10 * 6.0, abs=1e-9))
+    assert cost.repetitions(Sweep(repetitions=3, precision=0.02, max_repetitions=10)) == (2, 10)  # as it runs
+    assert cost.repetitions(Sweep(repetitions=3, precision=None, max_repetitions=10)) == (3, 3)
+    c = cost.of_layouts(Sweep(repetitions=3, precision=0.02, max_repetitions=10), 2, write_bps=1e12)
+    assert c.parts["measure"] == (pytest.approx(8 * 2 * 2 * 6.0, abs=1e-9), pytest.approx(8 * 2 * 10 * 6.0, abs=1e-9))
     assert c.words().count(" to ") == 3  # device, wall and runs each a range
 
 
@@ -69,17 +60,17 @@ def test_a_budget_names_what_to_drop():
     assert cost.fits(whole, whole.wall_s[1] + 1) is None
     said = cost.fits(whole, small.wall_s[1] + 5, {"small": small, "large": large})
     assert "over the budget" in said and "drop large" in said and "measured runs" in said
-    ranged = cost.of_layouts(PreciseSweep(repetitions=2, max_repetitions=10), 1, 1e12)
+    ranged = cost.of_layouts(Sweep(precision=0.02, max_repetitions=10), 1, 1e12)
     assert "loosen PRECISION" in cost.fits(ranged, ranged.wall_s[0] + 1)
 
 
 def test_the_precision_a_budget_can_reach():
-    ranged = cost.of_layouts(PreciseSweep(repetitions=3, max_repetitions=10, precision=0.02), 1, 1e12)
-    per_run = (ranged.wall_s[1] - ranged.wall_s[0]) / 7  # each further run of every point
-    runs, reached = cost.reachable(ranged, ranged.wall_s[0] + 2.5 * per_run)
+    ranged = cost.of_layouts(Sweep(precision=0.02, max_repetitions=10), 1, 1e12)  # 2 to 10 runs a point
+    per_run = (ranged.wall_s[1] - ranged.wall_s[0]) / 8  # each further run of every point
+    runs, reached = cost.reachable(ranged, ranged.wall_s[0] + 3.5 * per_run)
     # 5 runs a point: 0.02 x (t(0.975, 4) / sqrt 5) / (t(0.975, 9) / sqrt 10) = 0.02 x 1.241664 / 0.715357 = 0.034715
     assert runs == 5 and reached == pytest.approx(0.034715, abs=1e-6)
-    assert "PRECISION=0.0347, MAX_REPETITIONS=5" in cost.fits(ranged, ranged.wall_s[0] + 2.5 * per_run)
+    assert "PRECISION=0.0347, MAX_REPETITIONS=5" in cost.fits(ranged, ranged.wall_s[0] + 3.5 * per_run)
     assert cost.reachable(ranged, ranged.wall_s[1] + 1) is None and cost.reachable(ranged, 1.0) is None
     assert cost.total([ranged, ranged]).precision == pytest.approx(0.02, abs=0)
 

@@ -65,13 +65,9 @@ class Cost:
 
 
 def repetitions(sweep: Sweep) -> tuple[int, int]:
-    """The measured runs of one point, (least, most): ``repetitions`` both, or with a precision target
-    (``precision``, ``max_repetitions``: read where the sweep has them) from ``repetitions`` to the maximum."""
-    fixed = sweep.repetitions
-    if getattr(sweep, "precision", None) is None:
-        return (fixed, fixed)
-    most = int(getattr(sweep, "max_repetitions", fixed) or fixed)
-    return (min(fixed, most), max(fixed, most))
+    """The measured runs of one point, (least, most), as the sweep runs them (``Sweep.least_reps``,
+    ``most_reps``): ``repetitions`` both, or with a precision target from the least two to ``max_repetitions``."""
+    return (sweep.least_reps(), sweep.most_reps())
 
 
 def _precondition_s(sweep: Sweep, write_bps: float) -> tuple[float, float, int, int]:
@@ -110,7 +106,7 @@ def of_layouts(sweep: Sweep, layouts: int, write_bps: float | None = None, probe
     parts["overhead"] = (runs[0] * RUN_OVERHEAD_S + notebooks * NOTEBOOK_S,
                          runs[1] * RUN_OVERHEAD_S + notebooks * NOTEBOOK_S)
     wall = tuple(device[i] + parts["builds"][i] + parts["overhead"][i] for i in (0, 1))
-    return Cost(device, wall, runs, parts, tuple(notes), getattr(sweep, "precision", None), (least, most))
+    return Cost(device, wall, runs, parts, tuple(notes), sweep.precision, (least, most))
 
 
 def total(costs) -> Cost:
