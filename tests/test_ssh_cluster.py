@@ -415,7 +415,8 @@ def test_ctrl_c_of_the_driver_undoes_everything_on_every_host_before_it_stops(la
         if driver.poll() is None:
             driver.kill()
             driver.wait()
-    assert driver.returncode != 0 and "KeyboardInterrupt" in said, said[-2000:]
+    rows = "".join(p.read_text()[-3000:] for p in tmp_path.glob("*/rows.jsonl"))  # if it ended first: why
+    assert driver.returncode != 0 and "KeyboardInterrupt" in said, (driver.returncode, said[-2000:], rows)
     assert not [p for p in manifest_dir().glob("flashscale-ssh-*.json") if p.name not in before]
     nothing_left(made)
 
