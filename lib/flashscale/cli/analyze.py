@@ -234,7 +234,8 @@ def main(args: argparse.Namespace) -> int:
 
 # The columns a person reads first, in order, where the summary has them (each one's _lo/_hi merged into it).
 SHOWN = ("layout", "devices", "rw", "bs", "best_bw_bytes", "best_numjobs", "best_iodepth", "baseline_bw_bytes",
-         "efficiency", "tax", "tax_verdict", "load_flag", "best_reps", "knee_numjobs", "usl_peak_numjobs", "fit_note",
+         "efficiency", "tax", "tax_verdict", "load_flag", "best_reps", "best_reps_reason", "knee_numjobs",
+         "usl_peak_numjobs", "fit_note",
          "expected_ceiling_bw_bytes", "binding_limit", "ceiling_fraction")
 
 

@@ -30,7 +30,7 @@ from ..system import idle, monitor
 from ..system.devices import System
 from . import adaptive, batch, campaign_folder, fio, fio_output, monitoring, precondition, results
 from .progress import Progress
-from .sweep import Sweep
+from .sweep import Sweep, reference_runs
 from . import truth
 
 ON_FAILURE = ("continue", "stop")
@@ -72,9 +72,12 @@ class Recorder:
     asked: dict | None = None  # the caps the campaign asked for, where ``hold`` lowered them to fit the harness
     asked_layout_caps: dict = field(default_factory=dict)
     harness: dict = field(default_factory=dict)  # direction -> what the test bed carried uncapped (measure.harness)
-    # with a sweep's precision: why a point stops after the rates of its runs so far ("precise", "max" or "more";
-    # analysis.repetitions.stop_reason, given by the campaign); None: each point runs its least, then up to its most
-    stopping: Callable[[list[float]], str] | None = None
+    # with a sweep's precision: why a point stops after the rates of its runs so far and the reference's runs at the
+    # point, None where no tax is asked ("precise", "decided", "max" or "more"; analysis.repetitions.decision, given
+    # by the campaign); None: each point runs its least, then up to its most
+    stopping: Callable[[list[float], list[float] | None], str] | None = None
+    tax_reference: str | None = None  # the layout a tax is decided against as points run (sweep.reference_of)
+    rates: dict = field(default_factory=dict)  # (layout, point) -> its measured rates, as the sweep measured them
 
     def __post_init__(self) -> None:
         if self.progress is None:
@@ -100,6 +103,9 @@ class Recorder:
         if self.done and not self.done_rows:  # what an adaptive sweep or a precision decides on, resumed
             self.done_rows = {(r["layout"], r["point"], r["rep"]): r
                               for r in campaign_folder.read_rows(self.directory)[0]}
+            for (name, point, _), r in sorted(self.done_rows.items(), key=lambda item: str(item[0])):
+                if r.get("status") == "ok" and not r.get("warmup") and r.get("phase", "measure") == "measure":
+                    self.rates.setdefault((name, point), []).append(float(r["bw_bytes"]))  # the reference's, resumed
         if first is not None and self.sweep_spec.steady_rounds:
             self.verdict = self._rounds(layout, first, cgroup_procs)
         elif first is not None:  # outside the throttled cgroup: it prepares the files, it measures nothing
@@ -131,24 +137,26 @@ class Recorder:
         while reps:
             rep, warmup = reps.pop(0)
             row = self._rep(layout, job, rep, warmup, cgroup_procs, adaptive,
-                            lambda value: self._reason(measured, value, warmup))
+                            lambda value: self._reason(measured, value, warmup, layout, job.point))
             if row is not None and not warmup and row.get("status", "ok") == "ok":
                 measured.append(float(row["bw_bytes"]))
+                self.rates[(layout.name, job.point)] = list(measured)
             if row is not None and not warmup:
                 reason = row.get("reps_reason", reason)
             if not reps and reason == "more":
                 reps = [(rep, False) for rep in itertools.islice(more, 1)]
         return measured
 
-    def _reason(self, measured: list[float], value: float | None, warmup: bool) -> str:
-        """Why the point stops after this run (of rate ``value``; None: it failed), given those before it."""
+    def _reason(self, measured: list[float], value: float | None, warmup: bool, layout: Layout, point: str) -> str:
+        """Why the point stops after this run (of rate ``value``; None: it failed), given those before it and the
+        tax reference's runs at the point (``sweep.reference_runs``)."""
         if self.sweep_spec.precision is None or warmup:
             return "fixed"
         values = measured + ([value] if value is not None else [])
         runs = len(measured) + 1
         if self.stopping is None or runs < self.sweep_spec.least_reps():
             return "more" if runs < self.sweep_spec.most_reps() else "max"
-        said = self.stopping(values)
+        said = self.stopping(values, reference_runs(self.rates, self.tax_reference, layout.name, layout.devices, point))
         return "max" if said == "more" and runs >= self.sweep_spec.most_reps() else said
 
     def _batches(self, layout: Layout, job: fio.FioJob, reps: list[tuple[int, bool]]) -> bool:
@@ -239,7 +247,8 @@ class Recorder:
         """Run ``job`` once and append its row, with the layout's steady-state verdict and (a sweep's point) why its
         runs stop or go on (``reason`` of its rate, None if it failed: ``reps_reason``), to the campaign; a run that
         fails is kept as a failed row, and stops the sweep when ``on_failure`` is stop."""
-        why = (lambda row: {"reps_reason": reason(row)}) if reason else (lambda row: {})
+        most = self.sweep_spec.most_reps()
+        why = (lambda row: {"reps_reason": reason(row), "reps_most": most}) if reason else (lambda row: {})
         try:
             row = {**self._measure(layout, job, raw_dir, cgroup_procs, **how), "status": "ok"}
             row.update(why(float(row["bw_bytes"])))

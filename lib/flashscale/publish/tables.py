@@ -30,7 +30,8 @@ from ..measure.units import DASH, KINDS, ONE_RUN, bandwidth_scale as _bandwidth_
 HEADERS = {
     "rw": "I/O", "bs": "block size", "numjobs": "jobs", "iodepth": "queue depth", "best_bw_bytes": "best",
     "baseline_bw_bytes": "baseline", "bw_bytes": "bandwidth", "best_numjobs": "jobs at best",
-    "best_iodepth": "queue depth at best", "best_bs": "block size at best", "best_reps": "runs", "baseline_reps": "baseline runs",
+    "best_iodepth": "queue depth at best", "best_bs": "block size at best", "best_reps": "runs",
+    "best_reps_reason": "runs stopped", "tax_test": "tax test", "baseline_reps": "baseline runs",
     "tax_verdict": "verdict", "tax_reps_needed": "runs a side to decide", "iops": "IOPS",
     "in_flight": "I/Os in flight", "littles_ratio": "Little's law ratio", "clat_mean_ns": "mean latency",
     "clat_p99_ns": "p99 latency", "p99_us": "p99 latency", "latency_us": "mean latency",
