@@ -78,6 +78,7 @@ class Recorder:
     stopping: Callable[[list[float], list[float] | None], str] | None = None
     tax_reference: str | None = None  # the layout a tax is decided against as points run (sweep.reference_of)
     rates: dict = field(default_factory=dict)  # (layout, point) -> its measured rates, as the sweep measured them
+    build: int = 0  # which build of the layout is being swept (BUILDS: Sweep.builds), from 0; rows carry it
 
     def __post_init__(self) -> None:
         if self.progress is None:
@@ -118,8 +119,9 @@ class Recorder:
                 self._point(layout, point, cgroup_procs)
         for workload in self.workloads:
             workload(self, layout, cgroup_procs)
-        campaign_folder.mark_layout_done(self.directory, layout.name)
-        self.progress.layout_done(layout.name)
+        if self.build == self.sweep_spec.builds - 1:  # the layout's last build: the layout is done
+            campaign_folder.mark_layout_done(self.directory, layout.name)
+            self.progress.layout_done(layout.name)
 
     def _point(self, layout: Layout, point: dict, cgroup_procs: list[Path], adaptive: str | None = None) -> list[float]:
         """Every repetition of one point (those a resumed campaign measured already are not run again); with a
@@ -128,8 +130,8 @@ class Recorder:
         (``reps_reason``: ``fixed``, or after each run ``more``, ``precise``, ``max``)."""
         job = self.sweep_spec.job(point, layout.targets)
         measured: list[float] = []
-        reps = self.sweep_spec.reps()
-        more = iter(self.sweep_spec.more_reps())
+        reps = self.sweep_spec.reps(self.build)
+        more = iter(self.sweep_spec.more_reps(self.build))
         reason = "fixed" if self.sweep_spec.precision is None else "more"
         if self._batches(layout, job, reps):
             rows = self._batched(layout, job, reps, cgroup_procs, adaptive)
@@ -278,6 +280,7 @@ class Recorder:
                 "cap_bps": self.caps_of(layout.name).get(rw, NAN) if cgroup_procs else NAN,
                 "cap_asked_bps": self.asked_of(layout.name).get(rw, NAN) if cgroup_procs else NAN,
                 "harness_bw_bytes": self._carried(rw) if cgroup_procs else NAN, "warmup": warmup,
+                "build": self.build,
                 "phase": phase,
                 "round": round_number, **({"workload": workload} if workload is not None else {}),
                 **({"accelerator": self.environment["accelerator"]} if "accelerator" in self.environment else {})}

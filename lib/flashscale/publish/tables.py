@@ -52,7 +52,7 @@ HEADERS = {
 SUFFIXES = {"_bw_bytes": "bandwidth", "_bps": "bandwidth", "_bytes": "size", "_ns": "ns", "_us": "us", "_ms": "ms",
             "_s": "s", "_iops": "iops", "_reps": "count", "_per_s": "rate"}
 PERCENT = {"efficiency", "tax", "cv", "fraction", "difference", "design_tax", "spread"}
-COUNTS = {"devices", "numjobs", "iodepth", "hosts", "files", "round", "reps", "n", "scale", "in_flight",
+COUNTS = {"devices", "numjobs", "iodepth", "hosts", "files", "round", "reps", "n", "scale", "in_flight", "builds",
           "knee_numjobs", "best_numjobs", "best_iodepth", "tax_reps_needed", "steady_round", "jobs_per_host",
           "numa_node", "saturating_numjobs", "saturating_iodepth", "baseline_numjobs", "baseline_iodepth"}
 SIZES = {"bs", "best_bs", "baseline_bs", "size", "file_size"}
