@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from flashscale import cli
-from flashscale.analysis import builds, stats
+from flashscale.analysis import builds, evidence, stats
 from flashscale.campaigns import campaign
 from flashscale.errors import ConfigError
 from flashscale.measure.sweep import Sweep
@@ -72,6 +72,9 @@ def test_where_builds_vary_the_more_the_interval_is_over_the_builds_means():
     said = builds.sentences(builds.components(frame))
     assert len(said) == 1 and "9 runs on 3 builds" in said[0] and "builds' means are its replicates" in said[0]
     assert not builds.more_than_once(frame.assign(build=0)) and builds.more_than_once(frame)
+    report = evidence.measurement_sentences(frame)
+    assert "1 point(s) ran a fixed REPETITIONS: 9 runs each." in report
+    assert any(s.startswith("Each layout was built 3 times (BUILDS)") for s in report)
 
 
 @pytest.mark.parametrize("bad", [0, -1, True, 1.5])

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from tqdm.std import tqdm
 
-from flashscale.analysis import findings, repetitions, significance, stats
+from flashscale.analysis import evidence, findings, repetitions, significance, stats
 from flashscale.arrays import layouts
 from flashscale.campaigns import campaign
 from flashscale.measure import fio, fio_output, results, truth
@@ -127,6 +127,9 @@ def test_a_sweep_runs_each_layouts_point_to_a_decision_and_says_so(tmp_path, mon
     runs, theirs = int(said.loc[("btrfs-raid0", MIB), "reps"]), int(said.loc[("jbod", MIB), "reps"])
     assert f"n = {runs} and {theirs}, decided by the group-sequential test" in words
     assert "still undecided at the most runs by the group-sequential test" in words
+    report = evidence.measurement_sentences(table)  # what the report says of the runs, per reason they stopped
+    assert "1 point(s) ran until the group-sequential tax test decided: " + f"{runs} runs each." in report
+    assert "1 point(s) ran to MAX_REPETITIONS: 8 runs each." in report
 
 
 def test_without_a_precision_the_fixed_test_reads_the_tax(tmp_path, monkeypatch):

@@ -31,6 +31,7 @@ import pandas as pd
 
 from . import baseline_and_tax, significance, stats
 from .agreement import DEFAULT_MARGIN
+from ..measure.units import number
 
 NAN = float("nan")
 PRECISE, MOST, MORE, DECIDED = "precise", "max", "more", "decided"  # measure.sweep.REPS_REASONS, as given here
@@ -95,3 +96,28 @@ def stopped(frame: pd.DataFrame) -> pd.DataFrame:
     rows = rows.assign(reps_reason=why.astype("string").fillna("fixed")).sort_values("rep")
     grouped = rows.groupby(baseline_and_tax.POINT, sort=True, observed=True)
     return pd.concat([grouped.size().rename("reps"), grouped["reps_reason"].last()], axis=1).reset_index()
+
+
+# How each reason reads in a sentence (``sentences``).
+REASON_WORDS = {"fixed": "ran a fixed REPETITIONS", PRECISE: "stopped precise (95% interval within PRECISION)",
+                DECIDED: "ran until the group-sequential tax test decided", MOST: "ran to MAX_REPETITIONS",
+                MORE: "were cut short (the campaign stopped)"}
+
+
+def sentences(frame: pd.DataFrame) -> list[str]:
+    """What a report says of its points' runs: per reason they stopped (``stopped``), how many points, and their
+    runs on average and at the least and most; and, where a layout was built more than once (BUILDS), how many
+    times."""
+    points = stopped(frame)
+    said = []
+    for why, group in points.groupby("reps_reason", sort=True):
+        runs = group["reps"]
+        each = (f"{int(runs.min())} runs each" if runs.min() == runs.max() else
+                f"{number(runs.mean(), 2)} runs each on average ({int(runs.min())} to {int(runs.max())})")
+        said.append(f"{len(group)} point(s) {REASON_WORDS.get(why, why)}: {each}.")
+    if "build" in frame.columns:
+        built = pd.to_numeric(frame["build"], errors="coerce").fillna(0)
+        if (built > 0).any():
+            said.append(f"Each layout was built {int(built.max()) + 1} times (BUILDS), a point's runs spread over "
+                        "its builds: `flashscale analyze` shows the variance between builds and within one.")
+    return said
