@@ -171,3 +171,27 @@ def test_on_capped_loop_devices_a_real_tax_is_decided_by_the_sequential_test(tmp
     assert raid0["tax_verdict"] == "tax" and raid0["tax_test"] == "group-sequential"
     assert raid0["tax_lo"] <= 1 - 4 * SLOW / (3 + SLOW) <= raid0["tax_hi"]  # the truth, 7.7%
     assert raid0["best_reps"] == said.loc["btrfs-raid0", "reps"]
+
+
+@pytest.mark.root
+def test_without_jbod_a_layout_is_decided_against_n_times_the_single_device(tmp_path, fast_backing):
+    """No jbod: btrfs-raid0 on two capped devices against 2 x the single device measured at the same point. Both
+    are held to the same truth (2 x the cap), so its tax is none: the point runs until the group-sequential test
+    decides (equivalent within the 2% margin) or the most runs; either way its rows say why and the single
+    device's rows are never tested (no tax is asked of the reference)."""
+    spec = campaign.CampaignSpec.from_parameters(
+        CAMPAIGN="seqsingle", DATA_DIR=str(tmp_path / "data"), BACKING_DIR=str(fast_backing), DEVICES=2,
+        DEVICE_SIZE=2**30, CAP_READ_BPS=CAP, CAP_WRITE_BPS=CAP, LAYOUTS=["single", "btrfs-raid0"], RW=["read"],
+        BS=[1048576], NUMJOBS=[2], IODEPTH=[1], PRECISION=0.05, MAX_REPETITIONS=6,
+        RUNTIME_S=round(truth.SLICE_FREE_S), RAMP_S=1, FILE_SIZE=64 * 2**20)
+    result = campaign.run(spec, progress=False)
+    assert not loop_devices_backed_under(fast_backing)
+    said = repetitions.stopped(result.table).set_index("layout")
+    assert said.loc["single", "reps_reason"] == "precise"
+    assert said.loc["btrfs-raid0", "reps_reason"] in ("decided", "max")
+    measured = result.table[result.table["phase"] == "measure"]
+    raid0 = measured[measured["layout"] == "btrfs-raid0"].sort_values("rep")["bw_bytes"].to_numpy(float)
+    single = measured[measured["layout"] == "single"]["bw_bytes"].to_numpy(float)
+    look = significance.sequential_tax(raid0, 2 * single, 6)
+    assert (said.loc["btrfs-raid0", "reps_reason"] == "decided") == (look.verdict in repetitions.DECISIVE)
+    assert look.verdict in ("equivalent", "inconclusive")  # the truth is no tax: never a tax or a gain
