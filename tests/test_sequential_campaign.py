@@ -71,7 +71,7 @@ def test_without_a_reference_a_point_stops_when_precise():
 
 
 def test_the_reference_is_jbod_or_n_times_the_single_device():
-    rates = {("jbod", "p"): [4.0, 4.2], ("single", "p"): [1.0, 1.1]}
+    rates = {("jbod", "p", 0): [4.0, 4.2], ("single", "p", 0): [1.0, 1.1]}
     assert reference_of(["single", "jbod", "btrfs-raid0"]) == "jbod"
     assert reference_of(["single", "btrfs-raid0"]) == "single"
     assert reference_of(["btrfs-raid0"]) is None
@@ -80,6 +80,8 @@ def test_the_reference_is_jbod_or_n_times_the_single_device():
     assert reference_runs(rates, "jbod", "jbod", 4, "p") is None
     assert reference_runs(rates, "single", "single", 1, "p") is None
     assert reference_runs(rates, "jbod", "btrfs-raid0", 4, "q") is None  # not measured at that point yet
+    rates[("jbod", "p", 1)] = [3.9]  # every build of the reference counts (BUILDS)
+    assert reference_runs(rates, "jbod", "btrfs-raid0", 4, "p") == pytest.approx([4.0, 4.2, 3.9], rel=1e-12)
 
 
 def stub_fio(taxes: dict[tuple[str, int], float], spread: float, seed: int = 0):

@@ -77,7 +77,7 @@ class Recorder:
     # by the campaign); None: each point runs its least, then up to its most
     stopping: Callable[[list[float], list[float] | None], str] | None = None
     tax_reference: str | None = None  # the layout a tax is decided against as points run (sweep.reference_of)
-    rates: dict = field(default_factory=dict)  # (layout, point) -> its measured rates, as the sweep measured them
+    rates: dict = field(default_factory=dict)  # (layout, point, build) -> its measured rates, as measured
     build: int = 0  # which build of the layout is being swept (BUILDS: Sweep.builds), from 0; rows carry it
 
     def __post_init__(self) -> None:
@@ -106,7 +106,8 @@ class Recorder:
                               for r in campaign_folder.read_rows(self.directory)[0]}
             for (name, point, _), r in sorted(self.done_rows.items(), key=lambda item: str(item[0])):
                 if r.get("status") == "ok" and not r.get("warmup") and r.get("phase", "measure") == "measure":
-                    self.rates.setdefault((name, point), []).append(float(r["bw_bytes"]))  # the reference's, resumed
+                    key = (name, point, int(r.get("build") or 0))  # the reference's runs, resumed
+                    self.rates.setdefault(key, []).append(float(r["bw_bytes"]))
         if first is not None and self.sweep_spec.steady_rounds:
             self.verdict = self._rounds(layout, first, cgroup_procs)
         elif first is not None:  # outside the throttled cgroup: it prepares the files, it measures nothing
@@ -142,7 +143,7 @@ class Recorder:
                             lambda value: self._reason(measured, value, warmup, layout, job.point))
             if row is not None and not warmup and row.get("status", "ok") == "ok":
                 measured.append(float(row["bw_bytes"]))
-                self.rates[(layout.name, job.point)] = list(measured)
+                self.rates[(layout.name, job.point, self.build)] = list(measured)
             if row is not None and not warmup:
                 reason = row.get("reps_reason", reason)
             if not reps and reason == "more":

@@ -195,13 +195,14 @@ def reference_of(layouts: Sequence[str]) -> str | None:
 
 
 def reference_runs(rates: dict, reference: str | None, layout: str, devices: int, point: str) -> list[float] | None:
-    """The reference's measured rates at ``point`` for ``layout`` on ``devices`` (``rates``: (layout, point) ->
-    rates, as measured): jbod's own, or the single device's x ``devices`` (N x the single device's baseline).
-    None where no tax is asked of ``layout`` (the reference itself, the single device, or no reference) or the
-    reference has no runs at that point yet."""
+    """The reference's measured rates at ``point`` for ``layout`` on ``devices`` (``rates``: (layout, point, build)
+    -> rates, as measured; every build of the reference's): jbod's own, or the single device's x ``devices`` (N x
+    the single device's baseline). None where no tax is asked of ``layout`` (the reference itself, the single
+    device, or no reference) or the reference has no runs at that point yet."""
     if reference is None or layout in (reference, "single"):
         return None
-    runs = rates.get((reference, point))
+    runs = [r for (name, at, _), values in sorted(rates.items(), key=str) if (name, at) == (reference, point)
+            for r in values]
     if not runs:
         return None
     return [float(r) * (devices if reference == "single" else 1) for r in runs]
