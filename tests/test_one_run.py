@@ -27,7 +27,8 @@ def test_analyze_of_one_run_a_point_says_so_in_its_table_and_verdict(tmp_path, c
     assert cli.main(["analyze", str(path), "--reference", "jbod"]) == 0
     out = capsys.readouterr().out
     raid0 = next(line for line in out.splitlines() if line.split()[:1] == ["raid0"])
-    assert "700 MB/s (one run: no interval)" in raid0 and raid0.split()[-2:] == ["interval", "1"]
+    assert "700 MB/s (one run: no interval)" in raid0
+    assert raid0.split()[-3:] == ["interval", "1", "fixed"]  # its one run, and why it stopped
     assert "one run: no interval" in raid0.split("%")[-1]  # the verdict: none can be given
     assert "700–700" not in out and "tax " not in raid0
 

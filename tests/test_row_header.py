@@ -21,7 +21,7 @@ GOLDEN = Path(__file__).parent / "golden"
 CAPS = {"read": 1e8, "randread": 1e8, "write": 5e7, "randwrite": 5e7}
 CGROUP = [Path("/sys/fs/cgroup/flashscale-test/cgroup.procs")]  # never opened: fio.run is replaced
 HEADER = {"campaign", "host", "layout", "devices", "run_id", "backend", "cap_bps", "cap_asked_bps", "harness_bw_bytes",
-          "warmup", "phase", "round"}
+          "warmup", "phase", "round", "build"}
 # Each kind's columns, as the rows were written before their header came from one place.
 FIO_NUMBERS = {"bw_bytes", "iops", "runtime_s", "clat_mean_ns", "clat_p50_ns", "clat_p99_ns", "clat_p999_ns",
                "clat_p9999_ns", "clat_stddev_ns", "lat_mean_ns", "read_bw_bytes", "write_bw_bytes", "io_bytes"}

@@ -6,6 +6,7 @@
     stats      repetition statistics and the intervals of efficiency and tax
     significance  the tax test: is a tax real or within the noise of the repetitions
     repetitions   when a point has run enough: the stopping rule of a sweep with a precision (PRECISION)
+    builds     builds as replicates (BUILDS): variance between builds of a layout and between runs on one build
     scaling    scaling curves, Amdahl and USL fits
     plateau    the knee, and whether a curve flattened within the measured range at all
     saturation the fewest jobs (then queue depth) whose runs show 95% of a layout's best, and what one job delivers

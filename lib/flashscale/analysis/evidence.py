@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from . import repetitions
 from .baseline_and_tax import POINT, above_truth, failed, flag, runs, truth_check
 from .metadata import ENGINES
 from ..measure import fio_output, truth
@@ -203,7 +204,8 @@ def precondition_sentences(frame: pd.DataFrame) -> list[str]:
 
 
 def measurement_sentences(frame: pd.DataFrame) -> list[str]:
-    """What a measuring notebook states of its runs: the truth check, the runs too short to give a rate, and the
-    steady state of the precondition rounds (``truth_sentences``, ``too_short_sentences``,
-    ``steady_round_sentences``)."""
-    return truth_sentences(frame) + too_short_sentences(frame) + steady_round_sentences(frame)
+    """What a measuring notebook states of its runs: the truth check, the runs too short to give a rate, the
+    steady state of the precondition rounds, and how many runs (and builds) each point took and why they stopped
+    (``truth_sentences``, ``too_short_sentences``, ``steady_round_sentences``, ``repetitions.sentences``)."""
+    return (truth_sentences(frame) + too_short_sentences(frame) + steady_round_sentences(frame)
+            + repetitions.sentences(frame))

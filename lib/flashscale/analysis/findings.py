@@ -75,6 +75,9 @@ def _interval(row: pd.Series, faster: bool = False) -> str:
     """The tax's interval in words (as how much faster, for a gain), its level and the repetitions behind it."""
     n, m = int(row["best_reps"]), int(row["reference_reps"])
     runs = f"n = {n}" if n == m else f"n = {n} and {m}"
+    if row.get("tax_test") == "group-sequential":  # PRECISION ran its runs to a decision (or to the most)
+        said = "decided" if row.get("best_reps_reason") == "decided" else "still undecided at the most runs"
+        runs += f", {said} by the group-sequential test"
     level = f"{percent(row['tax_confidence'], 0)} interval" if "tax_confidence" in row.index else "interval"
     if row["tax_lo"] == row["tax_hi"]:
         return f"the same in every run, {runs}"

@@ -15,6 +15,11 @@ early are those that happened to agree. Measured on Gaussian noise of known mean
 95% one to report) and Stein's two stages from 2 runs did not bring it back (90 to 93%, more runs); from 3 runs
 Stein's rule did (95%), at never fewer than the default's 3 runs. The rows say how many runs each point took and
 why it stopped, so a reader can tell a point that stopped at 2 runs from one that ran to the most.
+
+Where a layout's tax is asked (``decision``: the reference's runs at the matching point are given, ``measure.sweep.reference_runs``:
+jbod's, or N x the single device's where the campaign has no jbod), a precise point goes on until the tax is
+``decided`` by ``significance.sequential_tax`` (a tax, a gain or equivalent against the margin, its error rates held
+over every look by alpha spending) or the most runs have run (``max``: its verdict inconclusive).
 """
 from __future__ import annotations
 
@@ -24,10 +29,13 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from . import baseline_and_tax, stats
+from . import baseline_and_tax, significance, stats
+from .agreement import DEFAULT_MARGIN
+from ..measure.units import number
 
 NAN = float("nan")
-PRECISE, MOST, MORE = "precise", "max", "more"  # measure.sweep.REPS_REASONS, as this rule gives them
+PRECISE, MOST, MORE, DECIDED = "precise", "max", "more", "decided"  # measure.sweep.REPS_REASONS, as given here
+DECISIVE = ("tax", "gain", "equivalent")  # significance.practical's verdicts that decide a tax
 
 
 def relative_half_width(values: Sequence[float], confidence: float = 0.95) -> float:
@@ -53,12 +61,29 @@ def stop_reason(values: Sequence[float], precision: float, most: int, least: int
     return MOST if n >= most else MORE
 
 
-def stopping(precision: float | None, most: int, least: int = 2):
-    """The rule a sweep's recorder asks after each run of a point (``stop_reason`` at ``precision``, between
-    ``least`` and ``most`` runs), as a function of the rates so far; None without a precision (a fixed count)."""
+def decision(values: Sequence[float], reference: Sequence[float] | None, precision: float, most: int,
+             least: int = 2, margin: float = DEFAULT_MARGIN) -> str:
+    """Why a point stops after the runs ``values``: ``stop_reason`` where no tax is asked of it (``reference``
+    None or under two runs); else, once precise (or at the most), ``decided`` when the group-sequential test of its
+    runs against ``reference``'s (``significance.sequential_tax`` against ``margin``, looking up to ``most`` runs)
+    says a tax, a gain or equivalent, ``max`` at the most runs (inconclusive), else ``more``: a precise point
+    goes on past its precision until the tax is decided."""
+    said = stop_reason(values, precision, most, least)
+    if reference is None or len(reference) < 2 or len(values) < max(least, 2) or said == MORE:
+        return said
+    look = significance.sequential_tax(values, reference, most, margin)
+    if look.verdict in DECISIVE:
+        return DECIDED
+    return MOST if len(values) >= most else MORE
+
+
+def stopping(precision: float | None, most: int, least: int = 2, margin: float = DEFAULT_MARGIN):
+    """The rule a sweep's recorder asks after each run of a point (``decision`` at ``precision``, between ``least``
+    and ``most`` runs), as a function of the rates so far and the reference's runs at the point (None: no tax
+    asked); None without a precision (a fixed count)."""
     if precision is None:
         return None
-    return partial(stop_reason, precision=precision, most=most, least=least)
+    return partial(decision, precision=precision, most=most, least=least, margin=margin)
 
 
 def stopped(frame: pd.DataFrame) -> pd.DataFrame:
@@ -71,3 +96,28 @@ def stopped(frame: pd.DataFrame) -> pd.DataFrame:
     rows = rows.assign(reps_reason=why.astype("string").fillna("fixed")).sort_values("rep")
     grouped = rows.groupby(baseline_and_tax.POINT, sort=True, observed=True)
     return pd.concat([grouped.size().rename("reps"), grouped["reps_reason"].last()], axis=1).reset_index()
+
+
+# How each reason reads in a sentence (``sentences``).
+REASON_WORDS = {"fixed": "ran a fixed REPETITIONS", PRECISE: "stopped precise (95% interval within PRECISION)",
+                DECIDED: "ran until the group-sequential tax test decided", MOST: "ran to MAX_REPETITIONS",
+                MORE: "were cut short (the campaign stopped)"}
+
+
+def sentences(frame: pd.DataFrame) -> list[str]:
+    """What a report says of its points' runs: per reason they stopped (``stopped``), how many points, and their
+    runs on average and at the least and most; and, where a layout was built more than once (BUILDS), how many
+    times."""
+    points = stopped(frame)
+    said = []
+    for why, group in points.groupby("reps_reason", sort=True):
+        runs = group["reps"]
+        each = (f"{int(runs.min())} runs each" if runs.min() == runs.max() else
+                f"{number(runs.mean(), 2)} runs each on average ({int(runs.min())} to {int(runs.max())})")
+        said.append(f"{len(group)} point(s) {REASON_WORDS.get(why, why)}: {each}.")
+    if "build" in frame.columns:
+        built = pd.to_numeric(frame["build"], errors="coerce").fillna(0)
+        if (built > 0).any():
+            said.append(f"Each layout was built {int(built.max()) + 1} times (BUILDS), a point's runs spread over "
+                        "its builds: `flashscale analyze` shows the variance between builds and within one.")
+    return said

@@ -46,7 +46,7 @@ from scipy import stats as sps
 
 from . import agreement
 from .baseline_and_tax import BASELINE_BS, POINT, baseline, rates, summarize, with_reference
-from .significance import DEFAULT_MARGIN, check_margin, practical, reps_to_decide, tax_test
+from .significance import DEFAULT_MARGIN, check_margin, practical, reps_to_decide, sequential_tax, tax_test
 from ..errors import ConfigError
 
 NAN = float("nan")
@@ -198,8 +198,12 @@ def tax_tests(rows: pd.DataFrame, repetitions: pd.DataFrame, reference: str, gro
     against ``margin``: tax, gain, equivalent, inconclusive, or "one run: no interval" where a side had fewer than
     two runs and no verdict can be given), ``tax_reps_needed`` (for an inconclusive
     verdict, ``significance.reps_to_decide``; else NaN), ``best_reps`` and ``reference_reps`` (the repetitions on
-    each side) and ``tax_margin``. The reference's own rows: 0, 0, NaN, 'reference', NaN, n, n; rows with no
-    reference row (or no reference repetitions) in their group: NaN, NaN, NaN, 'unknown', NaN, n, 0."""
+    each side), ``best_reps_reason`` (why the point's runs stopped: ``stopped_how``), ``tax_test`` (``fixed``;
+    ``group-sequential`` where PRECISION ran the point to a decision, ``decided`` or ``max``: the verdict is then
+    ``significance.sequential_tax``'s last look, whose error rates hold under the looks that stopped it; ``none``
+    untested), ``tax_confidence`` (the interval's level: the look's own for the sequential test) and
+    ``tax_margin``. The reference's own rows: 0, 0, NaN, 'reference', NaN, n, n; rows with no reference row (or no
+    reference repetitions) in their group: NaN, NaN, NaN, 'unknown', NaN, n, 0."""
     margin = check_margin(margin)
     keyed = {**{c: c for c in group}, **{v: k for k, v in point.items()}}  # column of repetitions -> of rows
     own = [c for c in point if c not in group]
@@ -207,25 +211,53 @@ def tax_tests(rows: pd.DataFrame, repetitions: pd.DataFrame, reference: str, gro
                           {"layout": "reference_layout", **{c: f"reference_{c}" for c in own}})
     by_key = repetitions.groupby(["layout", *keyed], sort=False, observed=True)
     reps = {key: g["bw_bytes"].to_numpy(float) for key, g in by_key}
+    stops = {key: stopped_how(g) for key, g in by_key}
     found = []
     for r in refs.to_dict("records"):
-        mine = reps[(r["layout"], *(r[c] for c in keyed.values()))]
+        key = (r["layout"], *(r[c] for c in keyed.values()))
+        mine, (why, most) = reps[key], stops[key]
         theirs = (reference, *(r[c if c in group else f"reference_{c}"] for c in keyed.values()))
         other = None if pd.isna(r["reference_layout"]) else reps.get(theirs)
         if r["layout"] == reference:
-            found.append((0.0, 0.0, NAN, "reference", NAN, mine.size, mine.size))
+            found.append((0.0, 0.0, NAN, "reference", NAN, mine.size, mine.size, why, "none", confidence))
         elif other is None:
-            found.append((NAN, NAN, NAN, "unknown", NAN, mine.size, 0))
+            found.append((NAN, NAN, NAN, "unknown", NAN, mine.size, 0, why, "none", confidence))
         else:
-            test = tax_test(mine, other, confidence, method)
-            said = practical(test, margin)
-            needed = reps_to_decide(test, margin, confidence) if said == "inconclusive" else None
-            found.append((test.lo, test.hi, test.p_value, said, NAN if needed is None else float(needed),
-                          test.n_layout, test.n_reference))
-    columns = ["tax_lo", "tax_hi", "tax_p", "tax_verdict", "tax_reps_needed", "best_reps", "reference_reps"]
+            said = _tax_verdict(mine, other, why, most, confidence, method, margin)
+            found.append((*said[:7], why, *said[7:]))
+    columns = ["tax_lo", "tax_hi", "tax_p", "tax_verdict", "tax_reps_needed", "best_reps", "reference_reps",
+               "best_reps_reason", "tax_test", "tax_confidence"]
     return pd.DataFrame(found, columns=columns, index=rows.index).astype(
         {"tax_lo": "float64", "tax_hi": "float64", "tax_p": "float64", "tax_reps_needed": "float64",
-         "best_reps": "int64", "reference_reps": "int64"}).assign(tax_margin=margin)
+         "best_reps": "int64", "reference_reps": "int64", "tax_confidence": "float64"}).assign(tax_margin=margin)
+
+
+def stopped_how(runs: pd.DataFrame) -> tuple[str, int | None]:
+    """Why a point's runs (its measured rows) stopped, its last run's ``reps_reason`` (``fixed`` for rows written
+    before the column), and the most runs it could take (``reps_most``; None where not recorded)."""
+    last = runs.sort_values("rep").iloc[-1] if "rep" in runs else runs.iloc[-1]
+    why = last.get("reps_reason")
+    most = last.get("reps_most")
+    return ("fixed" if why is None or pd.isna(why) else str(why),
+            None if most is None or pd.isna(most) else int(most))
+
+
+def _tax_verdict(mine: np.ndarray, other: np.ndarray, why: str, most: int | None, confidence: float, method: str,
+                 margin: float) -> tuple:
+    """The tax test of one point against the reference's: the group-sequential test's last look
+    (``significance.sequential_tax``, at the level it spent) where the point's runs were run to a decision
+    (``decided``, or ``max`` with the most runs recorded), else the fixed test at ``confidence``. (lo, hi, p,
+    verdict, runs a side to decide, n, m, which test, the interval's level)."""
+    if why in ("decided", "max") and most is not None and mine.size >= 2 and other.size >= 2:
+        look = sequential_tax(mine, other, most, margin, method=method)
+        test = look.test
+        return (test.lo, test.hi, test.p_value, look.verdict, NAN, test.n_layout, test.n_reference,
+                "group-sequential", 1.0 - 2.0 * look.level)
+    test = tax_test(mine, other, confidence, method)
+    said = practical(test, margin)
+    needed = reps_to_decide(test, margin, confidence) if said == "inconclusive" else None
+    return (test.lo, test.hi, test.p_value, said, NAN if needed is None else float(needed), test.n_layout,
+            test.n_reference, "fixed", confidence)
 
 
 def summary_intervals(
@@ -263,5 +295,5 @@ def summary_intervals(
     out["layout_efficiency_hi"] = out["efficiency_hi"] / share
     tests = tax_tests(out, rates(frame), reference, ["devices", "rw", *by_cols], confidence=confidence,
                       method=tax_method, margin=margin)
-    out = pd.concat([out, tests.assign(tax_confidence=confidence)], axis=1)
+    out = pd.concat([out, tests], axis=1)
     return out.drop(columns=["baseline_layout", "baseline_numjobs", "baseline_iodepth"])

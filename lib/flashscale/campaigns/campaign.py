@@ -65,7 +65,7 @@ from ..arrays.guard import confirmation
 from ..arrays.layouts import Options
 from ..measure.progress import Progress
 from ..measure.recorder import Recorder, check_on_failure
-from ..measure.sweep import LEAST_REPETITIONS, Sweep
+from ..measure.sweep import LEAST_REPETITIONS, Sweep, reference_of
 from ..analysis import repetitions
 from ..system import provenance
 
@@ -331,6 +331,7 @@ def _recorder(spec: CampaignSpec, place: Place, directory: Path, runner: Runner,
                     on_failure=spec.on_failure, done=done, layout_caps=layout_caps, before_build=before_build,
                     stopping=repetitions.stopping(spec.sweep.precision, spec.sweep.max_repetitions,
                                                   LEAST_REPETITIONS),
+                    tax_reference=reference_of(spec.layouts),
                     progress=Progress(spec.sweep, len(todo), directory, bar,
                                       workload_runs=sum(w.runs() for w in workloads)))
 

@@ -207,7 +207,8 @@ class Place(ABC):
         return []
 
     def teardown_of(self, name: str, recorder: Recorder) -> Teardown:
-        """The teardown of layout ``name``'s build, its manifest named after the campaign's run and the layout."""
+        """The teardown of layout ``name``'s build, its manifest named after the campaign's run and the layout (``run``
+        names a layout's second and later builds ``<layout>-build<k>``)."""
         return Teardown(manifest_dir() / f"{recorder.campaign}-{recorder.run_id}-{name}.json", self.runner,
                         self.system)
 
@@ -220,15 +221,20 @@ class Place(ABC):
         raise ConfigError(f"the {self.backend} backend measures in this process: it has nothing to run inside")
 
     def run(self, todo: Sequence[str], recorder: Recorder) -> list[str]:
-        """Its truth first (``truth``), then each layout of ``todo`` built, swept and torn down; the notes' sentences."""
+        """Its truth first (``truth``), then each layout of ``todo`` built, swept and torn down, ``builds`` times
+        over (BUILDS: a new build each time, each recorded in its own manifest and undone before the next); the
+        notes' sentences. An existing mount point is measured once: it cannot be built again."""
         said = self.truth(recorder)
         for name in todo:
             recorder.building(name)
-            teardown = self.teardown_of(name, recorder)
-            try:
-                existing = describe(name).existing
-                layout = self.mounted.layout(teardown) if existing else self.build(name, teardown)
-                recorder.sweep(layout, [] if existing else self.cgroup_procs(name))
-            finally:
-                teardown.close()
+            existing = describe(name).existing
+            for build in range(1 if existing else recorder.sweep_spec.builds):
+                recorder.build = build
+                teardown = self.teardown_of(f"{name}-build{build}" if build else name, recorder)
+                try:
+                    layout = self.mounted.layout(teardown) if existing else self.build(name, teardown)
+                    recorder.sweep(layout, [] if existing else self.cgroup_procs(name))
+                finally:
+                    teardown.close()
+        recorder.build = 0
         return said

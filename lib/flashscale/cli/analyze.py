@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..campaigns import parameters
-from ..analysis import baseline_and_tax as analysis, evidence, scaling, significance, stats
+from ..analysis import baseline_and_tax as analysis, builds, evidence, scaling, significance, stats
 from ..analysis.prediction import bounds, ceilings, curve, fewer, loads, predict, scoring
 from ..measure import campaign_folder, results
 from ..errors import AnalysisError, ConfigError, FlashscaleError
@@ -212,6 +212,9 @@ def main(args: argparse.Namespace) -> int:
                                       by=by, confidence=args.confidence, margin=args.margin,
                                       base_frame=_baseline_rows(frame, args.baseline_layout))
     summary = loads.flags(frame, summary, args.reference)
+    built = builds.more_than_once(frame)
+    if built:  # BUILDS: the best point's builds, and its interval over their means where they vary the more
+        summary = builds.over_builds(summary, frame, args.confidence)
     if args.fit:
         keys = ["layout", "devices", "rw", *by]
         fits = scaling.fit_table(frame, by=by, confidence=args.confidence)
@@ -228,13 +231,17 @@ def main(args: argparse.Namespace) -> int:
         print(tables.formatted(summary, _shown(summary), reference=args.reference).to_string(index=False))
         for sentence in loads.sentences(summary, frame, args.reference):
             print(f"load: {sentence}")
+        for sentence in builds.sentences(builds.components(frame, args.confidence)) if built else []:
+            print(f"builds: {sentence}")
         print("(--format csv gives every column at full precision)")
     return 0
 
 
 # The columns a person reads first, in order, where the summary has them (each one's _lo/_hi merged into it).
 SHOWN = ("layout", "devices", "rw", "bs", "best_bw_bytes", "best_numjobs", "best_iodepth", "baseline_bw_bytes",
-         "efficiency", "tax", "tax_verdict", "load_flag", "best_reps", "knee_numjobs", "usl_peak_numjobs", "fit_note",
+         "efficiency", "tax", "tax_verdict", "load_flag", "best_reps", "best_reps_reason", "builds", "replicates",
+         "knee_numjobs",
+         "usl_peak_numjobs", "fit_note",
          "expected_ceiling_bw_bytes", "binding_limit", "ceiling_fraction")
 
 

@@ -49,10 +49,11 @@ def planned(sweep: Sweep, repeat: int = 1, workload_runs: int = 0) -> dict[str, 
     """The runs of one layout by phase: its precondition (``rounds_max`` when in rounds, an upper bound), its
     points' repetitions (every point of the grid for an adaptive sweep, and ``max_repetitions`` a point with a
     precision: upper bounds), ``repeat`` times over (a
-    cluster runs every point once per host count), and its workloads' runs."""
+    cluster runs every point once per host count), and its workloads' runs; all of it once per build (BUILDS)."""
     pre = 0 if not sweep.precondition or sweep.nrfiles else sweep.rounds_max if sweep.steady_rounds else 1
     most = len(sweep.points()) * (len(sweep.reps()) + len(sweep.more_reps()))  # a precision's MAX_REPETITIONS
-    return {PRECONDITION: pre, MEASURE: most * repeat, WORKLOAD: workload_runs}
+    builds = sweep.builds
+    return {PRECONDITION: pre * builds, MEASURE: most * repeat * builds, WORKLOAD: workload_runs * builds}
 
 
 def later_seconds() -> float:

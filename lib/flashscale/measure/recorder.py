@@ -30,7 +30,7 @@ from ..system import idle, monitor
 from ..system.devices import System
 from . import adaptive, batch, campaign_folder, fio, fio_output, monitoring, precondition, results
 from .progress import Progress
-from .sweep import Sweep
+from .sweep import Sweep, reference_runs
 from . import truth
 
 ON_FAILURE = ("continue", "stop")
@@ -72,9 +72,13 @@ class Recorder:
     asked: dict | None = None  # the caps the campaign asked for, where ``hold`` lowered them to fit the harness
     asked_layout_caps: dict = field(default_factory=dict)
     harness: dict = field(default_factory=dict)  # direction -> what the test bed carried uncapped (measure.harness)
-    # with a sweep's precision: why a point stops after the rates of its runs so far ("precise", "max" or "more";
-    # analysis.repetitions.stop_reason, given by the campaign); None: each point runs its least, then up to its most
-    stopping: Callable[[list[float]], str] | None = None
+    # with a sweep's precision: why a point stops after the rates of its runs so far and the reference's runs at the
+    # point, None where no tax is asked ("precise", "decided", "max" or "more"; analysis.repetitions.decision, given
+    # by the campaign); None: each point runs its least, then up to its most
+    stopping: Callable[[list[float], list[float] | None], str] | None = None
+    tax_reference: str | None = None  # the layout a tax is decided against as points run (sweep.reference_of)
+    rates: dict = field(default_factory=dict)  # (layout, point, build) -> its measured rates, as measured
+    build: int = 0  # which build of the layout is being swept (BUILDS: Sweep.builds), from 0; rows carry it
 
     def __post_init__(self) -> None:
         if self.progress is None:
@@ -100,6 +104,10 @@ class Recorder:
         if self.done and not self.done_rows:  # what an adaptive sweep or a precision decides on, resumed
             self.done_rows = {(r["layout"], r["point"], r["rep"]): r
                               for r in campaign_folder.read_rows(self.directory)[0]}
+            for (name, point, _), r in sorted(self.done_rows.items(), key=lambda item: str(item[0])):
+                if r.get("status") == "ok" and not r.get("warmup") and r.get("phase", "measure") == "measure":
+                    key = (name, point, int(r.get("build") or 0))  # the reference's runs, resumed
+                    self.rates.setdefault(key, []).append(float(r["bw_bytes"]))
         if first is not None and self.sweep_spec.steady_rounds:
             self.verdict = self._rounds(layout, first, cgroup_procs)
         elif first is not None:  # outside the throttled cgroup: it prepares the files, it measures nothing
@@ -112,8 +120,9 @@ class Recorder:
                 self._point(layout, point, cgroup_procs)
         for workload in self.workloads:
             workload(self, layout, cgroup_procs)
-        campaign_folder.mark_layout_done(self.directory, layout.name)
-        self.progress.layout_done(layout.name)
+        if self.build == self.sweep_spec.builds - 1:  # the layout's last build: the layout is done
+            campaign_folder.mark_layout_done(self.directory, layout.name)
+            self.progress.layout_done(layout.name)
 
     def _point(self, layout: Layout, point: dict, cgroup_procs: list[Path], adaptive: str | None = None) -> list[float]:
         """Every repetition of one point (those a resumed campaign measured already are not run again); with a
@@ -122,8 +131,8 @@ class Recorder:
         (``reps_reason``: ``fixed``, or after each run ``more``, ``precise``, ``max``)."""
         job = self.sweep_spec.job(point, layout.targets)
         measured: list[float] = []
-        reps = self.sweep_spec.reps()
-        more = iter(self.sweep_spec.more_reps())
+        reps = self.sweep_spec.reps(self.build)
+        more = iter(self.sweep_spec.more_reps(self.build))
         reason = "fixed" if self.sweep_spec.precision is None else "more"
         if self._batches(layout, job, reps):
             rows = self._batched(layout, job, reps, cgroup_procs, adaptive)
@@ -131,24 +140,26 @@ class Recorder:
         while reps:
             rep, warmup = reps.pop(0)
             row = self._rep(layout, job, rep, warmup, cgroup_procs, adaptive,
-                            lambda value: self._reason(measured, value, warmup))
+                            lambda value: self._reason(measured, value, warmup, layout, job.point))
             if row is not None and not warmup and row.get("status", "ok") == "ok":
                 measured.append(float(row["bw_bytes"]))
+                self.rates[(layout.name, job.point, self.build)] = list(measured)
             if row is not None and not warmup:
                 reason = row.get("reps_reason", reason)
             if not reps and reason == "more":
                 reps = [(rep, False) for rep in itertools.islice(more, 1)]
         return measured
 
-    def _reason(self, measured: list[float], value: float | None, warmup: bool) -> str:
-        """Why the point stops after this run (of rate ``value``; None: it failed), given those before it."""
+    def _reason(self, measured: list[float], value: float | None, warmup: bool, layout: Layout, point: str) -> str:
+        """Why the point stops after this run (of rate ``value``; None: it failed), given those before it and the
+        tax reference's runs at the point (``sweep.reference_runs``)."""
         if self.sweep_spec.precision is None or warmup:
             return "fixed"
         values = measured + ([value] if value is not None else [])
         runs = len(measured) + 1
         if self.stopping is None or runs < self.sweep_spec.least_reps():
             return "more" if runs < self.sweep_spec.most_reps() else "max"
-        said = self.stopping(values)
+        said = self.stopping(values, reference_runs(self.rates, self.tax_reference, layout.name, layout.devices, point))
         return "max" if said == "more" and runs >= self.sweep_spec.most_reps() else said
 
     def _batches(self, layout: Layout, job: fio.FioJob, reps: list[tuple[int, bool]]) -> bool:
@@ -239,7 +250,8 @@ class Recorder:
         """Run ``job`` once and append its row, with the layout's steady-state verdict and (a sweep's point) why its
         runs stop or go on (``reason`` of its rate, None if it failed: ``reps_reason``), to the campaign; a run that
         fails is kept as a failed row, and stops the sweep when ``on_failure`` is stop."""
-        why = (lambda row: {"reps_reason": reason(row)}) if reason else (lambda row: {})
+        most = self.sweep_spec.most_reps()
+        why = (lambda row: {"reps_reason": reason(row), "reps_most": most}) if reason else (lambda row: {})
         try:
             row = {**self._measure(layout, job, raw_dir, cgroup_procs, **how), "status": "ok"}
             row.update(why(float(row["bw_bytes"])))
@@ -269,6 +281,7 @@ class Recorder:
                 "cap_bps": self.caps_of(layout.name).get(rw, NAN) if cgroup_procs else NAN,
                 "cap_asked_bps": self.asked_of(layout.name).get(rw, NAN) if cgroup_procs else NAN,
                 "harness_bw_bytes": self._carried(rw) if cgroup_procs else NAN, "warmup": warmup,
+                "build": self.build,
                 "phase": phase,
                 "round": round_number, **({"workload": workload} if workload is not None else {}),
                 **({"accelerator": self.environment["accelerator"]} if "accelerator" in self.environment else {})}

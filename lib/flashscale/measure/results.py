@@ -37,6 +37,10 @@ COLUMNS: dict[str, tuple[str, str]] = {
                               "more (PRECISION not reached: it ran again), precise (its 95% interval within "
                               "PRECISION), max (MAX_REPETITIONS ran first), decided (a sequential tax test's verdict); "
                               "the point's last row says why it stopped. NA on rows of no sweep point"),
+    "build": ("Int64", "which build of the layout the run was on (BUILDS: a new mkfs, a new array each), from 0; "
+                       "0 when each layout is built once; NA on rows made before the column (read as 0)"),
+    "reps_most": ("Int64", "the most measured runs the point could take (MAX_REPETITIONS with PRECISION, else "
+                           "REPETITIONS): the looks a sequential tax test spread its alpha over; NA on older rows"),
     "warmup": ("bool", "true for the warm-up run, kept but excluded from analysis"),
     "bw_bytes": ("float64", "aggregate bandwidth, bytes/s (read + write)"),
     "iops": ("float64", "aggregate I/O operations per second (read + write)"),

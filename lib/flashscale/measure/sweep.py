@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from typing import Sequence
 
 from ..errors import ConfigError
 from ..system.idle import check_latency
@@ -81,6 +82,7 @@ class Sweep:
     rounds_max: int = 25
     adaptive: str | None = None  # "numjobs" or "iodepth": that axis explored until it saturates (measure.adaptive)
     cpu_latency_us: int | None = 0  # every run holds the CPUs to this idle latency (system.idle); None: as they are
+    builds: int = 1  # each layout built this many times (a new mkfs, a new array), each swept: builds as replicates
 
     def __post_init__(self) -> None:
         rw = (self.rw,) if isinstance(self.rw, str) else tuple(self.rw)
@@ -105,6 +107,8 @@ class Sweep:
             raise ConfigError(f"rw={list(rw)!r}: metadata engines cannot share one file (shared_file=True)")
         if isinstance(self.repetitions, bool) or not isinstance(self.repetitions, int) or self.repetitions < 1:
             raise ConfigError(f"repetitions={self.repetitions!r} must be a whole number >= 1")
+        if isinstance(self.builds, bool) or not isinstance(self.builds, int) or self.builds < 1:
+            raise ConfigError(f"builds={self.builds!r} must be a whole number >= 1 (each layout built that many times)")
         check_steady_state(self.ss, self.ss_dur_s, self.ss_ramp_s)
         self._check_rounds()
         self._check_precision()
@@ -157,20 +161,24 @@ class Sweep:
         """The most measured runs a point can take: ``repetitions``, or ``max_repetitions`` with a precision."""
         return self.repetitions if self.precision is None else self.max_repetitions
 
-    def reps(self) -> list[tuple[int, bool]]:
-        """(rep index, is warm-up) for each run of one point that always runs (``least_reps`` measured)."""
-        first = [(0, True)] if self.warmup else []
-        offset = 1 if self.warmup else 0
+    def reps(self, build: int = 0) -> list[tuple[int, bool]]:
+        """(rep index, is warm-up) for each run of one point that always runs (``least_reps`` measured), on the
+        layout's ``build`` (from 0): each build's indexes follow the previous build's most, so a point's (rep) is
+        one run whatever build it ran on."""
+        start = build * (int(self.warmup) + self.most_reps())
+        first = [(start, True)] if self.warmup else []
+        offset = start + (1 if self.warmup else 0)
         return first + [(offset + i, False) for i in range(self.least_reps())]
 
-    def more_reps(self) -> list[int]:
+    def more_reps(self, build: int = 0) -> list[int]:
         """The rep indexes a point may run after ``reps``, one at a time while it is not precise (none: fixed)."""
-        after = len(self.reps())
+        after = build * (int(self.warmup) + self.most_reps()) + len(self.reps())
         return list(range(after, after + self.most_reps() - self.least_reps()))
 
     def runs(self) -> int:
-        """The runs of the whole sweep: with a precision, the least (every point precise at its first runs)."""
-        return len(self.points()) * len(self.reps())
+        """The runs of the whole sweep (every build): with a precision, the least (every point precise at its first
+        runs)."""
+        return len(self.points()) * len(self.reps()) * self.builds
 
     def job(self, point: dict, targets: tuple[str, ...]) -> FioJob:
         return FioJob(point["rw"], point["bs"], targets, numjobs=point["numjobs"], iodepth=point["iodepth"],
@@ -178,3 +186,23 @@ class Sweep:
                       direct=self.direct, extra=tuple(self.extra), nrfiles=point.get(METADATA_AXIS, 0),
                       time_based=self.time_based, shared_file=self.shared_file, ss=self.ss,
                       ss_dur_s=self.ss_dur_s, ss_ramp_s=self.ss_ramp_s)
+
+
+def reference_of(layouts: Sequence[str]) -> str | None:
+    """The layout a campaign's taxes are decided against as its points run: jbod where it measures one, else the
+    single device (scaled by each layout's devices, ``reference_runs``); None where it measures neither."""
+    return "jbod" if "jbod" in layouts else ("single" if "single" in layouts else None)
+
+
+def reference_runs(rates: dict, reference: str | None, layout: str, devices: int, point: str) -> list[float] | None:
+    """The reference's measured rates at ``point`` for ``layout`` on ``devices`` (``rates``: (layout, point, build)
+    -> rates, as measured; every build of the reference's): jbod's own, or the single device's x ``devices`` (N x
+    the single device's baseline). None where no tax is asked of ``layout`` (the reference itself, the single
+    device, or no reference) or the reference has no runs at that point yet."""
+    if reference is None or layout in (reference, "single"):
+        return None
+    runs = [r for (name, at, _), values in sorted(rates.items(), key=str) if (name, at) == (reference, point)
+            for r in values]
+    if not runs:
+        return None
+    return [float(r) * (devices if reference == "single" else 1) for r in runs]

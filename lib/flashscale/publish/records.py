@@ -51,9 +51,11 @@ def _unsupported(support: pd.DataFrame) -> dict[str, str]:
 
 
 # What a summary row adds to its record beside best, efficiency and tax, when the summary has it: the layout's own
-# ideal (``baseline_and_tax.with_ideal``) and the tax test (``stats.summary_intervals``).
+# ideal (``baseline_and_tax.with_ideal``), the tax test (``stats.summary_intervals``: which test, at what level) and
+# how many runs (and builds: ``analysis.builds.over_builds``) its best point took and why they stopped.
 EVIDENCE = ("ideal_bw_bytes", "layout_efficiency", "design_tax", "efficiency_lo", "efficiency_hi", "tax_lo", "tax_hi",
-            "tax_p", "tax_verdict", "tax_reps_needed", "tax_margin", "best_reps")
+            "tax_p", "tax_verdict", "tax_reps_needed", "tax_margin", "tax_test", "tax_confidence", "best_reps",
+            "best_reps_reason", "builds", "replicates")
 
 
 def _evidence(row) -> dict:

@@ -30,7 +30,8 @@ from ..measure.units import DASH, KINDS, ONE_RUN, bandwidth_scale as _bandwidth_
 HEADERS = {
     "rw": "I/O", "bs": "block size", "numjobs": "jobs", "iodepth": "queue depth", "best_bw_bytes": "best",
     "baseline_bw_bytes": "baseline", "bw_bytes": "bandwidth", "best_numjobs": "jobs at best",
-    "best_iodepth": "queue depth at best", "best_bs": "block size at best", "best_reps": "runs", "baseline_reps": "baseline runs",
+    "best_iodepth": "queue depth at best", "best_bs": "block size at best", "best_reps": "runs",
+    "best_reps_reason": "runs stopped", "tax_test": "tax test", "baseline_reps": "baseline runs",
     "tax_verdict": "verdict", "tax_reps_needed": "runs a side to decide", "iops": "IOPS",
     "in_flight": "I/Os in flight", "littles_ratio": "Little's law ratio", "clat_mean_ns": "mean latency",
     "clat_p99_ns": "p99 latency", "p99_us": "p99 latency", "latency_us": "mean latency",
@@ -51,7 +52,7 @@ HEADERS = {
 SUFFIXES = {"_bw_bytes": "bandwidth", "_bps": "bandwidth", "_bytes": "size", "_ns": "ns", "_us": "us", "_ms": "ms",
             "_s": "s", "_iops": "iops", "_reps": "count", "_per_s": "rate"}
 PERCENT = {"efficiency", "tax", "cv", "fraction", "difference", "design_tax", "spread"}
-COUNTS = {"devices", "numjobs", "iodepth", "hosts", "files", "round", "reps", "n", "scale", "in_flight",
+COUNTS = {"devices", "numjobs", "iodepth", "hosts", "files", "round", "reps", "n", "scale", "in_flight", "builds",
           "knee_numjobs", "best_numjobs", "best_iodepth", "tax_reps_needed", "steady_round", "jobs_per_host",
           "numa_node", "saturating_numjobs", "saturating_iodepth", "baseline_numjobs", "baseline_iodepth"}
 SIZES = {"bs", "best_bs", "baseline_bs", "size", "file_size"}

@@ -1,0 +1,101 @@
+"""Builds as replicates (BUILDS): how much a point's rate varies between builds of its layout (a new mkfs, a new
+array) and how much between runs on one build.
+
+Pure functions. A one-way random-effects ANOVA of each point's runs grouped by ``build``, on the log of the rates
+(storage noise is multiplicative, so the components are relative: a standard deviation of 0.02 is about 2% of the
+rate): the mean squares between and within builds, MSB and MSW, give the within-build variance MSW and the
+between-build component max(0, (MSB - MSW) / n0), n0 the runs a build for balanced builds (n0 = (N - sum n_i^2 / N)
+/ (k - 1) otherwise). Where the between-build component is the larger, runs on one build understate what a user
+building the layout again would see: the point's interval is then taken over the builds' means (the builds are
+the replicates, k of them), else over every run (``replicates`` says which). Intervals through ``stats.interval_t``
+(the log-scale interval of a positive rate): this module writes none of its own.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from . import baseline_and_tax, stats
+from .table_checks import POINT
+from ..measure.units import bounds, percent, rate, size
+
+NAN = float("nan")
+COLUMNS = [*POINT, "builds", "runs", "between_build_sd", "within_build_sd", "replicates", "bw_bytes", "bw_bytes_lo",
+           "bw_bytes_hi"]
+
+
+def more_than_once(frame: pd.DataFrame) -> bool:
+    """Whether any layout of ``frame`` was built more than once (a ``build`` other than 0)."""
+    return "build" in frame.columns and bool((pd.to_numeric(frame["build"], errors="coerce").fillna(0) > 0).any())
+
+
+def one_way(groups: list[np.ndarray]) -> tuple[float, float]:
+    """The between-group and within-group variance components of ``groups`` (one-way random effects, method of
+    moments): (max(0, (MSB - MSW) / n0), MSW). NaN where a component has no degree of freedom (one group; no group
+    of two or more)."""
+    groups = [np.asarray(g, dtype=float) for g in groups if len(g)]
+    sizes = np.array([g.size for g in groups])
+    total, k = int(sizes.sum()), len(groups)
+    if k == 0:
+        return NAN, NAN
+    grand = float(np.concatenate(groups).mean())
+    within_df = total - k
+    within = float(sum(((g - g.mean()) ** 2).sum() for g in groups) / within_df) if within_df > 0 else NAN
+    if k < 2 or np.isnan(within):
+        return NAN, within
+    between_ms = float(sum(g.size * (g.mean() - grand) ** 2 for g in groups) / (k - 1))
+    n0 = (total - float((sizes ** 2).sum()) / total) / (k - 1)
+    return max(0.0, (between_ms - within) / n0), within
+
+
+def components(frame: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
+    """Per point (``POINT``) of ``frame``'s measured rates (``baseline_and_tax.rates``): its ``builds`` and ``runs``,
+    the between- and within-build standard deviations of the log rate (``one_way``; about the relative spread),
+    ``replicates`` (``builds`` where the between-build component is the larger: the interval is over the builds'
+    means; else ``runs``) and ``bw_bytes`` with its interval (``stats.interval_t``). Rows without ``build`` are one
+    build (0)."""
+    rows = baseline_and_tax.rates(frame)
+    if "build" not in rows.columns:
+        rows = rows.assign(build=0)
+    rows = rows.assign(build=rows["build"].fillna(0).astype(int))
+    out = []
+    for key, point in rows.groupby(POINT, sort=True, observed=True):
+        groups = [g["bw_bytes"].to_numpy(float) for _, g in point.groupby("build", sort=True)]
+        between, within = one_way([np.log(g) for g in groups])
+        over_builds = len(groups) > 1 and between > within
+        values = np.array([g.mean() for g in groups]) if over_builds else np.concatenate(groups)
+        lo, hi = stats.interval_t(values, confidence)
+        out.append((*key, len(groups), int(point.shape[0]), float(np.sqrt(between)), float(np.sqrt(within)),
+                    "builds" if over_builds else "runs", float(values.mean()), lo, hi))
+    return pd.DataFrame(out, columns=COLUMNS)
+
+
+def sentences(table: pd.DataFrame) -> list[str]:
+    """The components in words, a sentence per point built more than once (``components``' table)."""
+    said = []
+    for r in table[table["builds"] > 1].itertuples(index=False):
+        whose = (f"the {r.builds} builds' means are its replicates" if r.replicates == "builds"
+                 else "its runs are its replicates")
+        said.append(f"{r.layout} {r.rw} {size(r.bs)} x {r.numjobs} jobs: {rate(r.bw_bytes)} "
+                    f"({bounds(r.bw_bytes_lo, r.bw_bytes_hi)}) from {r.runs} runs on {r.builds} builds; between "
+                    f"builds {percent(r.between_build_sd, 2)}, within a build {percent(r.within_build_sd, 2)} "
+                    f"(standard deviations of the log rate): {whose}")
+    return said
+
+
+def over_builds(summary: pd.DataFrame, frame: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
+    """``summary`` (``stats.summary_intervals``) with ``builds`` (of its best point) and ``replicates`` per row, and,
+    where the builds are the replicates (``components``), ``best_bw_bytes_lo/hi`` taken over the builds' means
+    instead of the runs. ``summary`` itself is not changed."""
+    table = components(frame, confidence).rename(
+        columns={"bs": "best_bs", "numjobs": "best_numjobs", "iodepth": "best_iodepth"})
+    keys = ["layout", "devices", "rw", "best_bs", "best_numjobs", "best_iodepth"]
+    if not set(keys) <= set(summary.columns):
+        return summary
+    found = summary[keys].merge(table, on=keys, how="left", validate="many_to_one")
+    found.index = summary.index
+    out = summary.assign(builds=found["builds"].fillna(1).astype(int), replicates=found["replicates"].fillna("runs"))
+    swap = out["replicates"] == "builds"
+    out.loc[swap, "best_bw_bytes_lo"] = found.loc[swap, "bw_bytes_lo"]
+    out.loc[swap, "best_bw_bytes_hi"] = found.loc[swap, "bw_bytes_hi"]
+    return out
