@@ -13,7 +13,8 @@ The unknowns, each an end of its own (``analysis.prediction.predict`` reads them
 
     the layer's CPU cost   a layer between the jobs and the devices (a stripe: md, LVM, btrfs, a parallel file
                            system) with no calibration: held below what the host's CPUs carry at the single device's
-                           own cost per byte (the cpu term, where the cores are given), its lower end open
+                           own cost per byte (the cpu term, where the cores are given; at a cap fio's own CPU time
+                           per byte, a floor: ``curve.CPU_AT_CAP``), its lower end open
     load beyond the curve  more in flight on a device than the single device was measured at: held at the largest
                            (the point), up to the ceilings known (the smallest of the other terms); none known: open
     stripe unit            a stripe whose chunk the table does not give: between what its possible chunks give

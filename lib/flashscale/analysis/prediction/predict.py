@@ -130,9 +130,7 @@ def predict(base: pd.DataFrame, layout: str, points, ceilings: Ceilings = Ceilin
         for side in (terms, lows, highs):
             side["layer"] = _layer_term({**raw, "devices": side["devices"]}, point, seconds)
         ends, open_words = _interval(terms, raw, dev, point, seconds, share, _unknowns(dev, layout, layer))
-        notes = [dev["note"]]
-        if ceilings.cores and not np.isfinite(dev["cpu_s_per_byte"]):
-            notes.append("no CPU cost from the single device (not measured, or at a cap): no cpu term")
+        notes = [dev["note"], _cpu_words(base, point.rw, ceilings, dev["cpu_s_per_byte"], terms["cpu"])]
         if layer is not None:
             notes.append("; ".join(filter(None, [layer.words(), layer_note])))
         if np.isfinite(shared["host"]):
@@ -151,6 +149,19 @@ def predict(base: pd.DataFrame, layout: str, points, ceilings: Ceilings = Ceilin
                    predicted_note="; ".join(filter(None, [*notes, *open_words])))
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _cpu_words(base: pd.DataFrame, rw: str, ceilings: Ceilings, cost: float, term: float) -> str:
+    """What the cpu term rests on, where the cores are given: nothing (the single device's CPU not measured), or
+    fio's own CPU per byte read at a cap (``curve.CPU_AT_CAP``: a floor of the cost, so the term an upper end)."""
+    if not ceilings.cores:
+        return ""
+    if not (np.isfinite(cost) and cost > 0):
+        return "no CPU cost from the single device (not measured): no cpu term"
+    if curves.with_outstanding(base).loc[lambda c: c["rw"] == rw, curves.CPU_AT_CAP].astype(bool).any():
+        return (f"cpu: the single device's CPU per byte read at its cap from fio's own time ({cost * 2**30:.3g} "
+                f"CPU-s/GiB, a floor: the kernel's threads uncounted): the host's cores carry at most {rate(term)}")
+    return ""
 
 
 def _unknowns(dev: dict, layout: str, layer: LayerCost | None) -> dict:
