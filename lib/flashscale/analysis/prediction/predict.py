@@ -137,15 +137,9 @@ def predict(base: pd.DataFrame, layout: str, points, ceilings: Ceilings = Ceilin
             side["layer"] = _layer_term({**raw, "devices": side["devices"]}, point, seconds)
         ends, open_words = _interval(terms, raw, dev, point, seconds, share, own_host,
                                      _unknowns(dev, layout, layer, point.devices > 1 and np.isnan(carried)))
-        notes = [dev["note"], _cpu_words(base, point.rw, ceilings, dev["cpu_s_per_byte"], terms["cpu"])]
-        if layer is not None:
-            notes.append("; ".join(filter(None, [layer.words(), layer_note])))
-        if np.isfinite(own_host) and not own_host > carried:
-            notes.append(f"host: several devices together were measured at {rate(own_host)} at most")
-        elif np.isfinite(carried):
-            notes.append(f"host: the reference carried {rate(carried)} on these {point.devices} devices, each beyond "
-                         "the single device's largest load: the layers on top cross the same devices and host (the "
-                         "point's ceiling, not an end: a layer may hold more in flight a device)")
+        notes = [dev["note"], _cpu_words(base, point.rw, ceilings, dev["cpu_s_per_byte"], terms["cpu"]),
+                 "; ".join(filter(None, [layer.words(), layer_note])) if layer is not None else "",
+                 _host_words(own_host, carried, point.devices)]
         if np.isfinite(terms["devices"]) and not any(np.isfinite(terms[t]) for t in SHARED):
             notes.append(UNBOUNDED)
         row = dict(layout=layout, **point._asdict(), hosts=ceilings.hosts, busy_devices=dev["busy_devices"],
@@ -172,6 +166,18 @@ def _cpu_words(base: pd.DataFrame, rw: str, ceilings: Ceilings, cost: float, ter
     if curves.with_outstanding(base).loc[lambda c: c["rw"] == rw, curves.CPU_AT_CAP].astype(bool).any():
         return (f"cpu: the single device's CPU per byte read at its cap from fio's own time ({cost * 2**30:.3g} "
                 f"CPU-s/GiB, a floor: the kernel's threads uncounted): the host's cores carry at most {rate(term)}")
+    return ""
+
+
+def _host_words(own_host: float, carried: float, devices: int) -> str:
+    """The host term in words: measured on fewer devices (``own_host``), or what the reference carried on these
+    (``carried``), whichever it is; "" where neither was measured."""
+    if np.isfinite(own_host) and not own_host > carried:
+        return f"host: several devices together were measured at {rate(own_host)} at most"
+    if np.isfinite(carried):
+        return (f"host: the reference carried {rate(carried)} on these {devices} devices, each beyond the single "
+                "device's largest load: the layers on top cross the same devices and host (the point's ceiling, not "
+                "an end: a layer may hold more in flight a device)")
     return ""
 
 
