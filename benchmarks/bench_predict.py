@@ -7,7 +7,9 @@ its two VM cases; not a test, not in ``make test``).
 Cases (issue 33's benchmark), each predicted before what it predicts was measured:
 
     seeds        seeds 000 and 003's published tables, from their own single device (000: one P3700; md RAID-0's
-                 chunk, 128 KiB, from the paper) or published figures and ceilings (003: P4600s behind 11 links)
+                 chunk, 128 KiB, from the paper; md RAID-0 held to what jbod, measured before it, carried on the
+                 12 cards: ``calibration.reference_ceiling``) or published figures and ceilings (003: P4600s
+                 behind 11 links)
     loop         uncapped loop devices (no cap: the CPU binds): btrfs on one device, then jbod and btrfs raid0 on 2
                  and on 4, each campaign stating its layouts before it builds them, the one before its calibration
                  (``campaign.run``'s baseline: btrfs on one device for raid0 on 2, the 2-device layouts for 4)
@@ -47,7 +49,7 @@ import bench_predict_store
 from bench_predict_store import Case
 
 from flashscale.measure import campaign_folder
-from flashscale.analysis.prediction import predict
+from flashscale.analysis.prediction import calibration, predict
 from flashscale.arrays.emulated import ArraySpec
 from flashscale.arrays.layouts import Options
 from flashscale.campaigns import campaign
@@ -95,14 +97,18 @@ def published(name: str, said: pd.DataFrame, measured: pd.DataFrame) -> Case:
 
 # ---- seeds 000 and 003 ---------------------------------------------------------------------------------------
 def seeds(work: Path) -> list[Case]:
-    """Seed 000's layouts from its own single card (md RAID-0 at its 128 KiB chunk), and seed 003's BeeGFS from its
-    drives' figures behind its 11 links."""
+    """Seed 000's layouts from its own single card (md RAID-0 at its 128 KiB chunk, held to what jbod carried on
+    the 12 cards: the study measured jbod first), and seed 003's BeeGFS from its drives' figures behind its 11
+    links."""
     table = pd.read_csv(REFERENCE / "seed000_results.csv")
     system = pd.read_csv(REFERENCE / "seed000_system.csv").set_index("parameter")["value"].to_dict()
     base = predict.curve(table)
     limits = predict.Ceilings.from_mapping(system)
-    said = pd.concat([predict.predict(base, layout, table[table["layout"] == layout][POINT], limits, chunk)
-                      for layout, chunk in (("jbod", None), ("md-raid0", 128 * 1024))], ignore_index=True)
+    carried = calibration.reference_ceiling(base, table[table["layout"] == "jbod"])
+    said = pd.concat([predict.predict(base, layout, table[table["layout"] == layout][POINT], limits, chunk,
+                                      reference=reference)
+                      for layout, chunk, reference in (("jbod", None, None), ("md-raid0", 128 * 1024, carried))],
+                     ignore_index=True)
     parts = [published("seed 000", said, table[table["layout"].isin(["jbod", "md-raid0"])].assign(rep=0))]
     system3 = pd.read_csv(REFERENCE / "seed003_system.csv").set_index("parameter")["value"].to_dict()
     drives = int(pd.read_csv(REFERENCE / "seed003_drives.csv").set_index("quantity")["value"]["drives"])

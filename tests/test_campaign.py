@@ -153,15 +153,17 @@ def test_emulated_campaign_finds_the_known_answer_and_leaves_nothing(tmp_path, f
     for layout, first in result.table.groupby("layout")["started_at"].min().drop("single").items():
         assert stated.loc[stated["layout"] == layout, "predicted_at"].max() <= first
     # the known truth predicted by the devices' term: 2 jobs keep both capped devices busy, 1 job one; the devices
-    # bind, for a capped device gives no CPU cost (it waits on its throttle: predict.curve), so there is no cpu term.
-    # A harness check, not evidence of the model's accuracy: N x the cap is the truth by construction
+    # bind: a capped device's CPU cost is fio's own time per byte (predict.curve: a floor), so the cpu term, where
+    # fio recorded any, lies far above them. A harness check, not evidence of the model's accuracy: N x the cap is
+    # the truth by construction
     jbod = stated[stated["layout"] == "jbod"].set_index(["rw", "numjobs"])
     for rw in ("read", "write"):
         assert jbod.loc[(rw, 2), "devices_limit_bw_bytes"] == pytest.approx(200_000_000, rel=0.1)
         assert jbod.loc[(rw, 1), "devices_limit_bw_bytes"] == pytest.approx(100_000_000, rel=0.1)
-    assert stated["cpu_limit_bw_bytes"].isna().all() and (stated["predicted_limit"] == "devices").all()
+    cpu = stated["cpu_limit_bw_bytes"]
+    assert (cpu.isna() | (cpu > stated["devices_limit_bw_bytes"])).all() and (stated["predicted_limit"] == "devices").all()
     assert (stated["predicted_bw_bytes"] == stated["devices_limit_bw_bytes"]).all()
-    assert stated["predicted_note"].str.contains("no CPU cost from the single device").all()
+    assert stated["predicted_note"].str.contains("read at its cap from fio's own time|no CPU cost from the single").all()
     assert (table["cpu_busy_cores"] > 0).all()
     assert loop_devices_backed_under(tmp_path) == []
     assert leftover_mounts(result.directory) == []

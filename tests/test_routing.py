@@ -141,7 +141,7 @@ def test_one_job_at_queue_depth_one_on_a_stripe_of_latency_bound_devices_keeps_o
         value = nullblk.expected_bw(4096, 1, qd, latency, depth)
         base.loc[len(base)] = dict(rw="randread", bs=4096, iodepth=qd, numjobs=1, outstanding=qd, bw_bytes=value,
                                    bw_bytes_lo=value, bw_bytes_hi=value, reps=1, cpu_s_per_byte=np.nan,
-                                   lat_ns=float(latency))
+                                   lat_ns=float(latency), cpu_at_cap=False)
     points = [dict(devices=4, rw="randread", bs=4096, numjobs=1, iodepth=qd) for qd in (1, 4, 16, 64)]
     for chunk in (4 * KiB, 512 * KiB):
         got = predict.predict(base, "md-raid0", points, chunk_bytes=chunk).set_index("iodepth")

@@ -3,17 +3,24 @@ the data cannot pin, not only from the runs' spread; an end nothing bounds is op
 
     ends(lows, highs, open_low, beyond)   the predicted interval (``predicted_lo_bw_bytes``, ``_hi_``) from each term's
                                           low and high side
-    unknowns(...)                         which unknowns made it wide, the widest first (``predicted_unknown``)
+    unknowns(open_low, beyond, widths)    which unknowns made it wide, the open ends first, then the widest
+                                          (``predicted_unknown``)
     meets(m_lo, m_hi, p_lo, p_hi)         the measured interval meets the predicted one (an open end meets all)
     width(lo, hi)                         hi / lo (inf where an end is open)
-    words(lo, hi)                         the interval for people: "27.0–33.4 GB/s", "at most 33.4 GB/s, lower end
+    words(lo, hi, unknown)                the interval for people: "27.0–33.4 GB/s", "at most 33.4 GB/s, lower end
                                           open: the layer's CPU cost"
 
 The unknowns, each an end of its own (``analysis.prediction.predict`` reads them):
 
     the layer's CPU cost   a layer between the jobs and the devices (a stripe: md, LVM, btrfs, a parallel file
                            system) with no calibration: held below what the host's CPUs carry at the single device's
-                           own cost per byte (the cpu term, where the cores are given), its lower end open
+                           own cost per byte (the cpu term, where the cores are given; at a cap fio's own CPU time
+                           per byte, a floor: ``curve.CPU_AT_CAP``), its lower end open
+    the host's shared paths
+                           more than one device at once (its PCIe root, memory, the devices' aggregate) where the
+                           host was never measured carrying them together: its lower end open. What the reference
+                           layout (a jbod) carried on as many devices of the host is such a measurement, for the
+                           layouts on top of it (never for the reference itself)
     load beyond the curve  more in flight on a device than the single device was measured at: held at the largest
                            (the point), up to the ceilings known (the smallest of the other terms); none known: open
     stripe unit            a stripe whose chunk the table does not give: between what its possible chunks give
@@ -33,11 +40,13 @@ import numpy as np
 from ...measure.units import interval, rate
 
 LAYER_CPU = "the layer's CPU cost"
+HOST = "the host's shared paths"
 BEYOND = "load beyond the curve"
 STRIPE_UNIT = "stripe unit"
 BELOW = "load below the curve"
 REPETITIONS = "repetitions"
-UNKNOWNS = (LAYER_CPU, BEYOND, STRIPE_UNIT, BELOW, REPETITIONS)  # open ends first, then the widest first
+UNKNOWNS = (LAYER_CPU, HOST, BEYOND, STRIPE_UNIT, BELOW, REPETITIONS)
+OPEN_LOW = (LAYER_CPU, HOST)  # the unknowns that leave a lower end open  # open ends first, then the widest first
 NOT_CEILINGS = ("devices", "layer")  # terms that grow with the devices' own rate: no ceiling beyond the curve
 
 
@@ -46,9 +55,9 @@ def _least(values) -> float:
     return min(finite) if finite else np.nan
 
 
-def ends(lows: Mapping[str, float], highs: Mapping[str, float], open_low: bool, beyond: bool) -> tuple[float, float]:
+def ends(lows: Mapping[str, float], highs: Mapping[str, float], open_low, beyond: bool) -> tuple[float, float]:
     """The interval of the smallest term: the least of the terms' low sides (NaN where ``open_low``: a layer's CPU
-    cost not measured), and the least of their high sides, or, ``beyond`` the curve, the least of the ceilings known
+    cost, or the host's shared paths, not measured), and the least of their high sides, or, ``beyond`` the curve, the least of the ceilings known
     (NaN: none known, no upper end invented)."""
     lo = np.nan if open_low else _least(lows.values())
     if beyond:
@@ -56,10 +65,11 @@ def ends(lows: Mapping[str, float], highs: Mapping[str, float], open_low: bool, 
     return lo, _least(highs.values())
 
 
-def unknowns(open_low: bool, beyond: bool, widths: Mapping[str, float]) -> str:
-    """Which unknowns made the interval wide, comma-separated: the open ends first, then those of ``widths`` (each
+def unknowns(open_low, beyond: bool, widths: Mapping[str, float]) -> str:
+    """Which unknowns made the interval wide, comma-separated: the open ends first (``open_low``: the unknowns of
+    ``OPEN_LOW`` that leave the lower end open, or True for the layer's CPU cost), then those of ``widths`` (each
     unknown's own hi / lo) above 1, the widest first; "" where nothing is unknown (an exact point)."""
-    named = [LAYER_CPU] if open_low else []
+    named = [LAYER_CPU] if open_low is True else [u for u in OPEN_LOW if u in (open_low or ())]
     named += [BEYOND] if beyond else []
     named += [u for u, _ in sorted(((u, w) for u, w in widths.items() if np.isfinite(w) and w > 1 + 1e-9),
                                    key=lambda item: -item[1])]
@@ -79,15 +89,17 @@ def width(lo: float, hi: float) -> float:
     return hi / lo
 
 
-def words(lo: float, hi: float) -> str:
-    """The interval for people: both ends ("27.0–33.4 GB/s"), or an end said open and why ("at most 33.4 GB/s,
-    lower end open: the layer's CPU cost"; "at least 33.4 GB/s, upper end open: load beyond the curve, no ceiling
-    known")."""
+def words(lo: float, hi: float, unknown: str = LAYER_CPU) -> str:
+    """The interval for people: both ends ("27.0–33.4 GB/s"), or an end said open and why, the lower end's from
+    ``unknown`` (``predicted_unknown``: those of ``OPEN_LOW`` it names) ("at most 33.4 GB/s, lower end open: the
+    layer's CPU cost"; "at least 33.4 GB/s, upper end open: load beyond the curve, no ceiling known")."""
     if np.isfinite(lo) and np.isfinite(hi):
         return interval(lo, hi)
-    low_open, high_open = f"lower end open: {LAYER_CPU}", f"upper end open: {BEYOND}, no ceiling known"
+    named = [u for u in str(unknown if isinstance(unknown, str) else "").split(",") if u in OPEN_LOW]
+    why = " and ".join(named or [LAYER_CPU])
+    low_open, high_open = f"lower end open: {why}", f"upper end open: {BEYOND}, no ceiling known"
     if np.isfinite(hi):
         return f"at most {rate(hi)}, {low_open}"
     if np.isfinite(lo):
         return f"at least {rate(lo)}, {high_open}"
-    return f"open at both ends ({LAYER_CPU}; {BEYOND}, no ceiling known)"
+    return f"open at both ends ({why}; {BEYOND}, no ceiling known)"

@@ -7,6 +7,8 @@ request's time and to each byte's CPU that one raw device never showed.
     check_not_scored_on(cost, layout, 4)            a calibration never measures what it is scored on
     host_ceiling(raw, jbod_rows)                    per rw, the most several raw devices delivered together, where
                                                     that is below what the model gave them: a shared limit
+    reference_ceiling(curve, jbod_rows)             per rw, the most the reference (a jbod) carried on N devices
+                                                    with each beyond the single device's largest measured load
 
 The calibration is the layout on two devices, or, for a two-device layout, its file system on one device (btrfs on
 one device for btrfs raid0 on two), or a pair of null_blk devices in the VM lab, whose device cost is known. At each
@@ -180,3 +182,20 @@ def host_ceiling(raw: pd.DataFrame, rows: pd.DataFrame, margin: float = agreemen
         if _verdict(best, margin) == agreement.BELOW:
             found[str(rw)] = float(best["measured_bw_bytes"])
     return found
+
+
+def reference_ceiling(base: pd.DataFrame, rows: pd.DataFrame) -> dict[str, float]:
+    """Per rw, the most the reference layout (``rows``: a jbod on one count of devices, each device running its own
+    jobs) carried at a point where every device held at least the single device's largest measured load (``base``,
+    the curve, at that rw): saturated as far as anyone measured, so what the host then moved is what these devices
+    and the paths they share (PCIe root, memory) carry together, a measured fact about the host, and a ceiling for
+    the layouts built on the same devices. Nothing for a rw the reference measured only below that load."""
+    if rows.empty:
+        return {}
+    devices = int(rows["devices"].max())
+    rows = rows[rows["devices"] == devices]
+    measured = pd.concat([_measured(own) for _, own in rows.groupby("layout", sort=True)], ignore_index=True)
+    largest = curve.with_outstanding(base).groupby("rw")["outstanding"].max()
+    each = (measured["numjobs"] // devices) * measured["iodepth"]  # the fewest jobs a device runs, x its depth
+    saturated = measured[each.to_numpy() >= measured["rw"].map(largest).to_numpy(float)]
+    return {str(rw): float(group["measured_bw_bytes"].max()) for rw, group in saturated.groupby("rw", sort=True)}

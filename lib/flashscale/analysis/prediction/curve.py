@@ -27,7 +27,8 @@ jobs. So the curve's axis is the I/O outstanding on the device:
                       upper end is not known (``beyond``: the prediction takes it from the ceilings, else open)
     none              0
 
-The CPU-seconds per byte follow the same axis (held outside it). ``latency(outstanding)`` is a request's mean time
+The CPU-seconds per byte follow the same axis (held outside it); at a cap they are fio's own, a floor
+(``cpu_at_cap``). ``latency(outstanding)`` is a request's mean time
 in the device at that load by Little's law on the curve itself (outstanding x bs / rate), which the layer's
 calibration (``analysis.prediction.calibration``) subtracts from what a layout measured.
 """
@@ -45,6 +46,7 @@ from ...measure.units import duration
 
 CURVE = ["rw", "bs", "iodepth", "numjobs", "outstanding", "bw_bytes", "bw_bytes_lo", "bw_bytes_hi", "reps",
          "cpu_s_per_byte", "lat_ns"]
+CPU_AT_CAP = "cpu_at_cap"  # a curve's column: its CPU cost read at a cap, fio's own (``cpu_s_per_byte``'s floor)
 VALUES = ("bw_bytes", "bw_bytes_lo", "bw_bytes_hi")
 BOUNDS = ("bound_lo", "bound_hi")  # the ends the unknown load gives besides the runs' spread (``Slice.values``)
 LATENCY_COLUMNS = ("lat_mean_ns", "clat_mean_ns")  # fio's total latency first: submission to completion
@@ -57,22 +59,39 @@ def _cpu_cores(rows: pd.DataFrame) -> pd.Series:
     found = pd.Series(np.nan, index=rows.index)
     if "cpu_busy_cores" in rows.columns:
         found = pd.to_numeric(rows["cpu_busy_cores"], errors="coerce").astype("float64")
+    return found.fillna(_fio_cores(rows))
+
+
+def _fio_cores(rows: pd.DataFrame) -> pd.Series:
+    """CPU cores fio's own jobs kept busy during each run: ``fio_usr_cpu`` + ``fio_sys_cpu`` (else a table's
+    ``usr_cpu`` + ``sys_cpu``), percent of one CPU / 100; NaN where neither was recorded."""
+    found = pd.Series(np.nan, index=rows.index)
     for usr, sys_ in (("fio_usr_cpu", "fio_sys_cpu"), ("usr_cpu", "sys_cpu")):
         if {usr, sys_} <= set(rows.columns):
-            fio_cores = (pd.to_numeric(rows[usr], errors="coerce") + pd.to_numeric(rows[sys_], errors="coerce")) / 100
-            found = found.fillna(fio_cores.astype("float64"))
+            cores = (pd.to_numeric(rows[usr], errors="coerce") + pd.to_numeric(rows[sys_], errors="coerce")) / 100
+            found = found.fillna(cores.astype("float64"))
     return found
+
+
+def capped(rows: pd.DataFrame) -> pd.Series:
+    """Whether each row was held at an emulated cap (a finite ``cap_bps`` above 0)."""
+    if "cap_bps" not in rows.columns:
+        return pd.Series(False, index=rows.index)
+    return pd.to_numeric(rows["cap_bps"], errors="coerce").fillna(0) > 0
+
+
+def cpu_floor_s_per_byte(rows: pd.DataFrame) -> pd.Series:
+    """Each row's CPU-seconds per byte as fio's own jobs spent them (their usr + sys time / the rate), at a cap as
+    anywhere: what moving a byte certainly cost, a floor of the whole cost (the kernel's threads, a loop device's
+    workers, are not fio's); NaN where fio's CPU was not recorded."""
+    return _fio_cores(rows) / pd.to_numeric(rows["bw_bytes"], errors="coerce")
 
 
 def cpu_s_per_byte(rows: pd.DataFrame) -> pd.Series:
     """Each row's CPU-seconds per byte moved: its busy cores (``cpu_busy_cores``, else fio's own) / its rate; NaN
     where a row was held at an emulated cap (a finite ``cap_bps``): the device waited on its throttle, not on the
     CPU, so its few busy CPUs are mostly whatever else the machine did."""
-    cost = _cpu_cores(rows) / pd.to_numeric(rows["bw_bytes"], errors="coerce")
-    if "cap_bps" in rows.columns:
-        capped = pd.to_numeric(rows["cap_bps"], errors="coerce").fillna(0) > 0
-        cost = cost.mask(capped)
-    return cost
+    return (_cpu_cores(rows) / pd.to_numeric(rows["bw_bytes"], errors="coerce")).mask(capped(rows))
 
 
 def latency_ns(rows: pd.DataFrame) -> pd.Series:
@@ -114,20 +133,27 @@ def curve(rows: pd.DataFrame, confidence: float = 0.95, layout: str | None = Non
     iodepth), ``lat_ns`` (the mean of the repetitions' ``latency_ns``) and ``cpu_s_per_byte``: the least of its
     repetitions', for the machine's busy CPUs count whatever else ran meanwhile and only ever add to the run's own
     cost (the first runs after a precondition cost a capped device 1.2 cores at 200 MB/s, the next 0.1), and a CPU
-    term made of such a run would bind where the CPU is not the limit. Rows measured under an emulated cap give no
-    CPU cost at all (``cpu_s_per_byte``): the devices bind there, and the CPU term is left to uncapped devices.
+    term made of such a run would bind where the CPU is not the limit. A point measured under an emulated cap takes
+    fio's own CPU per byte instead (``cpu_floor_s_per_byte``, the least of its repetitions'; ``cpu_at_cap`` True):
+    the machine's busy CPUs there are mostly whatever else ran (1.3 to 1.8 cores beside a device capped at 200 MB/s
+    whose fio used 0.01, tests/golden/capped_cpu_results.csv), while fio's time per byte is still measured; a floor
+    of the cost (the kernel's threads uncounted), so the cpu term it gives is an upper end, never too low.
     ``layout``: the one-device layout whose rows are the curve (``single_rows``)."""
     single = single_rows(rows, layout)
-    single = single.assign(cpu_s_per_byte=cpu_s_per_byte(single), lat_ns=latency_ns(single))
+    single = single.assign(cpu_s_per_byte=cpu_s_per_byte(single), cpu_floor=cpu_floor_s_per_byte(single),
+                           at_cap=capped(single), lat_ns=latency_ns(single))
     out = []
     for (rw, bs, iodepth, numjobs), group in single.groupby(["rw", "bs", "iodepth", "numjobs"], sort=True):
         d = stats.describe(group["bw_bytes"].to_numpy(float), confidence)
         lo, hi = (max(d["lo"], 0.0), d["hi"]) if d["reps"] >= 2 else (d["mean"], d["mean"])  # no rate below 0
+        cpu, at_cap = float(group["cpu_s_per_byte"].min()), bool(group["at_cap"].all())
+        if at_cap:  # the throttle held it: fio's own CPU per byte, what a byte certainly cost (a floor)
+            cpu = float(group["cpu_floor"].min())
         out.append(dict(rw=str(rw), bs=int(bs), iodepth=int(iodepth), numjobs=int(numjobs),
                         outstanding=int(numjobs) * int(iodepth), bw_bytes=d["mean"], bw_bytes_lo=lo, bw_bytes_hi=hi,
-                        reps=d["reps"], cpu_s_per_byte=float(group["cpu_s_per_byte"].min()),
-                        lat_ns=float(group["lat_ns"].mean())))
-    return pd.DataFrame(out, columns=CURVE)
+                        reps=d["reps"], cpu_s_per_byte=cpu, lat_ns=float(group["lat_ns"].mean()),
+                        **{CPU_AT_CAP: at_cap and np.isfinite(cpu)}))
+    return pd.DataFrame(out, columns=[*CURVE, CPU_AT_CAP])
 
 
 def figures(per_rw: Mapping[str, float], bs: int = baseline_and_tax.BASELINE_BS, iodepth: int = 1, numjobs: int = 1,
@@ -142,16 +168,18 @@ def figures(per_rw: Mapping[str, float], bs: int = baseline_and_tax.BASELINE_BS,
         cpu = (cpu_s_per_byte or {}).get(rw, np.nan)
         rows.append(dict(rw=rw, bs=bs, iodepth=iodepth, numjobs=numjobs, outstanding=numjobs * iodepth,
                          bw_bytes=float(value), bw_bytes_lo=float(value), bw_bytes_hi=float(value), reps=1,
-                         cpu_s_per_byte=cpu, lat_ns=np.nan))
+                         cpu_s_per_byte=cpu, lat_ns=np.nan, **{CPU_AT_CAP: False}))
     if not rows:
         raise ConfigError("no per-device figure given")
-    return pd.DataFrame(rows, columns=CURVE)
+    return pd.DataFrame(rows, columns=[*CURVE, CPU_AT_CAP])
 
 
 def with_outstanding(base: pd.DataFrame) -> pd.DataFrame:
-    """``base`` with the columns a curve made before they existed lacks: ``outstanding`` and ``lat_ns``."""
+    """``base`` with the columns a curve made before they existed lacks: ``outstanding``, ``lat_ns`` and
+    ``cpu_at_cap`` (False)."""
     if "outstanding" not in base.columns:
         base = base.assign(outstanding=base["numjobs"].astype(int) * base["iodepth"].astype(int))
+    base = base if CPU_AT_CAP in base.columns else base.assign(**{CPU_AT_CAP: False})
     return base if "lat_ns" in base.columns else base.assign(lat_ns=np.nan)
 
 

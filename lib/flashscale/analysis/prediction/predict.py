@@ -49,7 +49,7 @@ import pandas as pd
 
 from .. import agreement, baseline_and_tax, stats
 from . import bounds, curve as curves, devices
-from .calibration import LayerCost, check_not_scored_on
+from .calibration import LayerCost, check_not_scored_on, reference_ceiling
 from .curve import CURVE, figures, nearest
 from .ceilings import SHARED, UNBOUNDED, Ceilings, ceiling_terms
 from .routing import jobs_per_device
@@ -94,7 +94,8 @@ def _check(base: pd.DataFrame, layout: str, ceilings: Ceilings) -> None:
 
 def predict(base: pd.DataFrame, layout: str, points, ceilings: Ceilings = Ceilings(), chunk_bytes: int | None = None,
             layer: LayerCost | None = None, tags: int | None = None,
-            host: Mapping[str, float] | None = None, stripe_span: bool = True) -> pd.DataFrame:
+            host: Mapping[str, float] | None = None, stripe_span: bool = True,
+            reference: Mapping[str, float] | None = None) -> pd.DataFrame:
     """Per point of ``points`` (rows or a frame of devices, rw, bs, numjobs, iodepth) of ``layout``: each term
     (``<term>_limit_bw_bytes``, the devices' with ``_lo``/``_hi``), ``layout_share``, ``jobs_per_device``,
     ``busy_devices``, ``routing``, ``members_per_request``, ``piece_bytes``, ``member_outstanding`` and
@@ -109,7 +110,11 @@ def predict(base: pd.DataFrame, layout: str, points, ceilings: Ceilings = Ceilin
     ``base`` is a ``curve`` or ``figures``; ``chunk_bytes`` the stripe unit (None: unknown); ``tags`` a member's
     queue depth (``nr_requests``; None: unknown, requests wait at their member, never in the job's queue); ``host``
     per rw the host's measured ceiling (``calibration.host_ceiling``); ``stripe_span`` False leaves the stripe unit
-    out of the interval (``flashscale plan``'s many device counts: each chunk a stripe could have is a model run)."""
+    out of the interval (``flashscale plan``'s many device counts: each chunk a stripe could have is a model run);
+    ``reference`` per rw what the reference layout carried on as many devices of this host, each device beyond the
+    curve's largest load (``calibration.reference_ceiling``): the host term of the layouts on top of it (the point's,
+    not an end), and the fact that closes the host's shared paths' lower end (``bounds.HOST``: open without it
+    wherever more than one device runs)."""
     _check(base, layout, ceilings)
     rows = []
     for point in _check_points(points).itertuples(index=False):
@@ -121,7 +126,8 @@ def predict(base: pd.DataFrame, layout: str, points, ceilings: Ceilings = Ceilin
         seconds, extra_cpu, layer_note = layer.at(point.rw, point.bs, point.numjobs, point.iodepth) if layer else (
             np.nan, np.nan, "")
         cpu = dev["cpu_s_per_byte"] + (extra_cpu if np.isfinite(extra_cpu) else 0.0)
-        shared = {"host": (host or {}).get(point.rw, np.nan)}
+        own_host, carried = (host or {}).get(point.rw, np.nan), (reference or {}).get(point.rw, np.nan)
+        shared = {"host": np.fmin(own_host, carried)}
         raw = {**ceiling_terms(ceilings, point.rw, point.devices, share, dev["cpu_s_per_byte"]), **shared}
         terms = {"devices": dev["bw_bytes"] * share, **ceiling_terms(ceilings, point.rw, point.devices, share, cpu),
                  **shared}
@@ -129,14 +135,11 @@ def predict(base: pd.DataFrame, layout: str, points, ceilings: Ceilings = Ceilin
         highs = {**terms, "devices": dev["bw_bytes_hi"] * share}
         for side in (terms, lows, highs):
             side["layer"] = _layer_term({**raw, "devices": side["devices"]}, point, seconds)
-        ends, open_words = _interval(terms, raw, dev, point, seconds, share, _unknowns(dev, layout, layer))
-        notes = [dev["note"]]
-        if ceilings.cores and not np.isfinite(dev["cpu_s_per_byte"]):
-            notes.append("no CPU cost from the single device (not measured, or at a cap): no cpu term")
-        if layer is not None:
-            notes.append("; ".join(filter(None, [layer.words(), layer_note])))
-        if np.isfinite(shared["host"]):
-            notes.append(f"host: several devices together were measured at {rate(shared['host'])} at most")
+        ends, open_words = _interval(terms, raw, dev, point, seconds, share, own_host,
+                                     _unknowns(dev, layout, layer, point.devices > 1 and np.isnan(carried)))
+        notes = [dev["note"], _cpu_words(base, point.rw, ceilings, dev["cpu_s_per_byte"], terms["cpu"]),
+                 "; ".join(filter(None, [layer.words(), layer_note])) if layer is not None else "",
+                 _host_words(own_host, carried, point.devices)]
         if np.isfinite(terms["devices"]) and not any(np.isfinite(terms[t]) for t in SHARED):
             notes.append(UNBOUNDED)
         row = dict(layout=layout, **point._asdict(), hosts=ceilings.hosts, busy_devices=dev["busy_devices"],
@@ -153,33 +156,65 @@ def predict(base: pd.DataFrame, layout: str, points, ceilings: Ceilings = Ceilin
     return pd.DataFrame(rows)
 
 
-def _unknowns(dev: dict, layout: str, layer: LayerCost | None) -> dict:
+def _cpu_words(base: pd.DataFrame, rw: str, ceilings: Ceilings, cost: float, term: float) -> str:
+    """What the cpu term rests on, where the cores are given: nothing (the single device's CPU not measured), or
+    fio's own CPU per byte read at a cap (``curve.CPU_AT_CAP``: a floor of the cost, so the term an upper end)."""
+    if not ceilings.cores:
+        return ""
+    if not (np.isfinite(cost) and cost > 0):
+        return "no CPU cost from the single device (not measured): no cpu term"
+    if curves.with_outstanding(base).loc[lambda c: c["rw"] == rw, curves.CPU_AT_CAP].astype(bool).any():
+        return (f"cpu: the single device's CPU per byte read at its cap from fio's own time ({cost * 2**30:.3g} "
+                f"CPU-s/GiB, a floor: the kernel's threads uncounted): the host's cores carry at most {rate(term)}")
+    return ""
+
+
+def _host_words(own_host: float, carried: float, devices: int) -> str:
+    """The host term in words: measured on fewer devices (``own_host``), or what the reference carried on these
+    (``carried``), whichever it is; "" where neither was measured."""
+    if np.isfinite(own_host) and not own_host > carried:
+        return f"host: several devices together were measured at {rate(own_host)} at most"
+    if np.isfinite(carried):
+        return (f"host: the reference carried {rate(carried)} on these {devices} devices, each beyond the single "
+                "device's largest load: the layers on top cross the same devices and host (the point's ceiling, not "
+                "an end: a layer may hold more in flight a device)")
+    return ""
+
+
+def _unknowns(dev: dict, layout: str, layer: LayerCost | None, shared_unmeasured: bool) -> dict:
     """What the devices' term leaves unknown (``bounds``): an open lower end where a layer's CPU cost is not
-    measured (a stripe with no calibration), an upper end beyond the curve, and each finite unknown's own width."""
+    measured (a stripe with no calibration) or the host's shared paths are not (``shared_unmeasured``: several
+    devices at once, never measured together on this host), an upper end beyond the curve, and each finite
+    unknown's own width."""
     spread = dev["bw_bytes_hi"] / dev["bw_bytes_lo"] if dev["bw_bytes_lo"] > 0 else np.nan
     stripe = dev.get("stripe_span", 1.0)
     others = (spread if spread > 1 else 1.0) * (stripe if stripe > 1 else 1.0)  # NaN compares false: 1
     load = (dev["bound_hi"] / dev["bound_lo"] if dev["bound_lo"] > 0 else np.inf) / others if np.isfinite(
         dev["bw_bytes"]) else np.nan
-    return dict(open_low=not describe(layout).per_device and layer is None, beyond=bool(dev["beyond"]),
+    opened = [bounds.LAYER_CPU] if not describe(layout).per_device and layer is None else []
+    return dict(open_low=opened + ([bounds.HOST] if shared_unmeasured else []), beyond=bool(dev["beyond"]),
                 widths={bounds.STRIPE_UNIT: dev.get("stripe_span", 1.0), bounds.BELOW: load,
                         bounds.REPETITIONS: spread})
 
 
-def _interval(terms: dict, raw: dict, dev: dict, point, seconds: float, share: float,
+def _interval(terms: dict, raw: dict, dev: dict, point, seconds: float, share: float, own_host: float,
               unknown: dict) -> tuple[dict, list[str]]:
     """``predicted_lo_bw_bytes`` / ``predicted_hi_bw_bytes`` (``bounds.ends`` of each term's ends, the devices' at
     the bounds its unknowns leave, the layer's from them: NaN an open end) and ``predicted_unknown`` (which unknowns
     made the interval wide, the first the widest), with the open ends in words; NaN, "" and none where the devices'
-    term is unknown."""
+    term is unknown. The upper end holds the host's ceiling measured on fewer devices (``own_host``), not what the
+    reference carried on these (a point's ceiling, not an end)."""
     if not np.isfinite(terms["devices"]):
         return dict(predicted_lo_bw_bytes=np.nan, predicted_hi_bw_bytes=np.nan, predicted_unknown=""), []
     floor = {**terms, "devices": dev["bound_lo"] * share}
-    ceiling = {**terms, "devices": dev["bound_hi"] * share}
+    ceiling = {**terms, "devices": dev["bound_hi"] * share, "host": own_host}
     for side in (floor, ceiling):
         side["layer"] = _layer_term({**raw, "devices": side["devices"]}, point, seconds)
-    lo, hi = bounds.ends(floor, ceiling, unknown["open_low"], unknown["beyond"])
-    words = ["lower end open: the layer's CPU cost is not measured (no calibration)"] if np.isnan(lo) else []
+    lo, hi = bounds.ends(floor, ceiling, bool(unknown["open_low"]), unknown["beyond"])
+    why = {bounds.LAYER_CPU: "the layer's CPU cost is not measured (no calibration)",
+           bounds.HOST: f"the host's shared paths (PCIe root, memory, the devices' aggregate) were never measured "
+                        f"carrying {point.devices} devices together"}
+    words = [f"lower end open: {why[u]}" for u in unknown["open_low"]] if np.isnan(lo) else []
     if np.isnan(hi):
         words.append("upper end open: beyond the single device's largest measured load, no ceiling known")
     return dict(predicted_lo_bw_bytes=lo, predicted_hi_bw_bytes=hi,
@@ -233,16 +268,23 @@ def predict_results(frame: pd.DataFrame, ceilings: Ceilings = Ceilings(), confid
                     chunk_bytes: int | None = None, baseline_layout: str | None = None) -> pd.DataFrame:
     """Every measured point of ``frame``'s layouts of more than one device, predicted from ``frame``'s own
     single-device rows (``curve``; those of ``baseline_layout`` when given), each stripe routed by its chunk
-    (``chunks``)."""
+    (``chunks``); each layout with a layer (not ``per_device``) held to what the table's layouts without one (a
+    jbod: each device its own jobs) carried on as many devices (``calibration.reference_ceiling``: ``predict``'s
+    ``reference``), never such a layout to itself."""
     base = curve(frame, confidence, baseline_layout)
     points = baseline_and_tax.point_means(frame)
     points = points[points["devices"] > 1]
     if points.empty:
         raise AnalysisError("no layout of more than one device to predict: the results hold single-device rows only")
     unit = chunks(frame, chunk_bytes)
-    parts = [predict(base, str(layout), group[["devices", "rw", "bs", "numjobs", "iodepth"]], ceilings,
-                     unit.get(str(layout)))
-             for layout, group in points.groupby("layout", sort=True)]
+    rates = baseline_and_tax.rates(frame)
+    raw = rates[[describe(str(name)).per_device for name in rates["layout"]]]
+    parts = []
+    for (layout, count), group in points.groupby(["layout", "devices"], sort=True):
+        own = raw[raw["devices"] == count]
+        reference = {} if describe(str(layout)).per_device else reference_ceiling(base, own)
+        parts.append(predict(base, str(layout), group[["devices", "rw", "bs", "numjobs", "iodepth"]], ceilings,
+                             unit.get(str(layout)), reference=reference))
     return pd.concat(parts, ignore_index=True)
 
 

@@ -115,8 +115,9 @@ def for_people(scored: pd.DataFrame) -> pd.DataFrame:
     if "predicted_lo_bw_bytes" not in scored.columns:  # stated before the unknowns' interval existed
         return shown
     meets = scored["interval_meets"] if "interval_meets" in scored.columns else pd.Series(None, index=scored.index)
-    return shown.assign(interval=[bounds.words(lo, hi) for lo, hi in zip(scored["predicted_lo_bw_bytes"],
-                                                                          scored["predicted_hi_bw_bytes"])],
+    unknown = scored["predicted_unknown"] if "predicted_unknown" in scored.columns else [bounds.LAYER_CPU] * len(scored)
+    return shown.assign(interval=[bounds.words(lo, hi, why) for lo, hi, why in zip(
+                            scored["predicted_lo_bw_bytes"], scored["predicted_hi_bw_bytes"], unknown)],
                         meets=[MEETS.get(v, "unknown") if isinstance(v, (bool, np.bool_)) else "unknown"
                                for v in meets])
 
