@@ -21,7 +21,7 @@ REPORT ?= reports/quickstart/quickstart.html
 
 .PHONY: app-deps applications demo demo-uncapped demo-vm demo-cluster deps-vm test test-vm test-fast bench bench-cost \
 	bench-predict study long-quickstart reference deps system-deps browser-deps lab screenshot clean-reports help lock \
-	test-latest docs reference-docs demo-ssh-cluster test-ssh test-half-cpu
+	test-latest docs reference-docs demo-ssh-cluster test-ssh test-half-cpu test-long
 
 # Every target of .PHONY, one line each (tests/test_make_help.py holds the two to each other); each duration is
 # docs/durations.yaml's, with the measurement it comes from (tests/test_durations.py).
@@ -39,6 +39,7 @@ help:
 	@echo "make lab    - JupyterLab on localhost with the notebooks and the flashscale kernel (prints its URL)"
 	@echo "Test it:"
 	@echo "make test   - install what is needed, run the whole test suite (real fio on loop devices as root; about 30 minutes)"
+	@echo "make test-long - the long tests make test leaves: whole studies of notebooks, a cluster host killed mid-run (about 7 minutes)"
 	@echo "make test-fast - the layer contract and the tests that need neither root, notebooks nor JupyterLab"
 	@echo "make test-half-cpu - make test's suite with the CPUs held to half their time (a cgroup cpu quota; HALF_CPU_TESTS narrows it)"
 	@echo "make test-vm - the VM lab's tests: seed 000's md, IMSM and LVM layouts, the guard and kill -9 on a real kernel (about 12 minutes)"
@@ -81,8 +82,13 @@ NBVAL_NOTEBOOKS := notebooks/10_cluster.ipynb
 # the measured reason); nbval runs its notebooks apart, at their defaults, as a user would (caps lowered to fit).
 test: deps browser-deps app-deps
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest tests -m "not vm" -p no:cacheprovider
+	$(BIN)/python -m pytest tests -m "not vm and not long" -p no:cacheprovider --durations=15
 	$(BIN)/python -m pytest --nbval-lax $(NBVAL_NOTEBOOKS) -p no:cacheprovider
+
+# The tests marked long (whole studies of notebooks, a cluster host killed mid-run): minutes each, so make test leaves
+# them to this target, which CI runs after it.
+test-long: deps browser-deps app-deps
+	$(BIN)/python -m pytest tests -m "long and not vm" -p no:cacheprovider --durations=15
 
 # make test's suite on a machine of half the speed: every process it starts runs inside a cgroup of ours whose cpu
 # quota is half of the CPUs' time (scripts/half_cpu.py: recorded in a manifest, removed after). A known truth a test

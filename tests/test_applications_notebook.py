@@ -9,6 +9,8 @@ from flashscale.analysis import applications as app_analysis
 
 from conftest import APPLICATIONS
 
+pytestmark = pytest.mark.long  # a whole study's notebooks: make test-long (CI runs it)
+
 WORKLOADS = ["bonnie++", "pgbench", "transfer"]
 
 

@@ -317,7 +317,7 @@ def _kill_host1_mid_run(stop: threading.Event, killed: list) -> None:
 
 
 @root
-@pytest.mark.parametrize("storage", ["local", "nbd"])
+@pytest.mark.parametrize("storage", [pytest.param("local", marks=pytest.mark.long), "nbd"])
 def test_a_host_killed_mid_run_is_recorded_failed_and_the_other_kept(tmp_path, storage):
     before = _machine(tmp_path)
     stop, killed = threading.Event(), [str(tmp_path)]

@@ -182,6 +182,7 @@ NOTEBOOK = dict(DEVICES=2, DEVICE_SIZE=2**30, CAP_READ_BPS=CAP, CAP_WRITE_BPS=CA
 
 @pytest.mark.root
 @pytest.mark.notebook
+@pytest.mark.long
 def test_the_file_on_every_layout_of_the_emulated_array_keeps_its_rate_the_caps_and_shows_its_tax(tmp_path):
     """notebooks/11_job_file executed by flashscale run (every cell, its report published): its campaign's rows
     checked against the caps and the file's own rate, and the numbers it recorded are its table's."""

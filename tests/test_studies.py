@@ -20,6 +20,8 @@ from flashscale.publish import report
 from flashscale.errors import ConfigError
 from flashscale.measure.sweep import Sweep
 
+pytestmark = pytest.mark.long  # a whole study's notebooks: make test-long (CI runs it)
+
 ROOT = Path(__file__).resolve().parents[1]
 STUDY = ["01_baseline", "02_scaling", "03_layout_tax", "04_latency_iops", "07_consistency", "08_compare"]
 CAP = 100_000_000

@@ -14,6 +14,8 @@ import reader
 from flashscale import cli
 from flashscale.publish import report
 
+pytestmark = pytest.mark.long  # a whole study's notebooks: make test-long (CI runs it)
+
 CAP = 100_000_000
 MIB = 2**20
 ARRAY = dict(DEVICES=2, DEVICE_SIZE=2**30, CAP_READ_BPS=CAP, CAP_WRITE_BPS=CAP, PROGRESS=False)
