@@ -102,3 +102,15 @@ def test_analyze_says_what_the_tax_was_measured_against(tmp_path, capsys, withou
     assert cli.main(["analyze", str(path), "--reference", "jbod"]) == 0
     out = capsys.readouterr().out
     assert "tax: against 4 x single (jbod was not measured" in out, out
+
+
+def test_a_job_file_s_tax_without_jbod_is_against_n_times_single(without_jbod):
+    """11_job_file's table (``jobfile.summarize``): each group's best against N x the single device's best of it."""
+    from flashscale.analysis import jobfile
+
+    frame = without_jbod.assign(workload="jobfile", group="g0", read_bw_bytes=0.0,
+                                write_bw_bytes=without_jbod["bw_bytes"])
+    out = jobfile.summarize(frame, reference="jbod").set_index("layout")
+    assert sorted(out.index) == ["md-raid0", "single"] and set(out["reference"]) == {"4 x single"}
+    assert out.loc["md-raid0", "tax"] == pytest.approx(1 - 360 / 400, rel=1e-12)
+    assert out.loc["md-raid0", "tax_verdict"] == "tax"
