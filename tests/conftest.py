@@ -23,6 +23,7 @@ from flashscale.system.commands import Runner
 from flashscale.system.devices import System
 from flashscale.arrays.emulated import loop_support_problem
 from flashscale.system.throttle import detect
+from flashscale.system.teardown import manifest_dir
 
 loop_backing_file = System().loop_backing  # what losetup shows: the file behind a loop device, or None
 
@@ -254,3 +255,19 @@ def bed(tmp_path):
     path.write_text("name: two-loops\ndevices:\n" + "".join(f'  - "{d.id}"\n' for d in devices))
     yield {"file": str(path), "devices": devices, "ids": [d.id for d in devices]}
     loops.close()
+
+
+def labs_left() -> list[str]:
+    """Lab folders, manifests and QEMU processes of the lab still there (the lab's own, by their names)."""
+    left = [str(p) for p in Path("/dev/shm").glob("flashscale-vm-*")]
+    left += [str(p) for p in Path(os.path.realpath("/tmp")).glob("flashscale-vm-*")]
+    for manifest in manifest_dir().glob("flashscale-vm-*.json"):
+        left.append(str(manifest))
+    return left
+
+
+@pytest.fixture
+def no_lab_before():
+    assert labs_left() == [], "an earlier lab was left behind; flashscale reap undoes it"
+    yield
+    assert labs_left() == []

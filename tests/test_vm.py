@@ -23,6 +23,7 @@ from flashscale.system import processes
 from flashscale.system.vmlab import vm
 from flashscale.system.devices import System
 from flashscale.system.teardown import manifest_dir
+from conftest import labs_left
 
 pytestmark = [pytest.mark.vm, pytest.mark.root]
 
@@ -37,22 +38,6 @@ def _spec(name: str, data_dir: Path, layouts: tuple[str, ...], **sweep) -> campa
         array=ArraySpec(devices=2, device_size=2**30, read_bps=CAP, write_bps=CAP),
         sweep=Sweep(**{"rw": ("write", "read"), "numjobs": (2,), "repetitions": 1, "runtime_s": 2, "ramp_s": 1,
                        "size": 64 * MiB, **sweep}))
-
-
-def _labs_left() -> list[str]:
-    """Lab folders, manifests and QEMU processes of the lab still there (the lab's own, by their names)."""
-    left = [str(p) for p in Path("/dev/shm").glob("flashscale-vm-*")]
-    left += [str(p) for p in Path(os.path.realpath("/tmp")).glob("flashscale-vm-*")]
-    for manifest in manifest_dir().glob("flashscale-vm-*.json"):
-        left.append(str(manifest))
-    return left
-
-
-@pytest.fixture
-def no_lab_before():
-    assert _labs_left() == [], "an earlier lab was left behind; flashscale reap undoes it"
-    yield
-    assert _labs_left() == []
 
 
 def test_md_imsm_and_lvm_are_built_measured_and_hold_their_truth(tmp_path, no_lab_before):
@@ -142,7 +127,7 @@ def test_kill_9_of_the_run_leaves_nothing_once_reaped(tmp_path, no_lab_before):
                             timeout=120)
     assert reaped.returncode == 0, reaped.stdout + reaped.stderr
     assert not processes.still_ours(qemu["process"], qemu["start"], system)
-    assert _labs_left() == []
+    assert labs_left() == []
     lock = tmp_path / "flashscale-vm-vm-killed" / "flashscale.lock"
     assert lock.exists(), "the dead run's lock stays until the next run of the campaign takes it over"
 

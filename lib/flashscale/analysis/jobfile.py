@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from . import baseline_and_tax, stats
+from . import baseline_and_tax, stand_in, stats
 from ..errors import AnalysisError
 from ..measure.results import JOBFILE_WORKLOAD as WORKLOAD
 
@@ -70,7 +70,10 @@ def summarize(frame: pd.DataFrame, reference: str = "jbod", baseline_layout: str
     group) and ``efficiency`` = best / (devices x baseline), NaN without one; ``reference_bw_bytes`` and ``tax``
     against ``reference`` at the same devices and group (NaN where it has no such row); ``tax_lo``, ``tax_hi``,
     ``tax_p`` and ``tax_verdict`` (against ``margin``: tax, gain, equivalent, inconclusive, unknown; 'reference',
-    with bounds 0 and 0, on its own rows), as every table with a tax gives them (``stats.tax_tests``)."""
+    with bounds 0 and 0, on its own rows), as every table with a tax gives them (``stats.tax_tests``). A jbod
+    ``reference`` that ran no job file: N x the single device's runs (``stand_in``), its own rows left out."""
+    asked = reference
+    frame, reference = stand_in.resolve(frame, reference)
     pts = points(frame)
     if reference not in set(pts["layout"]):
         raise AnalysisError(f"reference layout {reference!r} ran no job file; layouts that did: "
@@ -86,4 +89,5 @@ def summarize(frame: pd.DataFrame, reference: str = "jbod", baseline_layout: str
     columns = [*GROUP, "best_bw_bytes", "best_bs", "best_numjobs", "best_iodepth", "reps", "baseline_bw_bytes",
                "efficiency", "reference_bw_bytes", "tax"]
     tested = tests[["tax_lo", "tax_hi", "tax_p", "tax_verdict", "tax_reps_needed", "tax_margin"]]
-    return pd.concat([out[columns], tested], axis=1).assign(reference=reference)
+    out = pd.concat([out[columns], tested], axis=1).assign(reference=reference)
+    return out if reference == asked else out[out["layout"] != reference].reset_index(drop=True)

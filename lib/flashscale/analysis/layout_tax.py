@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from . import stand_in
 from .baseline_and_tax import with_tax
 from ..errors import AnalysisError
 from .scaling import scaling_curve, scaling_repetitions
@@ -20,12 +21,17 @@ from .significance import DEFAULT_MARGIN
 from .stats import tax_tests
 
 
-def tax_by_threads(frame: pd.DataFrame, reference: str, margin: float = DEFAULT_MARGIN) -> pd.DataFrame:
+def tax_by_threads(frame: pd.DataFrame, reference: str, margin: float = DEFAULT_MARGIN,
+                   source: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per (layout, devices, rw, numjobs): the best bandwidth over bs and iodepth, the reference's at the same
     devices, rw and numjobs (``reference_bw_bytes``) and ``tax`` (NaN where the reference was not measured);
     ``tax_verdict``, ``tax_lo`` and ``tax_hi`` from ``stats.tax_tests`` of the row's repetitions against the
     reference's at the same numjobs, read against ``margin`` ('reference', 0, 0 on the reference's rows;
-    'unknown', NaN, NaN without a reference row) and ``reps``, the row's repetitions."""
+    'unknown', NaN, NaN without a reference row), ``reps``, the row's repetitions, and ``reference``. A jbod
+    ``reference`` that was not measured: N x single at the same numjobs (``stand_in``, from ``source``'s single
+    device, by default ``frame``'s), its own rows left out."""
+    asked = reference
+    frame, reference = stand_in.resolve(frame, reference, source)
     best = scaling_curve(frame, "numjobs")
     if reference not in set(best["layout"]):
         raise AnalysisError(f"reference layout {reference!r} is not in the results")
@@ -34,7 +40,8 @@ def tax_by_threads(frame: pd.DataFrame, reference: str, margin: float = DEFAULT_
     tests = tax_tests(out, scaling_repetitions(frame, "numjobs"), reference, keys, point={},  # numjobs: a key
                       margin=margin)
     tested = tests[["tax_verdict", "tax_lo", "tax_hi", "tax_margin", "best_reps"]].rename(columns={"best_reps": "reps"})
-    return pd.concat([out, tested], axis=1)
+    out = pd.concat([out, tested], axis=1).assign(reference=reference)
+    return out if reference == asked else out[out["layout"] != reference].reset_index(drop=True)
 
 
 def consistency(taxes: pd.DataFrame) -> pd.DataFrame:

@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from . import agreement
+from . import agreement, stand_in
 from .baseline_and_tax import BASELINE_BS, POINT, baseline, rates, summarize, with_reference
 from .significance import DEFAULT_MARGIN, check_margin, practical, reps_to_decide, sequential_tax, tax_test
 from ..errors import ConfigError
@@ -273,8 +273,11 @@ def summary_intervals(
     fewer than 2 repetitions on a side, 'unknown' with no reference row, 'reference'), ``best_reps``, ``reference_reps``, ``tax_margin`` and
     ``tax_confidence`` (the level of the interval), ``baseline_reps`` (the runs of the baseline point).
     ``base_frame``: the results whose single-device rows give the baseline (another stage's, ``01_baseline``);
-    by default ``frame``'s own."""
+    by default ``frame``'s own. A ``reference`` of jbod that was not measured, with the single device measured:
+    the tax is against N x single (``stand_in``: its name in ``reference``, its own rows left out)."""
     _check(confidence, method)
+    asked = reference
+    frame, reference = stand_in.resolve(frame, reference, base_frame)
     by_cols = [by] if isinstance(by, str) else list(by)
     base_frame = frame if base_frame is None else base_frame
     base_table = baseline(base_frame, baseline_bs, by_cols, strict=False) if base_frame is not frame else None
@@ -296,4 +299,6 @@ def summary_intervals(
     tests = tax_tests(out, rates(frame), reference, ["devices", "rw", *by_cols], confidence=confidence,
                       method=tax_method, margin=margin)
     out = pd.concat([out, tests], axis=1)
+    if reference != asked:  # the stand-in is no measured layout: its own rows are left out
+        out = out[out["layout"] != reference].reset_index(drop=True)
     return out.drop(columns=["baseline_layout", "baseline_numjobs", "baseline_iodepth"])

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Optional
 
+from ..analysis import stand_in
 from ..analysis.significance import check_margin
 from ..arrays.emulated import cap_scale_problem
 from ..errors import ConfigError
@@ -36,10 +37,17 @@ class Rule:
 
 
 def _reference_measured(p: Mapping[str, Any]) -> Optional[str]:
-    if p["REFERENCE"] in p["LAYOUTS"]:
+    """The reference among the LAYOUTS; or, for jbod, its stand-in (``stand_in``): N x the single device, measured
+    beside an array to put a tax on."""
+    layouts = list(p["LAYOUTS"])
+    single, arrays = stand_in.SINGLE in layouts, [name for name in layouts if name != stand_in.SINGLE]
+    if p["REFERENCE"] in layouts or (p["REFERENCE"] == stand_in.STANDS_IN and single and arrays):
         return None
-    return (f"REFERENCE={p['REFERENCE']!r} is not among LAYOUTS={list(p['LAYOUTS'])!r}: the tax is measured against "
-            "the reference layout; add it to LAYOUTS or pick one of them")
+    instead = ("" if p["REFERENCE"] != stand_in.STANDS_IN else
+               ", or add an array beside 'single' (the tax is then measured against N x single)" if single else
+               ", or add 'single' (the tax is then measured against N x single)")
+    return (f"REFERENCE={p['REFERENCE']!r} is not among LAYOUTS={layouts!r}: the tax is measured against "
+            f"the reference layout; add it to LAYOUTS or pick one of them{instead}")
 
 
 def _baseline_measured(p: Mapping[str, Any]) -> Optional[str]:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..campaigns import parameters
-from ..analysis import baseline_and_tax as analysis, builds, evidence, scaling, significance, stats
+from ..analysis import baseline_and_tax as analysis, builds, evidence, scaling, significance, stand_in, stats
 from ..analysis.prediction import bounds, ceilings, curve, fewer, loads, predict, scoring
 from ..measure import campaign_folder, results
 from ..errors import AnalysisError, ConfigError, FlashscaleError
@@ -229,6 +229,10 @@ def main(args: argparse.Namespace) -> int:
         summary.to_csv(sys.stdout, index=False)
     else:
         print(tables.formatted(summary, _shown(summary), reference=args.reference).to_string(index=False))
+        against = stand_in.measured_against(summary, args.reference)
+        if against != args.reference:
+            print(f"tax: against {against} ({args.reference} was not measured: each run of the single device, "
+                  f"times its devices, stands in for it)")
         for sentence in loads.sentences(summary, frame, args.reference):
             print(f"load: {sentence}")
         for sentence in builds.sentences(builds.components(frame, args.confidence)) if built else []:

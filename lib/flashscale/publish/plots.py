@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from ..analysis import cluster_numbers
+from ..analysis import cluster_numbers, stand_in
 from ..analysis.baseline_and_tax import BASELINE_BS, MB, POINT, measured, rates
 from ..analysis.monitor import load as device_loads
 from .drawing import (bounds, done as _done, done_from_zero, from_zero, layout_colour, layout_colours,
@@ -309,6 +309,7 @@ def tax(summary: pd.DataFrame, reference: str) -> plt.Figure:
     bars: ``tax_lo`` to ``tax_hi`` when ``summary`` has them (``stats.summary_intervals``); the band: the margin of
     practical equivalence (``tax_margin``), and the axis never narrower than twice it, so that noise does not fill
     the height."""
+    reference = stand_in.measured_against(summary, reference)
     fig, axes = panels(width=6)
     axis, legend = axes[0][0], None
     data = summary[(summary["layout"] != reference) & summary["tax"].notna()]
@@ -341,6 +342,7 @@ def tax_vs_threads(taxes: pd.DataFrame, reference: str) -> plt.Figure:
     """Tax against ``reference`` at each thread count (``layout_tax.tax_by_threads``), one line per layout, one panel
     per rw; bars: the tax test's interval (``tax_lo`` to ``tax_hi``) where the table has it, n (``reps``) in the
     legend."""
+    reference = stand_in.measured_against(taxes, reference)
     data = taxes[(taxes["layout"] != reference) & taxes["tax"].notna()]
     rws = sorted(data["rw"].unique()) or ["(no layout beside the reference)"]
     fig, axes = panels(len(rws))

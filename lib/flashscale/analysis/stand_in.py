@@ -1,0 +1,64 @@
+"""The reference a tax is measured against when it was not measured: N x the single device.
+
+The tax is defined against N x the single-device baseline. jbod (each device its own file system, the devices side
+by side, nothing between them) measures that on the same N devices, and is the reference by default
+(``REFERENCE="jbod"``). A campaign that measured the single device but not jbod (``LAYOUTS=[single, md-raid0]``:
+"what does md RAID-0 cost me over the drives alone?") has its tax measured against N x single: every measured run
+of the single device, its bandwidth (and IOPS, bytes, truth) times N, stands in for the reference on the N devices
+of every other layout, as a layout named ``"4 x single"`` (``"N x single"`` where the layouts have different
+device counts). The tax against it is 1 - best / (N x the single device's best), tested (``stats.tax_tests``) on
+those runs; its verdict and interval are what they would be against a jbod that scaled perfectly.
+
+    STANDS_IN                 the reference N x single stands in for: jbod
+    resolve(frame, reference) the frame and the reference the tax is measured against (the stand-in's rows added)
+    name(devices)             the stand-in's name for these device counts
+    measured_against(table, reference)   the reference a summary's tax was measured against
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+import pandas as pd
+
+STANDS_IN = "jbod"  # N devices side by side, nothing between them: what N x single measures without building it
+SINGLE = "single"
+SCALED = ("bw_bytes", "iops", "read_bw_bytes", "write_bw_bytes", "io_bytes", "truth_bw_bytes")  # sums over devices
+
+
+def name(devices: Iterable[int]) -> str:
+    """``"4 x single"`` for one device count, ``"N x single"`` for several."""
+    counts = sorted({int(n) for n in devices})
+    return f"{counts[0]} x {SINGLE}" if len(counts) == 1 else f"N x {SINGLE}"
+
+
+def resolve(frame: pd.DataFrame, reference: str, source: pd.DataFrame | None = None) -> tuple[pd.DataFrame, str]:
+    """``(frame, reference)`` unchanged where ``reference`` was measured (a row of ``frame``) or is not jbod, or
+    where no single-device run (``source``'s, by default ``frame``'s: layout single, 1 device) or no layout of more
+    than one device was measured: the caller then refuses the reference by name, as before. Otherwise ``frame`` with
+    the stand-in's rows added (``source``'s single-device rows, one copy per device count N of ``frame``'s rows of
+    more than one device, their ``SCALED`` columns times N) and the stand-in's name (``name``). ``frame`` is not
+    changed."""
+    source = frame if source is None else source
+    if reference != STANDS_IN or reference in set(frame["layout"]):
+        return frame, reference
+    single = source[(source["layout"] == SINGLE) & (source["devices"] == 1)]
+    counts = sorted({int(n) for n in frame.loc[frame["devices"] > 1, "devices"]})
+    if single.empty or not counts:
+        return frame, reference
+    stand_in = name(counts)
+    copies = [single.assign(layout=stand_in, devices=single["devices"].dtype.type(n),
+                            **{c: single[c] * n for c in SCALED if c in single.columns})
+              for n in counts]
+    return pd.concat([frame, *copies], ignore_index=True), stand_in
+
+
+def is_stand_in(layout: str) -> bool:
+    """True for the stand-in's name (``name``): a reference no run measured."""
+    return str(layout).endswith(f" x {SINGLE}")
+
+
+def measured_against(table: pd.DataFrame, reference: str) -> str:
+    """The reference ``table``'s tax was measured against: its ``reference`` column where it holds one name (the
+    stand-in's where it stood in), else ``reference``."""
+    said = table["reference"].dropna().unique() if "reference" in table.columns else []
+    return str(said[0]) if len(said) == 1 else reference
