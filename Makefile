@@ -45,7 +45,7 @@ help:
 	@echo "make test-ssh - the SSH cluster's tests with its long faults: sshd or fio server killed, kill -9 and reap, 8 hosts, an attacker's tries (about 4 minutes, root)"
 	@echo "make test-latest - the fast tests and the layer contract on the newest versions allowed, in $(LATEST_VENV) (the lock stays)"
 	@echo "make bench  - speed and memory benchmarks of parsing and analysis, what monitoring costs, and what a hostile file costs the import"
-	@echo "make bench-cost - what PRECISION buys against a fixed grid of 3 runs on the emulated array, caps drawn run to run around a known mean: device time, coverage of the truth, right verdicts; every run kept in benchmarks/results/cost (root)"
+	@echo "make bench-cost - what PRECISION buys against a fixed grid of 3 runs on the emulated array, caps drawn run to run around a known mean: device time, coverage of the truth, right verdicts; every run kept in benchmarks/results/cost (about 26 minutes, root)"
 	@echo "make bench-predict - predicted against measured: uncapped loop devices, the VM lab, null_blk, the seeds; each run kept in benchmarks/results (about 30 minutes, root)"
 	@echo "Document it:"
 	@echo "make docs   - the documentation site from docs/ into docs/_build/html (offline, the lock's Sphinx; about 20 seconds)"

@@ -82,3 +82,9 @@ def test_the_precise_mode_takes_the_sequential_tests_verdict():
     said = scoring.score_campaign(runs)
     assert said["verdict"] == scoring.verdict(np.array([1.83e8, 1.85e8]), np.array([1.99e8, 2.01e8]), 10)
     assert said["runs"] == 6 and said["device_s"] == pytest.approx(18.0, rel=1e-12)
+
+
+def test_the_kept_run_rescores_to_the_table_docs_validation_shows():
+    kept = ROOT / "benchmarks" / "results" / "cost" / "20261127T2100Z"
+    table = scoring.markdown(scoring.score(scoring.load(kept)))
+    assert table in (ROOT / "docs" / "validation.md").read_text()
