@@ -46,7 +46,7 @@ help:
 	@echo "make test-ssh - the SSH cluster's tests with its long faults: sshd or fio server killed, kill -9 and reap, 8 hosts, an attacker's tries (about 4 minutes, root)"
 	@echo "make test-latest - the fast tests and the layer contract on the newest versions allowed, in $(LATEST_VENV) (the lock stays)"
 	@echo "make bench  - speed and memory benchmarks of parsing and analysis, what monitoring costs, and what a hostile file costs the import"
-	@echo "make bench-cost - what PRECISION buys against a fixed grid of 3 runs: device time, coverage of the truth, right verdicts (a simulated noise source for now)"
+	@echo "make bench-cost - what PRECISION buys against a fixed grid of 3 runs on the emulated array, caps drawn run to run around a known mean: device time, coverage of the truth, right verdicts; every run kept in benchmarks/results/cost (about 26 minutes, root)"
 	@echo "make bench-predict - predicted against measured: uncapped loop devices, the VM lab, null_blk, the seeds; each run kept in benchmarks/results (about 30 minutes, root)"
 	@echo "Document it:"
 	@echo "make docs   - the documentation site from docs/ into docs/_build/html (offline, the lock's Sphinx; about 20 seconds)"
@@ -207,8 +207,9 @@ bench: deps
 	$(BIN)/python benchmarks/bench_idle.py
 	$(BIN)/python benchmarks/bench_import.py
 
-# What PRECISION buys against a fixed grid of 3 runs (benchmarks/bench_cost.py): seed 000's questions on a simulated
-# noise source of known mean, through the library's stopping rule, sequential tax test and intervals.
+# What PRECISION buys against a fixed grid of 3 runs (benchmarks/bench_cost.py): seed 000's questions on the emulated
+# array, each device's cap drawn before every run around a known mean, through the library's sweep and stopping rule,
+# sequential tax test and intervals; rows kept in benchmarks/results/cost/<stamp>/ (--rescore, --simulated).
 bench-cost: deps
 	$(BIN)/python benchmarks/bench_cost.py
 

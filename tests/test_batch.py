@@ -64,3 +64,23 @@ def test_batch_reps_is_a_parameter_and_a_flag():
     assert campaign.CampaignSpec.from_parameters(BATCH_REPS=True).sweep.batch_reps
     with pytest.raises(ConfigError, match="batch_reps="):
         Sweep(batch_reps="yes")
+
+
+def test_consecutive_points_in_one_fio_process_each_its_own_run_and_files(tmp_path):
+    """Points that need nothing from flashscale between them (the same targets, no precondition or build between):
+    another rw, block size and job count in one batch, each run's output its own point's."""
+    runner = CountingRunner()
+    target = tmp_path / "target"
+    target.mkdir()
+    points = [fio.FioJob(rw, bs, (str(target),), numjobs=nj, runtime_s=1, ramp_s=0, size=4 * 2**20, direct=False)
+              for rw, bs, nj in (("write", 2**20, 1), ("write", 2**16, 2), ("read", 2**20, 2))]
+    outdirs = [tmp_path / "batch" / f"p{k}" for k in range(len(points))]
+    documents = batch.run(points, outdirs, tmp_path / "batch", runner)
+    assert runner.fio_runs == 1
+    for job, outdir, document in zip(points, outdirs, documents):
+        own = json.loads((outdir / "fio.json").read_text())
+        assert own == document
+        options = own["jobs"][0]["job options"]
+        assert (options["rw"], options["bs"], options["numjobs"]) == (job.rw, str(job.bs), str(job.numjobs))
+        assert fio_output.parse(own)[f"{job.rw}_bw_bytes"] > 0
+        assert (outdir / "job.fio").read_text() == fio.render(job, log_dir=outdir.resolve())

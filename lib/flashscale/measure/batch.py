@@ -1,14 +1,22 @@
-"""Consecutive runs in one fio process: fio's start and exit paid once, each run still its own row and raw files.
+"""Consecutive runs in one fio process: fio's exec paid once, each run still its own row and raw files.
 
 fio spends about 0.3 s a process outside its run time (its clock's calibration, the wait for its jobs to start,
 their reaping: ``benchmarks/bench_harness.py``). Runs that need nothing from flashscale between them (the
-repetitions of one point, when no precision decides after each) go into one job file, each run's sections after the
+repetitions of one point, when no precision decides after each; consecutive points on the same targets with no
+precondition or build between them) go into one job file, each run's sections after the
 first separated by ``stonewall`` (fio's HOWTO: wait for the preceding jobs in the job file to exit before starting
 this one) and ``new_group`` (a new reporting group), so that with ``group_reporting`` fio reports each run as its own
 group (``groupid`` k for the k-th run), in order. ``split`` gives each run the document a run of its own would have
 given (its group's entry; the run's options; ``disk_util`` is the whole batch's), written to its own folder as
 ``fio.json`` beside its own ``job.fio``, so every reader of a run's raw files reads a batched run as any other;
 the batch's file and fio's whole output stay in the point's folder (``batch.fio``, ``batch.json``).
+
+What it saves, measured (``make bench``, 2026-11-27, side by side, load average 4 to 13): little. Each stonewalled
+group pays fio's start again, as fio runs it: it forks the group's jobs and polls every 100 ms until each is set up,
+then reaps them at 10 ms polls; only the exec and the clock's calibration are paid once. Six reads of 1 s on one
+capped device, fio wall over run time: 1.325 as six processes, 1.313 in twos, 1.305 all in one (medians of 3); a
+small campaign 1.215 a process a run, 1.195 batched. So ``batch_reps`` (BATCH_REPS) stays off by default: it
+saves about 2% of a campaign's wall and samples the devices over the whole batch instead of each run.
 """
 from __future__ import annotations
 
@@ -18,32 +26,27 @@ from typing import Sequence
 
 from ..errors import FioError
 from ..system.commands import Runner
-from .fio import FioJob, render, run_file
+from .fio import FioJob, JobFile, job_file, render, run_file
 from .fio_output import validate
 
 BATCH_FILE, BATCH_OUTPUT = "batch.fio", "batch.json"
 
 
-def _sections(text: str) -> tuple[list[str], list[list[str]]]:
-    """A rendered job file's [global] option lines and its job sections (each its lines, header first)."""
-    blocks = [b.strip().splitlines() for b in text.strip().split("\n\n")]
-    return blocks[0][1:], blocks[1:]
-
-
 def render_batch(jobs: Sequence[FioJob], log_dirs: Sequence[Path]) -> str:
-    """One job file running ``jobs`` one after another: the options every job's [global] shares stay global, the
-    rest go into each of its sections; each job's first section after the first job's waits for those before it
-    (``stonewall``) and starts a new reporting group. Section names get the run's index (``r0-``, ``r1-``...)."""
-    rendered = [_sections(render(job, log_dir=Path(d).resolve())) for job, d in zip(jobs, log_dirs)]
-    common = [line for line in rendered[0][0] if all(line in options for options, _ in rendered)]
-    lines = ["[global]", *common]
-    for k, (options, sections) in enumerate(rendered):
-        own = [line for line in options if line not in common]
-        for s, section in enumerate(sections):
-            header = f"[r{k}-{section[0].strip('[]')}]"
-            wall = ["stonewall", "new_group"] if k and not s else []
-            lines += ["", header, *wall, *own, *section[1:]]
-    return "\n".join(lines) + "\n"
+    """One job file running ``jobs`` one after another, composed from each job's file as data (``fio.job_file``, no
+    text parsed back): the options every job's [global] shares stay global, the rest go into each of its sections;
+    each job's first section after the first job's waits for those before it (``stonewall``) and starts a new
+    reporting group. Section names get the run's index (``r0-``, ``r1-``...). The jobs may be one point's
+    repetitions or consecutive points (another rw, block size, job count) on the same targets."""
+    files = [job_file(job, log_dir=Path(d).resolve()) for job, d in zip(jobs, log_dirs)]
+    common = tuple(line for line in files[0].options if all(line in f.options for f in files))
+    sections = []
+    for k, made in enumerate(files):
+        own = tuple(line for line in made.options if line not in common)
+        for s, (name, body) in enumerate(made.sections):
+            wall = ("stonewall", "new_group") if k and not s else ()
+            sections.append((f"r{k}-{name}", (*wall, *own, *body)))
+    return JobFile(common, tuple(sections)).text()
 
 
 def split(data: dict, runs: int, source: str) -> list[dict]:

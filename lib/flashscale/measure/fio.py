@@ -166,8 +166,28 @@ def _in_log_dir(option: str, value: str, log_dir: Path | None) -> str:
     return str(Path(log_dir) / value)
 
 
+@dataclass(frozen=True)
+class JobFile:
+    """A job file as data: its [global] ``options`` (``name=value`` lines, in order) and its job ``sections`` (each its
+    name and its lines). ``text`` is the file fio reads; ``measure.batch`` composes several from the data."""
+
+    options: tuple[str, ...]
+    sections: tuple[tuple[str, tuple[str, ...]], ...]
+
+    def text(self) -> str:
+        lines = ["[global]", *self.options]
+        for name, body in self.sections:
+            lines += ["", f"[{name}]", *body]
+        return "\n".join(lines) + "\n"
+
+
 def render(job: FioJob, log_dir: Path | None = None) -> str:
-    """The fio job file for ``job``: a [global] section and one section per target that gets jobs.
+    """The fio job file for ``job`` (``job_file``'s text)."""
+    return job_file(job, log_dir).text()
+
+
+def job_file(job: FioJob, log_dir: Path | None = None) -> JobFile:
+    """The fio job file for ``job``, as data: a [global] section and one section per target that gets jobs.
 
     With ``log_dir``, a relative prefix of a log option (``LOG_OPTIONS``) in ``job.extra`` is put inside it."""
     timed = job.time_based and not job.is_metadata
@@ -181,8 +201,7 @@ def render(job: FioJob, log_dir: Path | None = None) -> str:
         "ioengine": job.rw if job.is_metadata else job.ioengine,
         "size": str(job.nrfiles * job.bs if job.is_metadata else job.size),
     }
-    lines = ["[global]"]
-    lines += [f"{FIO_OPTION[k]}={v}" for k, v in values.items() if v is not None]
+    lines = [f"{FIO_OPTION[k]}={v}" for k, v in values.items() if v is not None]
     lines += [f"time_based={int(timed)}", "group_reporting=1", "thread=0", "invalidate=1",
               f"clocksource={CLOCK_SOURCE}",
               "percentile_list=" + ":".join(p.rstrip("0").rstrip(".") for p in PERCENTILES)]
@@ -199,19 +218,22 @@ def render(job: FioJob, log_dir: Path | None = None) -> str:
     if timed and "write" in DIRECTIONS.get(job.rw, ()) and "end_fsync" not in dict(job.extra):
         lines.append("end_fsync=1")
     lines += [f"{k}={_in_log_dir(k, v, log_dir)}" for k, v in job.extra]
-    for index, (target, jobs) in enumerate(zip(job.targets, job.jobs_per_target())):
-        if jobs == 0:
-            continue
-        lines += ["", f"[{job.name}-t{index}]", f"numjobs={jobs}"]
-        if target.startswith(NBD):  # the data crosses the network to the server's device
-            lines += ["ioengine=nbd", f"uri={target}"]
-        elif is_device(target):
-            lines.append(f"filename={target}")
-        else:
-            lines.append(f"directory={target}")
-            lines += [f"filename={SHARED_FILE_NAME}"] if job.shared_file else []
-        lines += [f"offset_increment={job.size}"] if job.shared_file else []
-    return "\n".join(lines) + "\n"
+    return JobFile(tuple(lines), tuple(_section(job, index, target, jobs) for index, (target, jobs)
+                                       in enumerate(zip(job.targets, job.jobs_per_target())) if jobs))
+
+
+def _section(job: FioJob, index: int, target: str, jobs: int) -> tuple[str, tuple[str, ...]]:
+    """The job section of ``job``'s ``index``-th target, which gets ``jobs`` jobs: its name and lines."""
+    lines = [f"numjobs={jobs}"]
+    if target.startswith(NBD):  # the data crosses the network to the server's device
+        lines += ["ioengine=nbd", f"uri={target}"]
+    elif is_device(target):
+        lines.append(f"filename={target}")
+    else:
+        lines.append(f"directory={target}")
+        lines += [f"filename={SHARED_FILE_NAME}"] if job.shared_file else []
+    lines += [f"offset_increment={job.size}"] if job.shared_file else []
+    return f"{job.name}-t{index}", tuple(lines)
 
 
 def run(job: FioJob, outdir: Path, runner: Runner, *, cgroup_procs: Sequence[Path] = ()) -> dict:
