@@ -99,6 +99,15 @@ def test_a_test_bed_stage_by_device_counts():
     assert c.parts["measure"][1] == pytest.approx(2 * 3 * 4 * 65.0, abs=1e-9) and c.parts["probe"][1] == 0
 
 
+
+def test_builds_are_counted_each_swept_and_built_again():
+    values = {"TESTBED": "testbed.yaml", "RW": ["read"], "BS": [MIB], "NUMJOBS": [1, 2], "IODEPTH": [1],
+              "REPETITIONS": 3, "RUNTIME_S": 10, "RAMP_S": 2, "LAYOUTS": ["single", "jbod"], "PRECONDITION": False}
+    once, twice = of_notebook(values), of_notebook({**values, "BUILDS": 2})
+    assert once.parts["measure"][1] == pytest.approx(2 * 2 * 3 * 12.0, abs=1e-9)
+    assert twice.parts["measure"][1] == pytest.approx(2 * once.parts["measure"][1], abs=1e-9)
+    assert twice.parts["builds"][0] == pytest.approx(4 * cost.BUILD_S, abs=1e-9)
+
 def _cli(*args, check=True):
     env = {**os.environ, "PYTHONPATH": str(ROOT / "lib")}
     return subprocess.run([sys.executable, "-m", "flashscale.cli", "run", *args], capture_output=True, text=True,

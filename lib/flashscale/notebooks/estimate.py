@@ -60,7 +60,8 @@ def of_notebook(values: dict) -> cost.Cost:
         array = campaigns.ArraySpec(**split.get("array", {})) if "array" in split else campaigns.ArraySpec()
         write_bps = array.write_bps * array.devices if array.write_bps else None
     probe = emulated and bool(values.get("CAP_READ_BPS", 1) or values.get("CAP_WRITE_BPS", 1))
-    found = cost.of_layouts(sweep, layouts, write_bps=write_bps, probe=probe)
+    # each build of a layout (BUILDS) is swept and preconditioned again: a layout's cost that many times
+    found = cost.of_layouts(sweep, layouts * sweep.builds, write_bps=write_bps, probe=probe)
     if values.get("EMULATION") == "vm":
         return replace(found, notes=(*found.notes, VM_NOTE))
     return found
