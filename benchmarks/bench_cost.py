@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 import bench_cost_score as scoring
-from flashscale.analysis import repetitions, significance
+from flashscale.analysis import repetitions
 from flashscale.arrays.emulated import ArraySpec, EmulatedArray
 from flashscale.measure import fio, fio_output, harness, truth
 from flashscale.measure.sweep import Sweep
@@ -105,10 +105,7 @@ def point(source, rng, spread: float, question, sweep: Sweep, label: str, refere
         if stop is None:
             reason = "fixed" if len(rows) >= sweep.repetitions else "more"
         else:
-            reason = stop(values)
-            if reason == "precise" and reference is not None:
-                reason = "decided" if significance.sequential_tax(values, reference, sweep.max_repetitions).decided \
-                    else "more"
+            reason = stop(values, reference)  # the sweep's own rule: precise, then decided against the reference
         if reason != "more":
             return [{**r, "reps_reason": reason} for r in rows]
 
