@@ -38,8 +38,8 @@ help:
 	@echo "make long-quickstart - the quickstart with 3 repetitions of 10 s runs (about 15 minutes)"
 	@echo "make lab    - JupyterLab on localhost with the notebooks and the flashscale kernel (prints its URL)"
 	@echo "Test it:"
-	@echo "make test   - install what is needed, run the whole test suite (real fio on loop devices as root; about 30 minutes)"
-	@echo "make test-long - the long tests make test leaves: whole studies of notebooks, a cluster host killed mid-run (about 7 minutes)"
+	@echo "make test   - install what is needed, run the whole test suite (real fio on loop devices as root; about 24 minutes)"
+	@echo "make test-long - the long tests make test leaves: whole studies of notebooks, the longest campaigns, a cluster host killed mid-run (about 9 minutes)"
 	@echo "make test-fast - the layer contract and the tests that need neither root, notebooks nor JupyterLab"
 	@echo "make test-half-cpu - make test's suite with the CPUs held to half their time (a cgroup cpu quota; HALF_CPU_TESTS narrows it)"
 	@echo "make test-vm - the VM lab's tests: seed 000's md, IMSM and LVM layouts, the guard and kill -9 on a real kernel (about 12 minutes)"
@@ -85,7 +85,7 @@ test: deps browser-deps app-deps
 	$(BIN)/python -m pytest tests -m "not vm and not long" -p no:cacheprovider --durations=15
 	$(BIN)/python -m pytest --nbval-lax $(NBVAL_NOTEBOOKS) -p no:cacheprovider
 
-# The tests marked long (whole studies of notebooks, a cluster host killed mid-run): minutes each, so make test leaves
+# The tests marked long (whole studies of notebooks, the longest campaigns, a cluster host killed mid-run): minutes each, so make test leaves
 # them to this target, which CI runs after it.
 test-long: deps browser-deps app-deps
 	$(BIN)/python -m pytest tests -m "long and not vm" -p no:cacheprovider --durations=15

@@ -55,6 +55,7 @@ def test_block_write_of_one_process_on_one_capped_device_is_the_cap_and_its_file
 
 @pytest.mark.root
 @pytest.mark.notebook
+@pytest.mark.long
 def test_bonnie_runs_on_every_layout_with_processes_as_an_axis(applications):
     """09_applications's campaign (conftest.APPLICATIONS: 1 and 2 processes of 64 MiB, 1,024 files)."""
     result, _, _ = applications

@@ -212,6 +212,7 @@ ON_DEVICE_2 = {"jbod read best", "jbod read efficiency", "btrfs-raid0 read best"
 
 @pytest.mark.root
 @pytest.mark.notebook
+@pytest.mark.long
 def test_a_quickstart_reproduces_and_a_halved_cap_is_caught(tmp_path, capsys):
     campaign = tmp_path / "qs.yaml"
     campaign.write_text(yaml.safe_dump({"campaign": "qs", "notebooks": ["quickstart"],

@@ -27,6 +27,7 @@ def _run(tmp_path, bed, *more):
 
 
 @pytest.mark.root
+@pytest.mark.long
 def test_the_recipe_runs_dry_then_measures_the_layouts_named_on_the_command_line(tmp_path, bed):
     before = [sha256(d.path) for d in bed["devices"]]
     dry = _run(tmp_path, bed)
@@ -50,6 +51,7 @@ def test_the_recipe_runs_dry_then_measures_the_layouts_named_on_the_command_line
 
 
 @pytest.mark.root
+@pytest.mark.long
 def test_the_recipe_without_jbod_measures_the_tax_against_n_times_single(tmp_path, bed):
     """`LAYOUTS=[single, <an array>]`, the issue's own shape: no jbod, so the tax is against N x single
     (``analysis.stand_in``), dry and then for real (btrfs-raid0: this kernel has no md; the VM lab builds md-raid0,
