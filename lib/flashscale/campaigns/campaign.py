@@ -67,6 +67,7 @@ from ..measure.progress import Progress
 from ..measure.recorder import Recorder, check_on_failure
 from ..measure.sweep import LEAST_REPETITIONS, Sweep, reference_of
 from ..analysis import repetitions
+from ..analysis.significance import DEFAULT_MARGIN
 from ..system import provenance
 
 __all__ = ["DEFAULT_CAMPAIGN", "EMULATION_MODES", "EMULATIONS", "PARTS", "CampaignSpec", "DryRun", "choose",
@@ -100,6 +101,7 @@ class CampaignSpec:
     vm_accel: str = "auto"              # EMULATION vm: kvm, tcg, or auto (KVM when a short probe boots)
     ceilings: dict | None = None        # CEILINGS: a file's path or a mapping, kept as the values it gives
     calibrations: tuple[str, ...] = ()  # CALIBRATION: campaign folders of the layouts on fewer devices
+    tax_margin: float = DEFAULT_MARGIN  # TAX_MARGIN: the tax test decides against it as runs arrive (PRECISION)
 
     def __post_init__(self) -> None:
         parameters.check_campaign_name(self.name)
@@ -330,7 +332,7 @@ def _recorder(spec: CampaignSpec, place: Place, directory: Path, runner: Runner,
     return Recorder(spec.name, spec.host, spec.sweep, directory, runner, run_id, caps, bar, env, workloads,
                     on_failure=spec.on_failure, done=done, layout_caps=layout_caps, before_build=before_build,
                     stopping=repetitions.stopping(spec.sweep.precision, spec.sweep.max_repetitions,
-                                                  LEAST_REPETITIONS),
+                                                  LEAST_REPETITIONS, spec.tax_margin),
                     tax_reference=reference_of(spec.layouts),
                     progress=Progress(spec.sweep, len(todo), directory, bar,
                                       workload_runs=sum(w.runs() for w in workloads)))

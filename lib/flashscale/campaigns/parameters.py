@@ -53,6 +53,7 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "REPETITIONS": ("sweep", "repetitions"), "PRECISION": ("sweep", "precision"),
     "MAX_REPETITIONS": ("sweep", "max_repetitions"), "BATCH_REPS": ("sweep", "batch_reps"),
     "BUILDS": ("sweep", "builds"),
+    "TAX_MARGIN": ("spec", "tax_margin"),
     "WARMUP": ("sweep", "warmup"), "RUNTIME_S": ("sweep", "runtime_s"),
     "RAMP_S": ("sweep", "ramp_s"), "FILE_SIZE": ("sweep", "size"), "PRECONDITION": ("sweep", "precondition"),
     "SS": ("sweep", "ss"), "SS_DUR_S": ("sweep", "ss_dur_s"), "SS_RAMP_S": ("sweep", "ss_ramp_s"),
@@ -182,6 +183,9 @@ SCHEMA: dict[str, tuple[object, str]] = {
                   "repeat each point until its 95% interval's half-width is within this share of its mean (on the "
                   "log scale), e.g. 0.02, from 2 runs to MAX_REPETITIONS; None: REPETITIONS runs each point"),
     "MAX_REPETITIONS": (Annotated[int, Field(ge=2)], "with PRECISION: the most runs of a point (at least 2)"),
+    "TAX_MARGIN": (float,  # its range is a rule's (rules: check_margin), named with the others
+                   "two numbers within +/- this fraction are the same: the tax's verdict, and with PRECISION the "
+                   "margin the group-sequential tax test decides against while a point runs"),
     "BUILDS": (Positive, "each layout built this many times (a new mkfs, a new array each), each "
                          "swept: builds as replicates; rows carry build (0 when built once)"),
     "BATCH_REPS": (bool, "run a point's repetitions in one fio process, separated by stonewall (fio's start paid "
