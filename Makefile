@@ -42,7 +42,7 @@ help:
 	@echo "make test-long - the long tests make test leaves: whole studies of notebooks, the longest campaigns, a cluster host killed mid-run (about 9 minutes)"
 	@echo "make test-fast - the layer contract and the tests that need neither root, notebooks nor JupyterLab"
 	@echo "make test-half-cpu - make test's suite with the CPUs held to half their time (a cgroup cpu quota; HALF_CPU_TESTS narrows it)"
-	@echo "make test-vm - the VM lab's tests: seed 000's md, IMSM and LVM layouts, the guard and kill -9 on a real kernel (about 12 minutes)"
+	@echo "make test-vm - the VM lab's tests: seed 000's md, IMSM and LVM layouts, the guard and kill -9 on a real kernel (about 20 minutes)"
 	@echo "make test-ssh - the SSH cluster's tests with its long faults: sshd or fio server killed, kill -9 and reap, 8 hosts, an attacker's tries (about 4 minutes, root)"
 	@echo "make test-latest - the fast tests and the layer contract on the newest versions allowed, in $(LATEST_VENV) (the lock stays)"
 	@echo "make bench  - speed and memory benchmarks of parsing and analysis, what monitoring costs, and what a hostile file costs the import"
@@ -77,7 +77,7 @@ demo-uncapped: deps
 NBVAL_NOTEBOOKS := notebooks/10_cluster.ipynb
 
 # The VM lab's tests (marker vm: md RAID-0 native and IMSM, LVM, the guard on a real kernel, kill -9 in the guest,
-# null_blk) boot a software-emulated VM each: make test-vm runs them (about 12 minutes), CI after make test.
+# null_blk) boot a software-emulated VM each: make test-vm runs them (about 20 minutes), CI after make test.
 # The tests refuse a known truth this machine cannot carry (tests/conftest.py: CAP_FIT refuse, the test skipped with
 # the measured reason); nbval runs its notebooks apart, at their defaults, as a user would (caps lowered to fit).
 test: deps browser-deps app-deps
