@@ -34,7 +34,9 @@ from . import campaign_folder, results
 from .campaign_folder import CAMPAIGN_JSON, NOTES_JSON  # written when a campaign starts, and when it finishes
 
 # What may change between an interrupted run and its resume without changing what the numbers mean.
-NOT_COMPARED = {"resume", "force_resume", "on_failure"}
+# tax_margin (TAX_MARGIN) is the analysis's: a stored campaign is read again at another margin; with PRECISION it
+# also told the sequential test when a point had run enough, which each row's reps_reason keeps.
+NOT_COMPARED = {"resume", "force_resume", "on_failure", "tax_margin"}
 # The machine's facts that must not change under a resumed campaign. Its software (``environment.software``) may:
 # a resume after a package upgrade is allowed, said in the notes and kept in campaign.json's ``resumed`` entry.
 COMPARED_ENVIRONMENT = ("hostname", "kernel", "fio", "backend", "devices")
