@@ -28,6 +28,7 @@ def rows(table, metric=None):
 
 
 @pytest.mark.root
+@pytest.mark.long
 def test_block_write_of_one_process_on_one_capped_device_is_the_cap_and_its_files_are_timed(
         tmp_path, fast_backing):
     # 1 GiB at 200 MB/s: over five seconds, long enough for bonnie++ to time (it prints +++++ under that)

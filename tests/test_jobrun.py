@@ -113,6 +113,7 @@ def check_rows_and_raw_files(result: campaign.CampaignResult, layouts: list[str]
     return rows
 
 
+@pytest.mark.long
 def test_a_campaign_on_directories_runs_the_file_on_each_layout(tmp_path):
     result = campaign.run(spec(tmp_path, EMULATION="directory", DEVICES=2, LAYOUTS=["single", "jbod"]),
                           progress=False, workloads=[jobrun.workload(MIXED, {"iodepth": [1, 4]}, repetitions=1)])

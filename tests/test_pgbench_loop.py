@@ -50,6 +50,7 @@ def servers_on(targets: set[str]) -> list[str]:
 
 @pytest.mark.root
 @pytest.mark.notebook
+@pytest.mark.long
 def test_pgbench_on_every_layout_then_nothing_left(applications):
     """09_applications's campaign (conftest.APPLICATIONS: scale 1, 1 and 2 clients of 2 s)."""
     result, _, _ = applications

@@ -51,6 +51,7 @@ def nothing_measures(folder: Path, monkeypatch) -> Path:
 
 @pytest.mark.root
 @pytest.mark.notebook
+@pytest.mark.long
 def test_a_campaign_reanalysed_measures_nothing_and_publishes_the_same_tables(tmp_path, monkeypatch):
     parameters = {**TINY, "DATA_DIR": str(tmp_path / "data")}
     campaign = campaign_file(tmp_path, parameters)

@@ -16,6 +16,7 @@ CAP = 200_000_000
 
 @pytest.mark.root
 @pytest.mark.notebook
+@pytest.mark.long
 def test_neither_phase_can_exceed_the_capped_devices_on_any_layout(applications):
     """conftest.APPLICATIONS: 48 files of 8 MiB at 1 and 4 streams, after fio's write and read at 2 jobs."""
     result, _, _ = applications
