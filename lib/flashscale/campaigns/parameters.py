@@ -52,6 +52,7 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "RW": ("sweep", "rw"), "BS": ("sweep", "bs"), "NUMJOBS": ("sweep", "numjobs"), "IODEPTH": ("sweep", "iodepth"),
     "REPETITIONS": ("sweep", "repetitions"), "PRECISION": ("sweep", "precision"),
     "MAX_REPETITIONS": ("sweep", "max_repetitions"), "BATCH_REPS": ("sweep", "batch_reps"),
+    "START_AHEAD": ("sweep", "start_ahead"),
     "BUILDS": ("sweep", "builds"),
     "TAX_MARGIN": ("spec", "tax_margin"),
     "WARMUP": ("sweep", "warmup"), "RUNTIME_S": ("sweep", "runtime_s"),
@@ -191,6 +192,9 @@ SCHEMA: dict[str, tuple[object, str]] = {
     "BATCH_REPS": (bool, "run a point's repetitions in one fio process, separated by stonewall (fio's start paid "
                          "once a point; each run its own row and raw files; devices monitored over the point as a "
                          "whole); not with PRECISION, which decides after each run"),
+    "START_AHEAD": (bool, "start each run's fio in the ramp of the run before it and hold it at a gate until that "
+                          "run ends (fio's start, about 0.25 s, paid outside the time between runs; only where the "
+                          "run makes no files and the run before ramps at least 1 s)"),
     "WARMUP": (bool, "one warm-up run per point before the measured ones (kept, flagged, never analysed)"),
     "RUNTIME_S": (Positive, "seconds per run (time based)"),
     "RAMP_S": (AtLeastZero, "seconds of ramp before fio measures"),

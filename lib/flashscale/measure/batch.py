@@ -16,7 +16,8 @@ group pays fio's start again, as fio runs it: it forks the group's jobs and poll
 then reaps them at 10 ms polls; only the exec and the clock's calibration are paid once. Six reads of 1 s on one
 capped device, fio wall over run time: 1.325 as six processes, 1.313 in twos, 1.305 all in one (medians of 3); a
 small campaign 1.215 a process a run, 1.195 batched. So ``batch_reps`` (BATCH_REPS) stays off by default: it
-saves about 2% of a campaign's wall and samples the devices over the whole batch instead of each run.
+saves about 2% of a campaign's wall and samples the devices over the whole batch instead of each run. What
+does take fio's start out of the time between runs is starting each run's fio ahead (``measure.ahead``, START_AHEAD).
 """
 from __future__ import annotations
 

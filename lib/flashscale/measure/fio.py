@@ -249,24 +249,31 @@ def run_file(jobfile: Path, runner: Runner, *, options: Sequence[str] = (), cgro
              timeout: float) -> dict:
     """Run fio on the job file at ``jobfile`` (our own, rendered by ``run``, or a user's, by ``jobrun.run``): JSON
     output to ``fio.json`` beside it, fio's stderr to ``fio.stderr`` when it said anything; ``options`` go before
-    the job file. Returns the output, validated (``validate``); FioError, ending with fio's last words on stderr,
-    when fio wrote no output, exited non-zero, or a job failed or moved no data."""
-    outdir = Path(jobfile).parent
-    output = outdir / "fio.json"
-    completed = runner.run(
-        ["fio", "--output-format=json", f"--output={output}", *options, str(jobfile)],
-        ok_codes=(0, 1), cgroup_procs=cgroup_procs, timeout=timeout,
-    )
+    the job file. Returns the output, validated (``outcome``)."""
+    completed = runner.run(command(jobfile, options), ok_codes=(0, 1), cgroup_procs=cgroup_procs, timeout=timeout)
     if completed.stderr:
-        (outdir / "fio.stderr").write_text(completed.stderr)
-    said = " ".join(completed.stderr.strip().splitlines()[-3:])  # fio's own message, when it gave one
-    if not output.exists():
+        (Path(jobfile).parent / "fio.stderr").write_text(completed.stderr)
+    return outcome(jobfile, completed.returncode, completed.stderr)
+
+
+def command(jobfile: Path, options: Sequence[str] = ()) -> list[str]:
+    """fio's command line for the job file at ``jobfile``: JSON output to ``fio.json`` beside it."""
+    return ["fio", "--output-format=json", f"--output={Path(jobfile).parent / 'fio.json'}", *options, str(jobfile)]
+
+
+def outcome(jobfile: Path, returncode: int, stderr: str) -> dict:
+    """What fio's run of ``jobfile`` (``command``) gave, having exited with ``returncode`` and said ``stderr``: its
+    output, validated (``validate``); FioError, ending with fio's last words on stderr, when fio wrote no output,
+    exited non-zero, or a job failed or moved no data."""
+    output = Path(jobfile).parent / "fio.json"
+    said = " ".join(stderr.strip().splitlines()[-3:])  # fio's own message, when it gave one
+    if not output.exists() or not output.stat().st_size:
         raise FioError(f"fio wrote no output file {output}: {said or 'nothing on stderr'}")
     data = load_output(output.read_bytes().decode(errors="replace"), source=str(output))
-    if completed.returncode != 0:
+    if returncode != 0:
         errors = "; ".join(f"{j.get('jobname')}: error {j.get('error')}" for j in data.get("jobs", [])
                            if isinstance(j, dict))
-        raise FioError(f"fio exited with status {completed.returncode} for {jobfile} ({errors}): {said}")
+        raise FioError(f"fio exited with status {returncode} for {jobfile} ({errors}): {said}")
     try:
         validate(data, source=str(output))
     except FioError as exc:

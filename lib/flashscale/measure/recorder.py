@@ -28,7 +28,7 @@ from ..errors import CommandError, ConfigError, FioError
 from ..system.commands import Runner
 from ..system import idle, monitor
 from ..system.devices import System
-from . import adaptive, batch, campaign_folder, fio, fio_output, monitoring, precondition, results
+from . import adaptive, ahead, batch, campaign_folder, fio, fio_output, monitoring, precondition, results
 from .progress import Progress
 from .sweep import Sweep, reference_runs
 from . import truth
@@ -83,6 +83,7 @@ class Recorder:
     def __post_init__(self) -> None:
         if self.progress is None:
             self.progress = Progress(bar=self.bar)
+        self.line = ahead.Line(self.runner, enabled=self.sweep_spec.start_ahead)  # each run's fio started ahead
 
     precondition_dir = precondition.PHASE  # raw/<layout>/<this>
     verdict = None  # the steady-state verdict of the layout being measured, when it ran in rounds
@@ -113,22 +114,27 @@ class Recorder:
         elif first is not None:  # outside the throttled cgroup: it prepares the files, it measures nothing
             self._record(layout, first, campaign_folder.raw_dir(layout.name, self.precondition_dir), [],
                          phase=precondition.PHASE, point=precondition.point(first))
-        if self.sweep_spec.adaptive:
-            self._explore(layout, cgroup_procs)
-        else:
-            for point in self.sweep_spec.points():
-                self._point(layout, point, cgroup_procs)
+        points = list(self.sweep_spec.points())
+        try:
+            if self.sweep_spec.adaptive:
+                self._explore(layout, cgroup_procs)
+            for point, following in zip([] if self.sweep_spec.adaptive else points, [*points[1:], None]):
+                self._point(layout, point, cgroup_procs, following=following)
+        finally:
+            self.line.close()  # a run started ahead and not reached (an error, an interrupt) does nothing
         for workload in self.workloads:
             workload(self, layout, cgroup_procs)
         if self.build == self.sweep_spec.builds - 1:  # the layout's last build: the layout is done
             campaign_folder.mark_layout_done(self.directory, layout.name)
             self.progress.layout_done(layout.name)
 
-    def _point(self, layout: Layout, point: dict, cgroup_procs: list[Path], adaptive: str | None = None) -> list[float]:
+    def _point(self, layout: Layout, point: dict, cgroup_procs: list[Path], adaptive: str | None = None,
+               following: dict | None = None) -> list[float]:
         """Every repetition of one point (those a resumed campaign measured already are not run again); with a
         precision, then one more at a time until ``stopping`` says precise or max. The bandwidth of each measured
         repetition, for an adaptive sweep to decide on. Each row says why the point's runs stopped
-        (``reps_reason``: ``fixed``, or after each run ``more``, ``precise``, ``max``)."""
+        (``reps_reason``: ``fixed``, or after each run ``more``, ``precise``, ``max``). The run known to come next
+        (the point's next repetition, or ``following``'s first where the point's runs are fixed) is started ahead."""
         job = self.sweep_spec.job(point, layout.targets)
         measured: list[float] = []
         reps = self.sweep_spec.reps(self.build)
@@ -139,8 +145,9 @@ class Recorder:
             return [float(r["bw_bytes"]) for r in rows if r is not None and not r["warmup"] and r["status"] == "ok"]
         while reps:
             rep, warmup = reps.pop(0)
+            then = self._next(layout, job, reps, following)
             row = self._rep(layout, job, rep, warmup, cgroup_procs, adaptive,
-                            lambda value: self._reason(measured, value, warmup, layout, job.point))
+                            lambda value: self._reason(measured, value, warmup, layout, job.point), then)
             if row is not None and not warmup and row.get("status", "ok") == "ok":
                 measured.append(float(row["bw_bytes"]))
                 self.rates[(layout.name, job.point, self.build)] = list(measured)
@@ -149,6 +156,19 @@ class Recorder:
             if not reps and reason == "more":
                 reps = [(rep, False) for rep in itertools.islice(more, 1)]
         return measured
+
+    def _next(self, layout: Layout, job: fio.FioJob, reps: list, following: dict | None):
+        """The run after this one, as (job, its folder), where it is known and not measured before a resume."""
+        if self.sweep_spec.batch_reps:  # a point's runs go into one fio process (measure.batch)
+            return None
+        if reps:
+            nxt, rep = job, reps[0][0]
+        elif following is not None and self.sweep_spec.precision is None:
+            nxt, rep = self.sweep_spec.job(following, layout.targets), self.sweep_spec.reps(self.build)[0][0]
+        else:
+            return None
+        raw = campaign_folder.raw_dir(layout.name, nxt.point, f"rep{rep}")
+        return None if (layout.name, nxt.point, rep) in self.done else (nxt, self.directory / raw)
 
     def _reason(self, measured: list[float], value: float | None, warmup: bool, layout: Layout, point: str) -> str:
         """Why the point stops after this run (of rate ``value``; None: it failed), given those before it and the
@@ -206,14 +226,14 @@ class Recorder:
         return rows
 
     def _rep(self, layout: Layout, job: fio.FioJob, rep: int, warmup: bool, cgroup_procs: list[Path],
-             adaptive: str | None, reason) -> dict | None:
+             adaptive: str | None, reason, then=None) -> dict | None:
         """One repetition: measured and kept with its ``reps_reason``, or the resumed campaign's row."""
         key = (layout.name, job.point, rep)
         if key in self.done:
             self.progress.skipped()
             return self.done_rows.get(key)
         return self._record(layout, job, campaign_folder.raw_dir(layout.name, job.point, f"rep{rep}"), cgroup_procs,
-                            rep=rep, warmup=warmup, adaptive=adaptive, reason=reason)
+                            rep=rep, warmup=warmup, adaptive=adaptive, reason=reason, then=then)
 
     def _explore(self, layout: Layout, cgroup_procs: list[Path]) -> None:
         """An adaptive sweep: along ``sweep.adaptive``, for each combination of the other axes, only the points
@@ -246,14 +266,14 @@ class Recorder:
         return verdict
 
     def _record(self, layout: Layout, job: fio.FioJob, raw_dir: Path, cgroup_procs: list[Path],
-                reason: Callable[[float | None], str] | None = None, **how) -> dict | None:
+                reason: Callable[[float | None], str] | None = None, then=None, **how) -> dict | None:
         """Run ``job`` once and append its row, with the layout's steady-state verdict and (a sweep's point) why its
         runs stop or go on (``reason`` of its rate, None if it failed: ``reps_reason``), to the campaign; a run that
         fails is kept as a failed row, and stops the sweep when ``on_failure`` is stop."""
         most = self.sweep_spec.most_reps()
         why = (lambda row: {"reps_reason": reason(row), "reps_most": most}) if reason else (lambda row: {})
         try:
-            row = {**self._measure(layout, job, raw_dir, cgroup_procs, **how), "status": "ok"}
+            row = {**self._measure(layout, job, raw_dir, cgroup_procs, then=then, **how), "status": "ok"}
             row.update(why(float(row["bw_bytes"])))
         except (FioError, CommandError) as exc:
             failed = {**self._failed(layout, job, raw_dir, exc, **how), **why(None)}
@@ -331,8 +351,9 @@ class Recorder:
 
     def _measure(self, layout: Layout, job: fio.FioJob, raw_dir: Path, cgroup_procs: list[Path], *,
                  rep: int = 0, warmup: bool = False, phase: str = "measure", point: str | None = None,
-                 round_number: int | None = None, adaptive: str | None = None) -> dict:
-        """Run ``job`` once; its row, with its agreement with the known truth."""
+                 round_number: int | None = None, adaptive: str | None = None, then=None) -> dict:
+        """Run ``job`` once (``then``: the run after it, started ahead: ``measure.ahead``); its row, with its
+        agreement with the known truth."""
         self.progress.started(layout.name, point or job.point, f"round{round_number}" if round_number else f"rep{rep}")
         started = results.now()
         system = System(runner=self.runner)
@@ -340,7 +361,7 @@ class Recorder:
                                  layout=layout.name, point=point or job.point, rep=rep):
             with idle.held(self.sweep_spec.cpu_latency_us) as latency_us:
                 before = system.cpu_times()  # the whole machine's CPUs: the loop workers copy the data, not fio
-                data = fio.run(job, self.directory / raw_dir, self.runner, cgroup_procs=cgroup_procs)
+                data = self.line.run(job, self.directory / raw_dir, cgroup_procs=cgroup_procs, then=then)
                 busy = monitor.busy_cores(before, system.cpu_times())
         return self._row(layout, job, raw_dir, cgroup_procs, data, busy, latency_us, started, rep=rep, warmup=warmup,
                          phase=phase, point=point, round_number=round_number, adaptive=adaptive)

@@ -36,7 +36,8 @@ from .campaign_folder import CAMPAIGN_JSON, NOTES_JSON  # written when a campaig
 # What may change between an interrupted run and its resume without changing what the numbers mean.
 # tax_margin (TAX_MARGIN) is the analysis's: a stored campaign is read again at another margin; with PRECISION it
 # also told the sequential test when a point had run enough, which each row's reps_reason keeps.
-NOT_COMPARED = {"resume", "force_resume", "on_failure", "tax_margin"}
+NOT_COMPARED = {"resume", "force_resume", "on_failure", "tax_margin",
+                "sweep.start_ahead"}  # how, not what: fio started ahead runs the same job (measure.ahead)
 # The machine's facts that must not change under a resumed campaign. Its software (``environment.software``) may:
 # a resume after a package upgrade is allowed, said in the notes and kept in campaign.json's ``resumed`` entry.
 COMPARED_ENVIRONMENT = ("hostname", "kernel", "fio", "backend", "devices")
@@ -61,7 +62,7 @@ def differences(before: dict, spec: dict, environment: dict) -> list[str]:
     run did not record (a campaign.json written before it existed) differs only when it is not empty now: an empty
     one (``CAP_SCALE`` []: every device at the cap) is what that run did."""
     old, new = _flat(before.get("spec", {})), _flat(plain(spec))
-    keys = sorted(k for k in set(old) | set(new) if k.split(".")[0] not in NOT_COMPARED
+    keys = sorted(k for k in set(old) | set(new) if not {k, k.split(".")[0]} & NOT_COMPARED
                   and not (k not in old and new.get(k) in EMPTY))
     found = [f"{k}: {old.get(k)!r} then, {new.get(k)!r} now" for k in keys if old.get(k) != new.get(k)]
     was, now = before.get("environment", {}), plain(environment)

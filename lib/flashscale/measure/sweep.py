@@ -64,6 +64,7 @@ class Sweep:
     precision: float | None = None  # the 95% interval's half-width / mean each point repeats to reach; None: fixed
     max_repetitions: int = MAX_REPETITIONS  # with ``precision``: the most runs of a point
     batch_reps: bool = False  # a point's runs in one fio process, stonewalled (measure.batch); not with a precision
+    start_ahead: bool = True  # each run's fio started in the ramp of the run before, held until it ends (measure.ahead)
     warmup: bool = False
     runtime_s: int = 5  # 5 s or more: the throttle's first slice is under 2% of a capped run (measure.truth)
     ramp_s: int = 1
@@ -100,7 +101,8 @@ class Sweep:
             if not any(metadata):
                 raise ConfigError(f"nrfiles={list(self.nrfiles)!r} applies to the metadata engines "
                                   f"({', '.join(METADATA_OPS)}) only, not to rw={list(rw)!r}")
-        for flag in ("time_based", "shared_file", "precondition", "warmup", "steady_rounds", "batch_reps"):
+        for flag in ("time_based", "shared_file", "precondition", "warmup", "steady_rounds", "batch_reps",
+                     "start_ahead"):
             if not isinstance(getattr(self, flag), bool):
                 raise ConfigError(f"{flag}={getattr(self, flag)!r} must be True or False")
         if self.shared_file and any(metadata):

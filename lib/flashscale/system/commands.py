@@ -71,6 +71,19 @@ def stop_group(proc: subprocess.Popen, grace_s: float = 5.0) -> None:
     log.warning("stopped %s (pid %s) and its process group", proc.args[0], proc.pid)
 
 
+def wait(proc: subprocess.Popen, timeout: float) -> int:
+    """Wait for a process ``Runner.start`` started, at most ``timeout`` seconds: its exit status. Past that, or on
+    Ctrl-C, its process group is stopped (``stop_group``); CommandError then names the timeout."""
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        stop_group(proc)
+        raise CommandError(tuple(proc.args), -1, f"timed out after {timeout} s and was stopped") from None
+    except BaseException:
+        stop_group(proc)
+        raise
+
+
 @dataclass
 class Ended:
     """What ``RecordingRunner.spawn`` gives back for a background process: one that ran nothing and has ended with
@@ -93,6 +106,7 @@ class Runner:
     """Runs commands for real. ``history`` keeps every argv run or spawned, in order."""
 
     history: list[tuple[str, ...]] = field(default_factory=list)
+    ahead = True  # it can start a process ahead of its turn (``start``)
 
     def _program(self, argv: Sequence[str]) -> tuple[str, ...]:
         """``argv`` as strings, refused when empty or when its program is not installed."""
@@ -166,6 +180,19 @@ class Runner:
             except FileNotFoundError as exc:
                 raise UnsupportedError(f"{(*gate, *argv)[0]!r} is not installed on this machine") from exc
 
+    def start(self, argv: Sequence[str], *, cwd: Path, stderr_file: Path,
+              cgroup_procs: Sequence[Path] = ()) -> subprocess.Popen | None:
+        """Start ``argv`` in the background in folder ``cwd`` and return at once: its own process group (optionally
+        inside cgroups, as ``run``), its stderr to ``stderr_file`` (which must not exist), no stdin or stdout. Waiting
+        for it, and stopping it (``stop_group``), are the caller's (``measure.ahead``)."""
+        argv = self._program(argv)
+        self.history.append(argv)
+        log.info("start in %s: %s", cwd, " ".join(argv))
+        with open(stderr_file, "xb") as err:
+            return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err, stdin=subprocess.DEVNULL, cwd=cwd,
+                                    start_new_session=True,
+                                    preexec_fn=_join_cgroup(list(cgroup_procs)) if cgroup_procs else None)
+
     def which(self, program: str) -> str | None:
         return shutil.which(program)
 
@@ -180,6 +207,7 @@ class RecordingRunner(Runner):
 
     replies: dict[tuple[str, ...], Completed | int] = field(default_factory=dict)
     installed: frozenset[str] | None = None
+    ahead = False  # a recorded plan runs each command when its turn comes
 
     def _reply(self, argv: tuple[str, ...]) -> Completed:
         reply: Completed | int = 0
@@ -196,6 +224,10 @@ class RecordingRunner(Runner):
         if result.returncode not in tuple(ok_codes):
             raise CommandError(argv, result.returncode, result.stderr)
         return result
+
+    def start(self, argv, *, cwd, stderr_file, cgroup_procs=()) -> None:
+        """Nothing is started ahead of its turn by a runner that records: the caller runs it when its turn comes."""
+        return None
 
     def spawn(self, argv, log_file, *, cgroup_procs=(), gate=()) -> Ended:
         """Record ``argv`` and start nothing: its reply's stdout and stderr go to ``log_file``, and what comes back

@@ -1,0 +1,175 @@
+"""A run's fio process started ahead, while the run before it ramps, and held at a gate until that run has ended.
+
+fio pays about 0.25 s a process outside its run time (``make bench``): its exec, its clock's calibration, a fixed
+100 ms wait for its jobs to be set up (fio's backend.c, ``run_threads``), their files opened. A stonewalled group in
+one process pays most of it again (``measure.batch``). Started ahead, the next run's fio pays all of that while the
+run before it is in its ramp, which measures nothing; then each of its jobs waits in fio's ``exec_prerun`` (run when
+the job is set up, before its clock starts: backend.c, ``thread_main``) for a shared lock on ``gate.lock`` that this
+module holds exclusively until the run before has ended, and goes only if ``gate.open`` exists beside it. Opened,
+the run starts in about 0.05 s. Should flashscale die, its lock goes with it but ``gate.open`` was never made: each
+job's prerun fails and fio ends having done no I/O (``cancel`` does the same on purpose).
+
+A run is started ahead only where that cannot touch the run before it (``startable``): the run before ramps for at
+least ``RAMP_LEAST_S``; the run makes no files (no metadata job; every file it will use in a directory exists at
+its full size, so fio lays nothing out while another run measures); its extra options are only logs; its job's
+name is a plain word (fio puts it in the prerun's shell command); the runner runs for real (``Runner.start``).
+Otherwise it starts when its turn comes, as before. What differs in its raw files: fio.json's global options name
+the exec_prerun; fio's ``disk_util`` is off (its count would span the run before it: the devices are sampled by
+``monitoring`` over the run itself); ``<job>.prerun.txt`` (empty) and ``gate.lock``, ``gate.open`` beside them.
+The run before's CPU count (``cpu_busy_cores``) includes the next one's start, about 0.1 CPU-s, in its ramp.
+"""
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..errors import CommandError, UnsupportedError
+from ..system.commands import Runner, stop_group, wait
+from . import fio
+from .fio import LOG_OPTIONS, NBD, SHARED_FILE_NAME, FioJob, command, is_device, outcome, render
+
+log = logging.getLogger(__name__)
+
+GATE_LOCK, GATE_OPEN = "gate.lock", "gate.open"
+PRERUN = f"flock --shared {GATE_LOCK} test -e {GATE_OPEN}"  # fixed words; fio runs it in the run's folder
+OPTIONS = (f"--exec_prerun={PRERUN}", "--disk_util=0")
+RAMP_LEAST_S = 1  # the run before must ramp this long for the next one's start to fall in it (measured: 0.25 s)
+PLAIN = re.compile(r"[A-Za-z0-9_.-]+")
+MADE = ("job.fio", "fio.json", "fio.stderr", GATE_LOCK, GATE_OPEN)  # what a cancelled run's folder may hold
+
+
+def startable(job: FioJob) -> bool:
+    """Whether ``job`` can be started ahead without touching the run before it (see the module's text)."""
+    if job.is_metadata or not PLAIN.fullmatch(job.name) or any(k not in LOG_OPTIONS for k, _ in job.extra):
+        return False
+    for index, (target, jobs) in enumerate(zip(job.targets, job.jobs_per_target())):
+        if not jobs or is_device(target):
+            continue
+        if target.startswith(NBD):
+            return False
+        files = ({SHARED_FILE_NAME: job.size * jobs} if job.shared_file else  # fio's $jobname.$jobnum.$filenum
+                 {f"{job.name}-t{index}.{n}.0": job.size for n in range(jobs)})
+        for name, size in files.items():
+            path = Path(target) / name
+            if path.is_symlink() or not path.is_file() or path.stat().st_size < size:
+                return False
+    return True
+
+
+@dataclass
+class Held:
+    """A fio process started ahead for ``job``, held at its gate in ``outdir`` (``lock``: the gate's lock, held)."""
+
+    job: FioJob
+    outdir: Path
+    proc: Any  # the process Runner.start started
+    lock: int | None
+
+    def open(self) -> None:
+        """Let the run go: ``gate.open`` made, then the lock let go."""
+        os.close(os.open(self.outdir / GATE_OPEN, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+        self._unlock()
+
+    def result(self) -> dict:
+        """Wait for the opened run (at most its run time and 600 s) and read its output as ``fio.run_file`` does."""
+        jobfile = self.outdir / "job.fio"
+        returncode = wait(self.proc, self.job.runtime_s + self.job.ramp_s + 600)  # stopped past it, or on Ctrl-C
+        stderr_file = self.outdir / "fio.stderr"
+        stderr = stderr_file.read_text(errors="replace")
+        if not stderr:
+            stderr_file.unlink()
+        return outcome(jobfile, returncode, stderr)
+
+    def cancel(self) -> None:
+        """Close the gate for good: each job's prerun fails and fio ends with no I/O done; the folder's files (this
+        module's and fio's, by name) removed, then the folder, which was made for this run."""
+        self._unlock()
+        try:
+            wait(self.proc, 30)
+        except CommandError:  # it did not end at its gate: stopped with its group
+            pass
+        for path in [*(self.outdir / name for name in MADE), *self.outdir.glob("*.prerun.txt")]:
+            path.unlink(missing_ok=True)
+        try:
+            self.outdir.rmdir()
+        except OSError as exc:
+            log.warning("a run started ahead and cancelled left %s: %s", self.outdir, exc)
+
+    def _unlock(self) -> None:
+        if self.lock is not None:
+            os.close(self.lock)  # the flock goes with its only descriptor
+            self.lock = None
+
+
+def start(job: FioJob, outdir: Path, runner: Runner, *, cgroup_procs: Sequence[Path] = ()) -> Held | None:
+    """``job``'s fio started in ``outdir`` (which must not exist yet), held at its gate; None where it may not be
+    (``startable``) or the runner starts nothing ahead (it records): then it runs when its turn comes."""
+    if not startable(job) or not getattr(runner, "ahead", False):
+        return None
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=False)
+    jobfile = outdir / "job.fio"
+    jobfile.write_text(render(job, log_dir=outdir.resolve()))
+    lock = os.open(outdir / GATE_LOCK, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    try:
+        proc = runner.start(command(jobfile, OPTIONS), cwd=outdir, stderr_file=outdir / "fio.stderr",
+                            cgroup_procs=cgroup_procs)
+    except BaseException:
+        os.close(lock)
+        for name in MADE:
+            (outdir / name).unlink(missing_ok=True)
+        outdir.rmdir()
+        raise
+    return Held(job, outdir, proc, lock)
+
+
+@dataclass
+class Line:
+    """Runs one after another, each started ahead where it may be: ``run`` a job, told the one after it (``then``),
+    whose fio it starts as soon as this one is let go. ``close`` cancels what is held (the recorder's layout ends,
+    fails or is interrupted). ``enabled`` False: each run starts when its turn comes (``fio.run``)."""
+
+    runner: Runner
+    enabled: bool = True
+    held: Held | None = None
+
+    def run(self, job: FioJob, outdir: Path, *, cgroup_procs: Sequence[Path] = (),
+            then: tuple[FioJob, Path] | None = None) -> dict:
+        current = self._take(Path(outdir))
+        if current is None and self.enabled:
+            current = start(job, outdir, self.runner, cgroup_procs=cgroup_procs)
+        if current is None:
+            return fio.run(job, outdir, self.runner, cgroup_procs=cgroup_procs)  # looked up now: tests stand in
+        try:
+            current.open()
+            if then is not None and self.enabled and job.ramp_s >= RAMP_LEAST_S:
+                try:
+                    self.held = start(then[0], then[1], self.runner, cgroup_procs=cgroup_procs)
+                except (OSError, CommandError, UnsupportedError) as exc:  # it will run when its turn comes
+                    log.warning("could not start %s ahead: %s", then[1], exc)
+            return current.result()
+        except BaseException:  # an error, Ctrl-C: this run stopped with its group, the next one cancelled
+            if current.proc.poll() is None:
+                stop_group(current.proc)
+            self.close()
+            raise
+
+    def close(self) -> None:
+        held, self.held = self.held, None
+        if held is not None:
+            held.cancel()
+
+    def _take(self, outdir: Path) -> Held | None:
+        """The run held for ``outdir``; one held for another is cancelled (the plan changed: a point stopped)."""
+        held, self.held = self.held, None
+        if held is not None and held.outdir != outdir:
+            held.cancel()
+            return None
+        return held
+
