@@ -17,7 +17,8 @@ from flashscale.arrays import layouts
 from flashscale.campaigns import campaign
 from flashscale.measure import fio, fio_output, results, truth
 from flashscale.measure.recorder import Recorder
-from flashscale.measure.sweep import Sweep, reference_of, reference_runs
+from flashscale.measure.reference import reference_of, reference_runs
+from flashscale.measure.sweep import Sweep
 from flashscale.errors import ConfigError
 
 from conftest import loop_devices_backed_under

@@ -65,7 +65,8 @@ from ..arrays.guard import confirmation
 from ..arrays.layouts import Options
 from ..measure.progress import Progress
 from ..measure.recorder import Recorder, check_on_failure
-from ..measure.sweep import LEAST_REPETITIONS, Sweep, reference_of
+from ..measure.reference import reference_of
+from ..measure.sweep import LEAST_REPETITIONS, Sweep
 from ..analysis import repetitions
 from ..analysis.significance import DEFAULT_MARGIN
 from ..system import provenance

@@ -40,9 +40,9 @@ def _reference_measured(p: Mapping[str, Any]) -> Optional[str]:
     """The reference among the LAYOUTS; or, for jbod, its stand-in (``stand_in``): N x the single device, measured
     beside an array to put a tax on."""
     layouts = list(p["LAYOUTS"])
-    single, arrays = stand_in.SINGLE in layouts, [name for name in layouts if name != stand_in.SINGLE]
-    if p["REFERENCE"] in layouts or (p["REFERENCE"] == stand_in.STANDS_IN and single and arrays):
+    if stand_in.reference_of(layouts, p["REFERENCE"]) is not None:
         return None
+    single = stand_in.SINGLE in layouts
     instead = ("" if p["REFERENCE"] != stand_in.STANDS_IN else
                ", or add an array beside 'single' (the tax is then measured against N x single)" if single else
                ", or add 'single' (the tax is then measured against N x single)")
