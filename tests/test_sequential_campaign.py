@@ -254,3 +254,22 @@ def test_the_campaigns_tax_margin_decides_the_same_runs_differently(tmp_path, mo
     assert significance.sequential_tax(same, theirs, 10, 0.01).verdict not in repetitions.DECISIVE
     # measured (seed 4): decided equivalent at 6 runs within 5%; within 1% undecided to the most, 10 runs (max)
     assert (ends, len(narrow), narrow["reps_reason"].iloc[-1]) == (6, 10, "max")
+
+
+@pytest.mark.parametrize("reference, decided", [("jbod", None), ("mounted", "jbod")])
+def test_the_campaigns_reference_is_the_one_the_sequential_test_decides_against(tmp_path, monkeypatch, reference,
+                                                                                decided):
+    """REFERENCE reaches the sequential test through the campaign (CampaignSpec.reference), as TAX_MARGIN does:
+    the mount point measured first, then jbod, 6% faster than it. Against REFERENCE=mounted jbod's point runs until
+    the test decides (a gain); against jbod (the default) no tax is asked of either, and both stop precise."""
+    monkeypatch.setattr(fio, "run", stub_fio({("jbod", MIB): 0.0, ("mounted", MIB): 0.06}, 0.01, seed=2))
+    existing = tmp_path / "mount"
+    existing.mkdir()
+    spec = campaign.CampaignSpec.from_parameters(
+        CAMPAIGN="reference", DATA_DIR=str(tmp_path / "data"), EMULATION="directory", DEVICES=2,
+        LAYOUTS=["mounted", "jbod"], MOUNT_DIR=str(existing), MOUNT_DEVICES=2, RW=["write"], BS=[MIB],
+        NUMJOBS=[1], IODEPTH=[1], PRECISION=0.05, MAX_REPETITIONS=10, REFERENCE=reference, PRECONDITION=False,
+        WARMUP=False, RUNTIME_S=1, RAMP_S=0, FILE_SIZE=2**20)
+    assert spec.reference == reference
+    said = repetitions.stopped(campaign.run(spec, progress=False).table).set_index("layout")["reps_reason"]
+    assert said.to_dict() == {name: "decided" if name == decided else "precise" for name in ("jbod", "mounted")}

@@ -17,7 +17,8 @@ from ..arrays.emulated import cap_scale_problem
 from ..errors import ConfigError
 from ..layouts import describe
 
-# A notebook's own parameters that rules read: they set no field of a spec (each notebook's cell gives its default).
+# A notebook's own parameters that rules read (each notebook's cell gives its default); REFERENCE and TAX_MARGIN also
+# set the campaign's spec, for the sequential tax test while points run (a cluster's leaves them to its notebook).
 NOTEBOOK_PARAMETERS: dict[str, str] = {
     "REFERENCE": "the layout the tax is measured against (quickstart, 03_layout_tax, 11_job_file)",
     "BASELINE_BS": "the block size of the baseline, bytes (quickstart, 01_baseline, 02_scaling, 03_layout_tax)",
