@@ -14,7 +14,7 @@ from flashscale.campaigns import testbed
 from flashscale.errors import RefusedError
 from flashscale.measure.sweep import Sweep
 
-from test_devices import FakeMachine
+from test_devices import ERASING, FakeMachine
 
 DESTRUCTIVE = {"blkdiscard", "wipefs", "mkfs.xfs", "mkfs.ext4", "mkfs.btrfs", "mdadm", "dd", "fio", "nvme", "mount"}
 IDS = ["eui:0025385b71b00000", "eui:0025385b71b00001"]
@@ -42,13 +42,28 @@ class Sweeping:
             self.between.pop(self.build)()
 
 
+class Signing(FakeMachine):
+    """The fake machine, with signatures that appear on a device after it was erased (``sign``), until it is
+    erased again."""
+
+    late: dict = {}
+    since: int = 0
+
+    def sign(self, name: str, kind: str) -> None:
+        self.late, self.since = {name: [kind]}, len(self.runner.history)
+
+    def signatures(self, path: str) -> list[str]:
+        erased = any(argv[0] in ERASING and path in argv for argv in self.runner.history[self.since:])
+        return super().signatures(path) + ([] if erased else list(self.late.get(self.name_of(path), [])))
+
+
 def writes_to(history, path: str) -> list[tuple]:
     return [argv for argv in history if argv[0] in DESTRUCTIVE and path in argv]
 
 
 @pytest.fixture
 def bed(tmp_path, monkeypatch):
-    machine = FakeMachine(tmp_path / "machine")
+    machine = Signing(tmp_path / "machine")
     for index, ident in enumerate(IDS):
         machine.disk(f"nvme{index}n1", eui=ident.split(":")[1], nsid="1")
     paths = [f"/dev/nvme{index}n1" for index in range(len(IDS))]  # the fake machine's names, as /dev's
@@ -110,3 +125,24 @@ def test_a_device_not_the_confirmed_one_is_refused_on_either_build_before_anythi
         assert writes_to(after, path) == [], (path, after)
     if changed_before:  # the first build did erase and build on both: the guard let the confirmed devices through
         assert all(writes_to(history, path) for path in ("/dev/nvme0n1", "/dev/nvme1n1"))
+
+
+@pytest.mark.parametrize("left, refused", [("xfs", False), ("zfs_member", True)])
+def test_between_builds_only_the_campaigns_own_signatures_are_expected(bed, left, refused):
+    """The first build erased the devices (claimed): its own kind of signature (xfs, left by a teardown that did
+    not wipe) is expected on the second; another's (a ZFS pool made on it between the builds) is refused by name,
+    as on a device never erased, and nothing of the second build runs."""
+    machine, place = bed
+    recorder = Sweeping(Sweep(rw=["write"], bs=(1048576,), numjobs=(1,), builds=2, precondition=False))
+    recorder.between[0] = lambda: machine.sign("nvme1n1", left)
+    place.check(["jbod"])
+    if not refused:
+        place.run(["jbod"], recorder)
+        assert [build for _, build, _ in recorder.swept] == [0, 1]
+        return
+    with pytest.raises(RefusedError, match=r"/dev/nvme1n1 \(" + IDS[1] + r"\): it carries a zfs_member signature "
+                       "the plan did not say to wipe"):
+        place.run(["jbod"], recorder)
+    assert [build for _, build, _ in recorder.swept] == [0]
+    blkdiscards = [argv for argv in machine.runner.history if argv[0] == "blkdiscard"]
+    assert len(blkdiscards) == 2  # the first build's two erases only
