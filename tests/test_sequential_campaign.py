@@ -17,7 +17,8 @@ from flashscale.arrays import layouts
 from flashscale.campaigns import campaign
 from flashscale.measure import fio, fio_output, results, truth
 from flashscale.measure.recorder import Recorder
-from flashscale.measure.sweep import Sweep, reference_of, reference_runs
+from flashscale.measure.reference import reference_of, reference_runs
+from flashscale.measure.sweep import Sweep
 from flashscale.errors import ConfigError
 
 from conftest import loop_devices_backed_under
@@ -216,3 +217,59 @@ def test_without_jbod_a_layout_is_decided_against_n_times_the_single_device(tmp_
     assert (said.loc["btrfs-raid0", "reps_reason"] == "decided") == (look.verdict in repetitions.DECISIVE)
     assert look.verdict != "gain"  # never above its truth (2 x the cap); measured: equivalent at 3 runs. A tax is
     # not refused: on 2 loaded cores btrfs's own CPU cost can be one, which this test does not claim to rule out
+
+
+def margin_campaign(tmp_path: Path, margin: float):
+    """jbod and an existing mount point on as many devices (plain directories: the stub answers for fio), the
+    mount point's runs drawn 2% below jbod's: the campaign's rows at TAX_MARGIN=``margin``, seeds fixed, so
+    every campaign draws the same runs in the same order."""
+    existing = tmp_path / f"mount-{margin}"
+    existing.mkdir()
+    spec = campaign.CampaignSpec.from_parameters(
+        CAMPAIGN=f"margin{margin}", DATA_DIR=str(tmp_path / "data"), EMULATION="directory", DEVICES=2,
+        LAYOUTS=["jbod", "mounted"], MOUNT_DIR=str(existing), MOUNT_DEVICES=2, RW=["write"], BS=[MIB],
+        NUMJOBS=[1], IODEPTH=[1], PRECISION=0.05, MAX_REPETITIONS=10, TAX_MARGIN=margin, PRECONDITION=False,
+        WARMUP=False, RUNTIME_S=1, RAMP_S=0, FILE_SIZE=2**20)
+    result = campaign.run(spec, progress=False)
+    measured = result.table[result.table["phase"] == "measure"]
+    return measured[measured["layout"] == "mounted"].sort_values("rep"), measured[measured["layout"] == "jbod"]
+
+
+def test_the_campaigns_tax_margin_decides_the_same_runs_differently(tmp_path, monkeypatch):
+    """TAX_MARGIN reaches the sequential test through the campaign (CampaignSpec.tax_margin, campaign's recorder):
+    the same runs of a 2% tax are decided equivalent within 5%, and at 1% the point runs on past that run (with
+    the margin left out of the campaign's recorder, this fails: checked)."""
+    stopped = {}
+    for margin in (0.05, 0.01):
+        monkeypatch.setattr(fio, "run", stub_fio({("jbod", MIB): 0.0, ("mounted", MIB): 0.02}, 0.01, seed=4))
+        stopped[margin] = margin_campaign(tmp_path, margin)
+    wide, jbod = stopped[0.05]
+    narrow, _ = stopped[0.01]
+    ends = len(wide)
+    assert wide["reps_reason"].iloc[-1] == "decided" and len(narrow) > ends
+    assert narrow["bw_bytes"].iloc[:ends].tolist() == pytest.approx(wide["bw_bytes"].tolist(), rel=1e-12)  # the same
+    assert narrow["reps_reason"].iloc[ends - 1] == "more"
+    same, theirs = wide["bw_bytes"].to_numpy(float), jbod["bw_bytes"].to_numpy(float)
+    assert significance.sequential_tax(same, theirs, 10, 0.05).verdict == "equivalent"
+    assert significance.sequential_tax(same, theirs, 10, 0.01).verdict not in repetitions.DECISIVE
+    # measured (seed 4): decided equivalent at 6 runs within 5%; within 1% undecided to the most, 10 runs (max)
+    assert (ends, len(narrow), narrow["reps_reason"].iloc[-1]) == (6, 10, "max")
+
+
+@pytest.mark.parametrize("reference, decided", [("jbod", None), ("mounted", "jbod")])
+def test_the_campaigns_reference_is_the_one_the_sequential_test_decides_against(tmp_path, monkeypatch, reference,
+                                                                                decided):
+    """REFERENCE reaches the sequential test through the campaign (CampaignSpec.reference), as TAX_MARGIN does:
+    the mount point measured first, then jbod, 6% faster than it. Against REFERENCE=mounted jbod's point runs until
+    the test decides (a gain); against jbod (the default) no tax is asked of either, and both stop precise."""
+    monkeypatch.setattr(fio, "run", stub_fio({("jbod", MIB): 0.0, ("mounted", MIB): 0.06}, 0.01, seed=2))
+    existing = tmp_path / "mount"
+    existing.mkdir()
+    spec = campaign.CampaignSpec.from_parameters(
+        CAMPAIGN="reference", DATA_DIR=str(tmp_path / "data"), EMULATION="directory", DEVICES=2,
+        LAYOUTS=["mounted", "jbod"], MOUNT_DIR=str(existing), MOUNT_DEVICES=2, RW=["write"], BS=[MIB],
+        NUMJOBS=[1], IODEPTH=[1], PRECISION=0.05, MAX_REPETITIONS=10, REFERENCE=reference, PRECONDITION=False,
+        WARMUP=False, RUNTIME_S=1, RAMP_S=0, FILE_SIZE=2**20)
+    assert spec.reference == reference
+    said = repetitions.stopped(campaign.run(spec, progress=False).table).set_index("layout")["reps_reason"]
+    assert said.to_dict() == {name: "decided" if name == decided else "precise" for name in ("jbod", "mounted")}

@@ -16,7 +16,7 @@ early are those that happened to agree. Measured on Gaussian noise of known mean
 Stein's rule did (95%), at never fewer than the default's 3 runs. The rows say how many runs each point took and
 why it stopped, so a reader can tell a point that stopped at 2 runs from one that ran to the most.
 
-Where a layout's tax is asked (``decision``: the reference's runs at the matching point are given, ``measure.sweep.reference_runs``:
+Where a layout's tax is asked (``decision``: the reference's runs at the matching point are given, ``measure.reference.reference_runs``:
 jbod's, or N x the single device's where the campaign has no jbod), a precise point goes on until the tax is
 ``decided`` by ``significance.sequential_tax`` (a tax, a gain or equivalent against the margin, its error rates held
 over every look by alpha spending) or the most runs have run (``max``: its verdict inconclusive).

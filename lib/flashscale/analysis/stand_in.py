@@ -9,26 +9,22 @@ of every other layout, as a layout named ``"4 x single"`` (``"N x single"`` wher
 device counts). The tax against it is 1 - best / (N x the single device's best), tested (``stats.tax_tests``) on
 those runs; its verdict and interval are what they would be against a jbod that scaled perfectly.
 
-    STANDS_IN                 the reference N x single stands in for: jbod
+The rule itself (which layout is the reference for a set of layouts; which layouts are taxed against N x single;
+how the single device's runs are scaled by devices) is ``measure.reference``'s, the one the sweep's sequential tax
+test follows while points run (measure may not import analysis); this module applies it to a results table.
+
+    STANDS_IN                 the reference N x single stands in for: jbod (``measure.reference``)
     resolve(frame, reference) the frame and the reference the tax is measured against (the stand-in's rows added)
-    name(devices)             the stand-in's name for these device counts
+    name(devices)             the stand-in's name for these device counts (``measure.reference``)
     measured_against(table, reference)   the reference a summary's tax was measured against
 """
 from __future__ import annotations
 
-from typing import Iterable
-
 import pandas as pd
 
-STANDS_IN = "jbod"  # N devices side by side, nothing between them: what N x single measures without building it
-SINGLE = "single"
-SCALED = ("bw_bytes", "iops", "read_bw_bytes", "write_bw_bytes", "io_bytes", "truth_bw_bytes")  # sums over devices
+from ..measure.reference import SCALED, SINGLE, STANDS_IN, is_stand_in, name, reference_of, scaled, taxed
 
-
-def name(devices: Iterable[int]) -> str:
-    """``"4 x single"`` for one device count, ``"N x single"`` for several."""
-    counts = sorted({int(n) for n in devices})
-    return f"{counts[0]} x {SINGLE}" if len(counts) == 1 else f"N x {SINGLE}"
+__all__ = ["SCALED", "SINGLE", "STANDS_IN", "is_stand_in", "measured_against", "name", "reference_of", "resolve"]
 
 
 def resolve(frame: pd.DataFrame, reference: str, source: pd.DataFrame | None = None) -> tuple[pd.DataFrame, str]:
@@ -39,22 +35,17 @@ def resolve(frame: pd.DataFrame, reference: str, source: pd.DataFrame | None = N
     more than one device, their ``SCALED`` columns times N) and the stand-in's name (``name``). ``frame`` is not
     changed."""
     source = frame if source is None else source
-    if reference != STANDS_IN or reference in set(frame["layout"]):
-        return frame, reference
     single = source[(source["layout"] == SINGLE) & (source["devices"] == 1)]
-    counts = sorted({int(n) for n in frame.loc[frame["devices"] > 1, "devices"]})
-    if single.empty or not counts:
+    measured = set(frame["layout"]) | ({SINGLE} if not single.empty else set())
+    against = reference_of(measured, reference)
+    counts = sorted({int(n) for layout, n in zip(frame["layout"], frame["devices"]) if taxed(layout, n, against)})
+    if reference != STANDS_IN or against != SINGLE or not counts:  # jbod measured, or nothing to stand in for
         return frame, reference
     stand_in = name(counts)
     copies = [single.assign(layout=stand_in, devices=single["devices"].dtype.type(n),
-                            **{c: single[c] * n for c in SCALED if c in single.columns})
+                            **{c: scaled(single[c], n, against) for c in SCALED if c in single.columns})
               for n in counts]
     return pd.concat([frame, *copies], ignore_index=True), stand_in
-
-
-def is_stand_in(layout: str) -> bool:
-    """True for the stand-in's name (``name``): a reference no run measured."""
-    return str(layout).endswith(f" x {SINGLE}")
 
 
 def measured_against(table: pd.DataFrame, reference: str) -> str:

@@ -65,7 +65,8 @@ from ..arrays.guard import confirmation
 from ..arrays.layouts import Options
 from ..measure.progress import Progress
 from ..measure.recorder import Recorder, check_on_failure
-from ..measure.sweep import LEAST_REPETITIONS, Sweep, reference_of
+from ..measure.reference import STANDS_IN, reference_of
+from ..measure.sweep import LEAST_REPETITIONS, Sweep
 from ..analysis import repetitions
 from ..analysis.significance import DEFAULT_MARGIN
 from ..system import provenance
@@ -102,6 +103,7 @@ class CampaignSpec:
     ceilings: dict | None = None        # CEILINGS: a file's path or a mapping, kept as the values it gives
     calibrations: tuple[str, ...] = ()  # CALIBRATION: campaign folders of the layouts on fewer devices
     tax_margin: float = DEFAULT_MARGIN  # TAX_MARGIN: the tax test decides against it as runs arrive (PRECISION)
+    reference: str = STANDS_IN          # REFERENCE: what that test decides against (measure.reference.reference_of)
 
     def __post_init__(self) -> None:
         parameters.check_campaign_name(self.name)
@@ -163,7 +165,7 @@ class CampaignSpec:
     def from_parameters(cls, **p) -> "CampaignSpec":
         """Build a spec from a notebook's UPPER_CASE parameters (``parameters.PARAMETERS`` says which field each sets; a
         parameter not given, or given as None or empty where that means "none", takes the field's default).
-        Parameters of the notebook itself (``REFERENCE``, ``PROGRESS``, ...) set no field; those the rules read
+        Parameters of the notebook itself (``BASELINE_BS``, ``PROGRESS``, ...) set no field; those the rules read
         (``rules.RULES``: a ``REFERENCE`` among the ``LAYOUTS``...) are checked with the others, so a notebook
         that passes all its UPPER_CASE globals is refused before it measures what it could not report."""
         parameters.check(p, PARTS)
@@ -333,7 +335,7 @@ def _recorder(spec: CampaignSpec, place: Place, directory: Path, runner: Runner,
                     on_failure=spec.on_failure, done=done, layout_caps=layout_caps, before_build=before_build,
                     stopping=repetitions.stopping(spec.sweep.precision, spec.sweep.max_repetitions,
                                                   LEAST_REPETITIONS, spec.tax_margin),
-                    tax_reference=reference_of(spec.layouts),
+                    tax_reference=reference_of(spec.layouts, spec.reference),
                     progress=Progress(spec.sweep, len(todo), directory, bar,
                                       workload_runs=sum(w.runs() for w in workloads)))
 

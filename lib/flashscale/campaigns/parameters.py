@@ -54,7 +54,7 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "MAX_REPETITIONS": ("sweep", "max_repetitions"), "BATCH_REPS": ("sweep", "batch_reps"),
     "START_AHEAD": ("sweep", "start_ahead"),
     "BUILDS": ("sweep", "builds"),
-    "TAX_MARGIN": ("spec", "tax_margin"),
+    "TAX_MARGIN": ("spec", "tax_margin"), "REFERENCE": ("spec", "reference"),
     "WARMUP": ("sweep", "warmup"), "RUNTIME_S": ("sweep", "runtime_s"),
     "RAMP_S": ("sweep", "ramp_s"), "FILE_SIZE": ("sweep", "size"), "PRECONDITION": ("sweep", "precondition"),
     "SS": ("sweep", "ss"), "SS_DUR_S": ("sweep", "ss_dur_s"), "SS_RAMP_S": ("sweep", "ss_ramp_s"),
@@ -187,6 +187,8 @@ SCHEMA: dict[str, tuple[object, str]] = {
     "TAX_MARGIN": (float,  # its range is a rule's (rules: check_margin), named with the others
                    "two numbers within +/- this fraction are the same: the tax's verdict, and with PRECISION the "
                    "margin the group-sequential tax test decides against while a point runs"),
+    "REFERENCE": (str, "the layout the tax is measured against (jbod: N x single where jbod is not measured), and "
+                       "with PRECISION the one the group-sequential tax test decides against while a point runs"),
     "BUILDS": (Positive, "each layout built this many times (a new mkfs, a new array each), each "
                          "swept: builds as replicates; rows carry build (0 when built once)"),
     "BATCH_REPS": (bool, "run a point's repetitions in one fio process, separated by stonewall (fio's start paid "

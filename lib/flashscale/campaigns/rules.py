@@ -17,7 +17,8 @@ from ..arrays.emulated import cap_scale_problem
 from ..errors import ConfigError
 from ..layouts import describe
 
-# A notebook's own parameters that rules read: they set no field of a spec (each notebook's cell gives its default).
+# A notebook's own parameters that rules read (each notebook's cell gives its default); REFERENCE and TAX_MARGIN also
+# set the campaign's spec, for the sequential tax test while points run (a cluster's leaves them to its notebook).
 NOTEBOOK_PARAMETERS: dict[str, str] = {
     "REFERENCE": "the layout the tax is measured against (quickstart, 03_layout_tax, 11_job_file)",
     "BASELINE_BS": "the block size of the baseline, bytes (quickstart, 01_baseline, 02_scaling, 03_layout_tax)",
@@ -40,9 +41,9 @@ def _reference_measured(p: Mapping[str, Any]) -> Optional[str]:
     """The reference among the LAYOUTS; or, for jbod, its stand-in (``stand_in``): N x the single device, measured
     beside an array to put a tax on."""
     layouts = list(p["LAYOUTS"])
-    single, arrays = stand_in.SINGLE in layouts, [name for name in layouts if name != stand_in.SINGLE]
-    if p["REFERENCE"] in layouts or (p["REFERENCE"] == stand_in.STANDS_IN and single and arrays):
+    if stand_in.reference_of(layouts, p["REFERENCE"]) is not None:
         return None
+    single = stand_in.SINGLE in layouts
     instead = ("" if p["REFERENCE"] != stand_in.STANDS_IN else
                ", or add an array beside 'single' (the tax is then measured against N x single)" if single else
                ", or add 'single' (the tax is then measured against N x single)")

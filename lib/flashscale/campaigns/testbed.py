@@ -136,7 +136,8 @@ class OnTestBed(Place):
     def build(self, name: str, teardown: Teardown) -> Layout:
         _, devices, confirm = self.resolved
         layout = layouts.build(name, devices, self.runner, teardown, confirm=confirm, wipe=self.bed.wipe,
-                               options=self.options, claimed=self.erased, fill_passes=self.bed.precondition_passes)
+                               options=self.options, claimed=self.erased, fill_passes=self.bed.precondition_passes,
+                               system=self.system)  # the machine as check read it, read again for each build
         self.erased += [d.path for d in layouts.chosen(name, devices)]
         return layout
 

@@ -30,7 +30,8 @@ from ..system import idle, monitor
 from ..system.devices import System
 from . import adaptive, ahead, batch, campaign_folder, fio, fio_output, monitoring, precondition, results
 from .progress import Progress
-from .sweep import Sweep, reference_runs
+from .reference import reference_runs
+from .sweep import Sweep
 from . import truth
 
 ON_FAILURE = ("continue", "stop")
@@ -76,9 +77,10 @@ class Recorder:
     # point, None where no tax is asked ("precise", "decided", "max" or "more"; analysis.repetitions.decision, given
     # by the campaign); None: each point runs its least, then up to its most
     stopping: Callable[[list[float], list[float] | None], str] | None = None
-    tax_reference: str | None = None  # the layout a tax is decided against as points run (sweep.reference_of)
+    tax_reference: str | None = None  # the layout a tax is decided against as points run (reference.reference_of)
     rates: dict = field(default_factory=dict)  # (layout, point, build) -> its measured rates, as measured
     build: int = 0  # which build of the layout is being swept (BUILDS: Sweep.builds), from 0; rows carry it
+    devices: dict = field(default_factory=dict)  # layout name -> its devices, as swept (the tax reference's)
 
     def __post_init__(self) -> None:
         if self.progress is None:
@@ -102,6 +104,7 @@ class Recorder:
         self.precondition_dir = campaign_folder.fresh_name(self.directory / campaign_folder.raw_dir(layout.name),
                                                            precondition.PHASE)
         self.verdict, self.measuring = None, layout.name
+        self.devices[layout.name] = layout.devices
         if self.done and not self.done_rows:  # what an adaptive sweep or a precision decides on, resumed
             self.done_rows = {(r["layout"], r["point"], r["rep"]): r
                               for r in campaign_folder.read_rows(self.directory)[0]}
@@ -109,6 +112,7 @@ class Recorder:
                 if r.get("status") == "ok" and not r.get("warmup") and r.get("phase", "measure") == "measure":
                     key = (name, point, int(r.get("build") or 0))  # the reference's runs, resumed
                     self.rates.setdefault(key, []).append(float(r["bw_bytes"]))
+                    self.devices.setdefault(name, int(r["devices"]))
         if first is not None and self.sweep_spec.steady_rounds:
             self.verdict = self._rounds(layout, first, cgroup_procs)
         elif first is not None:  # outside the throttled cgroup: it prepares the files, it measures nothing
@@ -172,14 +176,16 @@ class Recorder:
 
     def _reason(self, measured: list[float], value: float | None, warmup: bool, layout: Layout, point: str) -> str:
         """Why the point stops after this run (of rate ``value``; None: it failed), given those before it and the
-        tax reference's runs at the point (``sweep.reference_runs``)."""
+        tax reference's runs at the point (``reference.reference_runs``)."""
         if self.sweep_spec.precision is None or warmup:
             return "fixed"
         values = measured + ([value] if value is not None else [])
         runs = len(measured) + 1
         if self.stopping is None or runs < self.sweep_spec.least_reps():
             return "more" if runs < self.sweep_spec.most_reps() else "max"
-        said = self.stopping(values, reference_runs(self.rates, self.tax_reference, layout.name, layout.devices, point))
+        against = reference_runs(self.rates, self.tax_reference, layout.name, layout.devices, point,
+                                 self.devices.get(self.tax_reference))
+        said = self.stopping(values, against)
         return "max" if said == "more" and runs >= self.sweep_spec.most_reps() else said
 
     def _batches(self, layout: Layout, job: fio.FioJob, reps: list[tuple[int, bool]]) -> bool:

@@ -17,8 +17,8 @@ nothing is written in the campaign's folder. The notebook goes on to analyse and
 measuring, so its tables come from the same code on the same rows. ``stored_campaign`` refuses, naming why, a
 campaign that is not there, that did not finish (``--resume`` measures the rest), or whose stored spec differs from
 the one asked for (the stored runs would answer another question). Parameters that change only the analysis
-(``REFERENCE``, ``TAX_MARGIN``, ``BASELINE_BS``...) are not part of the spec, so a campaign can be re-analysed with
-another margin.
+(``REFERENCE``, ``TAX_MARGIN``, ``BASELINE_BS``...) are not compared (``NOT_COMPARED``, where a spec holds them for
+the sequential tax test), so a campaign can be re-analysed with another margin or reference.
 """
 from __future__ import annotations
 
@@ -36,7 +36,8 @@ from .campaign_folder import CAMPAIGN_JSON, NOTES_JSON  # written when a campaig
 # What may change between an interrupted run and its resume without changing what the numbers mean.
 # tax_margin (TAX_MARGIN) is the analysis's: a stored campaign is read again at another margin; with PRECISION it
 # also told the sequential test when a point had run enough, which each row's reps_reason keeps.
-NOT_COMPARED = {"resume", "force_resume", "on_failure", "tax_margin",
+# reference (REFERENCE) likewise: a stored campaign is read again against another of its layouts.
+NOT_COMPARED = {"resume", "force_resume", "on_failure", "tax_margin", "reference",
                 "sweep.start_ahead"}  # how, not what: fio started ahead runs the same job (measure.ahead)
 # The machine's facts that must not change under a resumed campaign. Its software (``environment.software``) may:
 # a resume after a package upgrade is allowed, said in the notes and kept in campaign.json's ``resumed`` entry.

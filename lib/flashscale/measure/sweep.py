@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Sequence
 
 from ..errors import ConfigError
 from ..system.idle import check_latency
@@ -189,22 +188,3 @@ class Sweep:
                       time_based=self.time_based, shared_file=self.shared_file, ss=self.ss,
                       ss_dur_s=self.ss_dur_s, ss_ramp_s=self.ss_ramp_s)
 
-
-def reference_of(layouts: Sequence[str]) -> str | None:
-    """The layout a campaign's taxes are decided against as its points run: jbod where it measures one, else the
-    single device (scaled by each layout's devices, ``reference_runs``); None where it measures neither."""
-    return "jbod" if "jbod" in layouts else ("single" if "single" in layouts else None)
-
-
-def reference_runs(rates: dict, reference: str | None, layout: str, devices: int, point: str) -> list[float] | None:
-    """The reference's measured rates at ``point`` for ``layout`` on ``devices`` (``rates``: (layout, point, build)
-    -> rates, as measured; every build of the reference's): jbod's own, or the single device's x ``devices`` (N x
-    the single device's baseline). None where no tax is asked of ``layout`` (the reference itself, the single
-    device, or no reference) or the reference has no runs at that point yet."""
-    if reference is None or layout in (reference, "single"):
-        return None
-    runs = [r for (name, at, _), values in sorted(rates.items(), key=str) if (name, at) == (reference, point)
-            for r in values]
-    if not runs:
-        return None
-    return [float(r) * (devices if reference == "single" else 1) for r in runs]

@@ -171,7 +171,8 @@ def unsupported_plans(support_table: pd.DataFrame, parameters: dict) -> str:
     """``can_build.plans`` of the layouts this machine cannot build, on as many example devices as the notebook's
     parameters ask for and with their layout options. The spec is never run: it takes the campaign's parameters
     only, so the notebook's own (its ``REFERENCE``...) are not held against its one layout."""
-    campaign_only = {k: v for k, v in parameters.items() if k in schema.PARAMETERS or k == "CAMPAIGN"}
+    campaign_only = {k: v for k, v in parameters.items()  # REFERENCE sets a field, but names no layout of "single"
+                     if (k in schema.PARAMETERS or k == "CAMPAIGN") and k != "REFERENCE"}
     spec = stage_spec("plans", campaign_only, LAYOUTS=["single"])
     return can_build.plans(support_table, spec.use_devices or spec.array.devices, spec.options)
 

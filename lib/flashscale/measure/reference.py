@@ -1,0 +1,83 @@
+"""What a layout's tax is measured against: the one rule, for the sweep as its points run and for the analysis.
+
+The tax is defined against N x the single-device baseline. jbod (each device its own file system, side by side,
+nothing between them) measures that on the same N devices and is the reference by default (``STANDS_IN``). A
+campaign that measured the single device but not jbod has its tax measured against N x single: the single device's
+runs, their rates times N, stand in for jbod on the N devices of every layout of more than one device, under the
+stand-in's name (``name``: ``"4 x single"``, or ``"N x single"`` where the layouts' device counts differ).
+
+Both users read this module: ``recorder`` (the sequential tax test while a point runs, ``reference_runs``) and
+``analysis.stand_in`` (the stand-in's rows in a results table, ``resolve``), so they name the same reference and the
+same N x single values. It lives in ``measure`` because measure may not import analysis (import-linter's layers).
+
+    reference_of(layouts, reference)   the layout whose runs a tax is measured against (the single device's for
+                                       the stand-in), or None
+    taxed(layout, devices, against)    whether a tax is asked of a layout on ``devices`` (the reference's own)
+    scaled(runs, devices, against)     the reference's runs for a layout on ``devices`` (N x single's: times N)
+    reference_runs(rates, ...)         the reference's runs at a point, scaled, as the sweep measured them
+    name(devices) / is_stand_in(name)  the stand-in's name
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+STANDS_IN = "jbod"  # N devices side by side, nothing between them: what N x single measures without building it
+SINGLE = "single"
+SCALED = ("bw_bytes", "iops", "read_bw_bytes", "write_bw_bytes", "io_bytes", "truth_bw_bytes")  # sums over devices
+
+
+def name(devices: Iterable[int]) -> str:
+    """``"4 x single"`` for one device count, ``"N x single"`` for several."""
+    counts = sorted({int(n) for n in devices})
+    return f"{counts[0]} x {SINGLE}" if len(counts) == 1 else f"N x {SINGLE}"
+
+
+def is_stand_in(layout: str) -> bool:
+    """True for the stand-in's name (``name``): a reference no run measured."""
+    return str(layout).endswith(f" x {SINGLE}")
+
+
+def reference_of(layouts: Iterable[str], reference: str = STANDS_IN) -> str | None:
+    """The layout whose runs ``layouts``' taxes are measured against: ``reference`` where it is among them; the
+    single device (``SINGLE``: N x single stands in) where ``reference`` is jbod, not measured, and the single
+    device is measured beside another layout; None otherwise (no tax can be measured)."""
+    names = set(layouts)
+    if reference in names:
+        return reference
+    if reference == STANDS_IN and SINGLE in names and names - {SINGLE}:
+        return SINGLE
+    return None
+
+
+def taxed(layout: str, devices: int, against: str | None, against_devices: int | None = None) -> bool:
+    """Whether a tax is asked of ``layout`` on ``devices`` against ``against`` (``reference_of``): never of the
+    reference itself; against N x single, only of a layout of more than one device (the stand-in has no copy at
+    one device); against a measured reference on ``against_devices`` (None: not known), only of a layout on as many
+    devices (the analysis matches the reference's row at the same devices)."""
+    if against is None or layout == against:
+        return False
+    if against == SINGLE:
+        return int(devices) > 1
+    return against_devices is None or int(devices) == int(against_devices)
+
+
+def scaled(runs, devices: int, against: str | None):
+    """``against``'s runs (a number, a list's items or a pandas column) as the reference of a layout on
+    ``devices``: the single device's times ``devices`` (N x single), any other reference's as they are."""
+    if against != SINGLE:
+        return runs
+    if isinstance(runs, (list, tuple)):
+        return [float(r) * int(devices) for r in runs]
+    return runs * int(devices)
+
+
+def reference_runs(rates: dict, against: str | None, layout: str, devices: int, point: str,
+                   against_devices: int | None = None) -> list[float] | None:
+    """The reference's measured rates at ``point`` for ``layout`` on ``devices`` (``rates``: (layout, point, build)
+    -> rates, as measured; every build of the reference's), ``scaled``. None where no tax is asked of ``layout``
+    (``taxed``, the reference on ``against_devices``) or the reference has no runs at that point yet."""
+    if not taxed(layout, devices, against, against_devices):
+        return None
+    runs = [float(r) for (measured, at, _), values in sorted(rates.items(), key=str)
+            if (measured, at) == (against, point) for r in values]
+    return scaled(runs, devices, against) if runs else None
