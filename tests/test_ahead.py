@@ -58,7 +58,7 @@ def test_a_cancelled_run_writes_nothing_and_leaves_no_folder(tmp_path):
 
 def test_a_run_whose_holder_dies_writes_nothing(tmp_path):
     """The gate's lock goes with its holder, but gate.open was never made: fio's jobs end without I/O."""
-    job = folder_job(tmp_path, rw="write")
+    folder_job(tmp_path, rw="write")  # the file the job would write
     written = tmp_path / "target" / "flashscale-t0.0.0"
     script = ("import sys, os; from pathlib import Path; from flashscale.measure import ahead, fio;"
               f"job = fio.FioJob('write', 2**16, ({str(written.parent)!r},), runtime_s=1, ramp_s=0, size={SIZE},"
