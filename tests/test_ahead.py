@@ -89,6 +89,15 @@ def test_only_a_run_that_cannot_touch_the_run_before_is_started_ahead(tmp_path):
     assert ahead.startable(fio.FioJob("read", 2**16, ("/dev/loop7",)))  # a device is opened, never laid out
     assert ahead.start(job, tmp_path / "recorded", RecordingRunner()) is None
     assert not (tmp_path / "recorded").exists()
+    assert ahead.start(job, tmp_path / "no-flock", NoFlock()) is None  # its every prerun would fail
+    assert not (tmp_path / "no-flock").exists()
+
+
+class NoFlock(Runner):
+    """A machine without util-linux's flock."""
+
+    def which(self, program):
+        return None if program == "flock" else super().which(program)
 
 
 def test_a_line_cancels_what_it_held_when_the_plan_changes_or_ends(tmp_path):

@@ -256,12 +256,14 @@ def test_the_campaigns_tax_margin_decides_the_same_runs_differently(tmp_path, mo
     assert (ends, len(narrow), narrow["reps_reason"].iloc[-1]) == (6, 10, "max")
 
 
-@pytest.mark.parametrize("reference, decided", [("jbod", None), ("mounted", "jbod")])
+@pytest.mark.parametrize("reference, decided", [("jbod", "mounted"), ("mounted", "jbod")])
 def test_the_campaigns_reference_is_the_one_the_sequential_test_decides_against(tmp_path, monkeypatch, reference,
                                                                                 decided):
     """REFERENCE reaches the sequential test through the campaign (CampaignSpec.reference), as TAX_MARGIN does:
-    the mount point measured first, then jbod, 6% faster than it. Against REFERENCE=mounted jbod's point runs until
-    the test decides (a gain); against jbod (the default) no tax is asked of either, and both stop precise."""
+    LAYOUTS names the mount point first, then jbod, 6% faster than it. Against REFERENCE=mounted jbod's point runs
+    until the test decides (a gain); against jbod (the default) jbod is measured first, though named second, so the
+    mount point's 6% tax is decided as its points run (with LAYOUTS' order kept, no tax could be asked of it: both
+    stopped precise before the reference went first)."""
     monkeypatch.setattr(fio, "run", stub_fio({("jbod", MIB): 0.0, ("mounted", MIB): 0.06}, 0.01, seed=2))
     existing = tmp_path / "mount"
     existing.mkdir()
@@ -271,5 +273,9 @@ def test_the_campaigns_reference_is_the_one_the_sequential_test_decides_against(
         NUMJOBS=[1], IODEPTH=[1], PRECISION=0.05, MAX_REPETITIONS=10, REFERENCE=reference, PRECONDITION=False,
         WARMUP=False, RUNTIME_S=1, RAMP_S=0, FILE_SIZE=2**20)
     assert spec.reference == reference
-    said = repetitions.stopped(campaign.run(spec, progress=False).table).set_index("layout")["reps_reason"]
+    result = campaign.run(spec, progress=False)
+    said = repetitions.stopped(result.table).set_index("layout")["reps_reason"]
     assert said.to_dict() == {name: "decided" if name == decided else "precise" for name in ("jbod", "mounted")}
+    measured = result.table[result.table["phase"] == "measure"]
+    assert measured["layout"].iloc[0] == reference  # the reference's runs came first
+    assert any("jbod was measured before mounted" in n for n in result.notes) == (reference == "jbod")

@@ -65,7 +65,7 @@ from ..arrays.guard import confirmation
 from ..arrays.layouts import Options
 from ..measure.progress import Progress
 from ..measure.recorder import Recorder, check_on_failure
-from ..measure.reference import STANDS_IN, reference_of
+from ..measure.reference import SINGLE, STANDS_IN, reference_of
 from ..measure.sweep import LEAST_REPETITIONS, Sweep
 from ..analysis import repetitions
 from ..analysis.significance import DEFAULT_MARGIN
@@ -314,6 +314,8 @@ def _measure(spec: CampaignSpec, place: Place, runner: Runner, progress: bool, w
         todo, skipped = place.layouts(spec.layouts)
         notes += skipped
         todo = [name for name in todo if name not in layouts_done]
+        todo, moved = _reference_first(todo, spec)
+        notes += [moved] if moved else []
         with _progress_bar(spec.sweep.runs() * len(todo), spec.name, progress) as bar:
             recorder = _recorder(spec, place, directory, runner, run_id, bar, env, workloads, done, todo,
                                  preregistration(spec, place, directory, baseline))
@@ -338,6 +340,24 @@ def _recorder(spec: CampaignSpec, place: Place, directory: Path, runner: Runner,
                     tax_reference=reference_of(spec.layouts, spec.reference),
                     progress=Progress(spec.sweep, len(todo), directory, bar,
                                       workload_runs=sum(w.runs() for w in workloads)))
+
+
+def _reference_first(todo: list[str], spec: CampaignSpec) -> tuple[list[str], str | None]:
+    """With PRECISION, the layout the taxes are decided against (``reference_of``) is measured before the layouts
+    taxed against it (all but the single device, which never is against jbod): the sequential tax test needs its
+    runs at a point before another layout's runs there can stop on a decision. The order, and a sentence for the
+    notes where it moved."""
+    against = reference_of(spec.layouts, spec.reference)
+    if spec.sweep.precision is None or against not in todo:
+        return todo, None
+    before = [name for name in todo[:todo.index(against)] if name != SINGLE]
+    if not before:
+        return todo, None
+    rest = [name for name in todo if name != against]
+    at = rest.index(before[0])
+    return [*rest[:at], against, *rest[at:]], (
+        f"{against} was measured before {', '.join(before)} (LAYOUTS named it later): with PRECISION each layout's "
+        "points run until the sequential tax test decides against its runs.")
 
 
 def preregistration(spec: CampaignSpec, place: Place, directory: Path, baseline: Path | None = None) -> preregistered.Preregistration:

@@ -12,7 +12,8 @@ job's prerun fails and fio ends having done no I/O (``cancel`` does the same on 
 A run is started ahead only where that cannot touch the run before it (``startable``): the run before ramps for at
 least ``RAMP_LEAST_S``; the run makes no files (no metadata job; every file it will use in a directory exists at
 its full size, so fio lays nothing out while another run measures); its extra options are only logs; its job's
-name is a plain word (fio puts it in the prerun's shell command); the runner runs for real (``Runner.start``).
+name is a plain word (fio puts it in the prerun's shell command); the runner runs for real (``Runner.start``)
+and finds ``flock`` (util-linux).
 Otherwise it starts when its turn comes, as before. What differs in its raw files: fio.json's global options name
 the exec_prerun; fio's ``disk_util`` is off (its count would span the run before it: the devices are sampled by
 ``monitoring`` over the run itself); ``<job>.prerun.txt`` (empty) and ``gate.lock``, ``gate.open`` beside them.
@@ -109,8 +110,8 @@ class Held:
 def start(job: FioJob, outdir: Path, runner: Runner, *, cgroup_procs: Sequence[Path] = ()) -> Held | None:
     """``job``'s fio started in ``outdir`` (which must not exist yet), held at its gate; None where it may not be
     (``startable``) or the runner starts nothing ahead (it records): then it runs when its turn comes."""
-    if not startable(job) or not getattr(runner, "ahead", False):
-        return None
+    if not startable(job) or not getattr(runner, "ahead", False) or runner.which("flock") is None:
+        return None  # without flock(1) (util-linux) every prerun would fail, and every run with it
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=False)
     jobfile = outdir / "job.fio"
