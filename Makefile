@@ -39,7 +39,7 @@ help:
 	@echo "make lab    - JupyterLab on localhost with the notebooks and the flashscale kernel (prints its URL)"
 	@echo "Test it:"
 	@echo "make test   - install what is needed, run the whole test suite (real fio on loop devices as root; about 24 minutes)"
-	@echo "make test-long - the long tests make test leaves: whole studies of notebooks, the longest campaigns, a cluster host killed mid-run (about 12 minutes)"
+	@echo "make test-long - the long tests make test leaves: whole studies of notebooks, the longest campaigns, a cluster host killed mid-run (about 11 minutes)"
 	@echo "make test-fast - the layer contract and the tests that need neither root, notebooks nor JupyterLab"
 	@echo "make test-half-cpu - make test's suite with the CPUs held to half their time (a cgroup cpu quota; HALF_CPU_TESTS narrows it)"
 	@echo "make test-vm - the VM lab's tests: seed 000's md, IMSM and LVM layouts, the guard and kill -9 on a real kernel (about 20 minutes)"
