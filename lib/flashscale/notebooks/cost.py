@@ -31,8 +31,9 @@ from ..measure.units import span
 
 # Measured on this project's 2-core machine (quickstart, 3 layouts on 4 emulated devices, 72 runs; commit message).
 RUN_OVERHEAD_S = 0.6  # fio's start and exit (0.32 s, make bench) and flashscale's own work between two runs
-# (measured before START_AHEAD, measure.ahead: a run's fio started ahead pays about 0.2 s of its start in the ramp of
-# the run before, so the wall estimate of a campaign that ramps errs long by about that a run; not yet re-measured)
+# (measured before START_AHEAD, measure.ahead: a run's fio started ahead pays most of its start in the ramp of the run
+# before; make bench's campaign took 2.4 s less for its 16 runs started ahead, 0.15 s a run, so the wall estimate of
+# a campaign that ramps errs long by about that a run; the quickstart not yet re-measured)
 BUILD_S = 4.0  # a layout's erase, mkfs, mount and teardown on loop devices (a real drive's discard may take longer)
 NOTEBOOK_S = 25.0  # a notebook's kernel start, the campaign's set-up, its analysis, plots and HTML report
 ASSUMED_WRITE_BPS = 1e9  # a test bed device's sequential write before it is measured: said with the estimate
