@@ -32,7 +32,7 @@ from typing import Any, Sequence
 from ..errors import CommandError, UnsupportedError
 from ..system.commands import Runner, stop_group, wait
 from . import fio
-from .fio import LOG_OPTIONS, NBD, SHARED_FILE_NAME, FioJob, command, is_device, outcome, render
+from .fio import LOG_OPTIONS, NBD, FioJob, command, outcome, render
 
 log = logging.getLogger(__name__)
 
@@ -48,18 +48,20 @@ def startable(job: FioJob) -> bool:
     """Whether ``job`` can be started ahead without touching the run before it (see the module's text)."""
     if job.is_metadata or not PLAIN.fullmatch(job.name) or any(k not in LOG_OPTIONS for k, _ in job.extra):
         return False
-    for index, (target, jobs) in enumerate(zip(job.targets, job.jobs_per_target())):
-        if not jobs or is_device(target):
-            continue
-        if target.startswith(NBD):
-            return False
-        files = ({SHARED_FILE_NAME: job.size * jobs} if job.shared_file else  # fio's $jobname.$jobnum.$filenum
-                 {f"{job.name}-t{index}.{n}.0": job.size for n in range(jobs)})
-        for name, size in files.items():
-            path = Path(target) / name
-            if path.is_symlink() or not path.is_file() or path.stat().st_size < size:
-                return False
-    return True
+    if any(target.startswith(NBD) for target in job.targets):
+        return False
+    return all(not path.is_symlink() and path.is_file() and path.stat().st_size >= size
+               for path, size in fio.files(job).items())  # nothing for fio to lay out
+
+
+def _remove(outdir: Path) -> None:
+    """A run's folder that never ran, emptied of what this module and fio made there (by name), then removed."""
+    for path in [*(outdir / name for name in MADE), *outdir.glob("*.prerun.txt")]:
+        path.unlink(missing_ok=True)
+    try:
+        outdir.rmdir()
+    except OSError as exc:
+        log.warning("a run started ahead and cancelled left %s: %s", outdir, exc)
 
 
 @dataclass
@@ -94,12 +96,7 @@ class Held:
             wait(self.proc, 30)
         except CommandError:  # it did not end at its gate: stopped with its group
             pass
-        for path in [*(self.outdir / name for name in MADE), *self.outdir.glob("*.prerun.txt")]:
-            path.unlink(missing_ok=True)
-        try:
-            self.outdir.rmdir()
-        except OSError as exc:
-            log.warning("a run started ahead and cancelled left %s: %s", self.outdir, exc)
+        _remove(self.outdir)
 
     def _unlock(self) -> None:
         if self.lock is not None:
@@ -123,9 +120,7 @@ def start(job: FioJob, outdir: Path, runner: Runner, *, cgroup_procs: Sequence[P
                             cgroup_procs=cgroup_procs)
     except BaseException:
         os.close(lock)
-        for name in MADE:
-            (outdir / name).unlink(missing_ok=True)
-        outdir.rmdir()
+        _remove(outdir)
         raise
     return Held(job, outdir, proc, lock)
 

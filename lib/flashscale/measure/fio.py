@@ -233,7 +233,27 @@ def _section(job: FioJob, index: int, target: str, jobs: int) -> tuple[str, tupl
         lines.append(f"directory={target}")
         lines += [f"filename={SHARED_FILE_NAME}"] if job.shared_file else []
     lines += [f"offset_increment={job.size}"] if job.shared_file else []
-    return f"{job.name}-t{index}", tuple(lines)
+    return section_name(job, index), tuple(lines)
+
+
+def section_name(job: FioJob, index: int) -> str:
+    """The name of ``job``'s section for its ``index``-th target: fio names its jobs, and their files, after it."""
+    return f"{job.name}-t{index}"
+
+
+def files(job: FioJob) -> dict[Path, int]:
+    """The files ``job`` reads or writes in its directory targets, each with the size it needs: fio's default
+    ``$jobname.$jobnum.$filenum`` (one file a job: a data job's ``nrfiles`` is 1), or the one shared file that
+    every job of a target has its own region of. Device and network targets hold none."""
+    found = {}
+    for index, (target, jobs) in enumerate(zip(job.targets, job.jobs_per_target())):
+        if not jobs or is_device(target) or target.startswith(NBD):
+            continue
+        if job.shared_file:
+            found[Path(target) / SHARED_FILE_NAME] = job.size * jobs
+        else:
+            found.update({Path(target) / f"{section_name(job, index)}.{n}.0": job.size for n in range(jobs)})
+    return found
 
 
 def run(job: FioJob, outdir: Path, runner: Runner, *, cgroup_procs: Sequence[Path] = ()) -> dict:
