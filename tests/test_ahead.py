@@ -139,3 +139,21 @@ def test_a_campaign_from_before_start_ahead_resumes():
     assert resume.differences(before, {"sweep": {"repetitions": 3, "start_ahead": True}}, {}) == []
     assert resume.differences(before, {"sweep": {"repetitions": 4, "start_ahead": True}}, {}) == [
         "sweep.repetitions: 3 then, 4 now"]
+
+
+class BrokenStart(Runner):
+    """A machine on which starting the process fails after its folder was made."""
+
+    def start(self, argv, *, cwd, stderr_file, cgroup_procs=()):
+        stderr_file.write_text("")
+        raise OSError("no more processes")
+
+
+def test_a_start_that_fails_removes_only_what_it_made(tmp_path):
+    job = folder_job(tmp_path)
+    with pytest.raises(OSError, match="no more processes"):
+        ahead.start(job, tmp_path / "run", BrokenStart())
+    assert not (tmp_path / "run").exists()  # job.fio, gate.lock, fio.stderr: all its own, then its folder
+    assert (tmp_path / "target" / "flashscale-t0.0.0").read_bytes() == b"\x5a" * SIZE
+    line = ahead.Line(BrokenStart())  # a line whose next run cannot start runs this one when its turn comes
+    assert fio_output.parse(line.run(job, tmp_path / "rep0", then=(job, tmp_path / "rep1")))["io_bytes"] > 0

@@ -139,22 +139,27 @@ class Line:
             then: tuple[FioJob, Path] | None = None) -> dict:
         current = self._take(Path(outdir))
         if current is None and self.enabled:
-            current = start(job, outdir, self.runner, cgroup_procs=cgroup_procs)
+            current = self._start(job, outdir, cgroup_procs)
         if current is None:
             return fio.run(job, outdir, self.runner, cgroup_procs=cgroup_procs)  # looked up now: tests stand in
         try:
             current.open()
             if then is not None and self.enabled and job.ramp_s >= RAMP_LEAST_S:
-                try:
-                    self.held = start(then[0], then[1], self.runner, cgroup_procs=cgroup_procs)
-                except (OSError, CommandError, UnsupportedError) as exc:  # it will run when its turn comes
-                    log.warning("could not start %s ahead: %s", then[1], exc)
+                self.held = self._start(then[0], then[1], cgroup_procs)
             return current.result()
         except BaseException:  # an error, Ctrl-C: this run stopped with its group, the next one cancelled
             if current.proc.poll() is None:
                 stop_group(current.proc)
             self.close()
             raise
+
+    def _start(self, job: FioJob, outdir: Path, cgroup_procs: Sequence[Path]) -> Held | None:
+        """``start``; None where the process could not start (its folder removed): it runs when its turn comes."""
+        try:
+            return start(job, outdir, self.runner, cgroup_procs=cgroup_procs)
+        except (OSError, CommandError, UnsupportedError) as exc:
+            log.warning("could not start %s ahead: %s", outdir, exc)
+            return None
 
     def close(self) -> None:
         held, self.held = self.held, None
