@@ -13,18 +13,14 @@ The rule itself (which layout is the reference for a set of layouts; which layou
 how the single device's runs are scaled by devices) is ``measure.reference``'s, the one the sweep's sequential tax
 test follows while points run (measure may not import analysis); this module applies it to a results table.
 
-    STANDS_IN                 the reference N x single stands in for: jbod (``measure.reference``)
     resolve(frame, reference) the frame and the reference the tax is measured against (the stand-in's rows added)
-    name(devices)             the stand-in's name for these device counts (``measure.reference``)
     measured_against(table, reference)   the reference a summary's tax was measured against
 """
 from __future__ import annotations
 
 import pandas as pd
 
-from ..measure.reference import SCALED, SINGLE, STANDS_IN, is_stand_in, name, reference_of, scaled, taxed
-
-__all__ = ["SCALED", "SINGLE", "STANDS_IN", "is_stand_in", "measured_against", "name", "reference_of", "resolve"]
+from ..measure.reference import SCALED, SINGLE, STANDS_IN, name, reference_of, scaled, taxed
 
 
 def resolve(frame: pd.DataFrame, reference: str, source: pd.DataFrame | None = None) -> tuple[pd.DataFrame, str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Optional
 
-from ..analysis import stand_in
+from ..measure import reference
 from ..analysis.significance import check_margin
 from ..arrays.emulated import cap_scale_problem
 from ..errors import ConfigError
@@ -38,13 +38,13 @@ class Rule:
 
 
 def _reference_measured(p: Mapping[str, Any]) -> Optional[str]:
-    """The reference among the LAYOUTS; or, for jbod, its stand-in (``stand_in``): N x the single device, measured
-    beside an array to put a tax on."""
+    """The reference among the LAYOUTS; or, for jbod, its stand-in (``measure.reference``): N x the single device,
+    measured beside an array to put a tax on."""
     layouts = list(p["LAYOUTS"])
-    if stand_in.reference_of(layouts, p["REFERENCE"]) is not None:
+    if reference.reference_of(layouts, p["REFERENCE"]) is not None:
         return None
-    single = stand_in.SINGLE in layouts
-    instead = ("" if p["REFERENCE"] != stand_in.STANDS_IN else
+    single = reference.SINGLE in layouts
+    instead = ("" if p["REFERENCE"] != reference.STANDS_IN else
                ", or add an array beside 'single' (the tax is then measured against N x single)" if single else
                ", or add 'single' (the tax is then measured against N x single)")
     return (f"REFERENCE={p['REFERENCE']!r} is not among LAYOUTS={layouts!r}: the tax is measured against "
