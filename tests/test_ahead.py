@@ -144,8 +144,8 @@ def test_a_campaign_from_before_start_ahead_resumes():
 class BrokenStart(Runner):
     """A machine on which starting the process fails after its folder was made."""
 
-    def start(self, argv, *, cwd, stderr_file, cgroup_procs=()):
-        stderr_file.write_text("")
+    def spawn(self, argv, log_file, *, cgroup_procs=(), gate=(), cwd=None):
+        log_file.write_text("")
         raise OSError("no more processes")
 
 

@@ -12,7 +12,7 @@ job's prerun fails and fio ends having done no I/O (``cancel`` does the same on 
 A run is started ahead only where that cannot touch the run before it (``startable``): the run before ramps for at
 least ``RAMP_LEAST_S``; the run makes no files (no metadata job; every file it will use in a directory exists at
 its full size, so fio lays nothing out while another run measures); its extra options are only logs; its job's
-name is a plain word (fio puts it in the prerun's shell command); the runner runs for real (``Runner.start``)
+name is a plain word (fio puts it in the prerun's shell command); the runner runs for real (``Runner.spawn``)
 and finds ``flock`` (util-linux).
 Otherwise it starts when its turn comes, as before. What differs in its raw files: fio.json's global options name
 the exec_prerun; fio's ``disk_util`` is off (its count would span the run before it: the devices are sampled by
@@ -70,7 +70,7 @@ class Held:
 
     job: FioJob
     outdir: Path
-    proc: Any  # the process Runner.start started
+    proc: Any  # the process Runner.spawn started
     lock: int | None
 
     def open(self) -> None:
@@ -116,8 +116,8 @@ def start(job: FioJob, outdir: Path, runner: Runner, *, cgroup_procs: Sequence[P
     lock = os.open(outdir / GATE_LOCK, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     fcntl.flock(lock, fcntl.LOCK_EX)
     try:
-        proc = runner.start(command(jobfile, OPTIONS), cwd=outdir, stderr_file=outdir / "fio.stderr",
-                            cgroup_procs=cgroup_procs)
+        proc = runner.spawn(command(jobfile, OPTIONS), outdir / "fio.stderr", cgroup_procs=cgroup_procs, cwd=outdir)
+        proc.stdin.close()  # fio reads nothing from it
     except BaseException:
         os.close(lock)
         _remove(outdir)

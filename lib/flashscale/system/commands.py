@@ -72,7 +72,7 @@ def stop_group(proc: subprocess.Popen, grace_s: float = 5.0) -> None:
 
 
 def wait(proc: subprocess.Popen, timeout: float) -> int:
-    """Wait for a process ``Runner.start`` started, at most ``timeout`` seconds: its exit status. Past that, or on
+    """Wait for a process ``Runner.spawn`` started, at most ``timeout`` seconds: its exit status. Past that, or on
     Ctrl-C, its process group is stopped (``stop_group``); CommandError then names the timeout."""
     try:
         return proc.wait(timeout=timeout)
@@ -106,7 +106,7 @@ class Runner:
     """Runs commands for real. ``history`` keeps every argv run or spawned, in order."""
 
     history: list[tuple[str, ...]] = field(default_factory=list)
-    ahead = True  # it can start a process ahead of its turn (``start``)
+    ahead = True  # what it spawns runs for real: a run can be started ahead of its turn (``measure.ahead``)
 
     def _program(self, argv: Sequence[str]) -> tuple[str, ...]:
         """``argv`` as strings, refused when empty or when its program is not installed."""
@@ -164,34 +164,21 @@ class Runner:
         return result
 
     def spawn(self, argv: Sequence[str], log_file: Path, *, cgroup_procs: Sequence[Path] = (),
-              gate: Sequence[str] = ()) -> subprocess.Popen:
-        """Start ``argv`` in the background and return at once: in its own process group (optionally inside
-        cgroups, as ``run``), stdout and stderr appended to ``log_file``, its stdin a pipe. With a ``gate``
-        (``processes.GATE``), the gate runs first and execs ``argv`` when told to on that pipe. Stopping it and
-        collecting its exit are the caller's (``processes.start``)."""
+              gate: Sequence[str] = (), cwd: Path | None = None) -> subprocess.Popen:
+        """Start ``argv`` in the background (in folder ``cwd``, else this one) and return at once: in its own process
+        group (optionally inside cgroups, as ``run``), stdout and stderr appended to ``log_file``, its stdin a pipe.
+        With a ``gate`` (``processes.GATE``), the gate runs first and execs ``argv`` when told to on that pipe.
+        Stopping it and collecting its exit are the caller's (``processes.start``, ``measure.ahead``: ``wait``)."""
         argv = self._program(argv)
         self.history.append(argv)
         log.info("start: %s", " ".join(argv))
         with open(log_file, "ab") as out:
             try:
                 return subprocess.Popen((*gate, *argv), stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.PIPE,
-                                        start_new_session=True,
+                                        start_new_session=True, cwd=cwd,
                                         preexec_fn=_join_cgroup(list(cgroup_procs)) if cgroup_procs else None)
             except FileNotFoundError as exc:
                 raise UnsupportedError(f"{(*gate, *argv)[0]!r} is not installed on this machine") from exc
-
-    def start(self, argv: Sequence[str], *, cwd: Path, stderr_file: Path,
-              cgroup_procs: Sequence[Path] = ()) -> subprocess.Popen | None:
-        """Start ``argv`` in the background in folder ``cwd`` and return at once: its own process group (optionally
-        inside cgroups, as ``run``), its stderr to ``stderr_file`` (which must not exist), no stdin or stdout. Waiting
-        for it, and stopping it (``stop_group``), are the caller's (``measure.ahead``)."""
-        argv = self._program(argv)
-        self.history.append(argv)
-        log.info("start in %s: %s", cwd, " ".join(argv))
-        with open(stderr_file, "xb") as err:
-            return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err, stdin=subprocess.DEVNULL, cwd=cwd,
-                                    start_new_session=True,
-                                    preexec_fn=_join_cgroup(list(cgroup_procs)) if cgroup_procs else None)
 
     def which(self, program: str) -> str | None:
         return shutil.which(program)
@@ -207,7 +194,7 @@ class RecordingRunner(Runner):
 
     replies: dict[tuple[str, ...], Completed | int] = field(default_factory=dict)
     installed: frozenset[str] | None = None
-    ahead = False  # a recorded plan runs each command when its turn comes
+    ahead = False  # what it spawns has ended at once: a recorded plan runs each command when its turn comes
 
     def _reply(self, argv: tuple[str, ...]) -> Completed:
         reply: Completed | int = 0
@@ -225,11 +212,7 @@ class RecordingRunner(Runner):
             raise CommandError(argv, result.returncode, result.stderr)
         return result
 
-    def start(self, argv, *, cwd, stderr_file, cgroup_procs=()) -> None:
-        """Nothing is started ahead of its turn by a runner that records: the caller runs it when its turn comes."""
-        return None
-
-    def spawn(self, argv, log_file, *, cgroup_procs=(), gate=()) -> Ended:
+    def spawn(self, argv, log_file, *, cgroup_procs=(), gate=(), cwd=None) -> Ended:
         """Record ``argv`` and start nothing: its reply's stdout and stderr go to ``log_file``, and what comes back
         has already ended with the reply's exit status."""
         argv = self._program(argv)
