@@ -87,6 +87,9 @@ def test_only_a_run_that_cannot_touch_the_run_before_is_started_ahead(tmp_path):
                                       extra=(("write_bw_log", "bw"),)))
     assert not ahead.startable(fio.FioJob("filecreate", 4096, (str(tmp_path / "target"),), nrfiles=4))
     assert ahead.startable(fio.FioJob("read", 2**16, ("/dev/loop7",)))  # a device is opened, never laid out
+    # two jobs leave their preruns one after another: they would not start together (the module's text)
+    assert not ahead.startable(fio.FioJob("read", 2**16, ("/dev/loop7",), numjobs=2))
+    assert not ahead.startable(fio.FioJob("read", 2**16, ("/dev/loop7", "/dev/loop8"), numjobs=2))
     assert ahead.start(job, tmp_path / "recorded", RecordingRunner()) is None
     assert not (tmp_path / "recorded").exists()
     assert ahead.start(job, tmp_path / "no-flock", NoFlock()) is None  # its every prerun would fail
