@@ -58,13 +58,14 @@ def score_campaign(runs: pd.DataFrame) -> dict:
     tax = 1.0 - truth["btrfs-raid0"] / truth["jbod"]
     said = verdict(bw["btrfs-raid0"], bw["jbod"], int(runs["most"].iloc[0]))
     grow = 1 + harness_truth.tolerance(float(runs["runtime_s"].min()))  # a run may be this far above its truth
+    band = harness_truth.tax_band(tax, float(runs["runtime_s"].min()))
     return {"device_s": float(runs["run_s"].sum()), "runs": len(runs),
             "baseline_covered": bool(lo <= truth["single"] <= hi),
             "efficiency_covered": bool(e_lo <= efficiency <= e_hi),
             "tax_covered": bool(test.lo <= tax <= test.hi),
             "baseline_tolerated": bool(lo <= truth["single"] * grow and hi >= truth["single"]),
             "efficiency_tolerated": bool(e_lo <= efficiency * grow and e_hi >= efficiency / grow),
-            "tax_tolerated": bool(test.lo <= 1 - (1 - tax) / grow and test.hi >= 1 - (1 - tax) * grow),
+            "tax_tolerated": bool(test.lo <= band[1] and test.hi >= band[0]),
             "right": said == right_verdict(tax), "verdict": said}
 
 

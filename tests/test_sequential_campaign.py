@@ -190,7 +190,12 @@ def test_on_capped_loop_devices_a_real_tax_is_decided_by_the_sequential_test(tmp
     summary = stats.summary_intervals(result.table, reference="jbod", baseline_bs=None, margin=0.02)
     raid0 = summary.set_index("layout").loc["btrfs-raid0"]
     assert raid0["tax_verdict"] == "tax" and raid0["tax_test"] == "group-sequential"
-    assert raid0["tax_lo"] <= 1 - 4 * SLOW / (3 + SLOW) <= raid0["tax_hi"]  # the truth, 7.7%
+    # the truth, 7.7%, as the harness states it: each side's 5 s runs may be up to 2% above their caps (measure.truth),
+    # and a 95% interval need not hold the exact figure (a fresh clone of 477834b: its interval ended at 7.685%, the
+    # truth 7.692%)
+    low, high = truth.tax_band(1 - 4 * SLOW / (3 + SLOW), spec.sweep.runtime_s)
+    assert raid0["tax_lo"] <= high and raid0["tax_hi"] >= low, (raid0["tax_lo"], raid0["tax_hi"], low, high)
+    assert low <= raid0["tax"] <= high, raid0["tax"]
     assert raid0["best_reps"] == said.loc["btrfs-raid0", "reps"]
 
 

@@ -80,3 +80,15 @@ def test_the_defaults_run_long_enough_that_the_slice_is_under_2_percent():
     assert moved / fastest >= truth.SLICE_FREE_S  # write and copy: 5 s or more at 2 x the cap
     assert moved * 2 <= transfer["DEVICE_SIZE"] * 0.9  # the files and their copies on one device (single)
     assert Transfer().files * Transfer().file_mib * MIB / (2 * CAP) >= truth.SLICE_FREE_S
+
+
+@pytest.mark.parametrize("runtime_s", [2.0, 5.0, 10.0])
+def test_a_tax_is_known_to_the_band_that_rates_each_up_to_the_tolerance_above_their_truth_leave(runtime_s):
+    """The stripe of test_sequential_campaign (4 x 180 MB/s against jbod's 780 MB/s, 7.7%): the band holds the
+    exact tax and its ends are those of each side alone above its truth by the whole tolerance."""
+    stripe, jbod = 4 * 180e6, 780e6
+    low, high = truth.tax_band(1 - stripe / jbod, runtime_s)
+    grow = 1 + truth.tolerance(runtime_s)
+    assert low < 1 - stripe / jbod < high
+    assert low == pytest.approx(1 - stripe * grow / jbod) and high == pytest.approx(1 - stripe / (jbod * grow))
+    assert truth.tax_band(0.0, runtime_s)[0] < 0 < truth.tax_band(0.0, runtime_s)[1]

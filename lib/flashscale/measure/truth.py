@@ -9,6 +9,7 @@ transfer, wrote 433 MB/s on devices that allow 400, 1.08 x, in about a second).
 
     tolerance(runtime_s)      how far above its truth a run may be and still agree with it: the slice's share of
                               the run, never less than 2% (``MIN_TOLERANCE``, fio's own accounting of a run's edges)
+    tax_band(tax, runtime_s)  the taxes such runs may show where the truth is ``tax``
     judged(ratio, runtime_s)  above_truth and too_short of a run ``ratio`` x its truth; why_too_short says why
     evidence(row, caps)       a fio row's truth, above_truth and too_short
 
@@ -43,6 +44,14 @@ def tolerance(runtime_s: float) -> float:
     """How far (a fraction) a run of ``runtime_s`` seconds may be above its known truth and still be explained by
     the throttle: the slice's share of it, never less than ``MIN_TOLERANCE``."""
     return max(MIN_TOLERANCE, THROTTLE_SLICE_S / runtime_s) if runtime_s > 0 else math.inf
+
+
+def tax_band(tax: float, runtime_s: float) -> tuple[float, float]:
+    """The taxes (1 - a layout's rate / its reference's) that runs of ``runtime_s`` seconds may show where the truth
+    is ``tax``: either side's runs may be above their truth by up to ``tolerance``, so the ratio of the two is known
+    only to within that factor either way. An interval that meets this band holds the truth as the harness states it."""
+    grow = 1 + tolerance(runtime_s)
+    return 1 - (1 - tax) * grow, 1 - (1 - tax) / grow
 
 
 def why_too_short(ratio: float, runtime_s: float, allowed: float | None = None) -> str | None:
