@@ -13,8 +13,9 @@ A run is started ahead only where that cannot touch the run before it nor its ow
 runs one job (each job leaves its own prerun, and jobs that leave it one after another do not start together: the
 last measures alone for a while on a cap the others shared, and in the VM lab striped runs of 2 jobs for 2 s so came
 out up to 2.4% above their truth, 6 of 18 above 1.017, against at most 1.0105 started when their turn came, and
-still when the gate opened 0.3 s after the run before); the run before ramps for at least ``RAMP_LEAST_S``; the run makes no files (no metadata job; every file it will use in a directory exists at
-its full size, so fio lays nothing out while another run measures); its extra options are only logs; its job's
+still when the gate opened 0.3 s after the run before); the run before ramps for at least ``RAMP_LEAST_S``; the
+run makes no files (no metadata job; every file it will use in a directory exists at its full size, so fio lays
+nothing out while another run measures); its extra options are only logs; its job's
 name is a plain word (fio puts it in the prerun's shell command); the runner runs for real (``Runner.spawn``)
 and finds ``flock`` (util-linux).
 Otherwise it starts when its turn comes, as before. What differs in its raw files: fio.json's global options name
@@ -48,10 +49,11 @@ MADE = ("job.fio", "fio.json", "fio.stderr", GATE_LOCK, GATE_OPEN)  # what a can
 
 
 def startable(job: FioJob) -> bool:
-    """Whether ``job`` can be started ahead without touching the run before it (see the module's text)."""
-    if job.numjobs != 1 or job.is_metadata or not PLAIN.fullmatch(job.name) or any(k not in LOG_OPTIONS for k, _ in job.extra):
+    """Whether ``job`` can be started ahead without touching the run before it or its own measurement (see the
+    module's text)."""
+    if job.numjobs != 1 or job.is_metadata or not PLAIN.fullmatch(job.name):
         return False
-    if any(target.startswith(NBD) for target in job.targets):
+    if any(k not in LOG_OPTIONS for k, _ in job.extra) or any(target.startswith(NBD) for target in job.targets):
         return False
     return all(not path.is_symlink() and path.is_file() and path.stat().st_size >= size
                for path, size in fio.files(job).items())  # nothing for fio to lay out
