@@ -26,13 +26,15 @@ ROOT = Path(__file__).resolve().parents[1]
 STUDY = ["01_baseline", "02_scaling", "03_layout_tax", "04_latency_iops", "07_consistency", "08_compare"]
 CAP = 100_000_000
 MEMORY = 150_000_000  # 03_layout_tax's CEILINGS: below its 2 capped devices' 200 MB/s
-ARRAY = dict(DEVICES=2, DEVICE_SIZE=2**30, CAP_READ_BPS=CAP, CAP_WRITE_BPS=CAP, RUNTIME_S=1, RAMP_S=1,
+# runs of 2 s: the tests below read points of one run each, and a run more than 2% above its truth is too short to
+# give a rate (measure.truth), which at 1 s a block or two of 1 MiB decides (1 MiB is 0.5% of 2 devices' second)
+ARRAY = dict(DEVICES=2, DEVICE_SIZE=2**30, CAP_READ_BPS=CAP, CAP_WRITE_BPS=CAP, RUNTIME_S=2, RAMP_S=1,
              FILE_SIZE=32 * 2**20, PROGRESS=False)
 
 
 @pytest.fixture(scope="module")
 def study(tmp_path_factory):
-    """The whole study, once: 22 fio runs of 1 s on 2 emulated devices capped at 100 MB/s; 03 states its
+    """The whole study, once: 22 fio runs of 2 s on 2 emulated devices capped at 100 MB/s; 03 states its
     predictions against a ceilings file whose memory (150 MB/s) is below its 2 devices' 200 MB/s."""
     tmp = tmp_path_factory.mktemp("study")
     (tmp / "ceilings.yaml").write_text(f"memory_bw_bytes: {MEMORY}\n")
