@@ -4,6 +4,7 @@ stand on (campaign files with per-notebook parameters, the index, per-point tabl
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pandas as pd
@@ -15,7 +16,7 @@ from flashscale.measure import campaign_folder
 from flashscale import cli
 from flashscale.notebooks import execute, studies
 from flashscale.analysis import compare, baseline_and_tax, findings, layout_tax, monitor
-from flashscale.measure import fio, raw
+from flashscale.measure import fio, raw, truth
 from flashscale.publish import report
 from flashscale.errors import ConfigError
 from flashscale.measure.sweep import Sweep
@@ -26,17 +27,17 @@ ROOT = Path(__file__).resolve().parents[1]
 STUDY = ["01_baseline", "02_scaling", "03_layout_tax", "04_latency_iops", "07_consistency", "08_compare"]
 CAP = 100_000_000
 MEMORY = 150_000_000  # 03_layout_tax's CEILINGS: below its 2 capped devices' 200 MB/s
-# runs of 5 s (measure.truth.SLICE_FREE_S): the tests below read points of one run each, and a shorter run more than
-# 2% above its truth is too short to give a rate. In CI, after make test, btrfs-raid0's read came out 3.2% above its
-# truth at 2 s (and too short at 1 s before), while 48 runs of the same layouts here stayed within 1.2% at 2 s
-ARRAY = dict(DEVICES=2, DEVICE_SIZE=2**30, CAP_READ_BPS=CAP, CAP_WRITE_BPS=CAP, RUNTIME_S=5, RAMP_S=1,
+# the tests below read points of one run each, and a run shorter than truth.SLICE_FREE_S more than 2% above its truth
+# is too short to give a rate: from there on none is (a run 2% high is above its truth, which a test below refuses)
+ARRAY = dict(DEVICES=2, DEVICE_SIZE=2**30, CAP_READ_BPS=CAP, CAP_WRITE_BPS=CAP,
+             RUNTIME_S=math.ceil(truth.SLICE_FREE_S), RAMP_S=1,
              FILE_SIZE=32 * 2**20, PROGRESS=False)
 
 
 @pytest.fixture(scope="module")
 def study(tmp_path_factory):
-    """The whole study, once: 22 fio runs of 5 s on 2 emulated devices capped at 100 MB/s; 03 states its
-    predictions against a ceilings file whose memory (150 MB/s) is below its 2 devices' 200 MB/s."""
+    """The whole study, once: 22 fio runs of 5 s (truth.SLICE_FREE_S) on 2 emulated devices capped at 100 MB/s; 03
+    states its predictions against a ceilings file whose memory (150 MB/s) is below its 2 devices' 200 MB/s."""
     tmp = tmp_path_factory.mktemp("study")
     (tmp / "ceilings.yaml").write_text(f"memory_bw_bytes: {MEMORY}\n")
     path = tmp / "tiny.yaml"
