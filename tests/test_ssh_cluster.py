@@ -200,24 +200,57 @@ def test_a_host_whose_fio_is_another_version_is_refused_before_anything_runs(lab
 
 
 def _kill_tree(pid: int) -> None:
-    """SIGKILL ``pid`` (an sshd this test started) and every process under it, as a host that dies takes them."""
+    """SIGKILL ``pid`` (an sshd or fio server this test started) and every process under it, as a host that dies
+    takes them. Each is stopped (SIGSTOP) first and the tree read again until no process in it is new: a stopped
+    process forks no more, so none forked while the tree is read escapes. (Read once and killed, a fio server's child
+    for the next run's connection, forked between the two, lived on as an orphan and served that run.)"""
+    stopped: set[int] = set()
+    while new := _under(pid) - stopped:
+        for member in new:
+            _signal(member, signal.SIGSTOP)
+        _until_stopped(new)
+        stopped |= new
+    for member in stopped:
+        _signal(member, signal.SIGKILL)
+
+
+def _under(pid: int) -> set[int]:
+    """``pid`` and every process under it, as /proc has them now."""
     parents = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
+            parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
         except (OSError, IndexError):
             continue
-        parents[int(stat.parent.name)] = int(fields[1])
-    tree, todo = [], [pid]
+    tree, todo = set(), [pid]
     while todo:
         current = todo.pop()
-        tree.append(current)
-        todo += [child for child, parent in parents.items() if parent == current]
-    for member in tree:
-        try:
-            os.kill(member, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        tree.add(current)
+        todo += [child for child, parent in parents.items() if parent == current and child not in tree]
+    return tree
+
+
+def _signal(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def _until_stopped(pids: set[int], within_s: float = 10.0) -> None:
+    """Wait until each of ``pids`` is stopped (state T or t), a zombie or gone: until then it may still fork."""
+    deadline = time.monotonic() + within_s
+    for pid in pids:
+        while time.monotonic() < deadline:
+            try:
+                state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            except (OSError, IndexError):
+                break
+            if state in "TtZX":
+                break
+            time.sleep(0.01)
+        else:
+            raise AssertionError(f"process {pid} did not stop within {within_s:g} s")
 
 
 def _first_row(folder: Path, stop: threading.Event) -> bool:
@@ -395,8 +428,8 @@ def test_kill_9_of_the_driver_then_reap_leaves_nothing_on_any_host(lab, tmp_path
     reaped = subprocess.run(reap_argv(lab, *ours), capture_output=True, text=True, timeout=300)
     assert reaped.returncode == 0, reaped.stdout + reaped.stderr
     deadline = time.monotonic() + 30  # the fio client of the run in progress ends by itself, its job's time
-    while time.monotonic() < deadline and str(tmp_path) in subprocess.run(["ps", "-ww", "-eo", "args"], capture_output=True,
-                                                                          text=True).stdout:
+    while time.monotonic() < deadline and \
+            str(tmp_path) in subprocess.run(["ps", "-ww", "-eo", "args"], capture_output=True, text=True).stdout:
         time.sleep(0.5)
     assert str(tmp_path) not in subprocess.run(["ps", "-ww", "-eo", "args"], capture_output=True, text=True).stdout
     nothing_left(made)
