@@ -32,12 +32,18 @@ MEMORY = 150_000_000  # 03_layout_tax's CEILINGS: below its 2 capped devices' 20
 ARRAY = dict(DEVICES=2, DEVICE_SIZE=2**30, CAP_READ_BPS=CAP, CAP_WRITE_BPS=CAP,
              RUNTIME_S=math.ceil(truth.SLICE_FREE_S), RAMP_S=1,
              FILE_SIZE=32 * 2**20, PROGRESS=False)
+# 03's 2 jobs share btrfs-raid0's caps, and fio times each job from its own start: jobs that start apart come out
+# high by that gap over the run (docs/explanation/emulated-truth.md). After make test in CI its reads came out high
+# by about the same time each (0.065 s of the cap in 2 s, 3.2%; 0.075 s in 5 s, 1.5%), as such a gap would; at 8 s
+# that is under 1%
+STAGGERED_S = 8
 
 
 @pytest.fixture(scope="module")
 def study(tmp_path_factory):
-    """The whole study, once: 22 fio runs of 5 s (truth.SLICE_FREE_S) on 2 emulated devices capped at 100 MB/s; 03
-    states its predictions against a ceilings file whose memory (150 MB/s) is below its 2 devices' 200 MB/s."""
+    """The whole study, once: 22 fio runs of 5 s (truth.SLICE_FREE_S; 03's 4: 8 s) on 2 emulated devices capped
+    at 100 MB/s; 03 states its predictions against a ceilings file whose memory (150 MB/s) is below its 2 devices'
+    200 MB/s."""
     tmp = tmp_path_factory.mktemp("study")
     (tmp / "ceilings.yaml").write_text(f"memory_bw_bytes: {MEMORY}\n")
     path = tmp / "tiny.yaml"
@@ -46,8 +52,8 @@ def study(tmp_path_factory):
         "notebook_parameters": {
             "01_baseline": {**ARRAY, "RW": ["read", "write"], "BS": [1048576]},
             "02_scaling": {**ARRAY, "DEVICE_COUNTS": [1, 2], "RW": ["read"], "NUMJOBS": [1, 2]},
-            "03_layout_tax": {**ARRAY, "LAYOUTS": ["jbod", "btrfs-raid0", "md-raid0", "lvm-striped"],
-                              "NUMJOBS": [2], "CEILINGS": str(tmp / "ceilings.yaml")},
+            "03_layout_tax": {**ARRAY, "RUNTIME_S": STAGGERED_S, "NUMJOBS": [2], "CEILINGS": str(tmp / "ceilings.yaml"),
+                              "LAYOUTS": ["jbod", "btrfs-raid0", "md-raid0", "lvm-striped"]},
             "04_latency_iops": {**ARRAY, "BS": [4096, 1048576], "IODEPTH": [1, 4]},
             "07_consistency": {**ARRAY, "REPETITIONS": 3},
         }}))
@@ -151,7 +157,8 @@ def test_no_run_of_any_stage_is_above_its_truth_and_every_measuring_notebook_say
     runs = stage_tables(out.parents[1] / "data")
     assert {"tiny/01_baseline", "tiny/03_layout_tax", "tiny/07_consistency"} <= set(runs["source"])
     assert baseline_and_tax.runs(runs)["truth_bw_bytes"].notna().all()  # every measured run here has a known truth
-    assert baseline_and_tax.truth_check(runs).empty, baseline_and_tax.truth_check(runs)[["source", "point", "bw_bytes", "truth_bw_bytes"]]
+    above = baseline_and_tax.truth_check(runs)
+    assert above.empty, above[["source", "point", "bw_bytes", "truth_bw_bytes"]]
     for name in ("01_baseline", "02_scaling", "03_layout_tax", "04_latency_iops", "07_consistency"):
         assert "Every run within its known cap" in (out / f"{name}.html").read_text(), name
 
