@@ -200,10 +200,11 @@ def test_a_host_whose_fio_is_another_version_is_refused_before_anything_runs(lab
 
 
 def _kill_tree(pid: int) -> None:
-    """SIGKILL ``pid`` (an sshd or fio server this test started) and every process under it, as a host that dies
-    takes them. Each is stopped (SIGSTOP) first and the tree read again until no process in it is new: a stopped
-    process forks no more, so none forked while the tree is read escapes. (Read once and killed, a fio server's child
-    for the next run's connection, forked between the two, lived on as an orphan and served that run.)"""
+    """SIGKILL ``pid`` (an sshd this test started, or the fio server its campaign did) and every process under it, as a
+    host that dies takes them. Each is stopped (SIGSTOP) first and the tree read again until no process in it is
+    new: a stopped process forks no more, so none forked while the tree is read escapes. (Read once and killed, a
+    fio server's child for the next run's connection, forked between the two, lived on as an orphan and served that
+    run.)"""
     stopped: set[int] = set()
     while new := _under(pid) - stopped:
         for member in new:

@@ -176,17 +176,17 @@ def test_a_campaigns_ssh_config_is_read_but_changes_no_pinned_option_and_the_use
     config.write_text("Host *\n  StrictHostKeyChecking no\n  KnownHostsCommand /bin/evil %H\n  HostKeyAlias other\n"
                       "  UserKnownHostsFile /tmp/theirs\n  User mallory\n  Port 2200\n  ProxyJump jump.example.org\n")
     host = SshHost("n1", "192.0.2.11", 22, "root")
-    for given in (None, str(config)):
-        argv = ["ssh", "-G", *SshOptions(str(known), config=given).argv(host, None), "-p", "22", "-l", "root",
+    for chosen in (None, str(config)):
+        argv = ["ssh", "-G", *SshOptions(str(known), config=chosen).argv(host, None), "-p", "22", "-l", "root",
                 host.address]
         said = dict(line.split(" ", 1) for line in subprocess.run(argv, capture_output=True, text=True,
                                                                   check=True).stdout.splitlines() if " " in line)
-        assert argv[2:4] == ["-F", given or "none"]
+        assert argv[2:4] == ["-F", chosen or "none"]
         assert said["stricthostkeychecking"] == "true" and said["hostkeyalias"] == "192.0.2.11"
         assert said["userknownhostsfile"] == str(known) and said["globalknownhostsfile"] == "/dev/null"
         assert "knownhostscommand" not in said and said["verifyhostkeydns"] == "false"
         assert said["user"] == "root" and said["port"] == "22" and said["batchmode"] == "yes"
-        assert said.get("proxyjump") == ("jump.example.org" if given else None)
+        assert said.get("proxyjump") == ("jump.example.org" if chosen else None)
 
 
 @given(st.lists(st.from_regex(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?", fullmatch=True), min_size=1,
