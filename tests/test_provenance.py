@@ -44,8 +44,9 @@ def test_software_finds_the_commit_whether_a_tracked_file_changed_and_the_lock(t
     git(tmp_path, "commit", "-q", "-am", "second")
     again = provenance.software(tmp_path)
     assert again["dirty"] is False and again["commit"] != found["commit"]
-    assert provenance.differences(found, again) == [f"commit {found['commit'][:10]} then, "
-                                                   f"commit {again['commit'][:10]} now"]
+    # provenance.short: 10 characters, more where they would read as a number (1 commit in 140: 51e7510330)
+    assert provenance.differences(found, again) == [f"commit {provenance.short(found['commit'])} then, "
+                                                   f"commit {provenance.short(again['commit'])} now"]
 
 
 def test_this_process_reads_its_software_once_and_gives_each_caller_its_own_copy(monkeypatch):
