@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Callable
 
 import pandas as pd
+import psutil
 import pytest
 import yaml
 
@@ -216,19 +217,11 @@ def _kill_tree(pid: int) -> None:
 
 
 def _under(pid: int) -> set[int]:
-    """``pid`` and every process under it, as /proc has them now."""
-    parents = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError):
-            continue
-    tree, todo = set(), [pid]
-    while todo:
-        current = todo.pop()
-        tree.add(current)
-        todo += [child for child, parent in parents.items() if parent == current and child not in tree]
-    return tree
+    """``pid`` and every process under it, now."""
+    try:
+        return {pid, *(child.pid for child in psutil.Process(pid).children(recursive=True))}
+    except psutil.NoSuchProcess:
+        return set()
 
 
 def _signal(pid: int, sig: int) -> None:
@@ -239,15 +232,15 @@ def _signal(pid: int, sig: int) -> None:
 
 
 def _until_stopped(pids: set[int], within_s: float = 10.0) -> None:
-    """Wait until each of ``pids`` is stopped (state T or t), a zombie or gone: until then it may still fork."""
+    """Wait until each of ``pids`` is stopped, a zombie or gone: until then it may still fork."""
     deadline = time.monotonic() + within_s
     for pid in pids:
         while time.monotonic() < deadline:
             try:
-                state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-            except (OSError, IndexError):
-                break
-            if state in "TtZX":
+                if psutil.Process(pid).status() in (psutil.STATUS_STOPPED, psutil.STATUS_TRACING_STOP,
+                                                    psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD):
+                    break
+            except psutil.NoSuchProcess:
                 break
             time.sleep(0.01)
         else:
