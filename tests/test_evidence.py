@@ -76,7 +76,10 @@ def test_tax_sentences_follow_the_verdict(table):
     summary = stats.summary_intervals(table, reference="jbod").set_index(["layout", "rw"])
     raid0, md, lvm = (summary.loc[(layout, "write")] for layout in ("btrfs-raid0", "md-raid0", "lvm-striped"))
     assert (raid0["tax_verdict"], md["tax_verdict"], lvm["tax_verdict"]) == ("tax", "inconclusive", "equivalent")
-    assert 0 < lvm["tax_lo"] < lvm["tax_hi"] < 0.02 and lvm["tax_p"] < 0.05  # significant, and no tax worth the name
+    # within the margin, and no longer "significant": jbod's runs spread 0.25%, lvm's 0.025%, and the pooled test,
+    # lending jbod lvm's spread, called the 0.5% difference real (p 0.026, interval +0.10% to +0.90%); Welch's,
+    # each side its own spread, does not (p 0.072, -0.11% to +1.11%)
+    assert -0.02 < lvm["tax_lo"] < 0 < lvm["tax_hi"] < 0.02 and lvm["tax_p"] > 0.05
     said = findings.conclusions(summary.reset_index())
     assert _said(said, "btrfs-raid0 costs") == (
         f"btrfs-raid0 costs a 7.8% tax against jbod for write at 4 devices "

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from tqdm.std import tqdm
 
-from flashscale.analysis import repetitions, stats
+from flashscale.analysis import repetitions, significance, stats
 from flashscale.arrays import layouts
 from flashscale.campaigns import campaign
 from flashscale.errors import ConfigError
@@ -65,11 +65,13 @@ def test_runs_that_agree_stop_at_two_and_noisy_ones_at_the_most():
 
 def test_precision_is_read_on_the_log_scale_and_runs_that_scatter_are_far_from_precise():
     assert repetitions.relative_half_width([1.0]) != repetitions.relative_half_width([1.0])  # NaN: one run
-    assert repetitions.relative_half_width([100.0, 100.0]) == pytest.approx(0.0, abs=1e-12)
+    # two runs that tie: not 0 (they once read as certain) but the spread a rate resolves (1 MiB in 5 s at 100 MB/s)
+    assert repetitions.relative_half_width([100e6, 100e6]) == pytest.approx(
+        12.706 * significance.log_sd_floor(100e6) / np.sqrt(2), rel=1e-3)
     # two runs 100x apart: on the log scale the interval never reaches zero, and its half-width is far from any target
     assert repetitions.relative_half_width([1.0, 100.0]) > 1
-    lo, hi = stats.interval_t(np.array([99.0, 101.0, 100.0]))
-    assert repetitions.relative_half_width([99.0, 101.0, 100.0]) == pytest.approx(np.log(hi / lo) / 2, rel=1e-9)
+    lo, hi = stats.interval_t(np.array([99e6, 101e6, 100e6]))  # bytes/s: a spread far above what a rate resolves
+    assert repetitions.relative_half_width([99e6, 101e6, 100e6]) == pytest.approx(np.log(hi / lo) / 2, rel=1e-9)
     assert repetitions.stopping(None, 10) is None
 
 

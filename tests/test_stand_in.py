@@ -41,8 +41,9 @@ def test_without_jbod_the_tax_is_against_n_times_single_worked_by_hand(without_j
     # tested on the logs of md's runs against 4 x the single device's: the spreads are 360 +/- 8 and 400 +/- 8
     mine, theirs = np.log([360.0, 368.0, 352.0]), np.log([400.0, 408.0, 392.0])
     d = mine.mean() - theirs.mean()
-    se = np.sqrt((mine.var(ddof=1) + theirs.var(ddof=1)) / 2 * (2 / 3))
-    half = scipy.stats.t.ppf(0.975, 4) * se
+    wa, wb = mine.var(ddof=1) / 3, theirs.var(ddof=1) / 3  # Welch's: each side its own spread
+    se = np.sqrt(wa + wb)
+    half = scipy.stats.t.ppf(0.975, (wa + wb) ** 2 / ((wa ** 2 + wb ** 2) / 2)) * se
     assert md["tax_lo"] == pytest.approx(1 - np.exp(d + half), rel=1e-9)
     assert md["tax_hi"] == pytest.approx(1 - np.exp(d - half), rel=1e-9)
     assert md["tax_verdict"] == "tax" and (md["best_reps"], md["reference_reps"]) == (3, 3)

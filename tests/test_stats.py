@@ -107,11 +107,12 @@ def test_summary_intervals_by_hand(results):
     assert jbod["efficiency"] == pytest.approx(195 / 210)
     assert jbod["efficiency_lo"] == pytest.approx(195 / 210 * np.exp(-half))
     assert jbod["efficiency_hi"] == pytest.approx(195 / 210 * np.exp(half))
-    # tax 1 - 185 / 195 = 0.0513, tested on the logs: difference of mean logs d, pooled s over 4 degrees of freedom
+    # tax 1 - 185 / 195 = 0.0513, tested on the logs: difference of mean logs d, Welch's se and degrees of freedom
     btrfs_logs, jbod_logs = np.log([180.0, 190.0, 185.0]), np.log([190.0, 200.0, 195.0])
     d = btrfs_logs.mean() - jbod_logs.mean()
-    se = np.sqrt((btrfs_logs.var(ddof=1) + jbod_logs.var(ddof=1)) / 2 * (2 / 3))
-    half = 2.7764451051977987 * se  # t quantile 0.975 with 4 degrees of freedom (tables: 2.776)
+    wa, wb = btrfs_logs.var(ddof=1) / 3, jbod_logs.var(ddof=1) / 3
+    se = np.sqrt(wa + wb)
+    half = scipy.stats.t.ppf(0.975, (wa + wb) ** 2 / ((wa ** 2 + wb ** 2) / 2)) * se  # 3.998 df: under the bound, 4
     assert btrfs["tax"] == pytest.approx(1 - 185 / 195)
     assert btrfs["tax_lo"] == pytest.approx(1 - np.exp(d + half))
     assert btrfs["tax_hi"] == pytest.approx(1 - np.exp(d - half))
@@ -142,9 +143,9 @@ def _simulated(rng: np.random.Generator, tax: float, draws: int, noise: float = 
 
 @pytest.mark.parametrize("tax, noise, reps, margin, verdict, least", [
     (0.08, 0.02, 5, 0.02, "tax", 0.97),  # measured 99% (400 draws while designing)
-    (0.08, 0.02, 3, 0.02, "tax", 0.75),  # 84%: three runs leave the interval near the margin's edge in one in six
-    (0.08, 0.02, 3, 0.0, "tax", 0.90),  # margin 0: the plain significance test, power ~95%
-    (0.0, 0.005, 3, 0.02, "equivalent", 0.80),  # 89%: the emulated array's spread
+    (0.08, 0.02, 3, 0.02, "tax", 0.65),  # Welch's 71% (pooled: 84%): three runs leave the interval near the edge
+    (0.08, 0.02, 3, 0.0, "tax", 0.85),  # margin 0: the plain significance test, Welch's 88.5% (pooled: ~95%)
+    (0.0, 0.005, 3, 0.02, "equivalent", 0.75),  # Welch's 79.5% (pooled: 89%): the emulated array's spread
     (0.0, 0.02, 3, 0.02, "inconclusive", 0.90),  # 98%: at real devices' spread three runs cannot show equivalence
 ])
 def test_verdicts_keep_their_promise_on_simulated_tables(tax, noise, reps, margin, verdict, least):
@@ -184,12 +185,12 @@ def test_a_tax_margin_that_is_not_a_fraction_is_refused_naming_it(results):
 
 def test_the_interval_overlap_rule_would_have_missed_the_tax():
     """The same 8% tax: most draws have overlapping 95% t intervals, which the old rule called noise (the test
-    alone, margin 0)."""
+    alone, margin 0): 49% of draws overlap, and Welch's test calls 78.6% of those a tax (the pooled test: over 80%)."""
     out = summary_intervals(_simulated(np.random.default_rng(11), 0.08, 200), reference="jbod", margin=0.0)
     btrfs = out[out["layout"] == "btrfs"].reset_index(drop=True)
     jbod = out[out["layout"] == "jbod"].reset_index(drop=True)
     overlap = btrfs["best_bw_bytes_hi"] >= jbod["best_bw_bytes_lo"]
-    assert overlap.mean() > 0.25 and (btrfs.loc[overlap, "tax_verdict"] == "tax").mean() > 0.8
+    assert overlap.mean() > 0.25 and (btrfs.loc[overlap, "tax_verdict"] == "tax").mean() > 0.7
 
 
 @pytest.mark.parametrize("btrfs, verdict", [([185.0, 185.1, 184.9], "tax"), ([205.0, 205.1, 204.9], "gain")])

@@ -34,9 +34,8 @@ from .table_checks import POINT, WARMUP_TEXT
 from ..errors import AnalysisError, ConfigError
 from ..layouts import describe
 from ..measure import fio_output
+from .defaults import BASELINE_BS, BY_CHOICES
 
-BY_CHOICES = ("bs",)
-BASELINE_BS = 1048576  # 1 MiB, as seed 000 chose
 MB = 1e6  # display unit: MB/s = 1e6 bytes/s
 
 BASELINE_COLUMNS = ["rw", "baseline_bw_bytes", "baseline_numjobs", "baseline_iodepth", "baseline_layout"]

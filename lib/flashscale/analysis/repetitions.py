@@ -23,13 +23,14 @@ over every look by alpha spending) or the most runs have run (``max``: its verdi
 """
 from __future__ import annotations
 
+import dataclasses
 from functools import partial
 from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
-from . import baseline_and_tax, significance, stats
+from . import agreement, baseline_and_tax, significance, stats
 from .agreement import DEFAULT_MARGIN
 from ..measure.units import number
 
@@ -39,13 +40,18 @@ DECISIVE = ("tax", "gain", "equivalent")  # significance.practical's verdicts th
 
 
 def relative_half_width(values: Sequence[float], confidence: float = 0.95) -> float:
-    """Half of log(hi / lo) of the interval of ``values``' mean (``stats.interval_t``): the precision of a
-    positive rate. NaN with fewer than two values; infinite where the interval reaches zero or below; 0 where the
-    runs do not differ at all."""
+    """Half of log(hi / lo) of the interval of ``values``' mean (``stats.interval_t``, its spread never below what
+    a rate resolves, ``significance.log_sd_floor``): the precision of a positive rate in bytes/s. NaN with fewer
+    than two values; infinite where the interval reaches zero or below; never 0: runs that tie differ by less than
+    a step of the measurement, not by nothing."""
     values = np.asarray(values, dtype=float)
     if values.size < 2:
         return NAN
     lo, hi = stats.interval_t(values, confidence)
+    if (values > 0).all():
+        side = agreement.Side.of(values)
+        floor = significance.log_sd_floor(side.value) / np.sqrt(values.size)
+        lo, hi = dataclasses.replace(side, log_se=max(side.log_se, floor)).interval(confidence)
     if not (np.isfinite(lo) and np.isfinite(hi)) or lo <= 0:
         return float("inf")
     return float(np.log(hi / lo) / 2)

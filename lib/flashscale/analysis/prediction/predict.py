@@ -292,7 +292,8 @@ def score(prediction: pd.DataFrame, frame: pd.DataFrame, confidence: float = 0.9
           margin: float = DEFAULT_MARGIN) -> pd.DataFrame:
     """``prediction`` with what was measured at each point (``measured_bw_bytes``, the mean of its repetitions
     with its t interval ``_lo``/``_hi``, ``measured_reps``); ``error`` = measured / predicted - 1; ``in_interval``:
-    the measured mean lies in the predicted interval (NA where that is unknown); ``agreement``: the one rule's
+    the measured mean lies in the prediction interval (``agreement.prediction_interval``: the predicted interval
+    widened by the measurement's own run-to-run noise; NA where the prediction has no interval); ``agreement``: the one rule's
     verdict (``agreement.agree`` of the measured against the predicted, each side with its own interval: the
     measured runs', the single device's behind the prediction, ``predicted_reps`` runs where the prediction says,
     exact where its interval has no width): same, above, below, undecided, or no interval (one run on a side);
@@ -316,10 +317,17 @@ def score(prediction: pd.DataFrame, frame: pd.DataFrame, confidence: float = 0.9
                                          how="inner", validate="one_to_one")
     value = out["measured_bw_bytes"]
     out["error"] = value / out["predicted_bw_bytes"] - 1
-    inside = (value >= out["predicted_lo"]) & (value <= out["predicted_hi"])
-    out["in_interval"] = inside.astype("boolean").mask(out["predicted_lo"].isna())
     check_margin(margin)
     runs = out["predicted_reps"] if "predicted_reps" in out.columns else pd.Series(np.inf, index=out.index)
+    sides = [(agreement.side(p, p_lo, p_hi, k - 1, confidence), agreement.side(m, m_lo, m_hi, n - 1, confidence))
+             for m, m_lo, m_hi, n, p, p_lo, p_hi, k in zip(
+                 value, out["measured_bw_bytes_lo"], out["measured_bw_bytes_hi"], out["measured_reps"],
+                 out["predicted_bw_bytes"], out["predicted_lo"], out["predicted_hi"], runs)]
+    ranges = [agreement.prediction_interval(p, m, confidence) if p is not None and m is not None else (np.nan, np.nan)
+              for p, m in sides]
+    inside = pd.Series([lo <= v <= hi for v, (lo, hi) in zip(value, ranges)], index=out.index)
+    out["in_interval"] = inside.astype("boolean").mask(out["predicted_lo"].isna() | pd.Series(
+        [not np.isfinite(lo) for lo, _ in ranges], index=out.index))
     out["agreement"] = [agreement.verdict(agreement.side(m, m_lo, m_hi, n - 1, confidence),
                                           agreement.side(p, p_lo, p_hi, k - 1, confidence), margin, confidence)
                         for m, m_lo, m_hi, n, p, p_lo, p_hi, k in zip(

@@ -41,8 +41,8 @@ from .predict import nearest, predict
 from ..significance import DEFAULT_MARGIN
 from ...errors import AnalysisError, ConfigError
 from ...measure.units import percent
+from ..defaults import MAX_DEVICES
 
-MAX_DEVICES = 512
 EXTRAPOLATION = 4  # without a shared ceiling, counts stop at this many times the largest layout measured
 
 
