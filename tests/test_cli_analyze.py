@@ -120,16 +120,18 @@ def test_fit_adds_the_knee_and_refuses_to_fit_too_few_points(tmp_path, capsys):
 
 
 def test_the_layout_ideal_and_the_tax_test_are_columns(tmp_path, capsys):
-    rows = [*ROWS, ("single", 1, "write", MiB, 1, 1, 1, False, 100.0),
-            ("jbod", 4, "write", MiB, 8, 1, 1, False, 400.0), ("jbod", 4, "write", MiB, 8, 1, 2, False, 404.0),
-            ("btrfs-raid10", 4, "write", MiB, 8, 1, 1, False, 180.0),
-            ("btrfs-raid10", 4, "write", MiB, 8, 1, 2, False, 182.0)]
+    mb = 1e6  # rates of MB/s: a tax test reads them at the spread a rate resolves (significance.log_sd_floor)
+    rows = [*ROWS, ("single", 1, "write", MiB, 1, 1, 1, False, 100.0 * mb),
+            ("jbod", 4, "write", MiB, 8, 1, 1, False, 400.0 * mb),
+            ("jbod", 4, "write", MiB, 8, 1, 2, False, 404.0 * mb),
+            ("btrfs-raid10", 4, "write", MiB, 8, 1, 1, False, 180.0 * mb),
+            ("btrfs-raid10", 4, "write", MiB, 8, 1, 2, False, 182.0 * mb)]
     status, out, _ = analyze(capsys, table(tmp_path, rows=rows), "--reference", "jbod", "--format", "csv")
     got = pd.read_csv(io.StringIO(out)).set_index(["layout", "rw"])
     assert status == 0
     mirror = got.loc[("btrfs-raid10", "write")]
     assert mirror["efficiency"] == pytest.approx(181 / 400)  # against 4 x 100
-    assert mirror["ideal_bw_bytes"] == pytest.approx(200) and mirror["design_tax"] == pytest.approx(0.5)  # a mirror: half
+    assert mirror["ideal_bw_bytes"] == pytest.approx(200 * mb) and mirror["design_tax"] == pytest.approx(0.5)  # a mirror: half
     assert mirror["layout_efficiency"] == pytest.approx(181 / 200)
     assert mirror["tax_verdict"] == "tax" and 0 < mirror["tax_p"] < 0.05 and mirror["best_reps"] == 2
     assert got.loc[("raid0", "read"), "tax_verdict"] == "one run: no interval"  # one run of raid0's best point
@@ -140,8 +142,10 @@ def test_the_layout_ideal_and_the_tax_test_are_columns(tmp_path, capsys):
 def test_the_margin_decides_what_is_called_a_tax(tmp_path, capsys):
     """A 1% tax the test can tell (jbod 400/404, the layout 396/400): within the default 2% margin it is
     equivalent; with --margin 0 it is the plain test's verdict; a margin that is not a fraction is refused."""
-    rows = [*ROWS, ("jbod", 4, "write", MiB, 8, 1, 1, False, 400.0), ("jbod", 4, "write", MiB, 8, 1, 2, False, 400.4),
-            ("lvm", 4, "write", MiB, 8, 1, 1, False, 396.0), ("lvm", 4, "write", MiB, 8, 1, 2, False, 396.4)]
+    mb = 1e6  # MB/s: runs 0.1% apart, above the spread a rate resolves (1 MiB in 5 s: 0.05%)
+    rows = [*ROWS, ("jbod", 4, "write", MiB, 8, 1, 1, False, 400.0 * mb),
+            ("jbod", 4, "write", MiB, 8, 1, 2, False, 400.4 * mb),
+            ("lvm", 4, "write", MiB, 8, 1, 1, False, 396.0 * mb), ("lvm", 4, "write", MiB, 8, 1, 2, False, 396.4 * mb)]
     file = table(tmp_path, rows=rows)
     verdicts = {}
     for margin in ("0.02", "0"):

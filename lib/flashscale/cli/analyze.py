@@ -10,28 +10,28 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
-
-from ..campaigns import parameters
-from ..analysis import baseline_and_tax as analysis, builds, evidence, scaling, significance, stand_in, stats
-from ..analysis.prediction import bounds, ceilings, curve, fewer, loads, predict, scoring
-from ..measure import campaign_folder, results
+from ..analysis import defaults
 from ..errors import AnalysisError, ConfigError, FlashscaleError
-from ..publish import tables
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# What a run computes with is imported where it runs, not here: --help builds this parser without pandas or scipy.
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("results", help="results table: .parquet or .csv (or a campaign directory)")
     parser.add_argument("--reference", default=None, metavar="LAYOUT",
                         help="layout the tax is measured against (required, but with --predict)")
-    parser.add_argument("--baseline-bs", default=str(analysis.BASELINE_BS), metavar="BYTES|RW=BYTES,...",
-                        help=f"block size of the single-device baseline, bytes (default {analysis.BASELINE_BS}), or "
+    parser.add_argument("--baseline-bs", default=str(defaults.BASELINE_BS), metavar="BYTES|RW=BYTES,...",
+                        help=f"block size of the single-device baseline, bytes (default {defaults.BASELINE_BS}), or "
                              "one per rw: read=1048576,randread=4096; with --by bs each bs has its own")
     parser.add_argument("--baseline-layout", default=None, metavar="LAYOUT",
                         help="the one-device layout whose rows are the device's baseline and curve (default: "
                              "'single', or the only one-device layout); for a folder of several")
-    parser.add_argument("--by", choices=analysis.BY_CHOICES, action="append", default=[], help="also group by this column")
+    parser.add_argument("--by", choices=defaults.BY_CHOICES, action="append", default=[], help="also group by this column")
     parser.add_argument("--format", choices=["table", "csv"], default="table", help="output format")
     parser.add_argument("--fit", action="store_true",
                         help="add the knee and the USL fit against numjobs (knee_numjobs, usl_sigma, usl_kappa, "
@@ -53,7 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(Amdahl's law over the count, with its interval) and say from which K the "
                              "prediction holds within 5%%")
     parser.add_argument("--confidence", type=float, default=0.95, help="confidence of the _lo/_hi intervals")
-    parser.add_argument("--margin", type=float, default=significance.DEFAULT_MARGIN,
+    parser.add_argument("--margin", type=float, default=defaults.DEFAULT_MARGIN,
                         help="margin of practical equivalence of the tax, a fraction (default %(default)s: a tax "
                              "within it is 'equivalent', beyond it 'tax' or 'gain')")
 
@@ -61,6 +61,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def campaign_chunk(path: str) -> int | None:
     """The stripe unit the campaign at ``path`` built its layouts with (its campaign.json's ``options.chunk_bytes``),
     None for a table alone or a campaign that records none (then each row's own ``chunk_bytes``, if any)."""
+    from ..measure import campaign_folder
+
     try:
         chunk = (campaign_folder.read_campaign(Path(path)) or {}).get("spec", {}).get("options", {}).get("chunk_bytes")
     except AttributeError:  # a campaign.json that is not a campaign's record
@@ -70,6 +72,8 @@ def campaign_chunk(path: str) -> int | None:
 
 def ceilings_file(path: str) -> dict:
     """A --ceilings file, relative to the working directory as a command-line path is (``parameters.ceilings_file``)."""
+    from ..campaigns import parameters
+
     return parameters.ceilings_file(Path(path), path)
 
 
@@ -105,6 +109,10 @@ def baseline_bs(text: str) -> int | dict[str, int]:
 
 def load_table(path: str):
     """The results table; a file pandas cannot read (empty, not CSV or Parquet inside) is refused by name."""
+    import pandas as pd
+
+    from ..measure import results
+
     try:
         return results.load(path)
     except FlashscaleError:
@@ -117,6 +125,11 @@ def load_table(path: str):
 
 def _stated(path: str, frame: pd.DataFrame, args: argparse.Namespace) -> pd.DataFrame:
     """``--stated``: the campaign directory's own predictions, stated before each layout was built, scored."""
+    import pandas as pd
+
+    from ..analysis.prediction import scoring
+    from ..measure import campaign_folder
+
     if args.ceilings:
         raise ConfigError("--stated scores what the campaign stated, with the ceilings it had then: drop --ceilings")
     stated = campaign_folder.read_predictions(Path(path)) if Path(path).is_dir() else pd.DataFrame()
@@ -129,6 +142,11 @@ def _stated(path: str, frame: pd.DataFrame, args: argparse.Namespace) -> pd.Data
 def _print_predicted(frame: pd.DataFrame, args: argparse.Namespace) -> int:
     """``--predict``: predicted against measured, per layout and point, and the points outside their interval;
     with ``--stated``, the campaign's own predictions, each layout's best point and the machine's repeatability."""
+    import pandas as pd
+
+    from ..analysis.prediction import ceilings, loads, predict, scoring
+    from ..publish import tables
+
     if args.stated:
         scored = _stated(args.results, frame, args)
     else:
@@ -168,6 +186,11 @@ def _print_predicted(frame: pd.DataFrame, args: argparse.Namespace) -> int:
 def _print_calibrated(frame: pd.DataFrame, args: argparse.Namespace) -> int:
     """``--predict --calibrate-up-to K``: each count above K predicted from those up to K, scored, and per layout
     and rw the K from which it holds within 5% (``analysis.prediction.fewer``)."""
+    import pandas as pd
+
+    from ..analysis.prediction import bounds, fewer, scoring
+    from ..publish import tables
+
     scored = fewer.calibrated(frame, args.calibrate_up_to, args.confidence)
     if scored.empty:
         raise ConfigError(f"--calibrate-up-to {args.calibrate_up_to}: no layout was measured on more devices")
@@ -189,6 +212,8 @@ def _print_calibrated(frame: pd.DataFrame, args: argparse.Namespace) -> int:
 
 def _baseline_rows(frame: pd.DataFrame, layout: str | None) -> pd.DataFrame | None:
     """``--baseline-layout``: the rows whose one-device points are the baseline (None: the table's own)."""
+    from ..analysis.prediction import curve
+
     if layout is None:
         return None
     curve.single_rows(frame, layout)  # ConfigError naming the layout when it has no one-device rows
@@ -196,6 +221,10 @@ def _baseline_rows(frame: pd.DataFrame, layout: str | None) -> pd.DataFrame | No
 
 
 def main(args: argparse.Namespace) -> int:
+    from ..analysis import builds, evidence, scaling, stand_in, stats
+    from ..analysis.prediction import ceilings, loads
+    from ..publish import tables
+
     frame = load_table(args.results)
     if args.stated and not args.predict:
         raise ConfigError("--stated scores a campaign's stated predictions: give it with --predict")

@@ -8,9 +8,6 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..measure.units import size
-from ..system.devices import System
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", metavar="PATH", help="only these devices (default: every block device)")
@@ -18,6 +15,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    from ..measure.units import size
+    from ..system.devices import System
+
     system = System()
     for path in args.paths:
         system.majmin(path)  # RefusedError names a path that is not a block device

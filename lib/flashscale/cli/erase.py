@@ -10,9 +10,6 @@ import argparse
 import json
 
 from ..arrays import erase
-from ..system.commands import Runner
-from ..system.devices import System
-from ..arrays.guard import Guard
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,6 +32,10 @@ def _wipe(value: str | None) -> bool | list[str]:
 
 
 def main(args: argparse.Namespace) -> int:
+    from ..arrays.guard import Guard
+    from ..system.commands import Runner
+    from ..system.devices import System
+
     runner = Runner()
     system = System(runner=runner)
     devices = [system.resolve(name) for name in args.devices]

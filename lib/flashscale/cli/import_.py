@@ -11,9 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..measure.fio_import import importer, file_names
-from ..measure.fio_import.bounds import shown
-from ..measure.fio_import.file_names import Naming
+from ..measure.fio_import import file_names
 
 SOME_REFUSED = 3
 
@@ -35,6 +33,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    from ..measure.fio_import import importer
+    from ..measure.fio_import.bounds import shown
+    from ..measure.fio_import.file_names import Naming
+
     given = {k: v for k, v in (("layout", args.layout), ("devices", args.devices), ("host", args.host))
              if v is not None}
     rules = tuple(file_names.read_map(Path(args.map))) if args.map else ()

@@ -8,9 +8,6 @@ from __future__ import annotations
 import argparse
 
 from ..errors import ConfigError
-from ..measure.jobfile import JobFile
-from ..measure.jobrun import accepted_by_fio
-from ..system.commands import Runner
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,6 +31,10 @@ def _overrides(pairs: list[str]) -> dict[str, str]:
 
 
 def main(args: argparse.Namespace) -> int:
+    from ..measure.jobfile import JobFile
+    from ..measure.jobrun import accepted_by_fio
+    from ..system.commands import Runner
+
     text = JobFile.read(args.file).rewrite(args.target, args.raw_dir, _overrides(args.set))
     accepted_by_fio(text, Runner())
     print(text, end="")

@@ -9,23 +9,25 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
-
-from ..analysis import baseline_and_tax
-from ..analysis.prediction import predict, sizing
-from ..analysis.prediction.ceilings import Ceilings
+from ..analysis import defaults
 from ..errors import ConfigError
-from ..measure.units import percent, read_bytes
-from ..publish import tables
 from .analyze import ceilings_file, load_table, per_rw
 
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..analysis.prediction.ceilings import Ceilings
+
+# What a run computes with is imported where it runs, not here: --help builds this parser without pandas or numpy.
 
 
 def parse_rate(text: str, option: str) -> float:
     """'12.5GB/s' -> 12.5e9 bytes/s, '100Gb/s' -> 12.5e9 (bits / 8), '3GiB/s' -> 3 x 2^30; a number without its
     unit is refused, naming the option and the value: bytes (B) or bits (b) must be said."""
+    from ..measure.units import read_bytes
+
     value = read_bytes(text, bits=True, per_second=True, unit=True)
     if value is None:
         raise ConfigError(f"{option} {text!r} is not a rate with its unit: write e.g. 12.5GB/s (bytes), 100Gb/s "
@@ -52,7 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="which rws to answer (default every rw of the curve; read for a bare --device-bps)")
     parser.add_argument("--layout", default="jbod", help="the layout to predict (default jbod: one file system per "
                         "device; a stripe or mirror spreads every job over all devices)")
-    parser.add_argument("--bs", type=int, default=baseline_and_tax.BASELINE_BS, help="block size of the device's best point, "
+    parser.add_argument("--bs", type=int, default=defaults.BASELINE_BS, help="block size of the device's best point, "
                         "bytes (default %(default)s; the nearest measured)")
     for name, what in (("pcie-bps", "each device's PCIe link"), ("uplink-bps", "a link shared by "
                        "--devices-per-uplink devices"), ("link-bps", "each host's network link"),
@@ -65,7 +67,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="cores each host gives the I/O (a cpu term where the curve measured CPU)")
     parser.add_argument("--ceilings", metavar="FILE", default=None, help="YAML file of ceiling parameters "
                         "(flashscale.analysis.prediction.ceilings.Ceilings); the flags above take precedence")
-    parser.add_argument("--max-devices", type=int, default=sizing.MAX_DEVICES, help="largest N tried")
+    parser.add_argument("--max-devices", type=int, default=defaults.MAX_DEVICES, help="largest N tried")
     parser.add_argument("--chunk-bytes", type=int, default=None, help="the stripe unit of --layout, bytes (a "
                         "stripe's requests reach ceil(bs / chunk) members; default: the table's chunk_bytes column, "
                         "else the tool's default, said: md's 512 KiB, lvcreate's 64 KiB)")
@@ -81,6 +83,8 @@ FLAGS = {"pcie_link_bw_bytes": "pcie-bps", "uplink_bw_bytes": "uplink-bps", "net
 
 def _ceilings(args: argparse.Namespace) -> Ceilings:
     """The ceilings file's (``--ceilings``), with the flags on top."""
+    from ..analysis.prediction.ceilings import Ceilings
+
     rates = {name: parse_rate(getattr(args, flag.replace("-", "_")), f"--{flag}") for name, flag in FLAGS.items()
              if getattr(args, flag.replace("-", "_"))}
     counts = dict(devices_per_uplink=args.devices_per_uplink, hosts=args.hosts, cores=args.cores)
@@ -89,6 +93,8 @@ def _ceilings(args: argparse.Namespace) -> Ceilings:
 
 def _curve(args: argparse.Namespace) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     """The device's curve, and the results table it came from (None for --device-bps)."""
+    from ..analysis.prediction import predict
+
     rws = args.rw.split(",") if args.rw else None
     if (args.results is None) == (args.device_bps is None):
         raise ConfigError("give the device's curve: a results table or campaign folder, or --device-bps; not both")
@@ -106,11 +112,17 @@ def _curve(args: argparse.Namespace) -> tuple[pd.DataFrame, pd.DataFrame | None]
 
 
 def _rate(value: float) -> str:
+    from ..publish import tables
+
     return tables.cell(value, "bandwidth", ("GB/s", 1e9) if value >= 10e9 else ("MB/s", 1e6))
 
 
 def answer_sentence(answer, layout: str) -> str:
     """One rw's answer in words."""
+    import numpy as np
+
+    from ..analysis import baseline_and_tax
+
     target = _rate(answer.target_bw_bytes)
     if not np.isfinite(answer.devices):
         text = (f"{answer.rw}: no count up to {answer.max_devices} devices reaches {target}: the "
@@ -133,6 +145,9 @@ def answer_sentence(answer, layout: str) -> str:
 
 def evidence_sentences(found: pd.DataFrame, layout: str) -> list[str]:
     """Each count at which the table's own rows of ``layout`` contradict the model beyond the margin, in words."""
+    from ..analysis import baseline_and_tax
+    from ..measure.units import percent
+
     return [f"the table measured {layout} {r.rw} on {r.devices} devices at {_rate(r.measured_bw_bytes)} (bs {r.bs}, "
             f"{baseline_and_tax.count_of(r.numjobs, 'job')}, iodepth {r.iodepth}), {percent(r.error, signed=True)} against the "
             f"model's {_rate(r.predicted_bw_bytes)}: the answers above {r.devices} devices are held to it."
@@ -142,6 +157,8 @@ def evidence_sentences(found: pd.DataFrame, layout: str) -> list[str]:
 def load_sentences(found: pd.DataFrame, base: pd.DataFrame, layout: str) -> list[str]:
     """Each of the table's own points of ``layout`` measured at a load on each device that the device's curve was
     not (``sizing.evidence``'s ``beyond_curve``), in words."""
+    from ..analysis import baseline_and_tax
+
     out = []
     for r in found[found["beyond_curve"]].itertuples(index=False):
         most = base[base["rw"] == r.rw]["outstanding"].max()
@@ -154,6 +171,9 @@ def load_sentences(found: pd.DataFrame, base: pd.DataFrame, layout: str) -> list
 
 def people(table: pd.DataFrame, found: pd.DataFrame | None = None) -> pd.DataFrame:
     """The rows shown: devices, hosts, the prediction with its interval, each term present, the limit that binds."""
+    from ..analysis.prediction import predict
+    from ..publish import tables
+
     terms = [f"{t}_limit_bw_bytes" for t in predict.TERMS if table[f"{t}_limit_bw_bytes"].notna().any()]
     shown = table[["rw", "devices", "hosts", "predicted_bw_bytes", "predicted_limit", *terms]]
     if (table["predicted_lo"] != table["predicted_hi"]).any():  # an interval only where the curve had a spread
@@ -168,6 +188,8 @@ def people(table: pd.DataFrame, found: pd.DataFrame | None = None) -> pd.DataFra
 
 
 def main(args: argparse.Namespace) -> int:
+    from ..analysis.prediction import predict, sizing
+
     target = parse_rate(args.target, "--target")
     base, results_table = _curve(args)
     given = _ceilings(args)

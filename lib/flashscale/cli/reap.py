@@ -10,16 +10,8 @@ docs/reference/commands.md#flashscale-reap.
 from __future__ import annotations
 
 import argparse
-import json
-import tempfile
-from dataclasses import asdict
 from pathlib import Path
 
-from ..campaigns import over_ssh
-from ..notebooks.execute import load_campaign, parse_overrides
-from ..system import reap
-from ..system.commands import Runner
-from ..system.teardown import manifest_dir
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,6 +27,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    import json
+    import tempfile
+    from dataclasses import asdict
+
+    from ..campaigns import over_ssh
+    from ..notebooks.execute import load_campaign, parse_overrides
+    from ..system import reap
+    from ..system.commands import Runner
+    from ..system.teardown import manifest_dir
+
     directory = None if args.manifests else (args.manifest_dir or manifest_dir())
     parameters = {**(load_campaign(args.campaign)["parameters"] if args.campaign else {}),
                   **parse_overrides(args.parameter)}

@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import argparse
 
-from ..notebooks import execute, reproduce
-from ..publish.report import read_record
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("published", metavar="DIR_OR_REPORT",
@@ -22,6 +19,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    from ..notebooks import execute, reproduce
+    from ..publish.report import read_record
+
     overrides = execute.parse_overrides(args.parameter)
     published = reproduce.reproduce(args.published, overrides, reports_dir=args.reports)
     for path in published:

@@ -9,9 +9,6 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..notebooks import cost
-from ..notebooks import estimate, execute
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("campaign", help="campaign file (YAML), e.g. runners/quickstart.yaml")
@@ -37,6 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def show_estimate(args: argparse.Namespace, overrides: dict, budget_s: float | None) -> int:
     """``--estimate``: each notebook's cost and the campaign's, as lines or JSON; 1 where it cannot fit the budget."""
+    from ..notebooks import cost, estimate, execute
+
     each, whole = execute.estimate_campaign(args.campaign, overrides)
     said = cost.fits(whole, budget_s, each) if budget_s is not None else None
     if args.format == "json":
@@ -50,6 +49,8 @@ def show_estimate(args: argparse.Namespace, overrides: dict, budget_s: float | N
 
 
 def main(args: argparse.Namespace) -> int:
+    from ..notebooks import estimate, execute
+
     overrides = execute.parse_overrides(args.parameter)
     budget_s = estimate.parse_duration(args.budget) if args.budget is not None else None
     if args.estimate:

@@ -7,16 +7,9 @@ every option: docs/reference/commands.md#flashscale-vm-guest.
 from __future__ import annotations
 
 import argparse
-from dataclasses import replace
 from pathlib import Path
 
-from ..campaigns import campaign, vmlab
 from ..errors import FlashscaleError
-from ..arrays.testbed import TestBed
-from ..system.commands import Runner
-from ..system.devices import System
-from ..system.vmlab.vm import prepare_guest
-
 
 NO_FLASH = ("The VM's NVMe devices are files of the host's: there is no flash to precondition, so they were not "
             "written in full after each erase (PRECONDITION_PASSES is for real devices).")
@@ -27,6 +20,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from ..arrays.testbed import TestBed
+    from ..campaigns import campaign, vmlab
+    from ..system.commands import Runner
+    from ..system.devices import System
+    from ..system.vmlab.vm import prepare_guest
+
     request = vmlab.guest_request(args.request)
     runner = Runner()
     try:
