@@ -121,7 +121,7 @@ def test_a_rerun_keeps_the_earlier_campaign(tmp_path):
 
 
 @pytest.mark.root
-def test_emulated_campaign_finds_the_known_answer_and_leaves_nothing(tmp_path, foreign_loop, monkeypatch):
+def test_emulated_campaign_finds_the_known_answer_and_leaves_nothing(tmp_path, fast_backing, foreign_loop, monkeypatch):
     rows_when_stated = {}
     append = campaign_folder.append_predictions
 
@@ -131,8 +131,10 @@ def test_emulated_campaign_finds_the_known_answer_and_leaves_nothing(tmp_path, f
 
     monkeypatch.setattr(campaign_folder, "append_predictions", stating)
     result = campaign.run(spec(tmp_path, DEVICES=2, CAP_READ_BPS=100_000_000, CAP_WRITE_BPS=100_000_000,
-                               LAYOUTS=["single", "jbod", "btrfs-raid0"]), progress=False)
-    assert result.backend == "loop" and result.notes == []  # the caps were kept: nothing to say (harness.json)
+                               LAYOUTS=["single", "jbod", "btrfs-raid0"], BACKING_DIR=str(fast_backing)),
+                          progress=False)
+    # the caps were kept and the backing files are in memory: nothing to say (harness.json)
+    assert result.backend == "loop" and result.notes == []
     assert all(not fit.adjusted for fit in harness.read(result.directory).values())
     table = result.table[result.table["phase"] == "measure"]  # each layout's precondition is not a measurement
     assert (result.table["phase"] == "precondition").sum() == 3
@@ -165,7 +167,7 @@ def test_emulated_campaign_finds_the_known_answer_and_leaves_nothing(tmp_path, f
     assert (stated["predicted_bw_bytes"] == stated["devices_limit_bw_bytes"]).all()
     assert stated["predicted_note"].str.contains("read at its cap from fio's own time|no CPU cost from the single").all()
     assert (table["cpu_busy_cores"] > 0).all()
-    assert loop_devices_backed_under(tmp_path) == []
+    assert loop_devices_backed_under(fast_backing) == []
     assert leftover_mounts(result.directory) == []
     assert sha256(foreign_loop["path"]) == foreign_loop["sha256"]
 

@@ -101,3 +101,24 @@ def test_too_small_devices_are_refused_before_anything_is_made(tmp_path):
         ArraySpec(devices=2, device_size=2**20, backing_root=str(tmp_path))
     with pytest.raises(ConfigError, match="devices=0"):
         ArraySpec(devices=0)
+
+
+def _mountinfo(tmp_path, *mounts: tuple[str, str]):
+    """A System whose /proc/self/mountinfo lists ``mounts`` (mount point, file system type), nothing else."""
+    from flashscale.system.devices import System
+    (tmp_path / "proc" / "self").mkdir(parents=True)
+    lines = [f"{n} 1 0:{n} / {point} rw,relatime shared:1 - {fstype} src{n} rw" for n, (point, fstype) in
+             enumerate(mounts, start=20)]
+    (tmp_path / "proc" / "self" / "mountinfo").write_text("\n".join(lines) + "\n")
+    return System(proc=tmp_path / "proc")
+
+
+def test_backing_files_off_memory_are_said_to_hold_writes_below_their_cap(tmp_path):
+    from flashscale.arrays.emulated import backing_store_sentence
+    system = _mountinfo(tmp_path, ("/", "ext4"), ("/dev/shm", "tmpfs"), ("/srv/fast", "ramfs"), ("/srv/fastx", "xfs"))
+    assert backing_store_sentence("/dev/shm/flashscale-array-x", system) is None
+    assert backing_store_sentence("/srv/fast/a", system) is None
+    said = backing_store_sentence("/srv/fastx/a", system)  # not /srv/fast's: a mount point is a whole name
+    assert "on xfs at /srv/fastx" in said and "BACKING_DIR" in said
+    assert "on ext4 at /" in backing_store_sentence("/var/tmp/flashscale-array-y", system)
+    assert backing_store_sentence("/x", _mountinfo(tmp_path / "none")) is None  # no mount known: nothing said

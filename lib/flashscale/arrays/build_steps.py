@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
+from .. import faults
 from ..system import undo
 from ..system.commands import Runner
 from ..system.devices import System
@@ -60,4 +61,5 @@ def execute(steps: Sequence[Step], *, guard: Guard, runner: Runner, teardown: Te
         if step.creates and undo.present(step.creates, step.details, system) is False:
             raise UnsupportedError(f"{step} reported success but its {step.creates} "
                                    f"{step.details.get('path', '')} is not there")
+        faults.reached("layout-building")
     return done

@@ -18,12 +18,14 @@ import re
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-from ..system.commands import Runner
-from ..system.devices import Device, System
 from ..errors import CommandError, ConfigError, FlashscaleError, RefusedError, UnsupportedError
-from .guard import Guard
+
+if TYPE_CHECKING:  # named in annotations only: METHODS is read by erase --help without the machine's modules
+    from ..system.commands import Runner
+    from ..system.devices import Device, System
+    from .guard import Guard
 
 METHODS = ("discard", "zero", "wipe", "nvme-format", "nvme-sanitize")
 SANITIZE_BLOCK_ERASE = 2

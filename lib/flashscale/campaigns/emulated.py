@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..arrays import layouts
-from ..arrays.emulated import ArraySpec, EmulatedArray, cap_fit_policy, choose_backing_root
+from ..arrays.emulated import ArraySpec, EmulatedArray, backing_store_sentence, cap_fit_policy, choose_backing_root
 from ..arrays.layouts import Layout
 from ..errors import ConfigError
 from ..measure import harness
@@ -60,7 +60,8 @@ class OnEmulatedArray(Place):
         if fitted != self.array:
             self.made.recap(fitted)
         recorder.hold(fitted.rw_caps(), {name: fitted.rw_caps(name) for name in recorder.layout_caps}, carried)
-        return said
+        store = backing_store_sentence(self.made.workdir, self.system)
+        return said + ([store] if store else [])
 
     def cgroup_procs(self, name: str) -> list[Path]:
         return self.made.cgroup_procs

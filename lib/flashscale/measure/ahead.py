@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..errors import CommandError, UnsupportedError
+from .. import faults
 from ..system.commands import Runner, stop_group, wait
 from . import fio
 from .fio import LOG_OPTIONS, NBD, FioJob, command, outcome, render
@@ -86,6 +87,7 @@ class Held:
     def result(self) -> dict:
         """Wait for the opened run (at most its run time and 600 s) and read its output as ``fio.run_file`` does."""
         jobfile = self.outdir / "job.fio"
+        faults.reached("fio-running")
         returncode = wait(self.proc, self.job.runtime_s + self.job.ramp_s + 600)  # stopped past it, or on Ctrl-C
         stderr_file = self.outdir / "fio.stderr"
         stderr = stderr_file.read_text(errors="replace")
@@ -116,6 +118,7 @@ def start(job: FioJob, outdir: Path, runner: Runner, *, cgroup_procs: Sequence[P
         return None  # without flock(1) (util-linux) every prerun would fail, and every run with it
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=False)
+    faults.reached("run-folder-made")
     jobfile = outdir / "job.fio"
     jobfile.write_text(render(job, log_dir=outdir.resolve()))
     lock = os.open(outdir / GATE_LOCK, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
@@ -151,6 +154,8 @@ class Line:
             current.open()
             if then is not None and self.enabled and job.ramp_s >= RAMP_LEAST_S:
                 self.held = self._start(then[0], then[1], cgroup_procs)
+                if self.held is not None:
+                    faults.reached("ahead-held")
             return current.result()
         except BaseException:  # an error, Ctrl-C: this run stopped with its group, the next one cancelled
             if current.proc.poll() is None:

@@ -37,6 +37,7 @@ import pandas as pd
 
 from ..errors import AnalysisError, FlashscaleError
 from ..paths import project_root
+from .. import faults
 
 log = logging.getLogger("flashscale.results")
 
@@ -163,6 +164,9 @@ def append_rows(campaign_dir: Path, rows: Iterable[Mapping]) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     before = os.fstat(fd).st_size
     try:
+        if faults.armed_at("row-half-written"):  # a test's kill -9 half-way through the line
+            data = data[os.write(fd, data[:len(data) // 2]):]
+            faults.reached("row-half-written")
         while data:  # unbuffered: each write reaches the file or fails here, never later at close
             data = data[os.write(fd, data):]
     except OSError as exc:
@@ -371,15 +375,70 @@ def write_run_environment(campaign_dir: Path, run: Path, environment: dict) -> N
     written with the row, so a run folder without one was cut short."""
     folder = Path(campaign_dir) / run
     folder.mkdir(parents=True, exist_ok=True)  # a run that failed may not have made it
-    (folder / RUN_ENV_JSON).write_text(_json(environment))
+    write_atomically(folder / RUN_ENV_JSON, _json(environment))
+
+
+def _run_folders(folder: Path) -> list[Path]:
+    """Every folder under ``raw/`` but those set aside (``set_aside``: kept as they were), deepest first."""
+    raw = Path(folder) / RAW
+    found = [p for p in raw.rglob("*") if p.is_dir() and not p.is_symlink()] if raw.is_dir() else []
+    found = [p for p in found if not any(part.endswith(".set-aside") for part in p.relative_to(raw).parts)]
+    return sorted(found, key=lambda p: (-len(p.parts), str(p)))
+
+
+def _kept_row(run: Path, folder: Path) -> dict | None:
+    """The row a run's ``env.json`` holds, when it reads as one and names this run's own folder."""
+    try:
+        row = json.loads((run / RUN_ENV_JSON).read_text()).get("row")
+    except (OSError, ValueError, AttributeError):
+        return None
+    relative = str(run.relative_to(folder))
+    return row if isinstance(row, dict) and row.get("raw_dir") == relative else None
+
+
+def _rows_raw_dirs(folder: Path) -> set[str]:
+    """The raw folders that rows name, in ``rows.jsonl`` and ``rows.set-aside.jsonl``."""
+    rows, _ = read_rows(folder)
+    aside = Path(folder) / SET_ASIDE_FILE
+    lines = aside.read_text(errors="replace").splitlines() if aside.exists() else []
+    for line in lines:
+        try:
+            rows.append(json.loads(line))
+        except ValueError:
+            continue
+    return {str(r.get("raw_dir")) for r in rows if isinstance(r, dict) and r.get("raw_dir")}
+
+
+def recover_rows(folder: Path) -> str | None:
+    """Append the rows of runs that finished but were killed before their row reached ``rows.jsonl`` (or while it
+    was written: a torn line, dropped first): each is in its run's ``env.json``, written just before. Returns what
+    it said, or None. Nothing measured is run again."""
+    known = _rows_raw_dirs(folder)
+    found = [row for run in reversed(_run_folders(folder))
+             if (run / RUN_ENV_JSON).exists() and (row := _kept_row(run, folder)) is not None
+             and row["raw_dir"] not in known]
+    if not found:
+        return None
+    append_rows(folder, found)
+    return (f"{len(found)} run(s) had finished but their row was not written when the run stopped; each was taken "
+            f"from its env.json: {', '.join(r['raw_dir'] for r in found)}")
 
 
 def clear_cut_short(folder: Path) -> list[str]:
-    """Remove the raw folders of runs cut short (a ``job.fio`` and no ``env.json``), so they run again; returns
-    them, relative to the campaign folder."""
-    raw = Path(folder) / RAW
-    cut = sorted({job.parent for job in raw.rglob(JOB_FILE)} if raw.is_dir() else set())
-    cut = [run for run in cut if not (run / RUN_ENV_JSON).exists()]
-    for run in cut:
-        shutil.rmtree(run)
-    return [str(run.relative_to(folder)) for run in cut]
+    """Remove the raw folders of runs cut short, so they run again, and return them relative to the campaign
+    folder: a folder with a ``job.fio`` and no ``env.json`` (fio started, or was about to), or a folder left empty
+    (made for a run, by ``measure.fio`` or ``measure.ahead``, killed before its job file was written); an
+    ``env.json`` that cannot be read as its run's row is a run cut short too. No folder a row names is touched.
+    Call ``recover_rows`` first."""
+    cut, known, folders = [], _rows_raw_dirs(folder), _run_folders(folder)
+    parents = {run.parent for run in folders}
+    for run in folders:  # deepest first: a point's folder after its runs'
+        if str(run.relative_to(folder)) in known or (run / RUN_ENV_JSON).exists() and _kept_row(run, folder):
+            continue
+        if run not in parents and ((run / JOB_FILE).exists() or (run / RUN_ENV_JSON).exists()):
+            shutil.rmtree(run)
+            cut.append(run)
+        elif not any(run.iterdir()):
+            run.rmdir()
+            cut += [] if run in parents else [run]
+    return sorted(str(run.relative_to(folder)) for run in cut)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
+from .. import faults
 from ..system.commands import Runner
 from ..errors import ConfigError, FioError
 from .fio_output import DIRECTIONS, METADATA_OPS, PERCENTILES, RW_MODES, load_output, validate
@@ -260,6 +261,7 @@ def run(job: FioJob, outdir: Path, runner: Runner, *, cgroup_procs: Sequence[Pat
     """Run ``job`` once; keep ``job.fio`` and ``fio.json`` in ``outdir`` (which must not exist yet)."""
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=False)
+    faults.reached("run-folder-made")
     jobfile = outdir / "job.fio"
     jobfile.write_text(render(job, log_dir=outdir.resolve()))
     return run_file(jobfile, runner, cgroup_procs=cgroup_procs, timeout=job.runtime_s + job.ramp_s + 600)

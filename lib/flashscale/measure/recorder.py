@@ -26,6 +26,7 @@ from pathlib import Path
 from ..arrays.layouts import Layout
 from ..errors import CommandError, ConfigError, FioError
 from ..system.commands import Runner
+from .. import faults
 from ..system import idle, monitor
 from ..system.devices import System
 from . import adaptive, ahead, batch, campaign_folder, fio, fio_output, monitoring, precondition, results
@@ -280,6 +281,7 @@ class Recorder:
         why = (lambda row: {"reps_reason": reason(row), "reps_most": most}) if reason else (lambda row: {})
         try:
             row = {**self._measure(layout, job, raw_dir, cgroup_procs, then=then, **how), "status": "ok"}
+            faults.reached("fio-exited")
             row.update(why(float(row["bw_bytes"])))
         except (FioError, CommandError) as exc:
             failed = {**self._failed(layout, job, raw_dir, exc, **how), **why(None)}
@@ -388,4 +390,5 @@ class Recorder:
         campaign_folder.write_run_environment(self.directory, Path(row["raw_dir"]), {
             **self.environment, "targets": list(layout.targets), "layout": layout.description,
             "cgroup": [str(p) for p in cgroup_procs], "row": row})
+        faults.reached("row-env-written")
         campaign_folder.append_rows(self.directory, [row])

@@ -5,10 +5,11 @@ Resumed: what it finished, what changed since, what it left unfinished.
 
 A campaign's folder (``measure.campaign_folder``) holds ``campaign.json`` (its spec and the machine it ran on),
 ``rows.jsonl`` (one line per finished run) and ``progress.json`` (the layouts whose sweep ran to the end). Resuming
-keeps every finished run exactly once and runs only the others: ``finished`` says which; the raw folders of the runs
-that were cut short (a job file and no ``env.json``: no row) are removed, so they run again; ``differences`` names
-what changed in the campaign or on the machine that would mix numbers that cannot be compared. ``open_campaign``
-does all of it for ``campaign.run``.
+keeps every finished run exactly once and runs only the others: ``finished`` says which; a run that finished but
+was killed before its row reached ``rows.jsonl`` gets its row back from its ``env.json`` (``recover_rows``); the raw
+folders of the runs that were cut short (a job file, or nothing, and no ``env.json``: no row) are removed, so they
+run again; ``differences`` names what changed in the campaign or on the machine that would mix numbers that cannot
+be compared. ``open_campaign`` does all of it for ``campaign.run``.
 
 Re-analysed: ``execute.run_campaign(reanalyze=True)`` starts each notebook's kernel with ``FLASHSCALE_REANALYZE=1``
 (``REANALYZE``); every measuring entry point (``campaign.run``, ``cluster.run``) then asks ``stored_campaign`` for
@@ -141,11 +142,12 @@ def open_campaign(folder: Path, spec: dict, env: dict, notes: list[str], resumin
         notes.append("Resumed although the campaign or the machine changed (FORCE_RESUME): " + "; ".join(changed)
                      + ". Rows measured before and after may not compare.")
     torn = campaign_folder.drop_torn_line(folder)
+    recovered = campaign_folder.recover_rows(folder)
     cut = campaign_folder.clear_cut_short(folder)
     failed = set_aside_failed(folder)
     done, layouts_done = finished(folder)
     aside = set_aside_workloads(folder, layouts_done)
-    notes += [line for line in (torn, failed, aside, _software_changed(before, env)) if line]
+    notes += [line for line in (torn, recovered, failed, aside, _software_changed(before, env)) if line]
     notes.append(f"Resumed the interrupted campaign in {folder}: {len(done)} finished run(s) kept and not run "
                  f"again" + (f"; run again: {', '.join(cut)}" if cut else "") + ".")
     campaign_folder.forget_notes(folder)

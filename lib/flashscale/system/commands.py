@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import BinaryIO, Callable, Iterable, Sequence
 
 from ..errors import CommandError, UnsupportedError
+from .. import faults
 
 log = logging.getLogger("flashscale.commands")
 
@@ -149,6 +150,8 @@ class Runner:
             )
         except FileNotFoundError as exc:
             raise UnsupportedError(f"{argv[0]!r} is not installed on this machine") from exc
+        if Path(argv[0]).name == "fio":
+            faults.reached("fio-running")
         try:
             stdout, stderr = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:

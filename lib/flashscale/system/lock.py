@@ -106,7 +106,7 @@ def owned_manifests(pid: int, directory: Path | None = None) -> list[Path]:
     """The manifests (``teardown.manifest_dir``) that process ``pid`` wrote; one that is not the user's alone
     (``private.owned``: mode 0600) is not read, as reap reads none."""
     found = []
-    for manifest in sorted((directory or manifest_dir()).glob("*.json")):
+    for manifest in reaping.manifests_in(directory or manifest_dir()):
         try:
             if reaping.owner_pid(json.loads(private.owned(manifest, 0o600).read_text())) == pid:
                 found.append(manifest)

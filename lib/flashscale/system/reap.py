@@ -48,6 +48,13 @@ def owner_start(data: dict) -> int | None:
     return start if isinstance(data.get("pid"), int) and isinstance(start, int) else None
 
 
+def manifests_in(directory: Path) -> list[Path]:
+    """The manifests in ``directory``: each ``*.json``, and each ``*.tmp`` with no ``.json`` beside it (a run killed
+    while it wrote its first manifest: the things it lists may have been made, the ``.json`` never was)."""
+    found = sorted(Path(directory).glob("*.json"))
+    return found + sorted(t for t in Path(directory).glob("*.tmp") if not t.with_suffix(".json").exists())
+
+
 def reap_one(manifest: Path, runner: Runner, system: System, *, named: bool, dry_run: bool = False,
              contacts=None) -> Outcome:
     """Undo what one manifest lists, if its run is over; see ``reap``. RefusedError when it or its folder is not the
@@ -69,7 +76,7 @@ def reap_one(manifest: Path, runner: Runner, system: System, *, named: bool, dry
     if dry_run:
         return Outcome(str(manifest), "planned", entries)
     teardown = Teardown(manifest, runner, system, contacts=contacts,
-                        entries=[Entry(e["kind"], {k: v for k, v in e.items() if k != "kind"}) for e in entries])
+                        writer=(pid, owner_start(data)) if pid is not None else None, entries=[Entry(e["kind"], {k: v for k, v in e.items() if k != "kind"}) for e in entries])
     try:
         teardown.close()
     except FlashscaleError as exc:
@@ -92,7 +99,7 @@ def reap(manifests: Sequence[Path] = (), directory: Path | None = None, *, runne
     system = system or System(runner=runner)
     named = [Path(m) for m in manifests]
     scan = directory is not None and not named and os.path.lexists(directory)  # a folder that is not there: none
-    found = list(private.owned(Path(directory)).glob("*.json")) if scan else []
+    found = manifests_in(private.owned(Path(directory))) if scan else []
     ordered = sorted(named + found, key=lambda m: m.lstat().st_mtime if m.exists() else 0, reverse=True)
     outcomes = []
     for manifest in ordered:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import private
+from .. import faults
 from .commands import Runner
 from .devices import System
 from ..errors import CommandError, ConfigError, FlashscaleError
@@ -51,11 +52,14 @@ class Teardown:
     wait_s: float = 0.5
     entries: list[Entry] = field(default_factory=list)
     contacts: object = None  # how a ``remote`` entry's host is reached (``shipped.Contacts``): never the manifest
-    writer_start: int | None = field(default=None, init=False, repr=False)
+    # The run the manifest names (pid, start): this process, or the dead run whose things a reap is undoing. A reap
+    # keeps that name as it rewrites the manifest, so a reap killed half-way leaves the rest to the next recovery of
+    # that run (``lock.recover`` looks for the run's pid), not under a pid no one will look for.
+    writer: tuple[int, int | None] | None = None
 
     def __post_init__(self) -> None:
-        # with the pid, names the process writing the manifest for good (``processes.may_still_run``, for reap)
-        self.writer_start = self.system.process_start(os.getpid())
+        # the start time, with the pid, names the writer for good (``processes.may_still_run``, for reap)
+        self.writer = self.writer or (os.getpid(), self.system.process_start(os.getpid()))
 
     def record(self, kind: str, **details) -> None:
         """Record that a ``kind`` (one of ``undo.UNDO``) is, or is about to be, made; ``details`` say which."""
@@ -63,6 +67,7 @@ class Teardown:
             raise ConfigError(f"cannot record a {kind!r}: flashscale knows how to undo only {', '.join(UNDO)}")
         self.entries.append(Entry(kind, {**details, "pid": os.getpid()}))
         self._write()
+        faults.reached("manifest-recorded")
 
     def identify(self, **details) -> None:
         """Add to the last entry what names its thing for good once it exists (a link's ifindex), so its undo
@@ -77,12 +82,13 @@ class Teardown:
     def _write(self, entries: list[Entry] | None = None) -> None:
         """The manifest, rewritten whole: a file of mode 0600 (``private.owned`` is what reap asks of it)."""
         data = [{"kind": e.kind, **e.details} for e in (self.entries if entries is None else entries)]
-        text = json.dumps({"pid": os.getpid(), "start": self.writer_start, "created": data}, indent=1)
+        text = json.dumps({"pid": self.writer[0], "start": self.writer[1], "created": data}, indent=1)
         tmp = self.manifest.with_suffix(".tmp")
         handle = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
         with os.fdopen(handle, "w") as out:
             os.fchmod(out.fileno(), 0o600)
             out.write(text)
+        faults.reached("manifest-writing")
         tmp.replace(self.manifest)
 
     def _undo(self, entry: Entry) -> None:
@@ -113,11 +119,13 @@ class Teardown:
                 left.insert(0, entry)
                 log.error("could not undo %s %s: %s", entry.kind, entry.details, exc)
             self._write(self.entries + left)
+            faults.reached("layout-tearing-down")
         self.entries = left
         if failures:
             self._write()
             raise FlashscaleError("teardown left things behind: " + "; ".join(failures))
         self.manifest.unlink(missing_ok=True)
+        self.manifest.with_suffix(".tmp").unlink(missing_ok=True)  # _write's own, left by a run killed inside it
 
 
 class Built:

@@ -227,6 +227,9 @@ def _undo_scratch(d: dict, runner: Runner, system: System) -> None:
     if not folder.name.startswith(SCRATCH_PREFIX) or not (folder / SCRATCH_MARKER).is_file():
         log.warning("%s is not a scratch directory of flashscale's (no marker): leaving it", folder)
         return
+    inside = [m.mountpoint for m in system.mounts() if f"{m.mountpoint}/".startswith(f"{folder}/")]
+    if inside:  # removing it would remove what is mounted there too (a chroot's /dev, /sys)
+        raise UnsupportedError(f"{folder} is not removed: {', '.join(inside)} is mounted in it")
     shutil.rmtree(folder)
 
 

@@ -138,14 +138,19 @@ class Usage:
         os.close(fd)
         return None
 
+    def mount_of(self, path: str | Path) -> Mount | None:
+        """The mount that holds ``path`` (symlinks resolved): the one of the longest mount point above it; None
+        where no mount is known."""
+        real = os.path.realpath(path)
+        mounts = [m for m in self.mounts() if real == m.mountpoint or real.startswith(m.mountpoint.rstrip("/") + "/")]
+        return max(mounts, key=lambda m: len(m.mountpoint), default=None)
+
     def devices_under(self, path: str | Path) -> list[str]:
         """The block devices holding ``path`` (kernel names): its mount's device, every member of its btrfs, and
         every device under those (md and dm slaves, recursively). Empty on a file system without block devices."""
-        real = os.path.realpath(path)
-        mounts = [m for m in self.mounts() if real == m.mountpoint or real.startswith(m.mountpoint.rstrip("/") + "/")]
-        if not mounts:
+        mount = self.mount_of(path)
+        if mount is None:
             return []
-        mount = max(mounts, key=lambda m: len(m.mountpoint))
         names = {n for n in self._mount_names(mount, self._names_by_majmin()) if self.node(n).exists()}
         for members in self.btrfs_members().values():
             names |= set(members) if names & set(members) else set()

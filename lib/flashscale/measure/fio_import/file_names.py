@@ -26,10 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
-import yaml
-
 from . import derived
-from ..jobrun import size_bytes
 from ...errors import ConfigError
 
 FIELDS = ("layout", "devices", "host", "rw", "bs", "iodepth", "numjobs", "rep")
@@ -119,6 +116,8 @@ def value_of(name: str, text: object, where: str) -> object:
     """A field's value as the table keeps it: counts whole numbers above 0 (rep from 0), bs in bytes, names as
     text. ConfigError naming ``where``, the field and the value."""
     if name == "bs":
+        from ..jobrun import size_bytes  # here, not above: import --help reads FIELDS without jobrun's pandas
+
         try:
             value = size_bytes(str(text))
         except ConfigError:
@@ -162,6 +161,8 @@ def read_map(path: Path) -> list[Rule]:
     """A --map file: a list of entries, each matching by ``match`` (a glob of paths), ``output`` (an output's
     number in its file, from 0) and ``job`` (a glob of job names), one at least, and giving fields (``FIELDS``);
     or a mapping GLOB -> {...}. ConfigError naming the file and the entry it cannot read."""
+    import yaml  # here, not above: import --help reads FIELDS without it
+
     try:
         loaded = yaml.safe_load(Path(path).read_text())
     except (OSError, yaml.YAMLError) as exc:
