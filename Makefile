@@ -21,7 +21,7 @@ REPORT ?= reports/quickstart/quickstart.html
 
 .PHONY: app-deps applications demo demo-uncapped demo-vm demo-cluster deps-vm test test-vm test-fast bench bench-cost \
 	bench-predict study long-quickstart reference deps system-deps browser-deps lab screenshot clean-reports help lock \
-	test-latest docs reference-docs demo-ssh-cluster test-ssh test-half-cpu test-long
+	test-latest docs reference-docs demo-ssh-cluster test-ssh test-ssh-long test-half-cpu test-long test-fresh-root
 
 # Every target of .PHONY, one line each (tests/test_make_help.py holds the two to each other); each duration is
 # docs/durations.yaml's, with the measurement it comes from (tests/test_durations.py).
@@ -38,14 +38,16 @@ help:
 	@echo "make long-quickstart - the quickstart with 3 repetitions of 10 s runs (about 15 minutes)"
 	@echo "make lab    - JupyterLab on localhost with the notebooks and the flashscale kernel (prints its URL)"
 	@echo "Test it:"
-	@echo "make test   - install what is needed, run the whole test suite (real fio on loop devices as root; about 24 minutes)"
-	@echo "make test-long - the long tests make test leaves: whole studies of notebooks, the longest campaigns, a cluster host killed mid-run (about 11 minutes)"
+	@echo "make test   - install what is needed, run the whole test suite (real fio on loop devices as root; about 27 minutes)"
+	@echo "make test-long - the long tests make test leaves: whole studies of notebooks, the longest campaigns, a cluster host killed mid-run (about 19 minutes)"
+	@echo "make test-fresh-root - make test in a minimal Debian 12 root built from Debian's packages (mmdebstrap), where only the Makefile installs anything (root; CI runs it)"
 	@echo "make test-fast - the layer contract and the tests that need neither root, notebooks nor JupyterLab"
 	@echo "make test-half-cpu - make test's suite with the CPUs held to half their time (a cgroup cpu quota; HALF_CPU_TESTS narrows it)"
-	@echo "make test-vm - the VM lab's tests: seed 000's md, IMSM and LVM layouts, the guard and kill -9 on a real kernel (about 20 minutes)"
+	@echo "make test-vm - the VM lab's tests: seed 000's md, IMSM and LVM layouts, the guard and kill -9 on a real kernel (about 30 minutes)"
 	@echo "make test-ssh - the SSH cluster's tests with its long faults: sshd or fio server killed, kill -9 and reap, 8 hosts, an attacker's tries (about 4 minutes, root)"
+	@echo "make test-ssh-long - only the long SSH tests of make test-ssh, the ones make test leaves (what CI runs after make test; root)"
 	@echo "make test-latest - the fast tests and the layer contract on the newest versions allowed, in $(LATEST_VENV) (the lock stays)"
-	@echo "make bench  - speed and memory benchmarks of parsing and analysis, what monitoring costs, and what a hostile file costs the import"
+	@echo "make bench  - speed and memory benchmarks of parsing and analysis, what monitoring costs, what a hostile file costs the import, and each --help against python -c pass"
 	@echo "make bench-cost - what PRECISION buys against a fixed grid of 3 runs on the emulated array, caps drawn run to run around a known mean: device time, coverage of the truth, right verdicts; every run kept in benchmarks/results/cost (about 26 minutes, root)"
 	@echo "make bench-predict - predicted against measured: uncapped loop devices, the VM lab, null_blk, the seeds; each run kept in benchmarks/results (about 30 minutes, root)"
 	@echo "Document it:"
@@ -77,18 +79,35 @@ demo-uncapped: deps
 NBVAL_NOTEBOOKS := notebooks/10_cluster.ipynb
 
 # The VM lab's tests (marker vm: md RAID-0 native and IMSM, LVM, the guard on a real kernel, kill -9 in the guest,
-# null_blk) boot a software-emulated VM each: make test-vm runs them (about 20 minutes), CI after make test.
+# null_blk) boot a software-emulated VM each: make test-vm runs them (about 30 minutes), CI after make test.
 # The tests refuse a known truth this machine cannot carry (tests/conftest.py: CAP_FIT refuse, the test skipped with
 # the measured reason); nbval runs its notebooks apart, at their defaults, as a user would (caps lowered to fit).
+# The suite runs in two parts: the tests that need no root (the library's logic, notebooks on directories, the
+# reports, the docs) spread over TEST_WORKERS processes (pytest-xdist; default: one a CPU), then the root tests one
+# at a time, so a capped device's known truth is measured on a machine nothing else of ours loads (under load those
+# checks read under their caps). Both parts run whatever the first one gave; make fails if either failed.
+# TEST_BUDGET_S: the suite's budget, both parts together (tests/conftest.py fails the second part when the suite
+# took longer by more than its stated margin, 15%, after --durations has named the 15 slowest tests). It is the
+# measured time of both parts on this machine (the commit that set it says), not yet the budget issue 49 asks for;
+# empty: no budget.
+TEST_BUDGET_S ?= 1580
+TEST_WORKERS ?= logical
+PYTEST_SUITE = $(BIN)/python -m pytest tests -p no:cacheprovider --durations=15
+# $(call two_parts,MARKERS): the tests of MARKERS that need no root on TEST_WORKERS, then the root ones; both run, and
+# the recipe fails if either failed.
+two_parts = $(PYTEST_SUITE) -m "($(1)) and not root" -n $(TEST_WORKERS); first=$$?; \
+	$(PYTEST_SUITE) -m "($(1)) and root"; second=$$?; \
+	test $$first -eq 0 && test $$second -eq 0
 test: deps browser-deps app-deps
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest tests -m "not vm and not long" -p no:cacheprovider --durations=15
+	export FLASHSCALE_SUITE_SINCE=$$(date +%s) FLASHSCALE_SUITE_BUDGET_S=$(TEST_BUDGET_S); \
+	$(call two_parts,not vm and not long)
 	$(BIN)/python -m pytest --nbval-lax $(NBVAL_NOTEBOOKS) -p no:cacheprovider
 
 # The tests marked long (whole studies of notebooks, the longest campaigns, a cluster host killed mid-run): minutes each, so make test leaves
-# them to this target, which CI runs after it.
+# them to this target, which CI runs after it; in two parts as make test's (the ones that need no root in parallel).
 test-long: deps browser-deps app-deps
-	$(BIN)/python -m pytest tests -m "long and not vm" -p no:cacheprovider --durations=15
+	$(call two_parts,long and not vm)
 
 # make test's suite on a machine of half the speed: every process it starts runs inside a cgroup of ours whose cpu
 # quota is half of the CPUs' time (scripts/half_cpu.py: recorded in a manifest, removed after). A known truth a test
@@ -100,6 +119,15 @@ test-half-cpu: deps browser-deps app-deps
 
 test-vm: deps deps-vm
 	$(BIN)/python -m pytest tests -m vm -p no:cacheprovider
+
+# make test where nothing is installed (scripts/fresh_root.py): a Debian 12 root of the important variant, what every
+# Debian install has, plus git, make and python3; the repository cloned inside, make test run there chrooted in a
+# mount namespace of its own with the kernel's /dev, /proc and /sys bound in. Its folder is recorded in a manifest and
+# removed after; apt's and pip's downloads persist in /var/cache/flashscale/fresh-root. FRESH_ROOT_COMMAND: what runs.
+FRESH_ROOT_COMMAND ?= make test
+test-fresh-root:
+	@command -v mmdebstrap >/dev/null 2>&1 || bash scripts/apt-install.sh "make test-fresh-root" mmdebstrap
+	$(PYTHON) scripts/fresh_root.py -- $(FRESH_ROOT_COMMAND)
 
 test-fast: deps
 	$(BIN)/lint-imports
@@ -151,12 +179,16 @@ demo-vm: deps-vm
 	$(BIN)/flashscale run runners/vm.yaml
 	@echo "Report: $(CURDIR)/reports/vm/03_layout_tax.html"
 
-# Headless Chromium for the report browser test and the screenshot (Debian's package; Playwright drives it).
+# Headless Chromium for the report browser test and the screenshot (Debian's package; Playwright drives it). The
+# node that Playwright's wheel ships needs libatomic.so.1, which a fresh Debian lacks (make test-fresh-root found it).
 browser-deps:
-	@command -v chromium >/dev/null 2>&1 || bash scripts/apt-install.sh "the browser test and make screenshot" chromium
+	@missing=(); command -v chromium >/dev/null 2>&1 || missing+=(chromium); \
+	PATH=$$PATH:/sbin:/usr/sbin ldconfig -p | grep -q 'libatomic\.so\.1 ' || missing+=(libatomic1); \
+	bash scripts/apt-install.sh "the browser test and make screenshot" $${missing[@]}
 
 # .venv holds exactly the versions of the lock (every file checked against its hash), then flashscale itself.
 $(STAMP): $(LOCK) pyproject.toml
+	@$(PYTHON) -c "import ensurepip, venv" 2>/dev/null || bash scripts/apt-install.sh "a Python venv" python3-venv
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q --require-hashes -r $(LOCK)
@@ -206,6 +238,7 @@ bench: deps
 	$(BIN)/python benchmarks/bench_harness.py
 	$(BIN)/python benchmarks/bench_idle.py
 	$(BIN)/python benchmarks/bench_import.py
+	$(BIN)/python benchmarks/bench_cli.py
 
 # What PRECISION buys against a fixed grid of 3 runs (benchmarks/bench_cost.py): seed 000's questions on the emulated
 # array, each device's cap drawn before every run around a known mean, through the library's sweep and stopping rule,
@@ -246,6 +279,10 @@ demo-ssh-cluster: deps
 # shipped code, manifests, names); make test runs the rest of them.
 test-ssh: deps
 	FLASHSCALE_SSH_LONG=1 $(BIN)/python -m pytest tests/test_ssh_cluster.py tests/test_ssh_hosts.py tests/test_ssh_inventory.py tests/test_ssh_attacker.py tests/test_reap.py -p no:cacheprovider
+
+# What make test-ssh runs that make test leaves (marker ssh_long): what CI runs after make test.
+test-ssh-long: deps
+	FLASHSCALE_SSH_LONG=1 $(BIN)/python -m pytest tests -m ssh_long -p no:cacheprovider
 
 reference: deps
 	$(BIN)/flashscale run runners/reference.yaml

@@ -2,14 +2,18 @@
 skipped with the reason. Every loop device a test makes, it detaches itself, by name."""
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
+import time
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 
@@ -23,6 +27,7 @@ from flashscale.system.commands import Runner
 from flashscale.system.devices import System
 from flashscale.arrays.emulated import loop_support_problem
 from flashscale.system.throttle import detect
+from flashscale.paths import project_root
 from flashscale.system.teardown import manifest_dir
 
 loop_backing_file = System().loop_backing  # what losetup shows: the file behind a loop device, or None
@@ -89,6 +94,41 @@ def _harness_refusal_skips(monkeypatch):
 VM_PROBLEM = vm.prerequisites_problem(System(), Runner())
 
 
+# The suite's budget in seconds (make test sets it): a session longer than that by more than BUDGET_MARGIN fails,
+# after pytest's --durations list has named the slowest tests. The margin is what a run on this machine varies by
+# and more (the fresh clones of one commit took 1,295-1,327 s: 2.5%), so a pass is not luck and a fail is a cause.
+# make test runs the suite in two pytest sessions (the tests that need no root in parallel, then the root ones):
+# SINCE_ENV is when the first began (seconds since the epoch), so each session is held to the suite's time so far.
+BUDGET_ENV, BUDGET_MARGIN, SINCE_ENV = "FLASHSCALE_SUITE_BUDGET_S", 0.15, "FLASHSCALE_SUITE_SINCE"
+_STARTED = pytest.StashKey[float]()
+
+
+def pytest_sessionstart(session):
+    session.config.stash[_STARTED] = time.time()
+
+
+def suite_started(config) -> float:
+    """When the suite began: SINCE_ENV where make test set it, else this session's start."""
+    since = os.environ.get(SINCE_ENV, "")
+    return float(since) if since.isdigit() else config.stash[_STARTED]
+
+
+def pytest_sessionfinish(session, exitstatus):
+    budget = os.environ.get(BUDGET_ENV)
+    if hasattr(session.config, "workerinput"):  # a pytest-xdist worker: its controller holds the budget
+        return
+    if not budget or exitstatus not in (0, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED):
+        return
+    took, most = time.time() - suite_started(session.config), float(budget) * (1 + BUDGET_MARGIN)
+    if took > most:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.ensure_newline()
+            reporter.write_line(f"the suite took {took:.0f} s, over its budget of {float(budget):.0f} s by more "
+                                f"than {BUDGET_MARGIN:.0%} ({most:.0f} s): see the slowest tests above", red=True)
+
+
 def pytest_collection_modifyitems(config, items):
     root = pytest.mark.skip(reason=f"needs root, loop devices and block throttling: {ROOT_PROBLEM}")
     lab = pytest.mark.skip(reason=f"needs the VM lab (make deps-vm): {VM_PROBLEM}")
@@ -131,15 +171,17 @@ def loop_devices_backed_under(folder: Path) -> list[str]:
     return [line for line in out.splitlines() if str(folder) in line]
 
 
-@pytest.fixture
-def fast_backing(tmp_path):
-    """A folder of this test's own for emulated devices' backing files, on tmpfs (/dev/shm) as the library's default
-    is: loop devices backed on the test machine's disk write below a 200 MB/s cap (bonnie++'s block write measured
-    186-190 MB/s backed under /tmp, 202-205 under /dev/shm), so a test that compares a write with its cap must not
-    be backed there. tmp_path where /dev/shm lacks 8 GiB. Removed afterwards, once nothing is attached to it."""
+@contextlib.contextmanager
+def shm_folder(fallback: Path):
+    """A folder of the caller's own for emulated devices' backing files, on tmpfs (/dev/shm) as the library's default
+    is: loop devices backed on the test machine's disk write below their cap, since fio's end_fsync flushes the
+    backing files' dirty pages to that disk inside the run's time (measured: one device capped at 100 MB/s wrote
+    92.3 MB/s with end_fsync, 101.1 without; 860 MB/s wrote 696; bonnie++'s block write 186-190 MB/s of 200 backed
+    under /tmp, 202-205 under /dev/shm), so a test that compares a write with its cap must not be backed there.
+    ``fallback`` where /dev/shm lacks 8 GiB. Removed afterwards, once nothing is attached to it."""
     shm = Path("/dev/shm")
     if not shm.is_dir() or shutil.disk_usage(shm).free < 8 * 2**30:
-        yield tmp_path
+        yield fallback
         return
     folder = Path(tempfile.mkdtemp(dir=shm, prefix="flashscale-test-"))
     try:
@@ -148,6 +190,13 @@ def fast_backing(tmp_path):
         attached = loop_devices_backed_under(folder)
         assert attached == [], f"loop devices still backed under {folder}: {attached}"
         shutil.rmtree(folder)
+
+
+@pytest.fixture
+def fast_backing(tmp_path):
+    """``shm_folder`` for one test."""
+    with shm_folder(tmp_path) as folder:
+        yield folder
 
 
 def mounts_under(prefix: str) -> list[str]:
@@ -271,3 +320,48 @@ def no_lab_before():
     assert labs_left() == [], "an earlier lab was left behind; flashscale reap undoes it"
     yield
     assert labs_left() == []
+
+
+# ---- the guest's own test modules, in one lab -------------------------------------------------------------------
+
+GUEST_SUITES = ("tests/vm_guest/guest_guard.py", "tests/vm_guest/guest_layouts.py")  # the guard's first: it wants
+# every device free and unsigned, and leaves them so; the layouts' builds come after it
+LIST_IDENTITIES = ("import json, sys; from flashscale.system.devices import System; s = System(); "
+                   "json.dump({s.identity_of(n): n for n in s.block_names() if n.startswith('nvme')}, "
+                   "open(sys.argv[1], 'w'))")
+
+
+@pytest.fixture(scope="session")
+def guest_suites(tmp_path_factory):
+    """One VM lab of 2 NVMe devices booted twice (issue 49: one boot for several checks). The first boot lists which
+    path carries which identity, then runs the guest's test modules (``GUEST_SUITES``) in one pytest; the second,
+    with the controllers attached in the reverse order, lists them again. The lab is gone when this returns; the
+    tests that read it (test_vm's guard, test_layout_descriptors' layouts) each hold their own module's results."""
+    assert labs_left() == [], "an earlier lab was left behind; flashscale reap undoes it"
+    root = tmp_path_factory.mktemp("guest-suites")
+    share = root / "flashscale-share"
+    share.mkdir()
+    python = ["env", "PYTHONDONTWRITEBYTECODE=1", sys.executable]
+    script = ("import subprocess, sys; "
+              f"subprocess.run([sys.executable, '-c', {LIST_IDENTITIES!r}, {str(share / 'first.json')!r}], "
+              "check=True); "
+              f"sys.exit(subprocess.run([sys.executable, '-m', 'pytest', *{list(GUEST_SUITES)!r}, "
+              f"'-p', 'no:cacheprovider', '-q', '-rs', '--junitxml', {str(share / 'guest.xml')!r}]).returncode)")
+    with vm.Lab(vm.VmSpec(devices=2, device_size=512 * 2**20, name="vm-guard")) as lab:
+        ids = lab.identities
+        command = ["env", f"FLASHSCALE_VM_DEVICES={json.dumps(ids)}", "IMSM_NO_PLATFORM=1", *python[1:], "-c",
+                   script]
+        first = lab.boot(command, share, rwdirs=[root], cwd=project_root(), timeout_s=1200)
+        output = first.output.read_text()  # read before the lab removes its logs
+        second = lab.boot([*python, "-c", LIST_IDENTITIES, str(share / "second.json")], share, rwdirs=[root],
+                          cwd=project_root(), order=[1, 0], timeout_s=300)
+        second_output = second.output.read_text()
+    assert labs_left() == []
+    cases: dict[str, list[tuple[str, str]]] = {suite: [] for suite in GUEST_SUITES}
+    if (share / "guest.xml").exists():
+        for case in ElementTree.parse(share / "guest.xml").iter("testcase"):
+            suite = case.get("classname", "").replace(".", "/") + ".py"  # tests.vm_guest.guest_guard, a module's
+            status = next((child.tag for child in case if child.tag in ("failure", "error", "skipped")), "passed")
+            cases.setdefault(suite, []).append((case.get("name", ""), status))
+    return {"ids": ids, "first": first, "output": output, "second": second, "second_output": second_output,
+            "share": share, "cases": cases}

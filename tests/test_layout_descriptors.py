@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -164,17 +163,14 @@ GUEST = "tests/vm_guest/guest_layouts.py"
 
 @pytest.mark.vm
 @pytest.mark.root
-def test_the_layouts_this_kernel_cannot_build_are_built_in_the_vm_lab(tmp_path):
-    """One boot builds every layout that needs md or device-mapper through ``arrays.layouts.build`` on the lab's
-    NVMe devices, checks what the kernel made and tears it down (tests/vm_guest/guest_layouts.py)."""
-    share = tmp_path / "flashscale-share"
-    share.mkdir()
-    with vm.Lab(vm.VmSpec(devices=2, device_size=512 * MiB, name="vm-layouts-walk")) as lab:
-        command = ["env", f"FLASHSCALE_VM_DEVICES={json.dumps(lab.identities)}", "IMSM_NO_PLATFORM=1",
-                   "PYTHONDONTWRITEBYTECODE=1", sys.executable, "-m", "pytest", GUEST, "-p", "no:cacheprovider",
-                   "-q", "-rs"]
-        boot = lab.boot(command, share, rwdirs=[tmp_path], cwd=ROOT, timeout_s=900)
-        output = boot.output.read_text()  # read before the lab removes its logs
-    assert boot.returncode == 0, output[-4000:]
-    assert f"{len(IN_THE_LAB)} passed" in output, output[-4000:]
+def test_the_layouts_this_kernel_cannot_build_are_built_in_the_vm_lab(guest_suites):
+    """The first boot of the guest's suites (conftest.guest_suites) builds every layout that needs md or
+    device-mapper through ``arrays.layouts.build`` on the lab's NVMe devices, checks what the kernel made and tears
+    it down (tests/vm_guest/guest_layouts.py)."""
+    output = guest_suites["output"]
+    assert guest_suites["first"].returncode == 0, output[-4000:]
+    built = guest_suites["cases"][GUEST]
+    assert sorted(name for name, _ in built) == sorted(f"test_the_layout_is_built_from_its_descriptor_and_undone"
+                                                       f"[{d.name}]" for d in IN_THE_LAB), built
+    assert {status for _, status in built} == {"passed"}, (built, output[-4000:])
     assert os.environ.get("FLASHSCALE_VM_DEVICES") is None  # the identities went to the guest only

@@ -15,7 +15,7 @@ import pytest
 
 from flashscale.system.vmlab import vm
 from flashscale.system.commands import RecordingRunner
-from flashscale.system.vmlab.mounts import STAGING, guest_mounts, not_seen
+from flashscale.system.vmlab.mounts import HOST_MOUNT, HOST_TAG, STAGING, guest_mounts, not_seen
 
 ROOT = Path(__file__).resolve().parents[1]
 CLONE = Path("/var/tmp/ci/builds/flashscale")  # a CI system's clone, two folders below /var/tmp
@@ -47,17 +47,47 @@ def test_a_checkout_inside_a_results_folder_and_a_venv_elsewhere_are_each_mounte
 
 
 def test_the_guest_binds_before_its_boot_mark_and_stops_when_it_cannot(tmp_path, monkeypatch):
-    """The lab's argv for a command whose checkout is under /var/tmp: the bind comes first in the guest's script,
-    and a failed bind ends the guest before its command (the boot then fails, quoting the console)."""
+    """The lab's script for a command whose checkout is under /var/tmp: the cached folders are bound first, then the
+    staged results folder, then the boot mark and the command; a failed step ends the guest before its command (the
+    boot then fails, quoting the console). The kernel's command line holds only where the guest finds the script."""
     monkeypatch.setattr(vm, "project_root", lambda: CLONE)
-    monkeypatch.setattr(vm, "kernel_image", lambda: Path("/boot/vmlinuz-test"))
-    lab = vm.Lab(vm.VmSpec(devices=1), RecordingRunner())
+    (tmp_path / "vmlinuz-6.1.0-99-amd64").write_bytes(b"not a kernel")  # the name is all the argv needs
+    lab = vm.Lab(vm.VmSpec(devices=1), RecordingRunner(), boot_dir=tmp_path)
     lab.workdir = lab.tool_tmp = tmp_path
     data = CLONE / "data" / "campaigns"
-    argv = lab.argv(["true"], [data], CLONE, False, None, data / "out.log")
+    mounts = lab.mounts([data], CLONE)
+    argv = lab.argv(data / "flashscale-share" / vm.COMMAND_FILE, mounts, CLONE, False, None)
     assert f"--rodir={CLONE}" in argv and f"--rwdir={STAGING}0={data}" in argv and f"--rwdir={data}" not in argv
-    script = argv[argv.index("--exec") + 1]
-    assert script.startswith(f"mount --bind {STAGING}0 {data} || exit 1; echo {vm.BOOT_MARK} >> {data}/out.log")
+    assert f"--qemu-opts=-virtfs local,path=/,mount_tag={HOST_TAG},security_model=none,readonly=on" in argv
+    assert argv[argv.index("--exec") + 1] == f"sh {STAGING}0/flashscale-share/{vm.COMMAND_FILE}"  # before its bind
+    lines = lab.script(["true"], mounts, data / "out.log").splitlines()
+    assert lines[0] == "#!/bin/sh" and lines[-2:] == [f"echo {vm.BOOT_MARK} >> {data}/out.log 2>&1",
+                                                       f"exec true >> {data}/out.log 2>&1"]
+    steps = lines[1:-2]
+    assert all(step.endswith(" || exit 1") for step in steps) and "cache=loose" in steps[1]
+    steps = [step.removesuffix(" || exit 1") for step in steps]
+    assert steps[0] == f"mkdir -p {HOST_MOUNT}" and f"mount --bind {HOST_MOUNT}/usr /usr" in steps
+    assert steps.index(f"mount --bind {HOST_MOUNT}{CLONE} {CLONE}") < steps.index(f"mount --bind {STAGING}0 {data}")
+    assert steps[-1] == f"mount --bind {STAGING}0 {data}"
+    assert mounts.at_boot(Path("/tmp/x")) == Path("/tmp/x")  # a path not in a staged folder is where it is
+
+
+def test_the_folders_no_boot_writes_are_bound_from_the_cached_share_and_a_write_folder_after_them():
+    """Python's installation, the venv and the checkout are read through the page cache (the outermost of nested
+    ones); a results folder inside the cached checkout is staged and bound after it; a cached folder inside a
+    write folder is left to the write folder's own mount, which the guest writes through."""
+    checkout = Path("/work/flashscale")
+    data = checkout / "data"
+    mounts = guest_mounts([checkout, checkout / ".venv"], [data, Path("/tmp/out")],
+                          [Path("/usr"), Path("/usr"), checkout / ".venv", checkout, Path("/tmp/out/cache")])
+    assert mounts.options == (f"--rwdir={STAGING}0={data}", "--rwdir=/tmp/out")
+    assert mounts.first == (
+        f"mkdir -p {HOST_MOUNT}",
+        f"mount -t 9p -o ro,trans=virtio,version=9p2000.L,access=any,msize=524288,cache=loose {HOST_TAG} {HOST_MOUNT}",
+        f"mount --bind {HOST_MOUNT}/usr /usr", f"mount --bind {HOST_MOUNT}{checkout} {checkout}",
+        f"mount --bind {STAGING}0 {data}")
+    assert mounts.at_boot(data / "share" / "log") == Path(f"{STAGING}0/share/log")
+    assert guest_mounts([checkout], [data]).first == ()  # nothing cached asked: vng's own mounts only
 
 
 # ---- a real boot ------------------------------------------------------------------------------------------------
@@ -82,6 +112,13 @@ GUEST_CHECK = """
 import json, os, sys
 from pathlib import Path
 import flashscale.paths
+def options(path):  # the mount options of the file system that holds path (the last mount over it)
+    point, found = "", []
+    for line in open("/proc/self/mounts"):
+        at, opts = line.split()[1], line.split()[3]
+        if (path == at or path.startswith(at.rstrip("/") + "/")) and len(at) >= len(point):
+            point, found = at, opts.split(",")
+    return found
 root = flashscale.paths.project_root()
 try:
     (root / "written-by-the-guest").write_text("")
@@ -89,7 +126,9 @@ try:
 except OSError:
     writable = False
 Path(sys.argv[1]).write_text(json.dumps({"prefix": sys.prefix, "package": flashscale.paths.__file__,
-                                         "cwd": os.getcwd(), "checkout_writable": writable}))
+                                         "cwd": os.getcwd(), "checkout_writable": writable,
+                                         "cached": [p for p in (flashscale.paths.__file__, os.__file__)
+                                                    if "loose" in options(p) and "ro" in options(p)]}))  # 6.1: "loose"
 """
 
 
@@ -122,8 +161,9 @@ def test_the_vm_runs_the_python_of_a_checkout_under_var_tmp_and_writes_its_resul
                              env={**os.environ, "PATH": path}, capture_output=True, text=True, timeout=600)
         assert ran.returncode == 0, ran.stdout + ran.stderr[-3000:]
         seen = json.loads((clone / "data" / "campaigns" / "seen.json").read_text())
-        assert seen == {"prefix": str(clone / ".venv"), "package": str(clone / "lib" / "flashscale" / "paths.py"),
-                        "cwd": str(clone), "checkout_writable": False}
+        package = str(clone / "lib" / "flashscale" / "paths.py")
+        assert seen == {"prefix": str(clone / ".venv"), "package": package, "cwd": str(clone),
+                        "checkout_writable": False, "cached": [package, os.__file__]}
         assert not (clone / "written-by-the-guest").exists()
     finally:
         shutil.rmtree(parent)

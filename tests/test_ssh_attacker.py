@@ -50,7 +50,12 @@ from flashscale.system.teardown import manifest_dir
 from test_ssh_cluster import left_on, listeners, nothing_left
 
 pytestmark = [pytest.mark.root, pytest.mark.skipif(os.geteuid() != 0, reason="users, namespaces and sshd need root")]
-long = pytest.mark.skipif(not os.environ.get("FLASHSCALE_SSH_LONG"), reason="a long SSH test: make test-ssh")
+_skip_short = pytest.mark.skipif(not os.environ.get("FLASHSCALE_SSH_LONG"), reason="a long SSH test: make test-ssh")
+
+
+def long(test):
+    """A long SSH test: marked ssh_long (make test-ssh-long) and skipped unless FLASHSCALE_SSH_LONG is set."""
+    return pytest.mark.ssh_long(_skip_short(test))
 SUBNETS = ["10.221.0.0/17", "10.223.0.0/17", "10.225.0.0/17"]  # not the other SSH tests' nor the demo's
 CONNECT = ("import socket, sys\ns = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect(sys.argv[1])\n    print('connected')"
            "\nexcept OSError as exc:\n    print(type(exc).__name__)")

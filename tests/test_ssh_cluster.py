@@ -41,7 +41,12 @@ from flashscale.system.teardown import manifest_dir
 
 pytestmark = [pytest.mark.root, pytest.mark.skipif(os.geteuid() != 0, reason="namespaces, sshd and loops need root")]
 # The faults that take a campaign of their own driver each (about 25 s apiece): make test-ssh runs them
-long = pytest.mark.skipif(not os.environ.get("FLASHSCALE_SSH_LONG"), reason="a long SSH fault test: make test-ssh")
+_skip_short = pytest.mark.skipif(not os.environ.get("FLASHSCALE_SSH_LONG"), reason="a long SSH fault test: make test-ssh")
+
+
+def long(test):
+    """A long SSH test: marked ssh_long (make test-ssh-long) and skipped unless FLASHSCALE_SSH_LONG is set."""
+    return pytest.mark.ssh_long(_skip_short(test))
 # The SSH lab's range (system.ssh.lab_hosts), its lower half (the 8-host test has the upper); another when a lab an
 # interrupted run left behind holds it
 SUBNETS = ["10.215.0.0/17", "10.217.0.0/17", "10.219.0.0/17"]

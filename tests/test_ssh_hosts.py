@@ -18,7 +18,8 @@ from flashscale.system.ssh.lab_hosts import SshLab
 from flashscale.system.teardown import manifest_dir
 
 pytestmark = [pytest.mark.root, pytest.mark.skipif(os.geteuid() != 0, reason="namespaces and sshd need root"),
-              pytest.mark.skipif(not os.environ.get("FLASHSCALE_SSH_LONG"), reason="a long SSH test: make test-ssh")]
+              pytest.mark.skipif(not os.environ.get("FLASHSCALE_SSH_LONG"), reason="a long SSH test: make test-ssh"),
+              pytest.mark.ssh_long]
 HOSTS = 8
 
 

@@ -75,36 +75,16 @@ def test_md_imsm_and_lvm_are_built_measured_and_hold_their_truth(tmp_path, no_la
     assert not any(tmp_path.glob("flashscale-vm-*")), "the request folder was left"
 
 
-def _guest_python(script: str) -> list[str]:
-    return ["env", "PYTHONDONTWRITEBYTECODE=1", sys.executable, "-c", script]
-
-
-LIST_IDENTITIES = ("import json, sys; from flashscale.system.devices import System; s = System(); "
-                   "json.dump({s.identity_of(n): n for n in s.block_names() if n.startswith('nvme')}, "
-                   "open(sys.argv[1], 'w'))")
-
-
-def test_the_guard_refuses_on_a_real_kernel_and_identities_follow_the_devices(tmp_path, no_lab_before):
-    """One boot runs the guard's cases inside (mounted, md member, LVM PV, dm holder, O_EXCL, unlisted signature,
-    wrong confirmation, moved identity, nvme-format and nvme-sanitize); it and a second boot, with the NVMe
-    controllers attached in the reverse order, list which path carries which identity."""
-    share = tmp_path / "flashscale-share"
-    share.mkdir()
-    with vm.Lab(vm.VmSpec(devices=2, device_size=512 * MiB, name="vm-guard")) as lab:
-        ids = lab.identities
-        script = ("import subprocess, sys; "
-                  f"subprocess.run([sys.executable, '-c', {LIST_IDENTITIES!r}, {str(share / 'first.json')!r}], "
-                  "check=True); "
-                  "sys.exit(subprocess.run([sys.executable, '-m', 'pytest', 'tests/vm_guest/guest_guard.py', "
-                  "'-p', 'no:cacheprovider', '-q', '-rs']).returncode)")
-        command = ["env", f"FLASHSCALE_VM_DEVICES={json.dumps(ids)}", *_guest_python(script)]
-        first = lab.boot(command, share, rwdirs=[tmp_path], cwd=ROOT, timeout_s=900)
-        output = first.output.read_text()
-        assert first.returncode == 0, output[-4000:]
-        assert "10 passed" in output, output[-4000:]
-        second = lab.boot(_guest_python(LIST_IDENTITIES) + [str(share / "second.json")], share, rwdirs=[tmp_path],
-                          cwd=ROOT, order=[1, 0], timeout_s=300)
-        assert second.returncode == 0, second.output.read_text()[-2000:]
+def test_the_guard_refuses_on_a_real_kernel_and_identities_follow_the_devices(guest_suites):
+    """The first boot of the guest's suites (conftest.guest_suites) runs the guard's cases inside (mounted, md member,
+    LVM PV, dm holder, O_EXCL, unlisted signature, wrong confirmation, moved identity, nvme-format and
+    nvme-sanitize); it and a second boot, with the NVMe controllers attached in the reverse order, list which path
+    carries which identity."""
+    output, ids, share = guest_suites["output"], guest_suites["ids"], guest_suites["share"]
+    assert guest_suites["first"].returncode == 0, output[-4000:]
+    guard = guest_suites["cases"]["tests/vm_guest/guest_guard.py"]
+    assert len(guard) == 10 and {status for _, status in guard} == {"passed"}, (guard, output[-4000:])
+    assert guest_suites["second"].returncode == 0, guest_suites["second_output"][-2000:]
     before, after = (json.loads((share / f).read_text()) for f in ("first.json", "second.json"))
     assert sorted(before) == sorted(after) == sorted(ids), "the identities the guest read are the lab's own"
     assert before[ids[0]] == after[ids[1]] and before[ids[1]] == after[ids[0]], (before, after)

@@ -45,19 +45,25 @@ def test_bad_vm_specs_are_refused_naming_the_value(change, word):
 
 
 def _lab(tmp_path: Path, **spec) -> vm.Lab:
-    lab = vm.Lab(vm.VmSpec(**spec), RecordingRunner())
+    """A lab that records its commands, with a kernel image of the test's own: the command line needs a kernel's
+    name, not the kernel, and this machine's /boot may be empty (a fresh Debian root's is)."""
+    boot = tmp_path / "boot"
+    boot.mkdir(exist_ok=True)
+    (boot / "vmlinuz-6.1.0-99-amd64").write_bytes(b"not a kernel")
+    lab = vm.Lab(vm.VmSpec(**spec), RecordingRunner(), boot_dir=boot)
     lab.workdir = lab.tool_tmp = tmp_path
     return lab
 
 
 def test_each_device_is_an_nvme_controller_with_its_serial_and_the_guest_has_no_network(tmp_path):
     lab = _lab(tmp_path, devices=2, name="t")
-    argv = lab.argv(["true"], [tmp_path], tmp_path, False, None)
+    argv = lab.argv(tmp_path / vm.COMMAND_FILE, lab.mounts([tmp_path], tmp_path), tmp_path, False, None)
     options = [a.removeprefix("--qemu-opts=") for a in argv if a.startswith("--qemu-opts=")]
     assert options == [f"-drive file={tmp_path}/flashscale-nvme{i}.img,if=none,id=fsnvme{i},format=raw,"
                        f"cache=writeback,discard=unmap -device nvme,serial={vm.serial(lab.spec, i)},drive=fsnvme{i}"
-                       for i in range(2)]
+                       for i in range(2)] + [vm.HOST_SHARE]  # and the host's / read-only, for the cached folders
     assert "--disable-kvm" in argv and not any("net" in a for a in argv if a.startswith("--"))
+    assert argv[argv.index("--run") + 1] == str(tmp_path / "boot" / "vmlinuz-6.1.0-99-amd64")
     assert f"--rwdir={tmp_path}" in argv and f"TMPDIR={tmp_path}" in argv
 
 
@@ -132,8 +138,8 @@ def lab_with(tmp_path, monkeypatch):
     def make(body: str, **spec) -> vm.Lab:
         fake = _fake_vng(tmp_path, body)
         monkeypatch.setattr(vm, "vng_path", lambda runner: str(fake))
-        monkeypatch.setattr(vm, "prerequisites_problem", lambda system, runner: None)
-        monkeypatch.setattr(vm, "kernel_image", lambda boot=None: Path("/boot/vmlinuz-test"))
+        monkeypatch.setattr(vm, "prerequisites_problem", lambda system, runner, boot=None: None)
+        monkeypatch.setattr(vm, "kernel_image", lambda boot=None: tmp_path / "vmlinuz-test")  # never booted
         lab = vm.Lab(vm.VmSpec(devices=2, device_size=2**20, **spec), manifests=tmp_path)
         labs.append(lab.__enter__())
         return lab
@@ -187,7 +193,10 @@ def test_the_command_goes_in_a_script_not_on_the_kernel_command_line(lab_with, t
         lab.boot(long, _logs(tmp_path), rwdirs=[tmp_path])
     argv = (tmp_path / "argv").read_text()
     assert "x" * 5000 not in argv and len(argv) < 2048
-    assert (_logs(tmp_path) / vm.COMMAND_FILE).read_text() == f"#!/bin/sh\nexec echo {'x' * 5000}\n"
+    script = _logs(tmp_path) / vm.COMMAND_FILE
+    assert argv.splitlines()[-1] == f"sh {script}"  # the guest runs the script, from where it finds it at boot
+    lines = script.read_text().splitlines()
+    assert lines[0] == "#!/bin/sh" and lines[-1] == f"exec echo {'x' * 5000} >> {_logs(tmp_path) / vm.OUTPUT_LOG} 2>&1"
 
 
 def test_a_guest_that_runs_past_its_time_is_stopped(lab_with, tmp_path):

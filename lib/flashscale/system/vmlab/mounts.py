@@ -1,8 +1,9 @@
 """What the VM lab's guest sees of the host's folders, and the virtme-ng options that let it see the rest.
 
-    mounts = guest_mounts(reads=[checkout, venv], writes=[data_root])
+    mounts = guest_mounts(reads=[checkout, venv], writes=[data_root], cached=[Path("/usr"), venv, checkout])
     mounts.options   # vng's --rwdir/--rodir options
     mounts.first     # shell commands the guest runs before anything else
+    HOST_SHARE       # the QEMU option that shares the host's / read-only for the cached folders
 
 The guest (virtme-ng's) reads the host's own files, read-only, at their own paths, except under the folders its
 init mounts a tmpfs of its own over (``GUEST_OWN``: ``/var/tmp``, ``/run``, ``/dev/shm``...; ``/tmp`` is an
@@ -11,6 +12,13 @@ in the guest, and neither is its ``.venv/bin/python``: such a read is mounted re
 (``--rodir``). A folder the guest writes (``--rwdir``) inside one of those is a case of its own: vng mounts every
 ``--rwdir`` before every ``--rodir``, so the read-only checkout would hide the results folder inside it. That folder
 is mounted at ``/run/flashscale-rw<N>`` instead and bound to its own path by the guest's first command.
+
+vng's share of the host's root has no page cache in the guest: every Python import reads its files again over 9p,
+which under TCG is most of a Python process's start (``import pandas``: 46-59 s uncached, 28.6 s cached, measured
+in one TCG guest of this project's machine; ``import papermill`` 119 s, 85 s). The folders no boot writes (the
+Python installation, the venv, the checkout: ``cached``) are bound, read-only, from a second share of the host's
+``/`` (``HOST_SHARE``, tag ``HOST_TAG``) mounted with ``cache=loose``: the guest then reads each file once. A
+folder the guest writes inside one of them is staged and bound after it, as inside a hidden read.
 """
 from __future__ import annotations
 
@@ -26,6 +34,8 @@ GUEST_OWN = tuple(Path(p) for p in (
     "/var/lib/machines", "/var/lib/sudo", "/var/lib/snapd/cookie", "/var/spool/rsyslog", "/run", "/dev", "/proc",
     "/sys"))
 STAGING = "/run/flashscale-rw"  # a write folder's mount point in the guest before it is bound to its own path
+HOST_TAG, HOST_MOUNT = "flashscale-host", "/run/flashscale-host"  # the cached share of the host's / and its mount
+HOST_SHARE = f"-virtfs local,path=/,mount_tag={HOST_TAG},security_model=none,readonly=on"
 
 
 @dataclass(frozen=True)
@@ -34,26 +44,47 @@ class GuestMounts:
 
     options: tuple[str, ...]
     first: tuple[str, ...]
+    staged: tuple[tuple[Path, str], ...] = ()  # each write folder mounted first elsewhere, and where
+
+    def at_boot(self, path: Path) -> Path:
+        """Where the guest finds the host's ``path`` before its first steps have run: inside a staged write folder,
+        at the staging mount point; anywhere else, at its own path."""
+        path = _absolute(path)
+        inside = [(folder, staged) for folder, staged in self.staged if _within(path, folder)]
+        if not inside:
+            return path
+        folder, staged = max(inside, key=lambda pair: len(pair[0].parts))
+        return Path(staged) / path.relative_to(folder)
 
 
-def guest_mounts(reads: Sequence[Path], writes: Sequence[Path]) -> GuestMounts:
+def guest_mounts(reads: Sequence[Path], writes: Sequence[Path], cached: Sequence[Path] = ()) -> GuestMounts:
     """Every one of ``writes`` read-write at its own path in the guest; of ``reads`` (the checkout, the Python
     environment, the command's folder), those the guest would not see, read-only at theirs (the outermost of
-    nested ones, and none inside a write folder, which shows it already)."""
+    nested ones, and none inside a write folder, which shows it already); each of ``cached`` bound read-only from
+    the cached share (``HOST_SHARE``, which the lab's QEMU must be given), unless a write folder holds it."""
     writes = [_absolute(w) for w in writes]
-    hidden = {_absolute(r) for r in reads if not_seen(r)}
-    hidden = sorted(r for r in hidden if not any(_within(r, other) for other in hidden - {r})
-                    and not any(_within(r, w) for w in writes))
-    options, first = [], []
+    hidden, cached = (_outermost({_absolute(r) for r in folders}, writes)
+                      for folders in ([r for r in reads if not_seen(r)], cached))
+    options, first, after, staged = [], [], [], []
+    if cached:
+        first += [f"mkdir -p {HOST_MOUNT}", f"mount -t 9p -o ro,trans=virtio,version=9p2000.L,access=any,"
+                  f"msize=524288,cache=loose {HOST_TAG} {HOST_MOUNT}"]
+        first += [f"mount --bind {shlex.quote(HOST_MOUNT + str(c))} {shlex.quote(str(c))}" for c in cached]
     for index, folder in enumerate(writes):
-        if any(_within(folder, r) for r in hidden):  # mounted before the read-only folder over it: bind it after
-            staged = f"{STAGING}{index}"
-            options.append(f"--rwdir={staged}={folder}")
-            first.append(f"mount --bind {staged} {shlex.quote(str(folder))}")
+        if any(_within(folder, r) for r in [*hidden, *cached]):  # a read-only folder goes over it: bind it after
+            staged.append((folder, f"{STAGING}{index}"))
+            options.append(f"--rwdir={STAGING}{index}={folder}")
+            after.append(f"mount --bind {STAGING}{index} {shlex.quote(str(folder))}")
         else:
             options.append(f"--rwdir={folder}")
     options += [f"--rodir={r}" for r in hidden]
-    return GuestMounts(tuple(options), tuple(first))
+    return GuestMounts(tuple(options), tuple(first + after), tuple(staged))
+
+
+def _outermost(folders: set[Path], writes: Sequence[Path]) -> list[Path]:
+    """``folders`` without those inside another of them or inside a write folder, in order."""
+    return sorted(f for f in folders if not any(_within(f, other) for other in folders - {f})
+                  and not any(_within(f, w) for w in writes))
 
 
 def not_seen(path: Path) -> bool:

@@ -36,7 +36,7 @@ from ..commands import Runner
 from ..devices import System
 from ..teardown import Built, Teardown
 from ..undo import OWN_FILE_PREFIX as OWN_PREFIX, make_scratch
-from .mounts import guest_mounts
+from .mounts import HOST_SHARE, GuestMounts, guest_mounts
 from ...errors import ConfigError, FlashscaleError, UnsupportedError
 from ...layouts import kernel_modules, tools as layout_tools
 from ...paths import project_root
@@ -112,7 +112,10 @@ def vng_path(runner: Runner) -> str | None:
     return str(beside) if beside.is_file() else runner.which(VNG)
 
 
-def kernel_image(boot: Path = Path("/boot")) -> Path:
+BOOT = Path("/boot")  # where Debian's kernel packages put their images
+
+
+def kernel_image(boot: Path = BOOT) -> Path:
     """The newest kernel image of the host's kernel packages; UnsupportedError with the apt command if none."""
     images = sorted(boot.glob("vmlinuz-*"), key=lambda p: [int(n) for n in re.findall(r"\d+", p.name)])
     if not images:
@@ -120,15 +123,16 @@ def kernel_image(boot: Path = Path("/boot")) -> Path:
     return images[-1]
 
 
-def prerequisites_problem(system: System, runner: Runner) -> str | None:
-    """Why the lab cannot run here (not root, a program missing, no kernel image or its modules), or None."""
+def prerequisites_problem(system: System, runner: Runner, boot: Path = BOOT) -> str | None:
+    """Why the lab cannot run here (not root, a program missing, no kernel image in ``boot`` or its modules), or
+    None."""
     if system.euid() != 0:
         return "the VM lab needs root (its guest runs flashscale as root on the VM's devices)"
     for program, install in HOST_TOOLS:
         if (vng_path(runner) if program == VNG else runner.which(program)) is None:
             return f"the VM lab needs {program}: {install}"
     try:
-        image = kernel_image()
+        image = kernel_image(boot)
     except UnsupportedError as exc:
         return str(exc)
     release = image.name.removeprefix("vmlinuz-")
@@ -156,6 +160,7 @@ class Lab(Built):
     runner: Runner = field(default_factory=Runner)
     system: System | None = None
     manifests: Path | None = None
+    boot_dir: Path = BOOT  # the kernel images, one of which the guest boots (``kernel_image``)
     workdir: Path | None = field(default=None, init=False)
     tool_tmp: Path | None = field(default=None, init=False)  # vng's TMPDIR: what it leaves when killed goes too
     teardown: Teardown | None = field(default=None, init=False)
@@ -174,7 +179,7 @@ class Lab(Built):
         return [identity(s) for s in self.serials]
 
     def _build(self) -> None:
-        problem = prerequisites_problem(self.system, self.runner)
+        problem = prerequisites_problem(self.system, self.runner, self.boot_dir)
         if problem:
             raise UnsupportedError(problem)
         self.workdir = Path(tempfile.mkdtemp(prefix="flashscale-vm-", dir=_backing_root(self.spec, self.system)))
@@ -197,7 +202,7 @@ class Lab(Built):
     def facts(self) -> dict:
         """What a row and ``campaign.json`` say of the VM: QEMU's version, the kernel, the accelerator."""
         qemu = self.runner.run([QEMU, "--version"]).stdout.splitlines()[0].strip()
-        return {"vm": True, "accelerator": self.accelerator, "qemu": qemu, "vm_kernel_image": str(kernel_image()),
+        return {"vm": True, "accelerator": self.accelerator, "qemu": qemu, "vm_kernel_image": str(kernel_image(self.boot_dir)),
                 "vm_memory": self.spec.memory, "vm_cpus": self.spec.cpus, "vm_devices": self.spec.devices}
 
     def qemu_options(self, order: Sequence[int] | None = None) -> list[str]:
@@ -211,22 +216,33 @@ class Lab(Built):
                 f"cache=writeback,discard=unmap -device nvme,serial={self.serials[i]},drive=fsnvme{i}"
                 for i in order]
 
-    def argv(self, command: Sequence[str], rwdirs: Sequence[Path], cwd: Path, kvm: bool,
-              order: Sequence[int] | None, output: Path | None = None) -> list[str]:
-        """vng's argv; the command's output goes to ``output`` (a file the guest may write), after ``BOOT_MARK``;
-        the checkout, this Python's environment and ``cwd`` are mounted where the guest would not see them.
-        (QEMU reopens the host's stdout for the guest's, where the console goes too: one would overwrite the
-        other.)"""
+    def mounts(self, rwdirs: Sequence[Path], cwd: Path) -> GuestMounts:
+        """What the guest sees of the host (``guest_mounts``): ``rwdirs`` written; the checkout, this Python's
+        environment and ``cwd`` mounted where it would not see them; Python's installation, the venv and the
+        checkout, which no boot writes, read through the guest's page cache."""
+        python = [Path(sys.base_prefix), Path(sys.prefix)]
+        return guest_mounts([project_root(), Path(sys.prefix), cwd], rwdirs, [Path("/usr"), *python, project_root()])
+
+    def script(self, command: Sequence[str], mounts: GuestMounts, output: Path | None = None) -> str:
+        """The guest's script: the mounts' first steps (a failed one ends it before ``BOOT_MARK``), then
+        ``BOOT_MARK`` and ``command``, their output to ``output`` (a file the guest may write). (QEMU reopens the
+        host's stdout for the guest's, where the console goes too: one would overwrite the other.)"""
         to = f" >> {shlex.quote(str(output))} 2>&1" if output else ""
-        mounts = guest_mounts([project_root(), Path(sys.prefix), cwd], rwdirs)
-        first = "".join(f"{step} || exit 1; " for step in mounts.first)
-        script = f"{first}echo {BOOT_MARK}{to}; {shlex.join(command)}{to}"
+        first = "".join(f"{step} || exit 1\n" for step in mounts.first)
+        return f"#!/bin/sh\n{first}echo {BOOT_MARK}{to}\nexec {shlex.join(command)}{to}\n"
+
+    def argv(self, script: Path | str, mounts: GuestMounts, cwd: Path, kvm: bool,
+             order: Sequence[int] | None) -> list[str]:
+        """vng's argv, which runs the file ``script`` (in a folder the guest writes; ``boot`` writes it) with
+        ``sh`` from where the guest finds it at boot (the kernel's command line carries it, and holds 2 KiB), or a
+        ``str`` as the shell command itself."""
         vng = vng_path(self.runner) or VNG  # vng starts virtme-run from its own folder: that folder goes on PATH
         path = os.pathsep.join([str(Path(vng).parent), os.environ.get("PATH", os.defpath)])
-        return ["env", f"TMPDIR={self.tool_tmp}", f"PATH={path}", vng, "--run", str(kernel_image()), "--verbose",
+        return ["env", f"TMPDIR={self.tool_tmp}", f"PATH={path}", vng, "--run", str(kernel_image(self.boot_dir)), "--verbose",
                 *([] if kvm else ["--disable-kvm"]), "--memory", self.spec.memory, "--cpus", str(self.spec.cpus),
                 *mounts.options, f"--cwd={cwd}",
-                *[f"--qemu-opts={o}" for o in self.qemu_options(order)], "--exec", script]
+                *[f"--qemu-opts={o}" for o in [*self.qemu_options(order), HOST_SHARE]],
+                "--exec", script if isinstance(script, str) else f"sh {shlex.quote(str(mounts.at_boot(script)))}"]
 
     def boot(self, command: Sequence[str], log_dir: Path, *, rwdirs: Sequence[Path] = (), cwd: Path | None = None,
              order: Sequence[int] | None = None, timeout_s: float | None = None, echo: TextIO | None = None) -> Boot:
@@ -244,9 +260,10 @@ class Lab(Built):
         for path in (console, output, script):
             self.teardown.record("file", path=str(path))
             path.write_bytes(b"")
-        script.write_text(f"#!/bin/sh\nexec {shlex.join(command)}\n")  # the kernel's command line holds 2 KiB
-        argv = self.argv(["sh", str(script)], [Path(d) for d in rwdirs], cwd or Path.cwd(),
-                          self.accelerator == "kvm", order, output)
+        cwd = cwd or Path.cwd()
+        mounts = self.mounts([Path(d) for d in rwdirs], cwd)
+        script.write_text(self.script(command, mounts, output))
+        argv = self.argv(script, mounts, cwd, self.accelerator == "kvm", order)
         started = time.monotonic()
         process = processes.start(argv, self.teardown, console)
         returncode, why = _wait(process, timeout_s, output, echo, lambda: _not_booting(console, output, started))
@@ -331,7 +348,7 @@ def probe_accelerator(lab: Lab) -> tuple[str, str]:
         return "tcg", "The VM ran under TCG (software emulation): this machine has no /dev/kvm."
     log_file = lab.workdir / "flashscale-kvm-probe.log"
     lab.teardown.record("file", path=str(log_file))
-    argv = lab.argv(["true"], [], Path("/"), True, None)
+    argv = lab.argv("true", GuestMounts((), ()), Path("/"), True, None)
     process = processes.start(argv, lab.teardown, log_file)
     returncode, _ = _wait(process, PROBE_S)
     if returncode == 0:
