@@ -44,10 +44,10 @@ def test_the_components_recover_a_known_between_build_spread():
     assert row["within_build_sd"] == pytest.approx(0.01, rel=0.1)
 
 
-def test_no_between_build_spread_reads_as_zero_and_the_runs_stay_the_replicates():
+def test_no_between_build_spread_reads_as_zero_and_the_builds_are_still_the_replicates():
     table = builds.components(synthetic(0.0, 0.02, 300, 3, seed=2))
     row = table.iloc[0]
-    assert row["replicates"] == "runs"
+    assert row["replicates"] == "builds"  # the interval does not choose by the components (interval_over)
     assert row["between_build_sd"] == pytest.approx(0.0, abs=0.004)  # truncated at zero: method of moments
     assert row["within_build_sd"] == pytest.approx(0.02, rel=0.1)
 
@@ -75,6 +75,34 @@ def test_where_builds_vary_the_more_the_interval_is_over_the_builds_means():
     report = evidence.measurement_sentences(frame)
     assert "1 point(s) ran a fixed REPETITIONS: 9 runs each." in report
     assert any(s.startswith("Each layout was built 3 times (BUILDS)") for s in report)
+
+
+@pytest.mark.parametrize("builds_, runs, between, within", [(2, 3, 0.02, 0.005), (2, 5, 0.05, 0.05),
+                                                             (3, 5, 0.02, 0.02), (3, 2, 0.0, 0.02)])
+def test_the_interval_over_builds_covers_the_level_builds_are_drawn_around_at_its_95_percent(builds_, runs, between,
+                                                                                               within):
+    """Monte Carlo of ``interval_over`` (2,000 draws a setting): builds' levels log-normal around RATE with
+    ``between``, runs on each with mean-1 log-normal noise ``within``. The 95% interval over the builds' means
+    covers RATE within 3 Monte Carlo standard errors of 95% (0.5% each). The pretest it replaces (the builds'
+    means only where the between-build component came out the larger) covered 86.2%, 77.0%, 79.8% and 96.2% of
+    these draws (this one 95.7%, 94.8%, 94.8%, 95.3%): docs/explanation/statistics.md gives the whole grid."""
+    rng = np.random.default_rng(11)
+    draws, covered = 2000, 0
+    for _ in range(draws):
+        levels = RATE * np.exp(rng.normal(0.0, between, builds_))
+        groups = [level * np.exp(rng.normal(-within**2 / 2, within, runs)) for level in levels]
+        replicates, _, lo, hi = builds.interval_over(groups)
+        covered += lo <= RATE <= hi
+    assert replicates == "builds"
+    error = 3 * np.sqrt(0.95 * 0.05 / draws)
+    assert covered / draws == pytest.approx(0.95, abs=error)
+
+
+def test_built_once_the_runs_are_the_replicates():
+    runs = np.array([1.0, 1.02, 0.99])
+    replicates, mean, lo, hi = builds.interval_over([runs])
+    assert replicates == "runs" and mean == pytest.approx(runs.mean(), rel=1e-12)
+    assert (lo, hi) == pytest.approx(stats.interval_t(runs), rel=1e-12)
 
 
 @pytest.mark.parametrize("bad", [0, -1, True, 1.5])
