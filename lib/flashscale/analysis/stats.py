@@ -213,6 +213,7 @@ def tax_tests(rows: pd.DataFrame, repetitions: pd.DataFrame, reference: str, gro
     by_key = repetitions.groupby(["layout", *keyed], sort=False, observed=True)
     reps = {key: g["bw_bytes"].to_numpy(float) for key, g in by_key}
     stops = {key: stopped_how(g) for key, g in by_key}
+    builds = {key: _by_build(g) for key, g in by_key}
     found = []
     for r in refs.to_dict("records"):
         key = (r["layout"], *(r[c] for c in keyed.values()))
@@ -224,7 +225,7 @@ def tax_tests(rows: pd.DataFrame, repetitions: pd.DataFrame, reference: str, gro
         elif other is None:
             found.append((NAN, NAN, NAN, "unknown", NAN, mine.size, 0, why, "none", confidence))
         else:
-            said = _tax_verdict(mine, other, why, most, confidence, method, margin)
+            said = _tax_verdict(mine, other, why, most, confidence, method, margin, builds[key])
             found.append((*said[:7], why, *said[7:]))
     columns = ["tax_lo", "tax_hi", "tax_p", "tax_verdict", "tax_reps_needed", "best_reps", "reference_reps",
                "best_reps_reason", "tax_test", "tax_confidence"]
@@ -243,14 +244,40 @@ def stopped_how(runs: pd.DataFrame) -> tuple[str, int | None]:
             None if most is None or pd.isna(most) else int(most))
 
 
+def _by_build(runs: pd.DataFrame) -> list[np.ndarray]:
+    """A point's measured rates, one array a build (``build``; rows without it are one build), in build order."""
+    if "build" not in runs.columns:
+        return [runs["bw_bytes"].to_numpy(float)]
+    build = pd.to_numeric(runs["build"], errors="coerce").fillna(0).astype(int)
+    return [g["bw_bytes"].to_numpy(float) for _, g in runs.groupby(build, sort=True)]
+
+
 def _tax_verdict(mine: np.ndarray, other: np.ndarray, why: str, most: int | None, confidence: float, method: str,
-                 margin: float) -> tuple:
+                 margin: float, builds: list[np.ndarray] | None = None) -> tuple:
     """The tax test of one point against the reference's: the group-sequential test's last look
     (``significance.sequential_tax``, at the level it spent) where the point's runs were run to a decision
     (``decided``, or ``max`` with the most runs recorded; its own default test, as the campaign read it), else the
     fixed test at ``confidence`` by ``method``. (lo, hi, p,
-    verdict, runs a side to decide, n, m, which test, the interval's level)."""
-    if why in ("decided", "max") and most is not None and mine.size >= 2 and other.size >= 2:
+    verdict, runs a side to decide, n, m, which test, the interval's level).
+
+    Built more than once (BUILDS), the campaign ran each build's runs to a decision of its own, against the
+    reference's runs (``measure.recorder``): the test is read as it ran, a look per build (``builds``: each build's
+    runs). The point's verdict is theirs where every build's says the same, else inconclusive; its interval spans
+    every build's, at the lowest level a build's look was read at. A wrong tax (or equivalence) then needs every
+    build's look wrong, so the point is wrong at most as often as one build's look. Pooling the builds' runs into
+    one look would read it past its most runs, where it spends nothing (a level of 1e-12: every verdict
+    inconclusive)."""
+    builds = [b for b in (builds or [mine]) if b.size]
+    if (why in ("decided", "max") and most is not None and other.size >= 2 and len(builds) > 1
+            and all(b.size >= 2 for b in builds)):
+        looks = [sequential_tax(b, other, most, margin) for b in builds]
+        verdicts = {look.verdict for look in looks}
+        level = min(look.level for look in looks)
+        p = max(look.test.p_value for look in looks)
+        return (min(look.test.lo for look in looks), max(look.test.hi for look in looks), p,
+                verdicts.pop() if len(verdicts) == 1 else "inconclusive", NAN, int(mine.size), int(other.size),
+                "group-sequential", 1.0 - 2.0 * level)
+    if why in ("decided", "max") and most is not None and mine.size >= 2 and other.size >= 2 and len(builds) == 1:
         look = sequential_tax(mine, other, most, margin)  # as the campaign's decision read it (its own default)
         test = look.test
         return (test.lo, test.hi, test.p_value, look.verdict, NAN, test.n_layout, test.n_reference,
