@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from flashscale import cli
-from flashscale.analysis.prediction import bounds, calibration, predict
+from flashscale.analysis.prediction import bounds, calibration, predict, scoring
 from flashscale.analysis.prediction.ceilings import pcie_rate
 
 KiB = 1024
@@ -165,7 +165,7 @@ def test_analyze_predict_shows_the_interval_and_whether_the_measurement_meets_it
     out = capsys.readouterr().out
     jbod = next(line for line in out.splitlines() if line.split()[:3] == ["jbod", "12", "read"])
     assert "open at both ends (the host's shared paths; load beyond the curve, no ceiling known)" in jbod
-    assert jbod.split("known)")[1].split()[0] == "yes"
+    assert jbod.split("known)")[1].strip().startswith(scoring.OPEN)  # open: it could not have missed
     md = next(line for line in out.splitlines() if line.split()[:3] == ["md-raid0", "12", "read"])
     assert "open at both ends (the layer's CPU cost; load beyond the curve, no ceiling known)" in md
     assert cli.main(["analyze", table, "--predict", "--format", "csv"]) == 0
@@ -173,6 +173,24 @@ def test_analyze_predict_shows_the_interval_and_whether_the_measurement_meets_it
     assert {"predicted_lo_bw_bytes", "predicted_hi_bw_bytes", "predicted_unknown", "interval_meets",
             "predicted_width", "error"} <= set(got.columns)
     assert got["interval_meets"].sum() == 12  # every point (the test above)
+    assert (got["predicted_lo_bw_bytes"].isna() | got["predicted_hi_bw_bytes"].isna()).all()  # each one open
+    assert ("None of 12 scored point(s) had a predicted interval closed at both ends: none could miss (each has an "
+            "open end, not scored as met).") in out
+
+
+def test_only_an_interval_closed_at_both_ends_is_scored_as_met_and_the_headline_names_both_shares():
+    """Four points: two closed (one met, one missed), one open at its lower end (met, as an open end always is),
+    one not scored."""
+    scored = pd.DataFrame({"predicted_lo_bw_bytes": [1e9, 1e9, np.nan, 1e9],
+                           "predicted_hi_bw_bytes": [2e9, 2e9, 2e9, 2e9],
+                           "interval_meets": pd.array([True, False, True, pd.NA], dtype="boolean")})
+    assert scoring.meets_words(scored) == ["yes", "no", scoring.OPEN, "unknown"]
+    assert scoring.interval_sentences(scored) == [
+        "2 of 3 scored point(s) had a predicted interval closed at both ends: the measurement met 1 of them (50%); "
+        "1 had an open end, not scored as met (an open end meets everything on its side)."]
+    assert scoring.interval_sentences(scored.iloc[:2]) == [
+        "2 of 2 scored point(s) had a predicted interval closed at both ends: the measurement met 1 of them (50%)."]
+    assert bounds.closed(1.0, 2.0) and not bounds.closed(np.nan, 2.0) and not bounds.closed(1.0, np.inf)
 
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "capped_cpu_results.csv"

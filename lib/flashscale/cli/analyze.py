@@ -171,7 +171,7 @@ def _print_predicted(frame: pd.DataFrame, args: argparse.Namespace) -> int:
         print(f"load: {row.layout} {row.rw} on {row.devices} devices at {row.numjobs} jobs x iodepth {row.iodepth} "
               f"({row.numjobs * row.iodepth / row.devices:g} in flight a device) was measured at a load the "
               "device's curve never was: its prediction holds the device at its largest measured load")
-    for line in scoring.undecided_sentences(scored, args.margin):
+    for line in scoring.interval_sentences(scored) + scoring.undecided_sentences(scored, args.margin):
         print(line)
     for sentence in scoring.outside_sentences(scored, args.margin):
         print(f"beyond the margin: {sentence}")
@@ -199,10 +199,12 @@ def _print_calibrated(frame: pd.DataFrame, args: argparse.Namespace) -> int:
         return 0
     shown = scored.assign(interval=[bounds.words(lo, hi) for lo, hi in zip(scored["predicted_lo_bw_bytes"],
                                                                            scored["predicted_hi_bw_bytes"])],
-                          meets=scored["interval_meets"].map({True: "yes", False: "no"}).fillna("unknown"))
+                          meets=scoring.meets_words(scored))
     print(tables.formatted(shown, ["layout", "devices", "rw", "bs", "numjobs", "iodepth", "predicted_bw_bytes",
                                    "measured_bw_bytes", "error", "interval", "meets"],
                            kinds=scoring.KINDS).to_string(index=False))
+    for line in scoring.interval_sentences(scored):
+        print(line)
     for row in fewer.holds_from(frame, confidence=args.confidence).itertuples():
         said = f"from K = {row.holds_from:g}" if pd.notna(row.holds_from) else "from no K the table allows"
         print(f"{row.layout} {row.rw}: predicted within {fewer.WITHIN:.0%} {said} (worst error by K: "

@@ -6,6 +6,7 @@ the data cannot pin, not only from the runs' spread; an end nothing bounds is op
     unknowns(open_low, beyond, widths)    which unknowns made it wide, the open ends first, then the widest
                                           (``predicted_unknown``)
     meets(m_lo, m_hi, p_lo, p_hi)         the measured interval meets the predicted one (an open end meets all)
+    closed(lo, hi)                        both ends known: only such an interval can be missed (scored as met)
     width(lo, hi)                         hi / lo (inf where an end is open)
     words(lo, hi, unknown)                the interval for people: "27.0–33.4 GB/s", "at most 33.4 GB/s, lower end
                                           open: the layer's CPU cost"
@@ -80,6 +81,11 @@ def meets(m_lo: float, m_hi: float, p_lo: float, p_hi: float) -> bool:
     """Whether the measured interval [m_lo, m_hi] meets the predicted [p_lo, p_hi] (an open end, NaN, reaches
     everything on its side)."""
     return (math.isnan(p_lo) or m_hi >= p_lo) and (math.isnan(p_hi) or m_lo <= p_hi)
+
+
+def closed(lo: float, hi: float) -> bool:
+    """Whether the interval [lo, hi] has both ends (neither open, NaN): only then can a measurement miss it."""
+    return bool(np.isfinite(lo) and np.isfinite(hi))
 
 
 def width(lo: float, hi: float) -> float:

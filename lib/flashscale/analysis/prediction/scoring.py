@@ -4,6 +4,7 @@
     scored.for_people(scored)        # one row a point: predicted with its interval, measured, error, what bound,
                                      # and whether the two agree (``analysis.agreement``, the one rule)
     scored.undecided_sentences(scored, margin)   # the points the rule could not decide (wide, or one run)
+    scored.interval_sentences(scored)   # how many intervals were closed at both ends, and met; how many open
     scored.unexplained_sentences(scored, margin)   # the tax re-read: what the model did not explain, per layout/rw
     scored.largest_errors(scored)    # {"jbod/read": 0.004, ...}: the largest |error| per layout and rw
     scored.repeatability(scored)     # jbod at 1 job against the single device: the machine's own drift, which
@@ -93,7 +94,41 @@ def stated_before(predictions: pd.DataFrame, frame: pd.DataFrame) -> None:
                             f"started at {r['started_at']}: not stated before, so it is not scored as a prediction")
 
 
-MEETS = {True: "yes", False: "no"}  # ``interval_meets`` in words
+MEETS = {True: "yes", False: "no"}  # ``interval_meets`` in words, where the interval is closed at both ends
+OPEN = "not scored (an open end)"  # an interval with an open end meets everything on that side: it cannot miss
+
+
+def meets_words(scored: pd.DataFrame) -> list[str]:
+    """Per point, whether the measurement meets the interval the unknowns leave: ``yes`` or ``no`` where that
+    interval is closed at both ends, ``OPEN`` where an end is open (an open end reaches everything on its side,
+    so "meets" would be true by construction), ``unknown`` where nothing was scored."""
+    meets = scored["interval_meets"] if "interval_meets" in scored.columns else pd.Series(None, index=scored.index)
+    said = []
+    for lo, hi, met in zip(scored["predicted_lo_bw_bytes"], scored["predicted_hi_bw_bytes"], meets):
+        if not isinstance(met, (bool, np.bool_)):
+            said.append("unknown")
+        else:
+            said.append(MEETS[bool(met)] if bounds.closed(lo, hi) else OPEN)
+    return said
+
+
+def interval_sentences(scored: pd.DataFrame) -> list[str]:
+    """The headline of the unknowns' intervals, both shares named: how many scored points had an interval closed at
+    both ends and how many of those the measurement met, and how many had an open end (not scored as met); nothing
+    where no point was scored against such an interval (predictions stated before it existed)."""
+    if "predicted_lo_bw_bytes" not in scored.columns or "interval_meets" not in scored.columns:
+        return []
+    words = pd.Series(meets_words(scored), index=scored.index)
+    closed, open_ = int(words.isin(list(MEETS.values())).sum()), int(words.eq(OPEN).sum())
+    if closed + open_ == 0:
+        return []
+    met = int(words.eq(MEETS[True]).sum())
+    head = (f"{closed} of {closed + open_} scored point(s) had a predicted interval closed at both ends: the "
+            f"measurement met {met} of them ({percent(met / closed, 0)})" if closed else
+            f"None of {open_} scored point(s) had a predicted interval closed at both ends: none could miss")
+    tail = (f"; {open_} had an open end, not scored as met (an open end meets everything on its side)"
+            if open_ and closed else " (each has an open end, not scored as met)" if open_ else "")
+    return [head + tail + "."]
 
 
 def for_people(scored: pd.DataFrame) -> pd.DataFrame:
@@ -104,7 +139,8 @@ def for_people(scored: pd.DataFrame) -> pd.DataFrame:
     their ratio within the margin): "agrees", "above, beyond the margin", "below, beyond the margin", "undecided"
     (their interval reaches across the margin's edge: more runs would tell), "one run: no interval" (no verdict
     can be given), or "unknown" (nothing predicted); ``interval``, the interval the unknowns leave in words
-    (``bounds.words``: an open end said), and ``meets``, whether the measured interval meets it (yes, no)."""
+    (``bounds.words``: an open end said), and ``meets``, whether the measured interval meets it (yes, no; ``OPEN``
+    where an end is open: ``meets_words``)."""
     said = scored["agreement"] if "agreement" in scored.columns else pd.Series(None, index=scored.index)
     inside = [INSIDE.get(v, "unknown") if isinstance(v, str) else "unknown" for v in said]
     shown = scored.drop(columns=["measured_bw_bytes_lo", "measured_bw_bytes_hi"], errors="ignore")
@@ -114,12 +150,10 @@ def for_people(scored: pd.DataFrame) -> pd.DataFrame:
                          predicted_bw_bytes_hi=scored["predicted_hi"].mask(once), inside=inside, predicted_limit=limits)
     if "predicted_lo_bw_bytes" not in scored.columns:  # stated before the unknowns' interval existed
         return shown
-    meets = scored["interval_meets"] if "interval_meets" in scored.columns else pd.Series(None, index=scored.index)
     unknown = scored["predicted_unknown"] if "predicted_unknown" in scored.columns else [bounds.LAYER_CPU] * len(scored)
     return shown.assign(interval=[bounds.words(lo, hi, why) for lo, hi, why in zip(
                             scored["predicted_lo_bw_bytes"], scored["predicted_hi_bw_bytes"], unknown)],
-                        meets=[MEETS.get(v, "unknown") if isinstance(v, (bool, np.bool_)) else "unknown"
-                               for v in meets])
+                        meets=meets_words(scored))
 
 
 def undecided_sentences(scored: pd.DataFrame, margin: float = DEFAULT_MARGIN) -> list[str]:
