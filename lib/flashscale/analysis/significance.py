@@ -59,7 +59,8 @@ import sys
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
+from scipy import optimize, special
+from scipy import stats as sps
 
 from . import agreement
 from .agreement import DEFAULT_MARGIN, check_margin, welch_df_bound
@@ -91,6 +92,9 @@ class TaxTest:
     n_layout: int
     n_reference: int
     log_sd: float = NAN  # the spread of one repetition's log (pooled with ``student``): what more repetitions shrink
+    log_diff: float = NAN  # log(layout / reference) as tested: the difference of the mean logs
+    log_se: float = NAN  # its standard error
+    df: float = NAN  # and degrees of freedom (``verdict_p``, ``detectable_tax`` read them)
 
 
 def _repetitions(values, side: str) -> np.ndarray:
@@ -204,7 +208,7 @@ def tax_test(layout_reps, reference_reps, confidence: float = 0.95, method: str 
     n = (int(layout.size), int(reference.size))
     if t.se == 0:  # no spread on either side: the ratio is what was measured, every time
         exact = 1.0 - float(np.exp(t.diff))
-        return TaxTest(tax, exact, exact, t.p_value, "real" if t.diff != 0 else "noise", *n, 0.0)
+        return TaxTest(tax, exact, exact, t.p_value, "real" if t.diff != 0 else "noise", *n, 0.0, t.diff, 0.0, t.df)
     if not t.se > 0:
         return TaxTest(tax, NAN, NAN, NAN, "n/a", *n)
     half = float(special.stdtrit(t.df, (1 + confidence) / 2)) * t.se
@@ -212,7 +216,7 @@ def tax_test(layout_reps, reference_reps, confidence: float = 0.95, method: str 
     log_sd = t.se / float(np.sqrt(1 / n[0] + 1 / n[1]))
     # log(layout / reference) in [diff - half, diff + half]  ->  tax = 1 - ratio in [1 - e^(diff+half), ...]
     return TaxTest(tax, 1.0 - agreement.grown(1.0, t.diff + half), 1.0 - float(np.exp(t.diff - half)), t.p_value,
-                   verdict, *n, log_sd)
+                   verdict, *n, log_sd, t.diff, t.se, t.df)
 
 
 def practical(test: TaxTest, margin: float = DEFAULT_MARGIN) -> str:
@@ -224,6 +228,48 @@ def practical(test: TaxTest, margin: float = DEFAULT_MARGIN) -> str:
         return agreement.ONE_RUN
     low, high = 1.0 - test.hi, 1.0 - test.lo  # a bound past what a float holds (a t quantile of a level near 0
     return PRACTICAL[agreement.judge(max(low, TINY), min(high, HUGE), margin)]  # on 1.x df) is 0 or inf
+
+
+def verdict_p(test: TaxTest, verdict: str, margin: float = DEFAULT_MARGIN) -> float:
+    """The p-value of a verdict's own claim against the margin (``practical``'s reading, e = ``agreement.edge``):
+    ``tax`` claims log(layout / reference) < -e (one-sided t test of d >= -e), ``gain`` that it exceeds e, and
+    ``equivalent`` that it lies within (TOST: the larger of its two one-sided p-values). A verdict read from an
+    interval at ``confidence`` is called exactly where this is below (1 - confidence) / 2, its one-sided level;
+    NaN for any other verdict or a test with no spread known. ``family.controlled`` adjusts a report's p-values
+    together."""
+    edge = agreement.edge(margin)
+    if verdict not in ("tax", "gain", "equivalent") or not np.isfinite(test.log_diff) or not test.log_se >= 0:
+        return NAN
+    if test.log_se == 0:
+        inside = {"tax": test.log_diff < -edge, "gain": test.log_diff > edge,
+                  "equivalent": -edge < test.log_diff < edge}[verdict]
+        return 0.0 if inside else 1.0
+    below = float(special.stdtr(test.df, (test.log_diff + edge) / test.log_se))  # claim: d < -e
+    above = float(special.stdtr(test.df, -(test.log_diff - edge) / test.log_se))  # claim: d > e
+    if verdict == "tax":
+        return below
+    if verdict == "gain":
+        return above
+    return max(float(special.stdtr(test.df, -(test.log_diff + edge) / test.log_se)),  # claim: d > -e
+               float(special.stdtr(test.df, (test.log_diff - edge) / test.log_se)))  # claim: d < e
+
+
+def detectable_tax(test: TaxTest, margin: float = DEFAULT_MARGIN, confidence: float = 0.95,
+                   power: float = 0.8) -> float:
+    """The smallest true tax this test would call ``tax`` (its interval at ``confidence``: a one-sided test at
+    (1 - confidence) / 2) with probability ``power``, at the spread and runs it had: 1 - exp(-e - delta se), delta
+    the noncentrality at which the noncentral t of its degrees of freedom exceeds the test's critical value with
+    that probability (scipy.stats.nct; the t quantiles' sum t_{1-a} + t_{power} is short of it on few degrees of
+    freedom). What a verdict other than ``tax`` could have missed: a
+    smaller tax was more likely than not to go unseen. The margin itself where the test had no spread; NaN without a
+    test."""
+    if test.log_se == 0:
+        return float(-np.expm1(-agreement.edge(margin)))
+    if not (test.log_se > 0 and np.isfinite(test.df) and test.df > 0):
+        return NAN
+    critical = float(special.stdtrit(test.df, 1.0 - (1.0 - confidence) / 2.0))
+    delta = optimize.brentq(lambda nc: float(sps.nct.sf(critical, test.df, nc)) - power, 0.0, critical + 50.0)
+    return float(-np.expm1(-agreement.edge(margin) - delta * test.log_se))
 
 
 def reps_to_decide(test: TaxTest, margin: float = DEFAULT_MARGIN, confidence: float = 0.95) -> int | None:

@@ -45,9 +45,11 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from . import agreement, stand_in
+from . import agreement, family, stand_in
+from .family import CLAIMS
 from .baseline_and_tax import BASELINE_BS, POINT, baseline, rates, summarize, with_reference
-from .significance import DEFAULT_MARGIN, check_margin, practical, reps_to_decide, sequential_tax, tax_test
+from .significance import (DEFAULT_MARGIN, check_margin, detectable_tax, practical, reps_to_decide, sequential_tax,
+                           tax_test, verdict_p)
 from ..errors import ConfigError
 
 NAN = float("nan")
@@ -202,8 +204,11 @@ def tax_tests(rows: pd.DataFrame, repetitions: pd.DataFrame, reference: str, gro
     each side), ``best_reps_reason`` (why the point's runs stopped: ``stopped_how``), ``tax_test`` (``fixed``;
     ``group-sequential`` where PRECISION ran the point to a decision, ``decided`` or ``max``: the verdict is then
     ``significance.sequential_tax``'s last look, whose error rates hold under the looks that stopped it; ``none``
-    untested), ``tax_confidence`` (the interval's level: the look's own for the sequential test) and
-    ``tax_margin``. The reference's own rows: 0, 0, NaN, 'reference', NaN, n, n; rows with no reference row (or no
+    untested), ``tax_confidence`` (the interval's level: the look's own for the sequential test),
+    ``tax_verdict_p`` (``significance.verdict_p``: the p-value of the verdict's own claim against the margin; NaN
+    where it makes none), ``tax_claim_p_tax``, ``_gain`` and ``_equivalent`` (the same of each claim the row could
+    make, whichever it made: what ``family.controlled`` adjusts), ``tax_detectable`` (``significance.detectable_tax``:
+    the smallest tax the test would call with 80% power) and ``tax_margin``. The reference's own rows: 0, 0, NaN, 'reference', NaN, n, n; rows with no reference row (or no
     reference repetitions) in their group: NaN, NaN, NaN, 'unknown', NaN, n, 0."""
     margin = check_margin(margin)
     keyed = {**{c: c for c in group}, **{v: k for k, v in point.items()}}  # column of repetitions -> of rows
@@ -221,17 +226,20 @@ def tax_tests(rows: pd.DataFrame, repetitions: pd.DataFrame, reference: str, gro
         theirs = (reference, *(r[c if c in group else f"reference_{c}"] for c in keyed.values()))
         other = None if pd.isna(r["reference_layout"]) else reps.get(theirs)
         if r["layout"] == reference:
-            found.append((0.0, 0.0, NAN, "reference", NAN, mine.size, mine.size, why, "none", confidence))
+            found.append((0.0, 0.0, NAN, "reference", NAN, mine.size, mine.size, why, "none", confidence, NAN, NAN, NAN, NAN, NAN))
         elif other is None:
-            found.append((NAN, NAN, NAN, "unknown", NAN, mine.size, 0, why, "none", confidence))
+            found.append((NAN, NAN, NAN, "unknown", NAN, mine.size, 0, why, "none", confidence, NAN, NAN, NAN, NAN, NAN))
         else:
             said = _tax_verdict(mine, other, why, most, confidence, method, margin, builds[key])
             found.append((*said[:7], why, *said[7:]))
     columns = ["tax_lo", "tax_hi", "tax_p", "tax_verdict", "tax_reps_needed", "best_reps", "reference_reps",
-               "best_reps_reason", "tax_test", "tax_confidence"]
+               "best_reps_reason", "tax_test", "tax_confidence", "tax_verdict_p", "tax_detectable",
+               *(f"tax_claim_p_{claim}" for claim in CLAIMS)]
     return pd.DataFrame(found, columns=columns, index=rows.index).astype(
         {"tax_lo": "float64", "tax_hi": "float64", "tax_p": "float64", "tax_reps_needed": "float64",
-         "best_reps": "int64", "reference_reps": "int64", "tax_confidence": "float64"}).assign(tax_margin=margin)
+         "best_reps": "int64", "reference_reps": "int64", "tax_confidence": "float64", "tax_verdict_p": "float64",
+         "tax_detectable": "float64",
+         **{f"tax_claim_p_{claim}": "float64" for claim in CLAIMS}}).assign(tax_margin=margin)
 
 
 def stopped_how(runs: pd.DataFrame) -> tuple[str, int | None]:
@@ -274,19 +282,24 @@ def _tax_verdict(mine: np.ndarray, other: np.ndarray, why: str, most: int | None
         verdicts = {look.verdict for look in looks}
         level = min(look.level for look in looks)
         p = max(look.test.p_value for look in looks)
-        return (min(look.test.lo for look in looks), max(look.test.hi for look in looks), p,
-                verdicts.pop() if len(verdicts) == 1 else "inconclusive", NAN, int(mine.size), int(other.size),
-                "group-sequential", 1.0 - 2.0 * level)
+        said = verdicts.pop() if len(verdicts) == 1 else "inconclusive"
+        return (min(look.test.lo for look in looks), max(look.test.hi for look in looks), p, said, NAN,
+                int(mine.size), int(other.size), "group-sequential", 1.0 - 2.0 * level,
+                max(verdict_p(look.test, said, margin) for look in looks),  # every build's claim: the largest
+                max(detectable_tax(look.test, margin, 1.0 - 2.0 * look.level) for look in looks),
+                *(max(verdict_p(look.test, claim, margin) for look in looks) for claim in CLAIMS))
     if why in ("decided", "max") and most is not None and mine.size >= 2 and other.size >= 2 and len(builds) == 1:
         look = sequential_tax(mine, other, most, margin)  # as the campaign's decision read it (its own default)
         test = look.test
         return (test.lo, test.hi, test.p_value, look.verdict, NAN, test.n_layout, test.n_reference,
-                "group-sequential", 1.0 - 2.0 * look.level)
+                "group-sequential", 1.0 - 2.0 * look.level, verdict_p(test, look.verdict, margin),
+                detectable_tax(test, margin, 1.0 - 2.0 * look.level), *(verdict_p(test, c, margin) for c in CLAIMS))
     test = tax_test(mine, other, confidence, method)
     said = practical(test, margin)
     needed = reps_to_decide(test, margin, confidence) if said == "inconclusive" else None
     return (test.lo, test.hi, test.p_value, said, NAN if needed is None else float(needed), test.n_layout,
-            test.n_reference, "fixed", confidence)
+            test.n_reference, "fixed", confidence, verdict_p(test, said, margin),
+            detectable_tax(test, margin, confidence), *(verdict_p(test, c, margin) for c in CLAIMS))
 
 
 def summary_intervals(
@@ -300,7 +313,9 @@ def summary_intervals(
     ``by``): ``tax_lo/hi``, ``tax_p``, ``tax_verdict`` (against ``margin``: 'tax' or 'gain' beyond it,
     'equivalent' within it, 'inconclusive' across its edge with ``tax_reps_needed``, 'one run: no interval' with
     fewer than 2 repetitions on a side, 'unknown' with no reference row, 'reference'), ``best_reps``, ``reference_reps``, ``tax_margin`` and
-    ``tax_confidence`` (the level of the interval), ``baseline_reps`` (the runs of the baseline point).
+    ``tax_confidence`` (the level of the interval), ``tax_verdict_p`` and ``tax_detectable`` (``tax_tests``),
+    ``tax_q`` and ``tax_held`` (the table's verdicts controlled together: ``family.controlled``), ``baseline_reps``
+    (the runs of the baseline point).
     ``base_frame``: the results whose single-device rows give the baseline (another stage's, ``01_baseline``);
     by default ``frame``'s own. A ``reference`` of jbod that was not measured, with the single device measured:
     the tax is against N x single (``stand_in``: its name in ``reference``, its own rows left out)."""
@@ -330,4 +345,5 @@ def summary_intervals(
     out = pd.concat([out, tests], axis=1)
     if reference != asked:  # the stand-in is no measured layout: its own rows are left out
         out = out[out["layout"] != reference].reset_index(drop=True)
+    out = family.controlled(out)
     return out.drop(columns=["baseline_layout", "baseline_numjobs", "baseline_iodepth"])

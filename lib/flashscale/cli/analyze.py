@@ -223,7 +223,7 @@ def _baseline_rows(frame: pd.DataFrame, layout: str | None) -> pd.DataFrame | No
 
 
 def main(args: argparse.Namespace) -> int:
-    from ..analysis import builds, evidence, scaling, stand_in, stats
+    from ..analysis import builds, evidence, family, scaling, stand_in, stats
     from ..analysis.prediction import ceilings, loads
     from ..publish import tables
 
@@ -244,7 +244,7 @@ def main(args: argparse.Namespace) -> int:
                                       base_frame=_baseline_rows(frame, args.baseline_layout))
     summary = loads.flags(frame, summary, args.reference)
     built = builds.more_than_once(frame)
-    if built:  # BUILDS: the best point's builds, and its interval over their means where they vary the more
+    if built:  # BUILDS: the best point's builds, and its interval over their means
         summary = builds.over_builds(summary, frame, args.confidence)
     if args.fit:
         keys = ["layout", "devices", "rw", *by]
@@ -266,6 +266,8 @@ def main(args: argparse.Namespace) -> int:
                   f"times its devices, stands in for it)")
         for sentence in loads.sentences(summary, frame, args.reference):
             print(f"load: {sentence}")
+        for sentence in family.sentences(summary):
+            print(f"verdicts: {sentence}")
         for sentence in builds.sentences(builds.components(frame, args.confidence)) if built else []:
             print(f"builds: {sentence}")
         print("(--format csv gives every column at full precision)")
