@@ -208,8 +208,9 @@ def tax_tests(rows: pd.DataFrame, repetitions: pd.DataFrame, reference: str, gro
     ``tax_verdict_p`` (``significance.verdict_p``: the p-value of the verdict's own claim against the margin; NaN
     where it makes none), ``tax_claim_p_tax``, ``_gain`` and ``_equivalent`` (the same of each claim the row could
     make, whichever it made: what ``family.controlled`` adjusts), ``tax_detectable`` (``significance.detectable_tax``:
-    the smallest tax the test would call with 80% power) and ``tax_margin``. The reference's own rows: 0, 0, NaN, 'reference', NaN, n, n; rows with no reference row (or no
-    reference repetitions) in their group: NaN, NaN, NaN, 'unknown', NaN, n, 0."""
+    the smallest tax the test would call with 80% power) and ``tax_margin``. The reference's own rows: 0, 0, NaN,
+    'reference', NaN, n, n; rows with no reference row (or no reference repetitions) in their group: NaN, NaN, NaN,
+    'unknown', NaN, n, 0 (and NaN for the p-values and the detectable tax)."""
     margin = check_margin(margin)
     keyed = {**{c: c for c in group}, **{v: k for k, v in point.items()}}  # column of repetitions -> of rows
     own = [c for c in point if c not in group]
@@ -226,9 +227,11 @@ def tax_tests(rows: pd.DataFrame, repetitions: pd.DataFrame, reference: str, gro
         theirs = (reference, *(r[c if c in group else f"reference_{c}"] for c in keyed.values()))
         other = None if pd.isna(r["reference_layout"]) else reps.get(theirs)
         if r["layout"] == reference:
-            found.append((0.0, 0.0, NAN, "reference", NAN, mine.size, mine.size, why, "none", confidence, NAN, NAN, NAN, NAN, NAN))
+            found.append((0.0, 0.0, NAN, "reference", NAN, mine.size, mine.size, why, "none", confidence,
+                          *[NAN] * (2 + len(CLAIMS))))
         elif other is None:
-            found.append((NAN, NAN, NAN, "unknown", NAN, mine.size, 0, why, "none", confidence, NAN, NAN, NAN, NAN, NAN))
+            found.append((NAN, NAN, NAN, "unknown", NAN, mine.size, 0, why, "none", confidence,
+                          *[NAN] * (2 + len(CLAIMS))))
         else:
             said = _tax_verdict(mine, other, why, most, confidence, method, margin, builds[key])
             found.append((*said[:7], why, *said[7:]))
