@@ -260,8 +260,12 @@ def _first_row(folder: Path, stop: threading.Event) -> bool:
     return False
 
 
+# The driver takes Ctrl-C as a user's foreground command does, whatever it inherited: a shell starts a command of
+# `cmd &` with SIGINT ignored, and Python then installs no handler of its own (a CI run so started saw the driver
+# sail through its SIGINT and end 0).
 DRIVER = """
-import json, sys
+import json, signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from flashscale.campaigns import cluster
 from flashscale.campaigns.ssh_cluster import Plan, RemoteCluster
 spec = cluster.ClusterSpec.from_parameters(**json.loads(sys.argv[1]))
