@@ -279,24 +279,18 @@ def _tax_verdict(mine: np.ndarray, other: np.ndarray, why: str, most: int | None
     one look would read it past its most runs, where it spends nothing (a level of 1e-12: every verdict
     inconclusive)."""
     builds = [b for b in (builds or [mine]) if b.size]
-    if (why in ("decided", "max") and most is not None and other.size >= 2 and len(builds) > 1
-            and all(b.size >= 2 for b in builds)):
-        looks = [sequential_tax(b, other, most, margin) for b in builds]
+    ran = why in ("decided", "max") and most is not None and other.size >= 2
+    if ran and builds and all(b.size >= 2 for b in builds):  # one look a build (one build: the point's own look)
+        looks = [sequential_tax(b, other, most, margin) for b in builds]  # as the campaign read it (its own default)
         verdicts = {look.verdict for look in looks}
         level = min(look.level for look in looks)
-        p = max(look.test.p_value for look in looks)
         said = verdicts.pop() if len(verdicts) == 1 else "inconclusive"
-        return (min(look.test.lo for look in looks), max(look.test.hi for look in looks), p, said, NAN,
-                int(mine.size), int(other.size), "group-sequential", 1.0 - 2.0 * level,
+        return (min(look.test.lo for look in looks), max(look.test.hi for look in looks),
+                max(look.test.p_value for look in looks), said, NAN, int(mine.size), int(other.size),
+                "group-sequential", 1.0 - 2.0 * level,
                 max(verdict_p(look.test, said, margin) for look in looks),  # every build's claim: the largest
                 max(detectable_tax(look.test, margin, 1.0 - 2.0 * look.level) for look in looks),
                 *(max(verdict_p(look.test, claim, margin) for look in looks) for claim in CLAIMS))
-    if why in ("decided", "max") and most is not None and mine.size >= 2 and other.size >= 2 and len(builds) == 1:
-        look = sequential_tax(mine, other, most, margin)  # as the campaign's decision read it (its own default)
-        test = look.test
-        return (test.lo, test.hi, test.p_value, look.verdict, NAN, test.n_layout, test.n_reference,
-                "group-sequential", 1.0 - 2.0 * look.level, verdict_p(test, look.verdict, margin),
-                detectable_tax(test, margin, 1.0 - 2.0 * look.level), *(verdict_p(test, c, margin) for c in CLAIMS))
     test = tax_test(mine, other, confidence, method)
     said = practical(test, margin)
     needed = reps_to_decide(test, margin, confidence) if said == "inconclusive" else None
