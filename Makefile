@@ -33,7 +33,7 @@ help:
 	@echo "make demo-cluster - 1 and 2 emulated hosts, local and over their capped links (nbd), its report (about 3 minutes)"
 	@echo "make demo-ssh-cluster - a layout built and measured on each of 2 real sshd hosts (namespaces) over SSH, its report (about a minute)"
 	@echo "make study  - every study notebook in order on the emulated array, one report folder with index.html (about 10 minutes)"
-	@echo "make applications - bonnie++, pgbench and a many-files transfer beside fio, every device monitored (about 4 minutes)"
+	@echo "make applications - bonnie++, pgbench and a many-files transfer beside fio, every device monitored (about 10 minutes)"
 	@echo "make reference - the seed studies' published numbers rerun with flashscale's analysis"
 	@echo "make long-quickstart - the quickstart with 3 repetitions of 10 s runs (about 15 minutes)"
 	@echo "make lab    - JupyterLab on localhost with the notebooks and the flashscale kernel (prints its URL)"

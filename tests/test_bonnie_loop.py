@@ -44,7 +44,7 @@ def test_block_write_of_one_process_on_one_capped_device_is_the_cap_and_its_file
     assert set(held["metric"]) == {"block_write", "block_rewrite", "block_read"}
     assert (held["truth_bw_bytes"] == CAP).all() and not held["above_truth"].any()
     assert write["runtime_s"] == pytest.approx(2**30 / write["value"])  # the time of its own test, not the run's
-    # the default number of files (65,536) lets bonnie++ time its creates and deletes: numbers, not +++++
+    # the default number of files (262,144) lets bonnie++ time its creates and deletes: numbers, not +++++
     for metric in ("seq_create", "seq_delete", "random_create", "random_delete"):
         timed = rows(result.table, metric).iloc[0]
         assert timed["value"] > 0 and timed["runtime_s"] >= 0.5, metric

@@ -20,8 +20,9 @@ What bonnie++ 2.00a times (its source, ``bonnie++.cpp`` and ``bon_io.cpp``, chec
   file and its directory) and every file deleted (its directory): it does not touch the block tests. With it the
   creates and deletes wait for the devices, as a mail or news spool does; without it (the default) they run in the
   page cache with one ``sync()`` at the end of each, and need tens of thousands of files to outlast bonnie++'s
-  500 ms. ``files_k`` = 64 (65,536 files a process) makes each create and delete last about a second on the
-  emulated array's xfs and btrfs (32 took 0.55-0.77 s, too near the limit); ``sync`` stays off: with it btrfs
+  500 ms. ``files_k`` = 256 (262,144 files a process) makes each create last 4-5 s and each delete 5-8 s on one
+  capped device's xfs (one process); 64 took 0.50-1.04 s on the same machine from one day to the next, and
+  printed ``+++++`` for a create once (under 500 ms), 32 took 0.55-0.77 s. ``sync`` stays off: with it btrfs
   deleted 362 files/s, 45 s for 16,384 files. The stat tests read only the inode cache: ``+++++``
   (``STAT_CACHED``) at any number of files worth the time.
 
@@ -139,7 +140,7 @@ class Bonnie:
     processes: tuple[int, ...] = (1,)
     file_mib: int = 1024
     chunk_bytes: int = 2**20
-    files_k: int = 64
+    files_k: int = 256
     direct: bool = True
     sync: bool = False
     repetitions: int = 1
