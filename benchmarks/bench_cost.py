@@ -13,8 +13,9 @@ bench refuses to run where the caps ask more than half of it (``measure.truth.fi
 Seed 000's questions, per campaign: the single-device baseline (truth: the cap's mean), jbod's efficiency over 2 x
 the baseline (truth 1.0), btrfs-raid0's tax against jbod (truth 8%) and its verdict against a 2% margin (right:
 tax). Fixed: 3 runs a point. Precise: the library's own sweep (``measure.sweep.Sweep`` with ``precision`` 0.02 and
-``max_repetitions`` 10) and its stopping rule (``analysis.repetitions.stopping``), btrfs-raid0's point then going on
-while the sequential tax test (``analysis.significance.sequential_tax``) has not decided. A fixed and a precise
+``max_repetitions`` 10) and its stopping rule (``analysis.repetitions.stopping``), jbod's point, the tax reference,
+run to the most as a campaign runs it, btrfs-raid0's then going on while the sequential tax test
+(``analysis.significance.sequential_tax``) has not decided. A fixed and a precise
 campaign alternate, so the machine's load falls on both alike. Printed for both, per scenario: device time (runs x
 (runtime + ramp)), the coverage of the truth by the 95% intervals, and the share of right verdicts
 (``bench_cost_score``). Target (issue 42): the same coverage (>= 93%) and right verdicts (>= 95%) in a third of the
@@ -89,9 +90,11 @@ class Emulated:
                 "devices": paths}
 
 
-def point(source, rng, spread: float, question, sweep: Sweep, label: str, reference=None) -> list[dict]:
+def point(source, rng, spread: float, question, sweep: Sweep, label: str, reference=None,
+          shared: bool = False) -> list[dict]:
     """One question's point run as ``sweep`` says (fixed, or until precise and, against ``reference``'s rates, until
-    the sequential tax test decides): its rows, each with the caps set before it and its reason to stop."""
+    the sequential tax test decides; a ``shared`` point, the tax reference, to the most, as ``measure.recorder``
+    runs it): its rows, each with the caps set before it and its reason to stop."""
     name, devices, level = question
     stop = repetitions.stopping(sweep.precision, sweep.max_repetitions)
     rows: list[dict] = []
@@ -104,6 +107,8 @@ def point(source, rng, spread: float, question, sweep: Sweep, label: str, refere
         values = [r["bw_bytes"] for r in rows]
         if stop is None:
             reason = "fixed" if len(rows) >= sweep.repetitions else "more"
+        elif shared:
+            reason = "reference" if len(rows) >= sweep.max_repetitions else "more"
         else:
             reason = stop(values, reference)  # the sweep's own rule: precise, then decided against the reference
         if reason != "more":
@@ -113,7 +118,7 @@ def point(source, rng, spread: float, question, sweep: Sweep, label: str, refere
 def campaign(source, rng, spread: float, sweep: Sweep, label: str) -> list[dict]:
     """Seed 000's three points, in order: the single device, jbod, btrfs-raid0 (decided against jbod's runs)."""
     single = point(source, rng, spread, QUESTIONS[0], sweep, label)
-    jbod = point(source, rng, spread, QUESTIONS[1], sweep, label)
+    jbod = point(source, rng, spread, QUESTIONS[1], sweep, label, shared=True)
     btrfs = point(source, rng, spread, QUESTIONS[2], sweep, label, reference=[r["bw_bytes"] for r in jbod])
     return single + jbod + btrfs
 

@@ -19,7 +19,9 @@ why it stopped, so a reader can tell a point that stopped at 2 runs from one tha
 Where a layout's tax is asked (``decision``: the reference's runs at the matching point are given, ``measure.reference.reference_runs``:
 jbod's, or N x the single device's where the campaign has no jbod), a precise point goes on until the tax is
 ``decided`` by ``significance.sequential_tax`` (a tax, a gain or equivalent against the margin, its error rates held
-over every look by alpha spending) or the most runs have run (``max``: its verdict inconclusive).
+over every look by alpha spending) or the most runs have run (``max``: its verdict inconclusive). The reference's
+own points run to the most (``reference``, ``measure.recorder``): every layout's test shares its runs, and
+Welch's test learns the reference's spread from them alone.
 """
 from __future__ import annotations
 
@@ -35,7 +37,7 @@ from .agreement import DEFAULT_MARGIN
 from ..measure.units import number
 
 NAN = float("nan")
-PRECISE, MOST, MORE, DECIDED = "precise", "max", "more", "decided"  # measure.sweep.REPS_REASONS, as given here
+PRECISE, MOST, MORE, DECIDED, REFERENCE = "precise", "max", "more", "decided", "reference"  # sweep.REPS_REASONS
 DECISIVE = ("tax", "gain", "equivalent")  # significance.practical's verdicts that decide a tax
 
 
@@ -107,6 +109,7 @@ def stopped(frame: pd.DataFrame) -> pd.DataFrame:
 # How each reason reads in a sentence (``sentences``).
 REASON_WORDS = {"fixed": "ran a fixed REPETITIONS", PRECISE: "stopped precise (95% interval within PRECISION)",
                 DECIDED: "ran until the group-sequential tax test decided", MOST: "ran to MAX_REPETITIONS",
+                REFERENCE: "ran to MAX_REPETITIONS as the tax reference, whose runs every layout's test shares",
                 MORE: "were cut short (the campaign stopped)"}
 
 

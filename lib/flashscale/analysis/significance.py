@@ -7,18 +7,18 @@ mapped back through 1 - exp(.), is the interval of the tax.
 
 Two t tests on the logs:
 
-* ``welch`` (the fixed test's default, wherever a table reads a tax; ``sequential_tax`` keeps ``student`` for now,
-  its docstring says why): separate variances, Welch-Satterthwaite degrees of freedom, bounded (``welch_df_bound``)
-  by (k - 1)(1 + k / K) for k runs on the side with fewer and K on the other. It holds where the two sides differ in
-  runs or in spread, as a layout and its reference often do (a reference run to ten runs at 1%, a layout stopped at
-  three at 5%). Pooling their variances there is wrong: at a true tax equal to the 2% margin that pair was called
-  ``tax`` or ``equivalent`` in 18.3% of 100,000 draws (``student``; 24.8% with two runs of the layout), Welch's in
-  3.6%. The bound on its degrees of freedom is why it also holds with two runs on a side: Welch-Satterthwaite
-  estimates them from the variances themselves, and where a side of two runs came out quiet by chance they grow as
-  its standard error shrinks. Unbounded, two runs at 3% against ten at 1% were wrong in 9.1% of draws; bounded,
-  every setting of runs 2 to 10 a side and spreads 1 to 5% was wrong in at most 5.0% (60,000 draws each). The bound
-  is n1 + n2 - 2, Welch's own most, where the runs are equal, and tightens towards Hsu's k - 1 (always safe, and a
-  fifth less power) as they differ. Measured in tests/test_significance_welch.py.
+* ``welch`` (the default, wherever a table reads a tax and in ``sequential_tax``): separate variances,
+  Welch-Satterthwaite degrees of freedom, bounded (``welch_df_bound``) by (k - 1)(1 + k / K) for k runs on the side
+  with fewer and K on the other. It holds where the two sides differ in runs or in spread, as a layout and its
+  reference often do (a reference run to ten runs at 1%, a layout stopped at three at 5%). Pooling their variances
+  there is wrong: at a true tax equal to the 2% margin that pair was called ``tax`` or ``equivalent`` in 18.3% of
+  100,000 draws (``student``; 24.8% with two runs of the layout), Welch's in 3.6%. The bound on its degrees of
+  freedom is why it also holds with two runs on a side: Welch-Satterthwaite estimates them from the variances
+  themselves, and where a side of two runs came out quiet by chance they grow as its standard error shrinks.
+  Unbounded, two runs at 3% against ten at 1% were wrong in 9.1% of draws; bounded, every setting of runs 2 to 10 a
+  side and spreads 1 to 5% was wrong in at most 5.0% (60,000 draws each). The bound is n1 + n2 - 2, Welch's own
+  most, where the runs are equal, and tightens towards Hsu's k - 1 (always safe, and a fifth less power) as they
+  differ. Measured in tests/test_significance_welch.py.
 * ``student``: pooled variance, n_layout + n_reference - 2 degrees of freedom. It assumes the same relative noise
   on both sides, and is kept where something pools many samples on purpose: ``plateau``'s test of a curve's last
   step, its variance pooled over every point of the curve (``pooled_with``).
@@ -45,9 +45,10 @@ repetitions a side would, at the spread measured, move the interval off that edg
 significance test (``tax``, ``gain`` or ``inconclusive``). Why 2% by default: ``analysis.agreement``.
 
 ``sequential_tax`` reads the same verdict when the layout's runs arrive one at a time (PRECISION's repetitions): a
-group-sequential TOST with Lan-DeMets O'Brien-Fleming alpha spending, whose chance of a wrong verdict stays within
-alpha over every look (2.6% at the margin's edge where the fixed interval read after every run was wrong in 9.7%:
-tests/test_significance_sequential.py); its docstring says why this and not an SPRT.
+group-sequential TOST with Lan-DeMets O'Brien-Fleming alpha spending on exact boundaries (``group_sequential``),
+whose chance of a wrong verdict stays within alpha, the whole, over every look (3.7% at the margin's edge where the
+fixed interval read after every run was wrong in 10.3%: tests/test_significance_sequential.py); its docstring says
+why this and not an SPRT.
 
 ``log_t_test`` is the t test on the logs itself, for any two samples of positive values: the tax test's, and
 ``plateau``'s test of the last step of a curve (one-sided, ``alternative="greater"``, its variance pooled over
@@ -62,7 +63,7 @@ import numpy as np
 from scipy import optimize, special
 from scipy import stats as sps
 
-from . import agreement
+from . import agreement, group_sequential
 from .agreement import DEFAULT_MARGIN, check_margin, welch_df_bound
 from ..errors import AnalysisError
 
@@ -289,15 +290,6 @@ def reps_to_decide(test: TaxTest, margin: float = DEFAULT_MARGIN, confidence: fl
     return None
 
 
-def obrien_fleming_spent(information: float, alpha: float = 0.05) -> float:
-    """Lan-DeMets' O'Brien-Fleming-type spending function: the share of a one-sided ``alpha`` spent by the look at
-    ``information`` (the information fraction, in (0, 1]), 2 - 2 Phi(z_{1 - alpha/2} / sqrt(information)); all of
-    ``alpha`` at 1, almost none at the first looks."""
-    if not 0.0 < information <= 1.0:
-        raise AnalysisError(f"information fraction {information!r} must lie in (0, 1]")
-    return float(2.0 - 2.0 * special.ndtr(special.ndtri(1.0 - alpha / 2.0) / np.sqrt(information)))
-
-
 @dataclass(frozen=True)
 class SequentialLook:
     """One look of ``sequential_tax``: the ``verdict`` (``practical``'s), whether it is final (``decided``: a tax, a
@@ -310,11 +302,11 @@ class SequentialLook:
 
 
 def sequential_tax(layout_reps, reference_reps, most: int, margin: float = DEFAULT_MARGIN, alpha: float = 0.05,
-                   method: str = "student") -> SequentialLook:
+                   method: str = "welch") -> SequentialLook:
     """The tax verdict of a layout whose runs arrive one at a time, against a reference whose runs are done: a
     group-sequential equivalence test (TOST against ``margin``, both one-sided tests and the tax or gain beyond the
-    margin) with Lan-DeMets O'Brien-Fleming alpha spending, looking after each of the layout's runs from the second
-    to ``most``.
+    margin) looking after each of the layout's runs from the second to ``most``, each look read at the nominal level
+    of exact group-sequential boundaries (``group_sequential``: Lan-DeMets O'Brien-Fleming spending).
 
     Why this and not an SPRT: the verdict is three-way against a margin (tax, equivalent, gain), which TOST already
     reads from one interval (``practical``); alpha spending keeps that reading and only narrows the level of each
@@ -322,28 +314,24 @@ def sequential_tax(layout_reps, reference_reps, most: int, margin: float = DEFAU
     the variance or a composite test. O'Brien-Fleming spends almost nothing at the first looks (two or three runs
     decide only a tax far beyond the margin) and keeps nearly the whole alpha for the last.
 
-    Each look is read at the alpha it spends, alpha*(t_k) - alpha*(t_{k-1}) (t the information, 1 / (1/n + 1/m)
-    for n runs of the layout and m of the reference, over its value at ``most``): by the union bound the chance of
-    a wrong verdict over every look is at most ``alpha`` whatever the looks see (Bonferroni over the spent shares,
-    conservative against the exact recursive boundaries; measured in tests/test_significance_sequential.py). The
-    last look spends the rest and is final, whatever it says.
-
-    Still the pooled test by default, unlike ``tax_test``: a campaign's reference stops precise at two runs, and
-    Welch's test, which learns the reference's spread from its own runs alone (one degree of freedom), can then
-    decide little (a true 8% tax against a 3-run reference at 2%: decided in 53.5% of draws, 92.9% pooled:
-    tests/test_significance_sequential.py). Pooling is wrong where the spreads differ (a layout at 5% against ten reference runs at 1%: wrong in
-    16.6% of draws at the margin's edge, Welch's 3.0%: tests/test_significance_welch.py); ``method="welch"`` is the
-    honest choice there, and the campaign's default waits on giving the reference runs enough to know its spread."""
+    ``alpha`` is the whole: each one-sided claim (the ratio below the margin's lower edge; above it, half of
+    equivalence; the same two at the upper edge) is spent at ``alpha`` / 2 over every look, so at a true tax on the
+    margin's edge, where ``tax`` and ``equivalent`` are both wrong, the two together are wrong at most ``alpha``: the
+    fixed test's 95% interval, 2.5% a side, read sequentially. A look's information is 1 / (1/n + 1/m) for n runs
+    of the layout and m of the reference, over its value at ``most``. The boundaries carry the looks' correlation,
+    so the last look spends what the earlier ones left, where the union bound (each look at its share alone) left
+    most of it unspent. Welch's test by default: the two sides differ in runs, and often in spread (a layout at 5%
+    against ten reference runs at 1%, pooled, was wrong in 14.1% of draws at the margin's edge). Measured in
+    tests/test_significance_sequential.py and by ``make bench-stats``."""
     layout = _repetitions(layout_reps, "layout")
     reference = _repetitions(reference_reps, "reference")
     n, m = int(layout.size), int(reference.size)
     if n < 2 or m < 2 or most < 2:
         raise AnalysisError(f"a sequential tax test looks from two runs a side; got {n} of the layout, {m} of the "
                             f"reference, at most {most}")
-    full = 1.0 / (1.0 / most + 1.0 / m)
-    now, before = (min(1.0, 1.0 / (1.0 / k + 1.0 / m) / full) for k in (n, n - 1))
-    spent = obrien_fleming_spent(now, alpha) - (obrien_fleming_spent(before, alpha) if n > 2 else 0.0)
-    level = max(spent, 1e-12)
+    information = [1.0 / (1.0 / k + 1.0 / m) for k in range(2, max(most, n) + 1)]
+    fractions = tuple(round(i / information[-1], 12) for i in information)
+    level = max(group_sequential.nominal_levels(fractions, alpha / 2.0)[n - 2], 1e-12)
     test = tax_test(layout, reference, confidence=1.0 - 2.0 * level, method=method)
     said = practical(test, margin)
     return SequentialLook(said, said in ("tax", "gain", "equivalent") or n >= most, level, test)

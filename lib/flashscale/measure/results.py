@@ -35,7 +35,8 @@ COLUMNS: dict[str, tuple[str, str]] = {
     "rep": ("int64", "repetition index; 0 is the warm-up when warmup is true"),
     "reps_reason": ("string", "why the point's runs stopped, or went on, after this run: fixed (REPETITIONS runs), "
                               "more (PRECISION not reached: it ran again), precise (its 95% interval within "
-                              "PRECISION), max (MAX_REPETITIONS ran first), decided (a sequential tax test's verdict); "
+                              "PRECISION), max (MAX_REPETITIONS ran first), decided (a sequential tax test's verdict), "
+                              "reference (the tax reference, run to MAX_REPETITIONS for every layout's test); "
                               "the point's last row says why it stopped. NA on rows of no sweep point"),
     "build": ("Int64", "which build of the layout the run was on (BUILDS: a new mkfs, a new array each), from 0; "
                        "0 when each layout is built once; NA on rows made before the column (read as 0)"),

@@ -85,10 +85,11 @@ def _precondition_s(sweep: Sweep, write_bps: float) -> tuple[float, float, int, 
 
 
 def of_layouts(sweep: Sweep, layouts: int, write_bps: float | None = None, probe: bool = False,
-               notebooks: int = 1, builds: int | None = None) -> Cost:
+               notebooks: int = 1, builds: int | None = None, shared: int = 0) -> Cost:
     """The cost of ``sweep`` on ``layouts`` layouts (each built once: ``builds`` to say otherwise) whose devices
     write at ``write_bps`` together (None: ``ASSUMED_WRITE_BPS``, said in ``notes``), with the harness's ``probe``
-    (an emulated array's truth) and ``notebooks`` notebooks' own time."""
+    (an emulated array's truth) and ``notebooks`` notebooks' own time. ``shared`` of the layouts are a tax
+    reference, whose points run to the most with a precision (``measure.recorder``): their least is that."""
     notes = []
     if write_bps is None or not write_bps > 0:
         write_bps = ASSUMED_WRITE_BPS
@@ -96,12 +97,14 @@ def of_layouts(sweep: Sweep, layouts: int, write_bps: float | None = None, probe
     points = len(sweep.points())  # an adaptive sweep's whole grid: an upper bound, as its progress counts it
     per_run = sweep.ramp_s + sweep.runtime_s  # a time-based run's length; a run to a size or a file count, at most
     least, most = repetitions(sweep)
+    shared = min(max(int(shared), 0), layouts) if sweep.precision is not None else 0
+    runs_least = points * ((layouts - shared) * least + shared * most)  # measured runs, every point at its least
     warm = points * layouts if sweep.warmup else 0
     pre = _precondition_s(sweep, write_bps)
     probes = 2 if probe else 0
-    runs = (points * layouts * least + warm + pre[2] * layouts + probes,
+    runs = (runs_least + warm + pre[2] * layouts + probes,
             points * layouts * most + warm + pre[3] * layouts + probes)
-    parts = {"measure": (points * layouts * least * per_run, points * layouts * most * per_run),
+    parts = {"measure": (runs_least * per_run, points * layouts * most * per_run),
              "warmup": (warm * per_run,) * 2, "precondition": (pre[0] * layouts, pre[1] * layouts),
              "probe": (probes * PROBE_RUNTIME_S,) * 2}
     device = tuple(sum(p[i] for p in parts.values()) for i in (0, 1))

@@ -18,6 +18,7 @@ from pathlib import Path
 from ..campaigns import campaign as campaigns, cluster as clusters, parameters as schema
 from ..errors import ConfigError
 from . import cost
+from ..measure.reference import STANDS_IN, reference_of
 from ..measure.sweep import Sweep
 
 VM_NOTE = ("in the VM lab, its boot and what its emulated CPU adds to each run are not counted: under TCG a 6 s "
@@ -46,6 +47,17 @@ def _count(value, default: int = 1) -> int:
     return default
 
 
+def _shared(values: dict) -> int:
+    """How many of the layouts a notebook's ``values`` sweep are the others' tax reference (one per device count;
+    ``measure.reference.reference_of``), whose points run to the most with a precision; none on a cluster, whose
+    loop reads no tax as it runs."""
+    names = values.get("LAYOUTS")
+    if "HOSTS" in values or not isinstance(names, (list, tuple)):
+        return 0
+    against = reference_of([str(n) for n in names], str(values.get("REFERENCE") or STANDS_IN))
+    return 0 if against is None else _count(values.get("DEVICE_COUNTS"))
+
+
 def of_notebook(values: dict) -> cost.Cost:
     """The cost of one notebook run with ``values`` (its parameters, every one it will see: module doc)."""
     if not MEASURING & set(values):
@@ -61,7 +73,8 @@ def of_notebook(values: dict) -> cost.Cost:
         write_bps = array.write_bps * array.devices if array.write_bps else None
     probe = emulated and bool(values.get("CAP_READ_BPS", 1) or values.get("CAP_WRITE_BPS", 1))
     # each build of a layout (BUILDS) is swept and preconditioned again: a layout's cost that many times
-    found = cost.of_layouts(sweep, layouts * sweep.builds, write_bps=write_bps, probe=probe)
+    found = cost.of_layouts(sweep, layouts * sweep.builds, write_bps=write_bps, probe=probe,
+                            shared=_shared(values) * sweep.builds)
     if values.get("EMULATION") == "vm":
         return replace(found, notes=(*found.notes, VM_NOTE))
     return found
