@@ -54,10 +54,7 @@ def boundaries(fractions: Sequence[float], alpha: float) -> tuple[float, ...]:
     for k in range(1, t.size):
         sd = np.sqrt(t[k] - t[k - 1])
         weights = density * _trapezoid(grid)
-        share, left = max(shares[k], 0.0), float(weights.sum())  # left: the chance of reaching this look at all
-        if share >= left:  # nothing is left to cross later: the look takes it all
-            critical.append(-np.inf)
-            break
+        share = max(shares[k], 0.0)  # under alpha < 0.5, always less than the chance of reaching this look
 
         def crossing(c: float) -> float:
             return float(weights @ special.ndtr((grid - c * np.sqrt(t[k])) / sd))
