@@ -58,11 +58,13 @@ def test_pooled_variances_are_wrong_several_times_as_often_where_the_sides_diffe
     assert wrong(3, 0.05, 10, 0.01, method="student") > 0.15
 
 
-def test_every_fixed_tax_verdict_is_welch_s_unless_asked():
-    """The fixed test and the tables' tax tests; the sequential test keeps the pooled test by default (its
-    docstring says why), and reads Welch's when asked (the two tests above)."""
+def test_every_tax_verdict_is_welch_s_unless_asked():
+    """The fixed test, the tables' tax tests and the sequential test: Welch's unless the pooled test is asked."""
     rng = np.random.default_rng(0)
     layout, reference = BW * rng.lognormal(0, 0.05, 3), BW * rng.lognormal(0, 0.01, 10)
+    look = significance.sequential_tax(layout, reference, 10)
+    assert look == significance.sequential_tax(layout, reference, 10, method="welch")
+    assert look != significance.sequential_tax(layout, reference, 10, method="student")
     default = significance.tax_test(layout, reference)
     assert default == significance.tax_test(layout, reference, method="welch")
     assert default != significance.tax_test(layout, reference, method="student")
