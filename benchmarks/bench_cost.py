@@ -42,6 +42,7 @@ import bench_cost_score as scoring
 from flashscale.analysis import repetitions
 from flashscale.arrays.emulated import ArraySpec, EmulatedArray
 from flashscale.measure import fio, fio_output, harness, truth
+from flashscale.measure.reference import as_reference
 from flashscale.measure.sweep import Sweep
 from flashscale.system.commands import Runner
 from flashscale.system.devices import System
@@ -93,8 +94,8 @@ class Emulated:
 def point(source, rng, spread: float, question, sweep: Sweep, label: str, reference=None,
           shared: bool = False) -> list[dict]:
     """One question's point run as ``sweep`` says (fixed, or until precise and, against ``reference``'s rates, until
-    the sequential tax test decides; a ``shared`` point, the tax reference, to the most, as ``measure.recorder``
-    runs it): its rows, each with the caps set before it and its reason to stop."""
+    the sequential tax test decides; a ``shared`` point, the tax reference, to the most:
+    ``measure.reference.as_reference``, as a campaign runs it): its rows, each with the caps set before it and its reason to stop."""
     name, devices, level = question
     stop = repetitions.stopping(sweep.precision, sweep.max_repetitions)
     rows: list[dict] = []
@@ -108,7 +109,7 @@ def point(source, rng, spread: float, question, sweep: Sweep, label: str, refere
         if stop is None:
             reason = "fixed" if len(rows) >= sweep.repetitions else "more"
         elif shared:
-            reason = "reference" if len(rows) >= sweep.max_repetitions else "more"
+            reason = as_reference(values, sweep.max_repetitions)
         else:
             reason = stop(values, reference)  # the sweep's own rule: precise, then decided against the reference
         if reason != "more":

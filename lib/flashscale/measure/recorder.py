@@ -31,7 +31,7 @@ from ..system import idle, monitor
 from ..system.devices import System
 from . import adaptive, ahead, batch, campaign_folder, fio, fio_output, monitoring, precondition, results
 from .progress import Progress
-from .reference import reference_runs
+from .reference import as_reference, reference_runs
 from .sweep import Sweep
 from . import truth
 
@@ -182,21 +182,14 @@ class Recorder:
             return "fixed"
         values = measured + ([value] if value is not None else [])
         runs = len(measured) + 1
-        if self.stopping is not None and self._shared(layout):
-            return "more" if runs < self.sweep_spec.most_reps() else "reference"
+        if self.stopping is not None and self.tax_reference == layout.name:  # every layout's test shares its runs
+            return as_reference(values, self.sweep_spec.most_reps())
         if self.stopping is None or runs < self.sweep_spec.least_reps():
             return "more" if runs < self.sweep_spec.most_reps() else "max"
         against = reference_runs(self.rates, self.tax_reference, layout.name, layout.devices, point,
                                  self.devices.get(self.tax_reference))
         said = self.stopping(values, against)
         return "max" if said == "more" and runs >= self.sweep_spec.most_reps() else said
-
-    def _shared(self, layout: Layout) -> bool:
-        """Whether ``layout`` is the tax reference of the others (``tax_reference``): the side every layout's
-        sequential test shares, it runs to the most. Against three reference runs at 2%, Welch's test decided a true
-        8% tax in 72% of draws and equivalence at none in 0.4%; against ten, 100% (in 4.5 runs of the layout, not
-        6.0) and 13% (``analysis.significance.sequential_tax``; docs/validation.md)."""
-        return self.tax_reference is not None and layout.name == self.tax_reference
 
     def _batches(self, layout: Layout, job: fio.FioJob, reps: list[tuple[int, bool]]) -> bool:
         """Whether the point's runs go into one fio process (``measure.batch``): the sweep asks for it
