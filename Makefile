@@ -20,8 +20,8 @@ LAB_PORT ?= 8888
 REPORT ?= reports/quickstart/quickstart.html
 
 .PHONY: app-deps applications demo demo-uncapped demo-vm demo-cluster deps-vm test test-vm test-fast bench bench-cost \
-	bench-predict study long-quickstart reference deps system-deps browser-deps lab screenshot clean-reports help lock \
-	test-latest docs reference-docs demo-ssh-cluster test-ssh test-ssh-long test-half-cpu test-long test-fresh-root
+	bench-stats bench-predict study long-quickstart reference deps system-deps browser-deps lab screenshot clean-reports help \
+	lock test-latest docs reference-docs demo-ssh-cluster test-ssh test-ssh-long test-half-cpu test-long test-fresh-root
 
 # Every target of .PHONY, one line each (tests/test_make_help.py holds the two to each other); each duration is
 # docs/durations.yaml's, with the measurement it comes from (tests/test_durations.py).
@@ -49,6 +49,7 @@ help:
 	@echo "make test-latest - the fast tests and the layer contract on the newest versions allowed, in $(LATEST_VENV) (the lock stays)"
 	@echo "make bench  - speed and memory benchmarks of parsing and analysis, what monitoring costs, what a hostile file costs the import, and each --help against python -c pass"
 	@echo "make bench-cost - what PRECISION buys against a fixed grid of 3 runs on the emulated array, caps drawn run to run around a known mean: device time, coverage of the truth, right verdicts; every run kept in benchmarks/results/cost (about 26 minutes, root)"
+	@echo "make bench-stats - every error rate the tax verdicts and intervals state, measured by Monte Carlo on flashscale's own functions over runs, spreads, margins and MAX_REPETITIONS; fails where one exceeds its stated rate (about 3.5 minutes)"
 	@echo "make bench-predict - predicted against measured: uncapped loop devices, the VM lab, null_blk, the seeds; each run kept in benchmarks/results (about 30 minutes, root)"
 	@echo "Document it:"
 	@echo "make docs   - the documentation site from docs/ into docs/_build/html (offline, the lock's Sphinx; about 20 seconds)"
@@ -245,6 +246,14 @@ bench: deps
 # sequential tax test and intervals; rows kept in benchmarks/results/cost/<stamp>/ (--rescore, --simulated).
 bench-cost: deps
 	$(BIN)/python benchmarks/bench_cost.py
+
+# Every error rate flashscale's verdicts and intervals state, measured by Monte Carlo on its own functions
+# (benchmarks/bench_stats.py: the fixed and sequential tax tests, the throughput interval, the family's false
+# discovery rate; benchmarks/stats_builds.py: the interval over builds); each setting's counts kept in
+# benchmarks/results/stats/. Fails where a measured rate exceeds its stated one by more than 3 Monte Carlo errors.
+bench-stats: deps
+	$(BIN)/python benchmarks/bench_stats.py --stall
+	$(BIN)/python benchmarks/stats_builds.py
 
 # The prediction model against what it did not set (benchmarks/bench_predict.py): uncapped loop devices, the VM lab
 # uncapped and its null_blk devices, the seeds' tables; predicted and measured at each layout's best point and over

@@ -53,10 +53,10 @@ def false_claims(table: pd.DataFrame, true_taxes: np.ndarray, margin: float, kep
 def test_a_report_s_claims_controlled_together_keep_their_false_discovery_rate():
     """20 layouts against one reference, 5 runs a side at 2%: 16 with a true tax exactly at the 2% margin (every
     claim about them is false), 4 with a 10% tax. Over 2,000 reports (seed 5) the share of false claims among those
-    kept, averaged (the false discovery rate): read one at a time 6.7%, controlled together (tax_held) 0.42%,
-    within the stated 2.5%. The price is power: of the 4 true taxes a report held 3.63 on average, against 4.00 one
-    at a time (with 3 runs a side: 0.5 of 4, against 3.7, in 1,000 reports: the family
-    of 60 claims leaves a layout's 3 runs little to show)."""
+    kept, averaged (the false discovery rate): read one at a time 3.6%, controlled together (tax_held) 0.06%,
+    within the stated 2.5%. The price is power: of the 4 true taxes a report held 1.94 on average, against 4.00 one
+    at a time (Welch's test on Hsu's 4 degrees of freedom: the family of 60 claims asks of each a level its 5 runs
+    a side reach only for the larger taxes; with the pooled test's 8, 3.89 in 500 reports)."""
     rng = np.random.default_rng(5)
     truth = [0.02] * 16 + [0.10] * 4
     alone, together, found, found_alone = [], [], [], []
@@ -74,7 +74,7 @@ def test_a_report_s_claims_controlled_together_keep_their_false_discovery_rate()
     error = 3 * np.std(together) / np.sqrt(len(together))
     assert np.mean(together) <= 0.025 + error
     assert np.mean(alone) > 0.025 + 3 * np.std(alone) / np.sqrt(len(alone))  # one at a time: above what is stated
-    assert np.mean(found) > 3.0
+    assert np.mean(found) > 1.8  # 3 standard errors (0.12) below the measured 1.94
 
 
 def claims(verdicts: list[str], p: list[float]) -> pd.DataFrame:
@@ -103,21 +103,24 @@ def test_the_family_says_how_many_claims_hold_and_names_those_that_do_not():
     assert family.sentences(family.controlled(table.assign(tax_verdict="inconclusive"))) == []
 
 
-@pytest.mark.parametrize("runs, measured", [(3, 0.800), (5, 0.789), (10, 0.797)])
-def test_a_tax_at_the_detectable_size_is_called_at_about_its_power(runs, measured):
-    """Runs a side at 2% spread: detectable_tax of a test at its true spread on 2n - 2 degrees of freedom, then 4,000
-    draws of the pooled test at that true tax (seed 2): called a tax in 80.0%, 78.9% and 79.7% of draws where
-    80% is stated (3 Monte Carlo errors: 1.9%). Welch's test, whose degrees of freedom are estimated and fall
-    below 2n - 2, reached 69.5%, 76.6% and 79.1% at the same taxes (the same draws): ``tax_tests`` gives each
-    row's from its own test's degrees of freedom, which says so."""
+@pytest.mark.parametrize("runs, method, measured", [(3, "student", 0.800), (5, "student", 0.789),
+                                                    (10, "student", 0.797), (3, "welch", 0.822),
+                                                    (5, "welch", 0.800), (10, "welch", 0.801)])
+def test_a_tax_at_the_detectable_size_is_called_at_about_its_power(runs, method, measured):
+    """Runs a side at 2% spread: detectable_tax of a test at its true spread on its degrees of freedom (the pooled
+    test's 2n - 2, Welch's on Hsu's n - 1), then 4,000 draws of that test at that true tax (seed 2): called a tax in
+    80.0%, 78.9% and 79.7% of draws pooled, 82.2%, 80.0% and 80.1% Welch's, where 80% is stated (3 Monte Carlo
+    errors: 1.9%; Welch's at 3 runs a little above). ``tax_tests`` gives each row's from its own test's degrees of
+    freedom. (Welch's test at the pooled test's detectable taxes, 7.8%, 5.9% and 4.6%, called them in 46%, 66% and 75%: on its own degrees of
+    freedom it detects only larger taxes, 10.6%, 6.6% and 4.7%.)"""
     sigma = 0.02
-    known = significance.TaxTest(0.0, 0.0, 0.0, 1.0, "noise", runs, runs, sigma, 0.0, sigma * np.sqrt(2 / runs),
-                                 2 * runs - 2)
+    df = 2 * runs - 2 if method == "student" else runs - 1
+    known = significance.TaxTest(0.0, 0.0, 0.0, 1.0, "noise", runs, runs, sigma, 0.0, sigma * np.sqrt(2 / runs), df)
     detectable = significance.detectable_tax(known)
     rng = np.random.default_rng(2)
     called = sum(significance.practical(significance.tax_test(BW * (1 - detectable) * rng.lognormal(0, sigma, runs),
-                                                              BW * rng.lognormal(0, sigma, runs), method="student"))
+                                                              BW * rng.lognormal(0, sigma, runs), method=method))
                  == "tax" for _ in range(4000))
-    assert 0.02 < detectable < 0.1
-    assert called / 4000 == pytest.approx(0.8, abs=3 * np.sqrt(0.8 * 0.2 / 4000))
+    assert 0.02 < detectable < 0.11
+    assert called / 4000 >= 0.8 - 3 * np.sqrt(0.8 * 0.2 / 4000)  # at least its power
     assert called / 4000 == pytest.approx(measured, abs=0.03)

@@ -158,17 +158,18 @@ def test_a_sweep_runs_each_layouts_point_to_a_decision_and_says_so(tmp_path, mon
 
 
 def test_built_twice_each_build_s_runs_are_read_as_the_campaign_decided_them(tmp_path, monkeypatch):
-    """BUILDS=2 with PRECISION, MAX_REPETITIONS=3: jbod (the reference) then btrfs-raid0 with a 6% tax, each build
+    """BUILDS=2 with PRECISION, MAX_REPETITIONS=4: jbod (the reference) then btrfs-raid0 with a 6% tax, each build
     of btrfs-raid0 run to a decision of its own against jbod's runs. The summary reads a look per build, as the
-    campaign ran them, and calls the tax; pooling both builds' runs into one look read it past its most (3 runs),
+    campaign ran them, and calls the tax; pooling both builds' runs into one look read it past its most (4 runs),
     at a level of 1e-12, and called the same data inconclusive (checked: this case failed so before). Builds that
-    disagree give inconclusive (test_tax_tests)."""
+    disagree give inconclusive (test_tax_tests). At most 3 runs a build, one build's 3 runs (Hsu's 2 degrees of
+    freedom) came out inconclusive at its last look."""
     taxes = {("jbod", MIB): 0.0, ("btrfs-raid0", MIB): 0.06}
     monkeypatch.setattr(fio, "run", stub_fio(taxes, 0.01, seed=5))
-    sweep = Sweep(rw=["write"], bs=(MIB,), numjobs=(1,), precision=0.05, max_repetitions=3, builds=2,
+    sweep = Sweep(rw=["write"], bs=(MIB,), numjobs=(1,), precision=0.05, max_repetitions=4, builds=2,
                   precondition=False)
     recorder = Recorder("builds", "localhost", sweep, tmp_path, None, "run", {"read": None, "write": None},
-                        tqdm(disable=True), {}, stopping=repetitions.stopping(0.05, 3),
+                        tqdm(disable=True), {}, stopping=repetitions.stopping(0.05, 4),
                         tax_reference=reference_of(["jbod", "btrfs-raid0"]))
     for name in ("jbod", "btrfs-raid0"):
         for build in range(2):
@@ -176,7 +177,7 @@ def test_built_twice_each_build_s_runs_are_read_as_the_campaign_decided_them(tmp
             recorder.sweep(layouts.Layout(name, 2, (str(tmp_path),), "directory", "a folder"), [])
     table = results.rebuild_table(tmp_path)
     measured = table[(table["phase"] == "measure") & (table["layout"] == "btrfs-raid0")]
-    assert sorted(set(measured["build"].astype(int))) == [0, 1] and len(measured) > 3  # more than one look's most
+    assert sorted(set(measured["build"].astype(int))) == [0, 1] and len(measured) > 4  # more than one look's most
     summary = stats.summary_intervals(table, reference="jbod", baseline_bs=None).set_index("layout")
     raid0 = summary.loc["btrfs-raid0"]
     assert raid0["tax_test"] == "group-sequential" and raid0["tax_verdict"] == "tax"
@@ -288,8 +289,8 @@ def test_the_campaigns_tax_margin_decides_the_same_runs_differently(tmp_path, mo
     same, theirs = wide["bw_bytes"].to_numpy(float), jbod["bw_bytes"].to_numpy(float)
     assert significance.sequential_tax(same, theirs, 10, 0.05).verdict == "equivalent"
     assert significance.sequential_tax(same, theirs, 10, 0.01).verdict not in repetitions.DECISIVE
-    # measured (seed 4): decided equivalent at 4 runs within 5%; within 1% undecided to the most, 10 runs (max)
-    assert (ends, len(narrow), narrow["reps_reason"].iloc[-1]) == (4, 10, "max")
+    # measured (seed 4): decided equivalent at 6 runs within 5%; within 1% undecided to the most, 10 runs (max)
+    assert (ends, len(narrow), narrow["reps_reason"].iloc[-1]) == (6, 10, "max")
 
 
 @pytest.mark.parametrize("reference, decided", [("jbod", "mounted"), ("mounted", "jbod")])

@@ -40,33 +40,37 @@ def test_false_alarms_at_no_tax_near_five_percent(reps, method):
         assert rate >= 0.05 - 3 * np.sqrt(0.05 * 0.95 / DRAWS), rate  # 0.017
 
 
-@pytest.mark.parametrize("method, expected", [("student", 0.95), ("welch", 0.90)])
+@pytest.mark.parametrize("method, expected", [("student", 0.95), ("welch", 0.73)])
 def test_a_real_eight_percent_tax_is_found_at_three_repetitions(method, expected):
-    """Measured (seed 11): the pooled test 95.3%, Welch's (the default) 89.8%: what not assuming the two sides'
-    spreads equal costs at three runs a side."""
+    """Measured (seed 11): the pooled test 95.3%, Welch's on Hsu's 2 degrees of freedom (the default) 73.3%: what
+    not assuming the two sides' spreads equal costs at three runs a side (significance's module doc)."""
     tests = [tax_test(a, b, method=method) for a, b in _draws(0.08, 3, seed=11)]
     power = np.mean([t.verdict == "real" and t.tax > 0 for t in tests])
     assert power >= expected - 2 * np.sqrt(expected * (1 - expected) / DRAWS), power
 
 
-@pytest.mark.parametrize("reps", [3, 5])
-def test_tax_interval_covers_the_truth_at_its_nominal_rate(reps):
+@pytest.mark.parametrize("reps, most", [(3, 1.0), (5, 0.99)])
+def test_tax_interval_covers_the_truth_at_its_nominal_rate(reps, most):
+    """At least its 95%, whatever the spreads; at equal spreads more (Hsu's degrees of freedom, n - 1): measured
+    99.5% at 3 runs a side, 97.25% at 5 (seeds 23 and 25). The pooled test's interval covers at its rate."""
     covered = [t.lo <= 0.08 <= t.hi for t in (tax_test(a, b) for a, b in _draws(0.08, reps, seed=20 + reps))]
     tolerance = 3 * np.sqrt(0.95 * 0.05 / DRAWS)  # 0.033
-    assert abs(np.mean(covered) - 0.95) <= tolerance, np.mean(covered)
+    assert 0.95 - tolerance <= np.mean(covered) <= most, np.mean(covered)
+    pooled = [t.lo <= 0.08 <= t.hi for t in (tax_test(a, b, method="student") for a, b in _draws(0.08, reps, seed=30))]
+    assert abs(np.mean(pooled) - 0.95) <= tolerance, np.mean(pooled)
 
 
 def test_tax_test_by_hand():
     # layout = 0.9 x reference: tax = 1 - 90 / 100 = 0.1. The logs of 0.98, 1, 1.02 have sd 0.0200 on both sides,
     # so se = 0.0200 sqrt(2 / 3) = 0.01633, t = -log 0.9 / se = 0.10536 / 0.01633 = 6.45 on 4 df: p = 0.0030.
-    # Welch's (the default): the same se and, the spreads and runs equal, the same 4 df (its bound): p = 0.0030.
+    # Welch's (the default): the same se on Hsu's 3 - 1 = 2 df: p = 0.0232.
     reference = np.array([98.0, 100.0, 102.0]) * 1e6  # MB/s, in bytes/s: spreads far above a rate's resolution
     result = tax_test(0.9 * reference, reference, method="student")
     assert isinstance(result, TaxTest)
     assert result.tax == pytest.approx(0.1)
     assert result.lo < 0.1 < result.hi and result.verdict == "real"
     assert result.p_value == pytest.approx(0.0030, abs=1e-4)
-    assert tax_test(0.9 * reference, reference).p_value == pytest.approx(0.0030, abs=1e-4)
+    assert tax_test(0.9 * reference, reference).p_value == pytest.approx(0.0232, abs=1e-4)
     assert (result.n_layout, result.n_reference) == (3, 3)
     same = tax_test(reference, reference[::-1])
     assert same.tax == pytest.approx(0.0) and same.verdict == "noise" and same.p_value == pytest.approx(1.0)
@@ -137,7 +141,7 @@ def test_repetitions_without_spread_are_read_at_the_spread_a_rate_resolves():
     """A throttle that precise repeats to the block: not a spread of zero but one below a step of the measurement
     (significance.log_sd_floor: 1 MiB in a 5 s run), so no p of 0 and no interval of no width (the test once gave
     lo = hi = tax and p = 0 here), yet an interval as narrow as the runs resolve."""
-    exact = tax_test([100e6, 100e6], [90e6, 90e6])
+    exact = tax_test([100e6] * 3, [90e6] * 3)
     assert exact.lo < 1 - 100 / 90 < exact.hi and exact.hi - exact.lo < 0.02 and exact.verdict == "real"
     assert 0 < exact.p_value < 0.01
     assert practical(exact, 0.02) == "gain" and practical(exact, 0.2) == "equivalent"
@@ -166,7 +170,7 @@ def test_the_runs_that_would_decide_move_the_interval_off_the_margins_edge():
     assert practical(test) == "inconclusive"
     n = reps_to_decide(test)
     edge = abs(np.log(1 - test.tax) - np.log(0.98))
-    half = [scipy.stats.t.ppf(0.975, 2 * k - 2) * test.log_sd * np.sqrt(2 / k) for k in (n - 1, n)]
+    half = [scipy.stats.t.ppf(0.975, k - 1) * test.log_sd * np.sqrt(2 / k) for k in (n - 1, n)]
     assert half[1] < edge <= half[0]
     assert reps_to_decide(TaxTest(0.02, 0.0, 0.04, 0.1, "noise", 3, 3, 0.02)) is None  # on the edge
 

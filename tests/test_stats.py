@@ -112,17 +112,17 @@ def test_summary_intervals_by_hand(results):
     d = btrfs_logs.mean() - jbod_logs.mean()
     wa, wb = btrfs_logs.var(ddof=1) / 3, jbod_logs.var(ddof=1) / 3
     se = np.sqrt(wa + wb)
-    half = scipy.stats.t.ppf(0.975, (wa + wb) ** 2 / ((wa ** 2 + wb ** 2) / 2)) * se  # 3.998 df: under the bound, 4
+    half = scipy.stats.t.ppf(0.975, 2) * se  # Hsu's degrees of freedom: 3 - 1
     assert btrfs["tax"] == pytest.approx(1 - 185 / 195)
     assert btrfs["tax_lo"] == pytest.approx(1 - np.exp(d + half))
     assert btrfs["tax_hi"] == pytest.approx(1 - np.exp(d - half))
     assert btrfs["tax_lo"] < 0 < btrfs["tax_hi"] and btrfs["tax_p"] > 0.05
-    # 5.1% against the 2% margin, its interval -0.4% to 10.6% across the margin's edge: undecided; at the spread
-    # measured, n runs a side narrow the interval to t(2n - 2) s sqrt(2 / n) < |d - log(0.98)|
+    # 5.1% against the 2% margin, its interval -4.1% to 13.5% across the margin's edge: undecided; at the spread
+    # measured, n runs a side narrow the interval to t(n - 1) s sqrt(2 / n) < |d - log(0.98)|
     assert btrfs["tax_verdict"] == "inconclusive" and btrfs["tax_margin"] == pytest.approx(0.02)
     s = se / np.sqrt(2 / 3)
     edge = abs(d - np.log(0.98))
-    decides = [n for n in range(4, 100) if scipy.stats.t.ppf(0.975, 2 * n - 2) * s * np.sqrt(2 / n) < edge]
+    decides = [n for n in range(4, 100) if scipy.stats.t.ppf(0.975, n - 1) * s * np.sqrt(2 / n) < edge]
     assert btrfs["tax_reps_needed"] == decides[0]
     assert (btrfs["best_reps"], btrfs["reference_reps"]) == (3, 3)
     # the reference against itself, and the baseline point against itself, are exact
@@ -143,10 +143,11 @@ def _simulated(rng: np.random.Generator, tax: float, draws: int, noise: float = 
 
 @pytest.mark.parametrize("tax, noise, reps, margin, verdict, least", [
     (0.08, 0.02, 5, 0.02, "tax", 0.97),  # measured 99% (400 draws while designing)
-    (0.08, 0.02, 3, 0.02, "tax", 0.65),  # Welch's 71% (pooled: 84%): three runs leave the interval near the edge
-    (0.08, 0.02, 3, 0.0, "tax", 0.85),  # margin 0: the plain significance test, Welch's 88.5% (pooled: ~95%)
-    (0.0, 0.005, 3, 0.02, "equivalent", 0.75),  # Welch's 79.5% (pooled: 89%): the emulated array's spread
-    (0.0, 0.02, 3, 0.02, "inconclusive", 0.90),  # 98%: at real devices' spread three runs cannot show equivalence
+    (0.08, 0.02, 3, 0.02, "tax", 0.40),  # Welch's on Hsu's 2 df 47.5% (pooled: 84%): three runs leave the interval
+    # near the edge
+    (0.08, 0.02, 3, 0.0, "tax", 0.63),  # margin 0: the plain significance test, Welch's 72% (pooled: ~95%)
+    (0.0, 0.005, 3, 0.02, "equivalent", 0.45),  # Welch's 53% (pooled: 89%): the emulated array's spread
+    (0.0, 0.02, 3, 0.02, "inconclusive", 0.90),  # 99.5%: at real devices' spread three runs cannot show equivalence
 ])
 def test_verdicts_keep_their_promise_on_simulated_tables(tax, noise, reps, margin, verdict, least):
     """200 draws of btrfs against jbod with a Gaussian spread ``noise``: the verdict against ``margin`` is the
@@ -185,12 +186,12 @@ def test_a_tax_margin_that_is_not_a_fraction_is_refused_naming_it(results):
 
 def test_the_interval_overlap_rule_would_have_missed_the_tax():
     """The same 8% tax: most draws have overlapping 95% t intervals, which the old rule called noise (the test
-    alone, margin 0): 49% of draws overlap, and Welch's test calls 78.6% of those a tax (the pooled test: over 80%)."""
+    alone, margin 0): 49% of draws overlap, and Welch's test calls 48% of those a tax (the pooled test: over 80%)."""
     out = summary_intervals(_simulated(np.random.default_rng(11), 0.08, 200), reference="jbod", margin=0.0)
     btrfs = out[out["layout"] == "btrfs"].reset_index(drop=True)
     jbod = out[out["layout"] == "jbod"].reset_index(drop=True)
     overlap = btrfs["best_bw_bytes_hi"] >= jbod["best_bw_bytes_lo"]
-    assert overlap.mean() > 0.25 and (btrfs.loc[overlap, "tax_verdict"] == "tax").mean() > 0.7
+    assert overlap.mean() > 0.25 and (btrfs.loc[overlap, "tax_verdict"] == "tax").mean() > 0.3
 
 
 @pytest.mark.parametrize("btrfs, verdict", [([185.0, 185.1, 184.9], "tax"), ([205.0, 205.1, 204.9], "gain")])

@@ -168,10 +168,9 @@ def _welch(a: Side, b: Side) -> tuple[float, float]:
 
 
 def welch_df_bound(n: int, m: int) -> float:
-    """The most degrees of freedom Welch's test takes with ``n`` and ``m`` runs: (k - 1)(1 + k / K), k the fewer and
-    K the more; n + m - 2 where they are equal (``significance``'s module doc: why Welch-Satterthwaite's estimate needs a bound)."""
-    fewer, more = min(n, m), max(n, m)
-    return (fewer - 1) * (1 + fewer / more)
+    """The most degrees of freedom Welch's test takes with ``n`` and ``m`` runs: Hsu's k - 1, k the fewer
+    (``significance``'s module doc: why Welch-Satterthwaite's estimate needs a bound, and why this one)."""
+    return min(n, m) - 1.0
 
 
 def judge_log(lo: float, hi: float, margin: float) -> str:

@@ -82,8 +82,19 @@ def _interval(row: pd.Series, faster: bool = False) -> str:
     if row["tax_lo"] == row["tax_hi"]:
         return f"the same in every run, {runs}"
     if faster:
-        return f"{level} {percent(-row['tax_hi'])} to {percent(-row['tax_lo'])} faster, {runs}"
-    return f"{level} {percent(row['tax_lo'], signed=True)} to {percent(row['tax_hi'], signed=True)}, {runs}"
+        return f"{level} {percent(-row['tax_hi'])} to {percent(-row['tax_lo'])} faster{_geometric(row, True)}, {runs}"
+    return (f"{level} {percent(row['tax_lo'], signed=True)} to {percent(row['tax_hi'], signed=True)}"
+            f"{_geometric(row)}, {runs}")
+
+
+def _geometric(row: pd.Series, faster: bool = False) -> str:
+    """The tax the interval is of, named where it shows apart from the tax said: the test reads the ratio of the
+    runs' geometric means (``stats.tax_tests``' ``tax_tested``), the tax said is that of their means."""
+    tested = row.get("tax_tested")
+    if tested is None or pd.isna(tested) or percent(tested) == percent(row["tax"]):
+        return ""
+    said = f"{percent(-tested)} faster" if faster else f"a {percent(tested, signed=True)} tax"
+    return f" around {said}, the ratio of the runs' geometric means that the test reads"
 
 
 def _tax_sentence(row: pd.Series, at_bs: str) -> str:

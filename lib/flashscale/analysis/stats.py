@@ -208,7 +208,9 @@ def tax_tests(rows: pd.DataFrame, repetitions: pd.DataFrame, reference: str, gro
     ``tax_verdict_p`` (``significance.verdict_p``: the p-value of the verdict's own claim against the margin; NaN
     where it makes none), ``tax_claim_p_tax``, ``_gain`` and ``_equivalent`` (the same of each claim the row could
     make, whichever it made: what ``family.controlled`` adjusts), ``tax_detectable`` (``significance.detectable_tax``:
-    the smallest tax the test would call with 80% power) and ``tax_margin``. The reference's own rows: 0, 0, NaN,
+    the smallest tax the test would call with 80% power), ``tax_tested`` (the tax the test reads, 1 - the ratio of
+    the two sides' geometric means, ``_geometric_tax``: the centre of its interval, where ``tax`` is 1 - the ratio
+    of their means) and ``tax_margin``. The reference's own rows: 0, 0, NaN,
     'reference', NaN, n, n; rows with no reference row (or no reference repetitions) in their group: NaN, NaN, NaN,
     'unknown', NaN, n, 0 (and NaN for the p-values and the detectable tax)."""
     margin = check_margin(margin)
@@ -228,21 +230,31 @@ def tax_tests(rows: pd.DataFrame, repetitions: pd.DataFrame, reference: str, gro
         other = None if pd.isna(r["reference_layout"]) else reps.get(theirs)
         if r["layout"] == reference:
             found.append((0.0, 0.0, NAN, "reference", NAN, mine.size, mine.size, why, "none", confidence,
-                          *[NAN] * (2 + len(CLAIMS))))
+                          *[NAN] * (2 + len(CLAIMS)), 0.0))
         elif other is None:
             found.append((NAN, NAN, NAN, "unknown", NAN, mine.size, 0, why, "none", confidence,
-                          *[NAN] * (2 + len(CLAIMS))))
+                          *[NAN] * (2 + len(CLAIMS)), NAN))
         else:
             said = _tax_verdict(mine, other, why, most, confidence, method, margin, builds[key])
-            found.append((*said[:7], why, *said[7:]))
+            found.append((*said[:7], why, *said[7:], _geometric_tax(mine, other)))
     columns = ["tax_lo", "tax_hi", "tax_p", "tax_verdict", "tax_reps_needed", "best_reps", "reference_reps",
                "best_reps_reason", "tax_test", "tax_confidence", "tax_verdict_p", "tax_detectable",
-               *(f"tax_claim_p_{claim}" for claim in CLAIMS)]
+               *(f"tax_claim_p_{claim}" for claim in CLAIMS), "tax_tested"]
     return pd.DataFrame(found, columns=columns, index=rows.index).astype(
         {"tax_lo": "float64", "tax_hi": "float64", "tax_p": "float64", "tax_reps_needed": "float64",
          "best_reps": "int64", "reference_reps": "int64", "tax_confidence": "float64", "tax_verdict_p": "float64",
-         "tax_detectable": "float64",
+         "tax_detectable": "float64", "tax_tested": "float64",
          **{f"tax_claim_p_{claim}": "float64" for claim in CLAIMS}}).assign(tax_margin=margin)
+
+
+def _geometric_tax(mine: np.ndarray, other: np.ndarray) -> float:
+    """1 - the ratio of the geometric means of ``mine`` and ``other`` (positive rates): the tax the test on the logs
+    reads. It is below the ratio of the means by about (s_mine^2 - s_other^2) / 2 for spreads s of the logs: equal
+    to a tenth of a point at spreads under 4% on both sides alike, apart where one side is noisier (20% against 2%:
+    two points). NaN where a side has no positive run."""
+    if not (mine.size and other.size and (mine > 0).all() and (other > 0).all()):
+        return NAN
+    return float(-np.expm1(np.log(mine).mean() - np.log(other).mean()))
 
 
 def stopped_how(runs: pd.DataFrame) -> tuple[str, int | None]:

@@ -54,8 +54,8 @@ def _unsupported(support: pd.DataFrame) -> dict[str, str]:
 # ideal (``baseline_and_tax.with_ideal``), the tax test (``stats.summary_intervals``: which test, at what level) and
 # how many runs (and builds: ``analysis.builds.over_builds``) its best point took and why they stopped.
 EVIDENCE = ("ideal_bw_bytes", "layout_efficiency", "design_tax", "efficiency_lo", "efficiency_hi", "tax_lo", "tax_hi",
-            "tax_p", "tax_verdict", "tax_reps_needed", "tax_margin", "tax_test", "tax_confidence", "best_reps",
-            "best_reps_reason", "builds", "replicates")
+            "tax_p", "tax_tested", "tax_verdict", "tax_reps_needed", "tax_margin", "tax_test", "tax_confidence",
+            "best_reps", "best_reps_reason", "builds", "replicates")
 
 
 def _evidence(row) -> dict:
