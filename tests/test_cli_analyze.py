@@ -348,3 +348,36 @@ def test_predict_takes_the_baseline_layout_where_several_one_device_layouts_are(
     assert status == 1 and "--baseline-layout 'jbod' has no one-device (devices == 1) rows" in err
     status, out, _ = analyze(capsys, path, "--reference", "jbod", "--baseline-layout", "nvme-b", "--format", "csv")
     assert pd.read_csv(io.StringIO(out)).set_index("layout").loc["jbod", "baseline_bw_bytes"] == pytest.approx(0.98e9)
+
+
+def test_the_margin_the_campaign_stated_before_measuring_is_the_default_and_another_is_said_beside_each_verdict(
+        tmp_path, capsys):
+    """A campaign folder whose campaign.json states TAX_MARGIN 5% (preregistered): analysed without --margin its
+    verdicts are read at 5% (lvm's 1% tax: equivalent, as at 2%; at 0 the plain test calls it a tax); with
+    --margin 0 the table says beside every verdict that it is read at 0, not the stated 5%, and the CSV keeps the
+    stated margin. A campaign.json whose margin is no margin, or a table alone, falls back to the default."""
+    mb = 1e6
+    rows = [*ROWS, ("jbod", 4, "write", MiB, 8, 1, 1, False, 400.0 * mb),
+            ("jbod", 4, "write", MiB, 8, 1, 2, False, 400.4 * mb),
+            ("lvm", 4, "write", MiB, 8, 1, 1, False, 396.0 * mb), ("lvm", 4, "write", MiB, 8, 1, 2, False, 396.4 * mb)]
+    folder = tmp_path / "campaign"
+    folder.mkdir()
+    pd.DataFrame(rows, columns=COLUMNS).to_parquet(folder / "results.parquet")
+    (folder / "campaign.json").write_text('{"spec": {"tax_margin": 0.05}}')
+    assert analyze_cli.campaign_margin(str(folder)) == pytest.approx(0.05)
+    status, out, err = analyze(capsys, folder, "--reference", "jbod", "--format", "csv")
+    assert status == 0, err
+    got = pd.read_csv(io.StringIO(out)).set_index(["layout", "rw"])
+    assert got["tax_margin"].tolist() == pytest.approx([0.05] * len(got)) and "tax_margin_stated" not in got.columns
+    status, out, err = analyze(capsys, folder, "--reference", "jbod", "--margin", "0")
+    assert status == 0, err
+    assert "the campaign stated 5% before it measured" in out and "read at 0%, chosen after" in out
+    assert "tax (at a 0% margin; the campaign stated 5%)" in out
+    status, out, _ = analyze(capsys, folder, "--reference", "jbod", "--margin", "0", "--format", "csv")
+    got = pd.read_csv(io.StringIO(out)).set_index(["layout", "rw"])
+    assert got.loc[("lvm", "write"), "tax_verdict"] == "tax" and got["tax_margin_stated"].tolist() == pytest.approx([0.05] * len(got))
+    for bad in ('{"spec": {"tax_margin": 7}}', '{"spec": {"tax_margin": "2%"}}', '{"spec": {"tax_margin": true}}',
+                '{"spec": []}', "[]"):
+        (folder / "campaign.json").write_text(bad)
+        assert analyze_cli.campaign_margin(str(folder)) is None, bad
+    assert analyze_cli.campaign_margin(str(folder / "results.parquet")) is None

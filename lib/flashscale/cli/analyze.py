@@ -53,9 +53,39 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(Amdahl's law over the count, with its interval) and say from which K the "
                              "prediction holds within 5%%")
     parser.add_argument("--confidence", type=float, default=0.95, help="confidence of the _lo/_hi intervals")
-    parser.add_argument("--margin", type=float, default=defaults.DEFAULT_MARGIN,
-                        help="margin of practical equivalence of the tax, a fraction (default %(default)s: a tax "
-                             "within it is 'equivalent', beyond it 'tax' or 'gain')")
+    parser.add_argument("--margin", type=float, default=None,
+                        help="margin of practical equivalence of the tax, a fraction (default: the campaign's "
+                             f"TAX_MARGIN, stated before it measured, else {defaults.DEFAULT_MARGIN}; another is "
+                             "said beside every verdict)")
+
+
+def campaign_margin(path: str) -> float | None:
+    """The margin the campaign at ``path`` stated before it measured (its campaign.json's ``spec.tax_margin``,
+    TAX_MARGIN: the margin its sequential tests decided against), None for a table alone, a campaign that records
+    none, or one whose value is not a margin (a file is someone else's input: it is checked, never trusted)."""
+    from ..analysis.agreement import check_margin
+    from ..measure import campaign_folder
+
+    folder = Path(path)
+    try:
+        margin = (campaign_folder.read_campaign(folder) or {}).get("spec", {}).get("tax_margin") if folder.is_dir() \
+            else None
+    except AttributeError:  # a campaign.json that is not a campaign's record
+        return None
+    if isinstance(margin, bool) or not isinstance(margin, (int, float)):
+        return None
+    try:
+        return check_margin(float(margin))
+    except ConfigError:
+        return None
+
+
+def margin_said(margin: float, stated: float | None) -> str:
+    """What stands beside each verdict read at ``margin``: nothing where it is the campaign's ``stated`` one (or the
+    campaign stated none), else the margin and the one stated before measuring."""
+    if stated is None or abs(margin - stated) < 1e-12:
+        return ""
+    return f" (at a {100 * margin:g}% margin; the campaign stated {100 * stated:g}%)"
 
 
 def campaign_chunk(path: str) -> int | None:
@@ -228,6 +258,10 @@ def main(args: argparse.Namespace) -> int:
     from ..publish import tables
 
     frame = load_table(args.results)
+    stated_margin = campaign_margin(args.results)
+    if args.margin is None:  # the margin stated before measuring, else the default
+        args = argparse.Namespace(**{**vars(args), "margin": defaults.DEFAULT_MARGIN if stated_margin is None
+                                     else stated_margin})
     if args.stated and not args.predict:
         raise ConfigError("--stated scores a campaign's stated predictions: give it with --predict")
     if args.calibrate_up_to is not None and not args.predict:
@@ -256,10 +290,19 @@ def main(args: argparse.Namespace) -> int:
             columns=[c for c in ("read_bw_bytes", "write_bw_bytes") if c not in summary.columns])
     for sentence in evidence.too_short_sentences(frame) + evidence.truth_sentences(frame):
         print(f"note: {sentence}", file=sys.stderr)
+    beside = margin_said(args.margin, stated_margin)
+    if beside:  # an analysis at another margin than the campaign's preregistered one says so
+        summary = summary.assign(tax_margin_stated=stated_margin)
     if args.format == "csv":
         summary.to_csv(sys.stdout, index=False)
     else:
-        print(tables.formatted(summary, _shown(summary), reference=args.reference).to_string(index=False))
+        shown = summary
+        if beside and "tax_verdict" in summary.columns:
+            claims = summary["tax_verdict"].isin(["tax", "gain", "equivalent", "inconclusive"])
+            shown = summary.assign(tax_verdict=summary["tax_verdict"].where(~claims, summary["tax_verdict"] + beside))
+            print(f"margin: the campaign stated {100 * stated_margin:g}% before it measured (TAX_MARGIN, in its "
+                  f"campaign.json); the verdicts below are read at {100 * args.margin:g}%, chosen after")
+        print(tables.formatted(shown, _shown(summary), reference=args.reference).to_string(index=False))
         against = stand_in.measured_against(summary, args.reference)
         if against != args.reference:
             print(f"tax: against {against} ({args.reference} was not measured: each run of the single device, "
