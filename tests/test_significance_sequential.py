@@ -117,3 +117,17 @@ def test_the_last_look_is_final_and_one_run_is_refused():
     assert look.decided and look.verdict == "inconclusive"
     with pytest.raises(AnalysisError, match="two runs a side"):
         significance.sequential_tax([1.0], [1.0, 1.1], most=5)
+
+
+@pytest.mark.parametrize("most", [30, 100])
+def test_a_large_most_reads_its_first_looks_at_almost_nothing_and_its_last_near_the_whole(most):
+    """MAX_REPETITIONS has no upper bound. With k / most information, the first look of a most of 30 spends a share
+    of alpha too small for 1 - share to hold in a float (its boundary read as ndtri(1 - share) was infinite, and the
+    boundaries' grid could not be made: OverflowError); now it is -ndtri(share), capped where nothing crosses it.
+    The last look is read near T_SPEND x alpha / 2 (measured 1.37% at 30, 1.23% at 100)."""
+    rng = np.random.default_rng(0)
+    first = significance.sequential_tax(BW * rng.lognormal(0, NOISE, 2), BW * rng.lognormal(0, NOISE, 10), most)
+    last = significance.sequential_tax(BW * rng.lognormal(0, NOISE, most), BW * rng.lognormal(0, NOISE, 10), most)
+    assert first.level == pytest.approx(1e-12) and not first.decided
+    assert 0.01 < last.level < significance.T_SPEND * 0.025 and last.decided
+    assert all(np.isfinite(group_sequential.boundaries([k / most for k in range(2, most + 1)], 0.025)))

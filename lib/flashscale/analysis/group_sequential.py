@@ -25,6 +25,7 @@ from scipy import optimize, special
 from ..errors import AnalysisError
 
 STEP = 0.01  # the score grid's spacing (the score's sd at the last look is 1)
+HIGHEST = 40.0  # a critical z nothing crosses (a chance below 1e-300): where a look's share is too small for a float
 LOWEST = -9.0  # the grid's floor, nine of the last look's standard deviations below zero
 
 
@@ -48,7 +49,7 @@ def boundaries(fractions: Sequence[float], alpha: float) -> tuple[float, ...]:
         raise AnalysisError(f"one-sided alpha {alpha!r} must lie in (0, 0.5)")
     spent = np.array([obrien_fleming(min(x, 1.0), alpha) for x in t])
     shares = np.diff(spent, prepend=0.0)
-    critical = [float(special.ndtri(1.0 - shares[0]))]
+    critical = [min(float(-special.ndtri(shares[0])), HIGHEST)]  # -ndtri(p), not ndtri(1 - p): exact for tiny p
     grid = _grid(critical[0] * np.sqrt(t[0]))
     density = np.exp(-grid**2 / (2 * t[0])) / np.sqrt(2 * np.pi * t[0])  # the score's, not yet crossed
     for k in range(1, t.size):
@@ -59,7 +60,7 @@ def boundaries(fractions: Sequence[float], alpha: float) -> tuple[float, ...]:
         def crossing(c: float) -> float:
             return float(weights @ special.ndtr((grid - c * np.sqrt(t[k])) / sd))
 
-        critical.append(optimize.brentq(lambda c: crossing(c) - share, -12.0, 40.0, xtol=1e-10))
+        critical.append(optimize.brentq(lambda c: crossing(c) - share, -12.0, HIGHEST, xtol=1e-10))
         nxt = _grid(critical[-1] * np.sqrt(t[k]))
         density = (np.exp(-(nxt[:, None] - grid[None, :])**2 / (2 * sd**2)) / (sd * np.sqrt(2 * np.pi))) @ weights
         grid = nxt
