@@ -59,3 +59,26 @@ def test_from_which_k_it_holds_and_the_command(capsys, tmp_path):
     assert cli.main(["analyze", str(path), "--predict", "--calibrate-up-to", "4", "--format", "csv"]) == 0
     got = pd.read_csv(io.StringIO(capsys.readouterr().out))
     assert got["devices"].tolist() == [8] and got["interval_meets"].tolist() == [True]
+
+
+def test_a_fixed_total_load_spread_over_n_devices_is_fitted_in_its_own_design():
+    """The design people run: the same 4 jobs in all at every count, over 1 to 30 devices (a filename list of N
+    devices), whose law saturates (sigma 0.3: the load, not the devices, binds). In the load-per-device design each
+    count is its own group of one ('no fit up to 8 devices: no points', issue 50): now predicted in the design it
+    was measured in, 16 and 30 devices from those up to 8, within the fit's interval."""
+    sigma = 0.3
+    rng = np.random.default_rng(1)
+    rows = [dict(layout="single" if n == 1 else "jbod", devices=n, rw="read", bs=2**20, numjobs=4, iodepth=8, rep=rep,
+                 bw_bytes=LAMBDA * n / (1 + sigma * (n - 1)) * (1 + 0.01 * rng.normal()))
+            for n in (1, 2, 4, 8, 16, 30) for rep in range(3)]
+    got = fewer.calibrated(pd.DataFrame(rows), 8).set_index("devices")
+    assert list(got.index) == [16, 30] and set(got["design"]) == {"in all"} and set(got["jobs"]) == {4.0}
+    for n in (16, 30):
+        truth = LAMBDA * n / (1 + sigma * (n - 1))
+        assert got.loc[n, "predicted_bw_bytes"] == pytest.approx(truth, rel=0.03)
+        assert got.loc[n, "predicted_lo_bw_bytes"] <= truth <= got.loc[n, "predicted_hi_bw_bytes"]
+    assert got["sigma"].iloc[0] == pytest.approx(sigma, abs=0.05)
+    said = fewer.holds_from(pd.DataFrame(rows)).set_index(["layout", "rw"])
+    assert said.loc[("jbod", "read"), "holds_from"] <= 8
+    per_device = fewer.calibrated(_table(), 4)  # 2 jobs a device: still the load per device
+    assert set(per_device["design"]) == {"a device"} and len(per_device) == 1

@@ -229,8 +229,9 @@ def _print_calibrated(frame: pd.DataFrame, args: argparse.Namespace) -> int:
         return 0
     shown = scored.assign(interval=[bounds.words(lo, hi) for lo, hi in zip(scored["predicted_lo_bw_bytes"],
                                                                            scored["predicted_hi_bw_bytes"])],
-                          meets=scoring.meets_words(scored))
-    print(tables.formatted(shown, ["layout", "devices", "rw", "bs", "numjobs", "iodepth", "predicted_bw_bytes",
+                          meets=scoring.meets_words(scored),
+                          load=[f"{jobs:g} job(s) {design}" for jobs, design in zip(scored["jobs"], scored["design"])])
+    print(tables.formatted(shown, ["layout", "devices", "rw", "bs", "numjobs", "iodepth", "load", "predicted_bw_bytes",
                                    "measured_bw_bytes", "error", "interval", "meets"],
                            kinds=scoring.KINDS).to_string(index=False))
     for line in scoring.interval_sentences(scored):

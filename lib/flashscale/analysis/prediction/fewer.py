@@ -1,7 +1,7 @@
 """Scaling from fewer devices: a layout measured at several device counts, its larger counts predicted from those up to
 K (``flashscale analyze --predict --calibrate-up-to K``), and the K from which that prediction holds.
 
-    calibrated(frame, k)        per layout, rw, bs, iodepth and jobs a device: Amdahl's law over the device count
+    calibrated(frame, k)        per layout, rw, bs, iodepth and load (``DESIGNS``): Amdahl's law over the device count
                                 (``analysis.scaling.fit_amdahl``, every run) fitted to the counts up to ``k``, each
                                 larger count measured predicted with the interval the fit's parameters allow, and
                                 scored (``error``, ``interval_meets``)
@@ -13,6 +13,13 @@ term: what the devices share); sigma 0 is N x one device. The interval: the leas
 of lambda's and sigma's t intervals (the fit's own, ``Fit.lo``/``hi``). A count of one device is the layout's own
 one-device rows, else the single-device baseline's (``curve.single_rows``) at the same rw, bs, iodepth and jobs. A fit
 needs three distinct counts up to K (two parameters and a degree of freedom): fewer, and the group is said, not fitted.
+
+Two designs of load, as studies run them (``DESIGNS``): the same jobs on each device at every count (a load per
+device: numjobs grows with N), or the same jobs in all at every count, spread over the N devices (one job over a
+filename list of N devices, the same numjobs and iodepth at every N: a fixed total load). Each measured point is
+predicted in the design whose group holds it with the most counts up to K, the load per device where both do: a
+sweep of numjobs 1, 4 and 16 at 1, 4 and 16 devices has each point in both, and a fixed total load's points in the
+per-device design alone would each be a group of one count ("no fit: no points").
 """
 from __future__ import annotations
 
@@ -26,7 +33,8 @@ from . import bounds
 from .curve import single_rows
 from ...errors import AnalysisError, ConfigError
 
-GROUP = ["layout", "rw", "bs", "iodepth", "jobs_per_device"]
+GROUP = ["layout", "rw", "bs", "iodepth", "design", "jobs"]
+DESIGNS = ("a device", "in all")  # jobs: numjobs / devices (a load per device), or numjobs (a fixed total load)
 WITHIN = 0.05  # the issue's "holds within 5%"
 
 
@@ -34,17 +42,17 @@ def _with_baseline(frame: pd.DataFrame) -> pd.DataFrame:
     """The rated rows with ``jobs_per_device``; each layout of several devices without rows of its own at one device
     gets the single-device baseline's as its count of one."""
     rows = baseline_and_tax.rates(frame)
-    rows = rows.assign(jobs_per_device=rows["numjobs"] / rows["devices"])
     try:
         base = single_rows(frame)
     except (AnalysisError, ConfigError):  # no baseline: the layouts' own counts only
         base = rows.iloc[0:0]
-    base = base.assign(jobs_per_device=base["numjobs"].astype(float))
     parts = [rows]
     for layout, own in rows.groupby("layout", sort=True):
         if own["devices"].max() > 1 and not (own["devices"] == 1).any():
             parts.append(base.assign(layout=layout))
-    return pd.concat(parts, ignore_index=True)
+    rows = pd.concat(parts, ignore_index=True)
+    return pd.concat([rows.assign(design=DESIGNS[0], jobs=rows["numjobs"] / rows["devices"]),
+                      rows.assign(design=DESIGNS[1], jobs=rows["numjobs"].astype(float))], ignore_index=True)
 
 
 def _corners(fit: scaling.Fit, n: float) -> tuple[float, float]:
@@ -59,7 +67,8 @@ def calibrated(frame: pd.DataFrame, k: int, confidence: float = 0.95) -> pd.Data
     """Each count above ``k`` of each group (``GROUP``) predicted from the counts up to ``k`` and scored: ``devices``,
     ``numjobs``, ``calibrated_up_to``, ``predicted_bw_bytes``, ``predicted_lo_bw_bytes``, ``predicted_hi_bw_bytes``,
     ``measured_bw_bytes`` (the mean of its runs), ``error``, ``interval_meets``, ``sigma``, ``predicted_note`` (why a
-    group has no prediction). ConfigError naming ``k`` where it is no whole number of at least 1."""
+    group has no prediction), ``design`` and ``jobs`` (the load it was predicted in: jobs a device, or in all; module
+    doc). ConfigError naming ``k`` where it is no whole number of at least 1."""
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ConfigError(f"--calibrate-up-to {k!r} must be a device count of at least 1")
     out = []
@@ -67,10 +76,11 @@ def calibrated(frame: pd.DataFrame, k: int, confidence: float = 0.95) -> pd.Data
         fewer, more = group[group["devices"] <= k], group[group["devices"] > k]
         if more.empty:
             continue
+        counts = int(fewer["devices"].nunique())
         fit = scaling.fit_amdahl(fewer["devices"], fewer["bw_bytes"], confidence)
         for devices, runs in more.groupby("devices", sort=True):
             row = dict(zip(GROUP, key), devices=int(devices), numjobs=int(runs["numjobs"].iloc[0]),
-                       calibrated_up_to=k, measured_bw_bytes=float(runs["bw_bytes"].mean()))
+                       calibrated_up_to=k, measured_bw_bytes=float(runs["bw_bytes"].mean()), counts=counts)
             if not fit.fitted:
                 out.append(dict(row, predicted_bw_bytes=np.nan, predicted_lo_bw_bytes=np.nan,
                                 predicted_hi_bw_bytes=np.nan, error=np.nan, interval_meets=pd.NA, sigma=np.nan,
@@ -82,7 +92,21 @@ def calibrated(frame: pd.DataFrame, k: int, confidence: float = 0.95) -> pd.Data
             out.append(dict(row, predicted_bw_bytes=point, predicted_lo_bw_bytes=lo, predicted_hi_bw_bytes=hi,
                             error=row["measured_bw_bytes"] / point - 1, interval_meets=bounds.meets(low, high, lo, hi),
                             sigma=fit.params["sigma"], predicted_note=""))
-    return pd.DataFrame(out)
+    return _one_design_a_point(pd.DataFrame(out))
+
+
+def _one_design_a_point(scored: pd.DataFrame) -> pd.DataFrame:
+    """Each measured point once: in the design whose group had the most counts up to K, the load per device first
+    (module doc)."""
+    if scored.empty:
+        return scored
+    point = ["layout", "rw", "bs", "iodepth", "devices", "numjobs"]
+    order = scored.assign(_first=scored["design"].map({d: i for i, d in enumerate(DESIGNS)}))
+    order = order.sort_values([*point, "counts", "_first"], ascending=[True] * len(point) + [False, True],
+                              kind="stable")
+    kept = order.drop_duplicates(point, keep="first").sort_values(["layout", "rw", "bs", "iodepth", "design", "jobs",
+                                                                    "devices"], kind="stable")
+    return kept.drop(columns=["_first", "counts"]).reset_index(drop=True)
 
 
 def holds_from(frame: pd.DataFrame, within: float = WITHIN, confidence: float = 0.95) -> pd.DataFrame:
