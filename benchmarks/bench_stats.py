@@ -176,10 +176,15 @@ def grid() -> list[tuple[str, dict]]:
     return work
 
 
+def draws_of(procedure: str, draws: int) -> int:
+    """The draws a setting of ``procedure`` takes: ``draws``, the family a tenth (each draw a report of 12 tests)."""
+    return max(draws // 10, 50) if procedure == "family" else draws
+
+
 def run(job: tuple[str, dict, int, int]) -> dict:
     procedure, setting, draws, seed = job
     found = {"fixed": fixed, "sequential": sequential, "interval": interval, "family": family}[procedure](
-        setting, draws if procedure != "family" else max(draws // 10, 50), seed)
+        setting, draws_of(procedure, draws), seed)
     return {"procedure": procedure, "setting": setting, "seed": seed, **found}
 
 
@@ -191,7 +196,7 @@ def held(result: dict, draws: int) -> list[tuple[str, float, float, float, bool]
     """Each rate this result measured: (name, stated, measured, Monte Carlo error, within it)."""
     names = {"fixed": ("fixed", "significance"), "sequential": ("sequential",), "interval": ("interval",),
              "family": ("family",)}[result["procedure"]]
-    n = draws if result["procedure"] != "family" else max(draws // 10, 50)
+    n = draws_of(result["procedure"], draws)
     return [(name, STATED[name], result[name], error(STATED[name], n),
              result[name] <= STATED[name] + SIGMAS * error(STATED[name], n)) for name in names]
 
@@ -204,7 +209,7 @@ def table(results: list[dict], draws: int) -> list[dict]:
         if not found:
             continue
         worst, rate = max(found, key=lambda f: f[1])
-        n = draws if name != "family" else max(draws // 10, 50)
+        n = draws_of(name, draws)
         rows.append({"procedure": name, "settings": len(found), "stated": STATED[name], "largest": rate,
                      "median": float(np.median([f[1] for f in found])), "error": error(STATED[name], n),
                      "over": sum(rate > STATED[name] + SIGMAS * error(STATED[name], n) for _, rate in found),

@@ -122,5 +122,9 @@ def test_a_tax_at_the_detectable_size_is_called_at_about_its_power(runs, method,
                                                               BW * rng.lognormal(0, sigma, runs), method=method))
                  == "tax" for _ in range(4000))
     assert 0.02 < detectable < 0.11
-    assert called / 4000 >= 0.8 - 3 * np.sqrt(0.8 * 0.2 / 4000)  # at least its power
+    error = 3 * np.sqrt(0.8 * 0.2 / 4000)
+    if method == "student":  # exact: at its power
+        assert called / 4000 == pytest.approx(0.8, abs=error)
+    else:  # at least its power (Welch's at 3 runs a little above: 82.2%)
+        assert called / 4000 >= 0.8 - error
     assert called / 4000 == pytest.approx(measured, abs=0.03)

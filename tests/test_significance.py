@@ -49,13 +49,15 @@ def test_a_real_eight_percent_tax_is_found_at_three_repetitions(method, expected
     assert power >= expected - 2 * np.sqrt(expected * (1 - expected) / DRAWS), power
 
 
-@pytest.mark.parametrize("reps, most", [(3, 1.0), (5, 0.99)])
-def test_tax_interval_covers_the_truth_at_its_nominal_rate(reps, most):
+@pytest.mark.parametrize("reps", [3, 5])
+def test_tax_interval_covers_the_truth_at_its_nominal_rate(reps):
     """At least its 95%, whatever the spreads; at equal spreads more (Hsu's degrees of freedom, n - 1): measured
     99.5% at 3 runs a side, 97.25% at 5 (seeds 23 and 25). The pooled test's interval covers at its rate."""
     covered = [t.lo <= 0.08 <= t.hi for t in (tax_test(a, b) for a, b in _draws(0.08, reps, seed=20 + reps))]
     tolerance = 3 * np.sqrt(0.95 * 0.05 / DRAWS)  # 0.033
-    assert 0.95 - tolerance <= np.mean(covered) <= most, np.mean(covered)
+    assert np.mean(covered) >= 0.95 - tolerance, np.mean(covered)
+    if reps == 5:  # where some draws must miss: not everything covered
+        assert np.mean(covered) <= 0.99, np.mean(covered)
     pooled = [t.lo <= 0.08 <= t.hi for t in (tax_test(a, b, method="student") for a, b in _draws(0.08, reps, seed=30))]
     assert abs(np.mean(pooled) - 0.95) <= tolerance, np.mean(pooled)
 

@@ -158,10 +158,9 @@ def _spread(la: np.ndarray, lb: np.ndarray, method: str, pooled: list[np.ndarray
         return float(np.sqrt(variance * (1 / la.size + 1 / lb.size))), float(df)
     if la.size < 2 or lb.size < 2:
         return NAN, NAN
-    wa, wb = _floored_var(la, floors[0]) / la.size, _floored_var(lb, floors[1]) / lb.size
-    se = np.sqrt(wa + wb)
-    df = (wa + wb) ** 2 / (wa ** 2 / (la.size - 1) + wb ** 2 / (lb.size - 1)) if se > 0 else NAN
-    return float(se), float(min(df, welch_df_bound(la.size, lb.size)))
+    se = np.sqrt(_floored_var(la, floors[0]) / la.size + _floored_var(lb, floors[1]) / lb.size)
+    # Hsu's degrees of freedom: Welch-Satterthwaite's estimate is never below them, so bounded there it is them
+    return float(se), (welch_df_bound(la.size, lb.size) if se > 0 else NAN)
 
 
 

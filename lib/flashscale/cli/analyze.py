@@ -64,14 +64,8 @@ def campaign_margin(path: str) -> float | None:
     TAX_MARGIN: the margin its sequential tests decided against), None for a table alone, a campaign that records
     none, or one whose value is not a margin (a file is someone else's input: it is checked, never trusted)."""
     from ..analysis.agreement import check_margin
-    from ..measure import campaign_folder
 
-    folder = Path(path)
-    try:
-        margin = (campaign_folder.read_campaign(folder) or {}).get("spec", {}).get("tax_margin") if folder.is_dir() \
-            else None
-    except AttributeError:  # a campaign.json that is not a campaign's record
-        return None
+    margin = _campaign_spec(path).get("tax_margin") if Path(path).is_dir() else None
     if isinstance(margin, bool) or not isinstance(margin, (int, float)):
         return None
     try:
@@ -88,14 +82,22 @@ def margin_said(margin: float, stated: float | None) -> str:
     return f" (at a {100 * margin:g}% margin; the campaign stated {100 * stated:g}%)"
 
 
+def _campaign_spec(path: str) -> dict:
+    """The spec the campaign at ``path`` recorded in its campaign.json; {} for a table alone, or a campaign.json
+    that is not a campaign's record (someone else's file: its shape is checked, never trusted)."""
+    from ..measure import campaign_folder
+
+    record = campaign_folder.read_campaign(Path(path))
+    spec = record.get("spec") if isinstance(record, dict) else None
+    return spec if isinstance(spec, dict) else {}
+
+
 def campaign_chunk(path: str) -> int | None:
     """The stripe unit the campaign at ``path`` built its layouts with (its campaign.json's ``options.chunk_bytes``),
     None for a table alone or a campaign that records none (then each row's own ``chunk_bytes``, if any)."""
-    from ..measure import campaign_folder
-
     try:
-        chunk = (campaign_folder.read_campaign(Path(path)) or {}).get("spec", {}).get("options", {}).get("chunk_bytes")
-    except AttributeError:  # a campaign.json that is not a campaign's record
+        chunk = _campaign_spec(path).get("options", {}).get("chunk_bytes")
+    except AttributeError:  # options that are not a mapping
         return None
     return int(chunk) if isinstance(chunk, (int, float)) and chunk > 0 else None
 
