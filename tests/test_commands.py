@@ -73,3 +73,21 @@ def test_the_recording_runner_records_a_background_command_and_starts_nothing(tm
     assert (tmp_path / "nbd.log").read_text() == "address in use\n"
     with pytest.raises(UnsupportedError, match="'fio' is not installed"):
         RecordingRunner(installed=frozenset()).spawn(["fio", "--server"], tmp_path / "fio.log")
+
+
+def test_a_group_is_stopped_and_reaped_even_where_an_interrupted_wait_left_popen_s_lock_held(tmp_path):
+    """CPython's Popen._wait with a timeout takes its _waitpid_lock and only then enters the try that releases it:
+    a KeyboardInterrupt between the two (SIGINT during commands.wait) leaves it held, and Popen's poll and wait then
+    never reap the child. A campaign interrupted so hung in stop_group's wait on a zombie fio (found running the root
+    tests two at a time); stop_group reaps with waitpid itself now. The lock is held here as that interrupt leaves it."""
+    import threading
+
+    from flashscale.system.commands import stop_group
+
+    proc = Runner().spawn([sys.executable, "-c", "import time; time.sleep(60)"], tmp_path / "log")
+    assert proc._waitpid_lock.acquire(blocking=False)  # what the interrupted wait left
+    stopper = threading.Thread(target=stop_group, args=(proc,), kwargs={"grace_s": 1.0}, daemon=True)
+    stopper.start()
+    stopper.join(timeout=30)
+    assert not stopper.is_alive(), "stop_group hung on the lock the interrupted wait left"
+    assert proc.returncode in (-15, -9)

@@ -47,6 +47,24 @@ def _join_cgroup(procs_files: Sequence[Path]) -> Callable[[], None]:
     return hook
 
 
+def reaped(proc: subprocess.Popen, block: bool = False) -> bool:
+    """Whether ``proc`` has ended and been reaped, reaping it here (``os.waitpid``; ``block``: waiting for it) and
+    setting its ``returncode``. Not Popen's own poll and wait: they take a lock that a KeyboardInterrupt landing
+    between its acquire and its try (CPython's ``Popen._wait`` with a timeout, which ``wait`` uses) leaves held, so
+    that poll never reaps and wait blocks forever on the zombie (seen: a campaign interrupted by SIGINT, hung in
+    ``stop_group``'s wait). A child Popen reaped already is reaped."""
+    if proc.returncode is not None:
+        return True
+    try:
+        pid, status = os.waitpid(proc.pid, 0 if block else os.WNOHANG)
+    except ChildProcessError:  # reaped by Popen in another frame: its returncode is its own
+        return True
+    if pid == 0:
+        return False
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return True
+
+
 def stop_group(proc: subprocess.Popen, grace_s: float = 5.0) -> None:
     """Stop the process group ``proc`` leads (TERM, then KILL) and wait, bounded, until no member is left."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
@@ -56,7 +74,7 @@ def stop_group(proc: subprocess.Popen, grace_s: float = 5.0) -> None:
             break
         deadline = time.monotonic() + grace_s
         while time.monotonic() < deadline:
-            proc.poll()  # reap the leader so that an empty group disappears
+            reaped(proc)  # reap the leader so that an empty group disappears
             try:
                 os.killpg(proc.pid, 0)
             except ProcessLookupError:
@@ -65,7 +83,7 @@ def stop_group(proc: subprocess.Popen, grace_s: float = 5.0) -> None:
         else:
             continue
         break
-    proc.wait()
+    reaped(proc, block=True)  # the leader was sent SIGKILL at the latest: it has ended, or ends now
     for pipe in (proc.stdin, proc.stdout, proc.stderr):  # what it had not said is lost with it; free the pipes
         if pipe is not None:
             pipe.close()
