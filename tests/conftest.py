@@ -129,7 +129,39 @@ def pytest_sessionfinish(session, exitstatus):
                                 f"than {BUDGET_MARGIN:.0%} ({most:.0f} s): see the slowest tests above", red=True)
 
 
+# make test runs the root tests three at a time (pytest-xdist, --dist loadfile): each module's tests on one worker, so
+# that a module's fixtures (a campaign read by many tests) are made once. The modules that make network namespaces,
+# veth links and sshds are one group, which one worker runs in turn: they take one private range (10.213.0.0/16 for
+# the emulated cluster), flashscale's one ship folder, and check that no namespace or link is left on the machine,
+# which another such test's would break. Tests marked ``alone`` run after them, one at a time (the Makefile).
+# (xdist's own --dist loadgroup cannot be used: it renames each test's node id, which pytest 9 no longer lets it.)
+HOSTS_GROUP = "hosts"
+HOSTS_MODULES = frozenset({"test_netns", "test_cluster", "test_ssh_cluster", "test_ssh_attacker", "test_ssh_hosts",
+                           "test_harness"})
+
+
+def worker_group(nodeid: str) -> str:
+    """The worker group of a test's node id: ``HOSTS_GROUP`` for the modules that make hosts, else its file."""
+    file = nodeid.split("::", 1)[0]
+    return HOSTS_GROUP if Path(file).stem in HOSTS_MODULES else file
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """With --dist loadfile, xdist's file scheduling with the modules that make hosts as one (``worker_group``)."""
+    if config.getoption("dist", default=None) != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class ByGroup(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return worker_group(nodeid)
+
+    return ByGroup(config, log)
+
+
 def pytest_collection_modifyitems(config, items):
+    if config.getoption("dist", default=None) == "loadfile":  # the hosts' group, the longest, given out first
+        items.sort(key=lambda item: worker_group(item.nodeid) != HOSTS_GROUP)
     root = pytest.mark.skip(reason=f"needs root, loop devices and block throttling: {ROOT_PROBLEM}")
     lab = pytest.mark.skip(reason=f"needs the VM lab (make deps-vm): {VM_PROBLEM}")
     for item in items:

@@ -109,6 +109,7 @@ def _array_spec(tmp_path, cap_fit, backing=None, **sweep) -> campaign.CampaignSp
 
 
 @pytest.mark.root
+@pytest.mark.alone  # held at what the machine carried alone: another test's runs beside it take their share
 def test_caps_the_array_cannot_carry_are_lowered_and_the_runs_recover_the_truth_held(tmp_path, fast_backing):
     # 256 KiB, not 1 MiB: backed in memory, 2 devices at half of the 12.6 GB/s of 1 MiB reads they carried uncapped
     # kept both CPUs busy (1.85 cores) and read 5.6% under the truth held; at 256 KiB, 7.96 GB/s uncapped, the
@@ -155,6 +156,7 @@ def test_the_command_exits_4_when_the_machine_cannot_carry_the_caps(tmp_path):
 
 
 @pytest.mark.root
+@pytest.mark.alone  # held at what the machine carried alone: another test's runs beside it take their share
 def test_the_emulated_cluster_lowers_caps_its_hosts_cannot_carry_and_holds_its_rows_to_them(tmp_path):
     (tmp_path / "backing").mkdir()
     spec = cluster.ClusterSpec(
