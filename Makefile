@@ -86,13 +86,13 @@ NBVAL_NOTEBOOKS := notebooks/10_cluster.ipynb
 # The suite runs in parts: the tests that need no root (the library's logic, notebooks on directories, the reports,
 # the docs) spread over TEST_WORKERS processes (pytest-xdist; default: one a CPU); then the root tests on ROOT_WORKERS
 # (three), each module's on one worker (its campaign made once) and the modules that make hosts on one
-# (tests/conftest.py: worker_group): their runs wait on the throttle, not the CPUs (beside two others, the quickstart's
-# campaign took 89.6 s, 88.3 s alone; the sequential campaign 47.5 s, 47.1 s alone); then the root tests marked alone
-# one at a time, the ones held at the most this machine carries, which another test's runs
-# beside them would take their share of. Every part runs whatever the one before gave; make fails if any failed.
+# (tests/conftest.py: worker_group): their runs wait on the throttle, not the CPUs (beside two others,
+# test_quickstart's campaign took 89.6 s, 88.3 s alone; the sequential campaign 47.5 s, 47.1 s alone); then the root
+# tests marked alone one at a time, the ones held at the most this machine carries, which another test's runs beside
+# them would take their share of. Every part runs whatever the one before gave; make fails if any failed.
 # TEST_BUDGET_S: the suite's budget, its parts together (tests/conftest.py fails a part when the suite took longer
-# by more than its stated margin, 15%, after --durations has named the 15 slowest tests): 15 minutes, what issue 49
-# asks of make test; empty: no budget.
+# by more than its stated margin, 15%, after --durations has named the 15 slowest tests): 900 s, what issue 49 asks
+# of make test; empty: no budget.
 TEST_BUDGET_S ?= 900
 TEST_WORKERS ?= logical
 PYTEST_SUITE = $(BIN)/python -m pytest tests -p no:cacheprovider --durations=15

@@ -27,7 +27,8 @@ FIO_NUMBERS = {"bw_bytes", "iops", "runtime_s", "clat_mean_ns", "clat_p50_ns", "
                "clat_p9999_ns", "clat_stddev_ns", "lat_mean_ns", "read_bw_bytes", "write_bw_bytes", "io_bytes"}
 EVIDENCE = {"truth_bw_bytes", "above_truth", "too_short"}
 FIO_CPU = {"fio_usr_cpu", "fio_sys_cpu"}  # fio's own CPU time; a sweep's run adds the machine's, cpu_busy_cores
-MEASURED = HEADER | FIO_NUMBERS | EVIDENCE | FIO_CPU | {"cpu_busy_cores", "cpu_latency_us", "rw", "bs", "numjobs", "iodepth", "rep", "fio_version", "ss_attained",
+RATE_LOG = {"rate_seconds", "stall_s", "rate_low", "rate_low_at_s"}  # a sweep's run: what its bandwidth log shows
+MEASURED = HEADER | FIO_NUMBERS | EVIDENCE | FIO_CPU | RATE_LOG | {"cpu_busy_cores", "cpu_latency_us", "rw", "bs", "numjobs", "iodepth", "rep", "fio_version", "ss_attained",
                                               "ss", "ss_criterion", "point", "raw_dir", "started_at", "adaptive",
                                               "status", "steady", "steady_round"}
 FAILED = HEADER | FIO_NUMBERS | EVIDENCE | {"rw", "bs", "numjobs", "iodepth", "rep", "point", "raw_dir",

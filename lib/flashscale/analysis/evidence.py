@@ -10,12 +10,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from . import repetitions
+from . import outliers, repetitions
 from .baseline_and_tax import POINT, above_truth, failed, flag, runs, truth_check
 from .metadata import ENGINES
 from ..measure import fio_output, truth
 from ..measure.steady import steady_state
-from ..measure.units import duration, percent, rate, size
+from ..measure.units import duration, number, percent, rate, size
+from .significance import DEFAULT_MARGIN
 
 PRECONDITION_PHASE = "precondition"
 WORKLOAD_PHASE = "workload"
@@ -203,9 +204,36 @@ def precondition_sentences(frame: pd.DataFrame) -> list[str]:
             f"every byte the points may read." for r in done.itertuples()]
 
 
-def measurement_sentences(frame: pd.DataFrame) -> list[str]:
+def stall_sentences(frame: pd.DataFrame) -> list[str]:
+    """Each measured run whose rate log shows a stall (``outliers.stalled``), with its evidence: "jbod (2
+    device(s)) write 1 MiB with 1 job(s), rep 2: stalled 3 s of its 9 under half its median second (its slowest
+    second 12% of it, 4 s in); kept and counted"."""
+    out = []
+    for r in outliers.stalled(frame).itertuples():
+        out.append(f"{_point_words(r)}, rep {r.rep}: stalled {number(r.stall_s)} s of its {number(r.rate_seconds)} "
+                   f"under half its median second (its slowest second {percent(r.rate_low, 0)} of it, "
+                   f"{number(r.rate_low_at_s)} s in); kept and counted.")
+    return out
+
+
+def outlier_sentences(frame: pd.DataFrame, margin: float = DEFAULT_MARGIN) -> list[str]:
+    """Each measured run unlike the others of its point (``outliers.flagged``: outside their 99% prediction
+    interval and beyond ``margin``): "... rep 3 at 280 MB/s, -30.0% from the other 4 runs (400 MB/s): unlike them
+    (outside their 99% prediction interval); kept and counted"."""
+    out = []
+    for r in outliers.flagged(frame, margin).itertuples():
+        out.append(f"{_point_words(r)}, rep {r.rep} at {rate(r.bw_bytes)}, {percent(r.off, signed=True)} from the "
+                   f"other {r.runs - 1} runs ({rate(r.others_bw_bytes)}): unlike them (outside their "
+                   f"{percent(1 - outliers.LEVEL, 0)} prediction interval, a rule that flags a run like them "
+                   f"{percent(outliers.LEVEL, 0)} of the time); kept and counted.")
+    return out
+
+
+def measurement_sentences(frame: pd.DataFrame, margin: float = DEFAULT_MARGIN) -> list[str]:
     """What a measuring notebook states of its runs: the truth check, the runs too short to give a rate, the
-    steady state of the precondition rounds, and how many runs (and builds) each point took and why they stopped
-    (``truth_sentences``, ``too_short_sentences``, ``steady_round_sentences``, ``repetitions.sentences``)."""
+    steady state of the precondition rounds, the runs that stalled or are unlike the others of their point (at
+    the report's ``margin``), and how many runs (and builds) each point took and why they stopped
+    (``truth_sentences``, ``too_short_sentences``, ``steady_round_sentences``, ``stall_sentences``,
+    ``outlier_sentences``, ``repetitions.sentences``)."""
     return (truth_sentences(frame) + too_short_sentences(frame) + steady_round_sentences(frame)
-            + repetitions.sentences(frame))
+            + stall_sentences(frame) + outlier_sentences(frame, margin) + repetitions.sentences(frame))

@@ -37,7 +37,7 @@ from ..errors import CommandError, UnsupportedError
 from .. import faults
 from ..system.commands import Runner, stop_group, wait
 from . import fio
-from .fio import LOG_OPTIONS, NBD, FioJob, command, outcome, render
+from .fio import LOG_OPTIONS, LOG_SETTINGS, NBD, FioJob, command, outcome, render
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +54,8 @@ def startable(job: FioJob) -> bool:
     module's text)."""
     if job.numjobs != 1 or job.is_metadata or not PLAIN.fullmatch(job.name):
         return False
-    if any(k not in LOG_OPTIONS for k, _ in job.extra) or any(target.startswith(NBD) for target in job.targets):
+    if (any(k not in (*LOG_OPTIONS, *LOG_SETTINGS) for k, _ in job.extra)
+            or any(target.startswith(NBD) for target in job.targets)):
         return False
     return all(not path.is_symlink() and path.is_file() and path.stat().st_size >= size
                for path, size in fio.files(job).items())  # nothing for fio to lay out

@@ -52,6 +52,7 @@ FIO_OPTION = {
 
 # Options naming a log file prefix: a relative prefix is put in the run's own directory (``run``), never the cwd.
 LOG_OPTIONS = ("write_bw_log", "write_iops_log", "write_lat_log")
+LOG_SETTINGS = ("log_avg_msec",)  # how often they log: a number, no path
 
 # fio's steady-state criteria: all values within the limit of the mean (iops, bw), or the least-squares slope
 # under it (iops_slope, bw_slope); the limit absolute, or a percentage of the mean.

@@ -29,7 +29,7 @@ from ..system.commands import Runner
 from .. import faults
 from ..system import idle, monitor
 from ..system.devices import System
-from . import adaptive, ahead, batch, campaign_folder, fio, fio_output, monitoring, precondition, results
+from . import adaptive, ahead, batch, campaign_folder, fio, fio_output, monitoring, precondition, rate_log, results
 from .progress import Progress
 from .reference import as_reference, reference_runs
 from .sweep import Sweep
@@ -140,7 +140,7 @@ class Recorder:
         repetition, for an adaptive sweep to decide on. Each row says why the point's runs stopped
         (``reps_reason``: ``fixed``, or after each run ``more``, ``precise``, ``max``). The run known to come next
         (the point's next repetition, or ``following``'s first where the point's runs are fixed) is started ahead."""
-        job = self.sweep_spec.job(point, layout.targets)
+        job = rate_log.logged(self.sweep_spec.job(point, layout.targets))
         measured: list[float] = []
         reps = self.sweep_spec.reps(self.build)
         more = iter(self.sweep_spec.more_reps(self.build))
@@ -169,7 +169,8 @@ class Recorder:
         if reps:
             nxt, rep = job, reps[0][0]
         elif following is not None and self.sweep_spec.precision is None:
-            nxt, rep = self.sweep_spec.job(following, layout.targets), self.sweep_spec.reps(self.build)[0][0]
+            nxt = rate_log.logged(self.sweep_spec.job(following, layout.targets))
+            rep = self.sweep_spec.reps(self.build)[0][0]
         else:
             return None
         raw = campaign_folder.raw_dir(layout.name, nxt.point, f"rep{rep}")
@@ -384,7 +385,8 @@ class Recorder:
                              round_number=round_number),
                **self._axes(job), "rep": rep, **fio_output.parse(data), "cpu_busy_cores": busy,
                "cpu_latency_us": latency_us, "point": point or job.point,
-               "raw_dir": str(raw_dir), "started_at": started, "adaptive": adaptive}
+               "raw_dir": str(raw_dir), "started_at": started, "adaptive": adaptive,
+               **rate_log.evidence(self.directory / raw_dir, rate_log.interval_ms(job))}
         return {**row, **truth.evidence(row, self.truth_caps(cgroup_procs, layout))}
 
     def keep(self, layout: Layout, row: dict, cgroup_procs: list[Path]) -> None:

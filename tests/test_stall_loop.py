@@ -1,0 +1,82 @@
+"""A run held back mid-way on a real capped loop device: fio's own bandwidth log shows the stall, the run's row
+carries the evidence (measure.rate_log), the report names it, and the run is kept and counted (analysis.outliers).
+The stall is made as another tenant would make it: the device's cap in the campaign's own throttled cgroup lowered
+to a tenth for 2 s of the second run's 8, then put back."""
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from flashscale.analysis import evidence
+from flashscale.campaigns import campaign
+from flashscale.system.teardown import manifest_dir
+
+CAP = 100_000_000
+STALL_S = 2.0
+
+
+def _our_cgroups() -> list[Path]:
+    """The throttled cgroups this process's campaign recorded in its manifests (none of another's)."""
+    found = []
+    for path in manifest_dir().glob("flashscale-*.json"):
+        record = json.loads(path.read_text())
+        if record.get("pid") == os.getpid():
+            found += [Path(c["path"]) for c in record.get("created", []) if c.get("kind") == "cgroup"]
+    return found
+
+
+def _hold_back(data: Path, done: threading.Event, said: list) -> None:
+    """When the second run's fio is under way (its run before it ended, it let go), its cgroup's write caps at a
+    tenth for ``STALL_S``, then as they were."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not done.is_set():
+        first = list(data.glob("**/raw/single/*/rep0/fio.json"))
+        second = list(data.glob("**/raw/single/*/rep1/job.fio"))
+        if first and second and not (second[0].parent / "fio.json").exists():
+            break
+        time.sleep(0.05)
+    else:
+        said.append("the second run never started")
+        return
+    time.sleep(3.0)  # its ramp (1 s), then 2 s of its steady rate
+    caps = [g / "blkio.throttle.write_bps_device" for g in _our_cgroups()]
+    before = {c: [line.split() for line in c.read_text().splitlines() if line.strip()] for c in caps}
+    for c, rules in before.items():
+        for majmin, _ in rules:
+            c.write_text(f"{majmin} {CAP // 10}")
+    said.append(f"held back {sum(len(r) for r in before.values())} device(s)")
+    time.sleep(STALL_S)
+    for c, rules in before.items():
+        for majmin, bps in rules:
+            c.write_text(f"{majmin} {bps}")
+
+
+@pytest.mark.root
+def test_a_run_held_back_mid_way_is_flagged_stalled_with_its_evidence_and_kept(tmp_path, fast_backing):
+    spec = campaign.CampaignSpec.from_parameters(
+        CAMPAIGN="stall", DATA_DIR=str(tmp_path / "data"), BACKING_DIR=str(fast_backing), DEVICES=1,
+        DEVICE_SIZE=2**30, CAP_READ_BPS=CAP, CAP_WRITE_BPS=CAP, LAYOUTS=["single"], RW=["write"], BS=[2**20],
+        NUMJOBS=[1], IODEPTH=[1], REPETITIONS=2, RUNTIME_S=8, RAMP_S=1, FILE_SIZE=64 * 2**20, PRECONDITION=False)
+    done, said = threading.Event(), []
+    holder = threading.Thread(target=_hold_back, args=(tmp_path / "data", done, said), daemon=True)
+    holder.start()
+    try:
+        result = campaign.run(spec, progress=False)
+    finally:
+        done.set()
+        holder.join(timeout=30)
+    assert said == ["held back 1 device(s)"], said
+    rows = result.table[result.table["phase"] == "measure"].set_index("rep")
+    assert rows["rate_seconds"].min() >= 6  # 8 s logged once a second, the last left out
+    assert rows.loc[0, "stall_s"] == pytest.approx(0.0) and rows.loc[0, "rate_low"] > 0.9  # measured 0.99
+    # 2 s at a tenth of the cap: one or two of its seconds under half its median (as the log's seconds fall)
+    assert 1 <= rows.loc[1, "stall_s"] <= 3 and rows.loc[1, "rate_low"] < 0.5, rows.loc[1].to_dict()
+    assert rows.loc[1, "bw_bytes"] < 0.9 * rows.loc[0, "bw_bytes"]  # kept, at the rate it ran
+    (sentence,) = evidence.stall_sentences(result.table)
+    assert sentence.startswith("single (1 device(s)) write 1 MiB with 1 job(s), rep 1: stalled ")
+    assert sentence in evidence.measurement_sentences(result.table)
