@@ -13,8 +13,9 @@ A stall is flagged, never dropped: the run keeps its row and its rate, and the r
 cent (0.1-0.5% on the capped emulated array; under 10% on the devices of the studies we read), so a second under
 half of it is a pause, not noise, and the median, because a stall shorter than half the run leaves it where the
 device ran. A run slower all through is no stall here: ``analysis.outliers`` holds each run to the others of its
-point. The evidence is NaN where no log was kept: a batch of runs in one fio process, a metadata workload, a run
-imported from elsewhere; ``stall_s`` is NaN too for a run shorter than ``LEAST_SECONDS`` full seconds.
+point. The runs of a batch (one fio process, stonewalled) log each into its own folder, from its own start
+(measured: the second run's log began at 1,000 ms). The evidence is NaN where no log was kept: a metadata workload,
+a run imported from elsewhere; ``stall_s`` is NaN too for a run shorter than ``LEAST_SECONDS`` full seconds.
 """
 from __future__ import annotations
 

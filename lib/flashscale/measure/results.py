@@ -127,8 +127,8 @@ EXTRA_COLUMNS: dict[str, tuple[str, str]] = {
                                "usr_cpu x job_runtime / run time, summed over job entries)"),
     "fio_sys_cpu": ("float64", "fio's system CPU time over the run, percent of one CPU, all its jobs together"),
     "rate_seconds": ("float64", "the run's full seconds in fio's bandwidth logs, its jobs summed second by second "
-                                "(measure.rate_log); NaN where no log was kept (a batch of runs, a metadata "
-                                "workload, a run imported)"),
+                                "(measure.rate_log); NaN where no log was kept (a metadata workload, a run "
+                                "imported)"),
     "stall_s": ("float64", "seconds of the run under half its median second in those logs: a stall, flagged and "
                            "kept (the report names it); NaN under 3 full seconds or without a log"),
     "rate_low": ("float64", "the run's slowest full second against its median second (0.4: 40% of it)"),
