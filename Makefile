@@ -99,7 +99,7 @@ PYTEST_SUITE = $(BIN)/python -m pytest tests -p no:cacheprovider --durations=15
 # $(call two_parts,MARKERS): the tests of MARKERS that need no root on TEST_WORKERS; then the root ones on ROOT_WORKERS,
 # each module's on one worker and the ones that make hosts (namespaces, links, sshds) on one (tests/conftest.py:
 # worker_group); then the root ones marked alone, one at a time. All run; the recipe fails if any failed (pytest's
-# 5, nothing selected, is no failure: test-long has no test marked alone).
+# 5, nothing selected, is no failure: a selection may have no test marked alone).
 ROOT_WORKERS ?= 3
 two_parts = $(PYTEST_SUITE) -m "($(1)) and not root" -n $(TEST_WORKERS); first=$$?; \
 	$(PYTEST_SUITE) -m "($(1)) and root and not alone" -n $(ROOT_WORKERS) --dist loadfile; second=$$?; \

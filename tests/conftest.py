@@ -97,7 +97,7 @@ VM_PROBLEM = vm.prerequisites_problem(System(), Runner())
 # The suite's budget in seconds (make test sets it): a session longer than that by more than BUDGET_MARGIN fails,
 # after pytest's --durations list has named the slowest tests. The margin is what a run on this machine varies by
 # and more (the fresh clones of one commit took 1,295-1,327 s: 2.5%), so a pass is not luck and a fail is a cause.
-# make test runs the suite in two pytest sessions (the tests that need no root in parallel, then the root ones):
+# make test runs the suite in several pytest sessions (the Makefile's two_parts, then nbval):
 # SINCE_ENV is when the first began (seconds since the epoch), so each session is held to the suite's time so far.
 BUDGET_ENV, BUDGET_MARGIN, SINCE_ENV = "FLASHSCALE_SUITE_BUDGET_S", 0.15, "FLASHSCALE_SUITE_SINCE"
 _STARTED = pytest.StashKey[float]()
@@ -135,15 +135,19 @@ def pytest_sessionfinish(session, exitstatus):
 # the emulated cluster), flashscale's one ship folder, and check that no namespace or link is left on the machine,
 # which another such test's would break. Tests marked ``alone`` run after them, one at a time (the Makefile).
 # (xdist's own --dist loadgroup cannot be used: it renames each test's node id, which pytest 9 no longer lets it.)
+# The modules that read the session's ``applications`` campaign are one group too: it is made once a worker.
 HOSTS_GROUP = "hosts"
-HOSTS_MODULES = frozenset({"test_netns", "test_cluster", "test_ssh_cluster", "test_ssh_attacker", "test_ssh_hosts",
-                           "test_harness"})
+GROUPS = {**dict.fromkeys(("test_netns", "test_cluster", "test_ssh_cluster", "test_ssh_attacker", "test_ssh_hosts",
+                           "test_harness"), HOSTS_GROUP),
+          **dict.fromkeys(("test_applications_notebook", "test_bonnie_loop", "test_pgbench_loop",
+                           "test_transfer_loop"), "applications")}
 
 
 def worker_group(nodeid: str) -> str:
-    """The worker group of a test's node id: ``HOSTS_GROUP`` for the modules that make hosts, else its file."""
+    """The worker group of a test's node id: its module's in ``GROUPS`` (the hosts', the applications'), else its
+    file."""
     file = nodeid.split("::", 1)[0]
-    return HOSTS_GROUP if Path(file).stem in HOSTS_MODULES else file
+    return GROUPS.get(Path(file).stem, file)
 
 
 def pytest_xdist_make_scheduler(config, log):

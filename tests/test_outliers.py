@@ -69,6 +69,14 @@ def test_the_report_names_the_odd_run_and_keeps_it_in_the_interval():
     assert low < 280e6 * 1.2 and high > 400e6 * 0.99
 
 
+def test_a_table_whose_every_run_is_too_short_gets_no_flag_and_no_error():
+    """Found by test-long: 05_metadata on plain directories, every run under a second, stopped with AnalysisError
+    where the report must say its runs are too short (baseline_and_tax.rates refuses such a table)."""
+    table = _table([400e6, 402e6, 280e6]).assign(too_short=True)
+    assert evidence.outlier_sentences(table) == [] and evidence.stall_sentences(table) == []
+    assert any("too fast to measure" in s for s in evidence.measurement_sentences(table))
+
+
 def _log(folder, job, seconds, kib_s):
     lines = [f"{int(t * 1000)}, {int(v)}, 1, 1048576, 0" for t, v in zip(seconds, kib_s)]
     (folder / f"bw_bw.{job}.log").write_text("\n".join(lines) + "\n")

@@ -26,13 +26,20 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from .baseline_and_tax import POINT, rates
+from .baseline_and_tax import POINT, flag, measured
 from .significance import DEFAULT_MARGIN, log_sd_floor
 
 LEVEL = 0.01
 LEAST_RUNS = 3
 FLAGGED = ["layout", "devices", "rw", "bs", "numjobs", "iodepth", "rep", "bw_bytes", "others_bw_bytes",
            "off", "runs"]
+
+
+def _rates(frame: pd.DataFrame) -> pd.DataFrame:
+    """The measured rows that are rates (``baseline_and_tax.rates``), none where every one is too short (where
+    ``rates`` refuses: a report that says so must still say what these rules found, nothing)."""
+    rows = measured(frame)
+    return rows[~flag(rows, "too_short")] if "too_short" in rows.columns else rows
 
 
 def unlike(values, margin: float = DEFAULT_MARGIN, level: float = LEVEL) -> np.ndarray:
@@ -54,10 +61,10 @@ def unlike(values, margin: float = DEFAULT_MARGIN, level: float = LEVEL) -> np.n
 
 
 def flagged(frame: pd.DataFrame, margin: float = DEFAULT_MARGIN, level: float = LEVEL) -> pd.DataFrame:
-    """The measured runs (``baseline_and_tax.rates``) unlike the others of their point (and build, where a layout
+    """The measured runs that are rates (``_rates``) unlike the others of their point (and build, where a layout
     was built more than once: builds differ by more than runs do), one row each (``FLAGGED``): its rate, the
     geometric mean of the others, how far off it is (a fraction), and the point's runs."""
-    rows = rates(frame)
+    rows = _rates(frame)
     keys = [c for c in (*POINT, "build") if c in rows.columns]
     found = []
     if rows.empty:
@@ -75,7 +82,7 @@ def flagged(frame: pd.DataFrame, margin: float = DEFAULT_MARGIN, level: float = 
 
 def stalled(frame: pd.DataFrame) -> pd.DataFrame:
     """The measured runs whose rate log shows a stall (``stall_s`` above 0: ``measure.rate_log``)."""
-    rows = rates(frame)
+    rows = _rates(frame)
     if "stall_s" not in rows.columns:
         return rows.iloc[0:0]
     return rows[pd.to_numeric(rows["stall_s"], errors="coerce").fillna(0) > 0]
