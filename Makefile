@@ -39,7 +39,7 @@ help:
 	@echo "make lab    - JupyterLab on localhost with the notebooks and the flashscale kernel (prints its URL)"
 	@echo "Test it:"
 	@echo "make test   - install what is needed, run the whole test suite (real fio on loop devices as root; about 14 minutes)"
-	@echo "make test-long - the long tests make test leaves: whole studies of notebooks, the longest campaigns, a cluster host killed mid-run (about 19 minutes)"
+	@echo "make test-long - the long tests make test leaves: whole studies of notebooks, the longest campaigns, a cluster host killed mid-run (about 8 minutes)"
 	@echo "make test-fresh-root - make test in a minimal Debian 12 root built from Debian's packages (mmdebstrap), where only the Makefile installs anything (root; CI runs it)"
 	@echo "make test-fast - the layer contract and the tests that need neither root, notebooks nor JupyterLab"
 	@echo "make test-half-cpu - make test's suite with the CPUs held to half their time (a cgroup cpu quota; HALF_CPU_TESTS narrows it)"
@@ -116,12 +116,13 @@ test: deps browser-deps app-deps
 test-long: deps browser-deps app-deps
 	$(call two_parts,long and not vm)
 
-# make test's suite on a machine of half the speed: every process it starts runs inside a cgroup of ours whose cpu
-# quota is half of the CPUs' time (scripts/half_cpu.py: recorded in a manifest, removed after). A known truth a test
+# make test on a machine of half the speed: every process it starts runs inside a cgroup of ours whose cpu quota is
+# half of the CPUs' time (scripts/half_cpu.py: recorded in a manifest, removed after). The same parts as make test
+# (HALF_CPU_TESTS: their markers), with no budget: the budget is this machine's at full speed. A known truth a test
 # bed cannot carry there is measured and refused, and its test skipped with the reason (tests/conftest.py).
-HALF_CPU_TESTS ?= tests -m "not vm"
+HALF_CPU_TESTS ?= not vm and not long
 test-half-cpu: deps browser-deps app-deps
-	$(BIN)/python scripts/half_cpu.py --share 0.5 -- $(BIN)/python -m pytest $(HALF_CPU_TESTS) -p no:cacheprovider
+	$(BIN)/python scripts/half_cpu.py --share 0.5 -- bash -c '$(call two_parts,$(HALF_CPU_TESTS))'
 	$(BIN)/python scripts/half_cpu.py --share 0.5 -- $(BIN)/python -m pytest --nbval-lax $(NBVAL_NOTEBOOKS) -p no:cacheprovider
 
 test-vm: deps deps-vm
