@@ -49,7 +49,7 @@ help:
 	@echo "make test-latest - the fast tests and the layer contract on the newest versions allowed, in $(LATEST_VENV) (the lock stays)"
 	@echo "make bench  - speed and memory benchmarks of parsing and analysis, what monitoring costs, what a hostile file costs the import, and each --help against python -c pass"
 	@echo "make bench-cost - what PRECISION buys against a fixed grid of 3 runs on the emulated array, caps drawn run to run around a known mean: device time, coverage of the truth, right verdicts; every run kept in benchmarks/results/cost (about 29 minutes, root)"
-	@echo "make bench-stats - every error rate the tax verdicts and intervals state, measured by Monte Carlo on flashscale's own functions over runs, spreads, margins and MAX_REPETITIONS; fails where one exceeds its stated rate (about 3.5 minutes)"
+	@echo "make bench-stats - every error rate the tax verdicts and intervals state, measured by Monte Carlo on flashscale's own functions over runs, spreads, margins and MAX_REPETITIONS; fails where one exceeds its stated rate (about 5 minutes)"
 	@echo "make bench-predict - predicted against measured: uncapped loop devices, the VM lab, null_blk, the seeds; each run kept in benchmarks/results (about 30 minutes, root)"
 	@echo "Document it:"
 	@echo "make docs   - the documentation site from docs/ into docs/_build/html (offline, the lock's Sphinx; about 20 seconds)"

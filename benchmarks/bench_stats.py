@@ -22,6 +22,9 @@ the truth a verdict is scored against is that ratio. Procedures, each with the r
 * ``outlier``: ``outliers.unlike`` (a run unlike the others of its point, at the report's margin) over a point's
   runs that are all alike: the share of runs it flags, stated at most 1% (its ``LEVEL``). Beside it, not held: the
   share of draws in which one run 30% slower is flagged (``detected``).
+* ``drift``: ``drift.drift_test`` (BRACKET: the tax reference's runs before the layouts against its runs after
+  them) where the reference did not move: the share of points it withholds, stated at most 5%. Beside it, not
+  held: the share in which a reference 5% slower after is found (``found``).
 
 Grid: runs 2, 3, 5, 10 a side; spreads 0, 0.1%, 2%, 20% on both sides and 5% against 1% either way; margins 0.5%,
 2%, 10%; most 2, 3, 5, 10. ``DRAWS`` draws a setting (``--draws``, default 2000); the Monte Carlo error of a rate is
@@ -31,10 +34,10 @@ rate would exceed it by one error in a sixth of them, by three in about one in 7
 every draw's verdict and runs, are kept in ``benchmarks/results/stats/tax-<stamp>.json.gz``. The interval over
 builds has its own check (``benchmarks/stats_builds.py``), which ``make bench-stats`` runs too.
 
-Measured at 2,000 draws (2026-12-03, ``tax-20261203T1930Z.json.gz``; docs/validation.md has the table): the largest
+Measured at 2,000 draws (2026-12-04, ``tax-20261204T0140Z.json.gz``; docs/validation.md has the table): the largest
 error over the grid 5.65% for the fixed test and its significance verdict, 4.85% sequential, 6.40% for the
-interval (20 settings: medians at the rates), 0% for the family, 1.11% for the outlier rule (at 1%); none over by 3
-errors. Before it, the tax test's
+interval (20 settings: medians at the rates), 0% for the family, 1.11% for the outlier rule (at 1%), 4.40% for the
+drift rule; none over by 3 errors. Before it, the tax test's
 Welch-Satterthwaite degrees of freedom reached 7.2% and the sequential test 7.5% (``significance``'s docs).
 
 ``--stall``: beside the table, the throughput interval where one run in ten is 30% slower (a stall), a case
@@ -55,7 +58,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from flashscale.analysis import agreement, family as families, outliers, significance, stats
+from flashscale.analysis import agreement, drift as drifts, family as families, outliers, significance, stats
 
 BW = 400e6  # bytes/s
 KIB = 1024.0  # fio's bandwidth resolution
@@ -65,7 +68,7 @@ MARGINS = (0.005, 0.02, 0.1)
 MOSTS = (2, 3, 5, 10)
 EDGES = ("lower", "upper")
 STATED = {"fixed": 0.05, "significance": 0.05, "sequential": 0.05, "interval": 0.05, "family": 0.025,
-          "outlier": outliers.LEVEL}
+          "outlier": outliers.LEVEL, "drift": 0.05}
 SIGMAS = 3.0  # how many Monte Carlo errors a measured rate may exceed its stated one by
 CODE = {"tax": "t", "gain": "g", "equivalent": "e", "inconclusive": "i", agreement.ONE_RUN: "o"}
 
@@ -182,6 +185,17 @@ def outlier(setting: dict, draws: int, seed: int) -> dict:
     return {"outlier": flagged / (draws * n), "detected": detected / draws}
 
 
+def drift(setting: dict, draws: int, seed: int) -> dict:
+    rng = np.random.default_rng(seed)
+    n, m, spread, margin = setting["n"], setting["m"], setting["spread"], setting["margin"]
+    withheld, found = 0, 0
+    for _ in range(draws):
+        before, after = rates(rng, 1.0, spread, n), rates(rng, 1.0, spread, m)
+        withheld += drifts.drift_test(before, after, margin).drifted
+        found += drifts.drift_test(before, 0.95 * after, margin).drifted
+    return {"drift": withheld / draws, "found": found / draws}
+
+
 def grid() -> list[tuple[str, dict]]:
     work = [("fixed", {"n": n, "m": m, "spreads": s, "margin": g})
             for n, m, s, g in itertools.product(RUNS, RUNS, SPREADS, MARGINS)]
@@ -192,6 +206,8 @@ def grid() -> list[tuple[str, dict]]:
     work += [("family", {"n": n, "spread": s}) for n in (2, 3, 5) for s in (0.02, 0.05)]
     work += [("outlier", {"n": n, "spread": s, "margin": g})
              for n in (3, 5, 10) for s in (0.0, 0.001, 0.02, 0.2) for g in MARGINS]
+    work += [("drift", {"n": n, "m": m, "spread": s, "margin": g})
+             for n, m in ((2, 2), (3, 3), (5, 5), (10, 10), (10, 3)) for s in (0.0, 0.001, 0.02, 0.2) for g in MARGINS]
     return work
 
 
@@ -203,7 +219,7 @@ def draws_of(procedure: str, draws: int) -> int:
 def run(job: tuple[str, dict, int, int]) -> dict:
     procedure, setting, draws, seed = job
     found = {"fixed": fixed, "sequential": sequential, "interval": interval, "family": family,
-             "outlier": outlier}[procedure](
+             "outlier": outlier, "drift": drift}[procedure](
         setting, draws_of(procedure, draws), seed)
     return {"procedure": procedure, "setting": setting, "seed": seed, **found}
 
@@ -215,7 +231,7 @@ def error(stated: float, draws: int) -> float:
 def held(result: dict, draws: int) -> list[tuple[str, float, float, float, bool]]:
     """Each rate this result measured: (name, stated, measured, Monte Carlo error, within it)."""
     names = {"fixed": ("fixed", "significance"), "sequential": ("sequential",), "interval": ("interval",),
-             "family": ("family",), "outlier": ("outlier",)}[result["procedure"]]
+             "family": ("family",), "outlier": ("outlier",), "drift": ("drift",)}[result["procedure"]]
     n = draws_of(result["procedure"], draws)
     return [(name, STATED[name], result[name], error(STATED[name], n),
              result[name] <= STATED[name] + SIGMAS * error(STATED[name], n)) for name in names]
@@ -272,6 +288,9 @@ def main(argv: list[str]) -> int:
         if r["procedure"] == "outlier" and r["setting"]["margin"] == 0.02:
             print(f"outlier rule, {r['setting']['n']} runs at {r['setting']['spread']:.1%}: a run 30% slower "
                   f"flagged in {r['detected']:.1%} of draws")
+        if r["procedure"] == "drift" and r["setting"]["margin"] == 0.02:
+            print(f"drift rule, {r['setting']['n']} runs before and {r['setting']['m']} after at "
+                  f"{r['setting']['spread']:.1%}: a reference 5% slower after found in {r['found']:.1%} of draws")
     stall = []
     if args.stall:
         stall = [{"n": n, "spread": s, "missed": interval({"n": n, "spread": s}, args.draws, 99, stall=0.3)["interval"]}

@@ -31,8 +31,12 @@ COLUMNS = [*POINT, "builds", "runs", "between_build_sd", "within_build_sd", "rep
 
 
 def more_than_once(frame: pd.DataFrame) -> bool:
-    """Whether any layout of ``frame`` was built more than once (a ``build`` other than 0)."""
-    return "build" in frame.columns and bool((pd.to_numeric(frame["build"], errors="coerce").fillna(0) > 0).any())
+    """Whether any layout of ``frame`` was built more than once (a measured run's ``build`` other than 0; the
+    reference's bracket, BRACKET, is a build of its own but no replicate)."""
+    if "build" not in frame.columns:
+        return False
+    swept = baseline_and_tax.runs(frame)
+    return bool((pd.to_numeric(swept["build"], errors="coerce").fillna(0) > 0).any())
 
 
 def one_way(groups: list[np.ndarray]) -> tuple[float, float]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from . import outliers, repetitions
+from . import drift, outliers, repetitions
 from .baseline_and_tax import POINT, above_truth, failed, flag, runs, truth_check
 from .metadata import ENGINES
 from ..measure import fio_output, truth
@@ -232,8 +232,19 @@ def outlier_sentences(frame: pd.DataFrame, margin: float = DEFAULT_MARGIN) -> li
 def measurement_sentences(frame: pd.DataFrame, margin: float = DEFAULT_MARGIN) -> list[str]:
     """What a measuring notebook states of its runs: the truth check, the runs too short to give a rate, the
     steady state of the precondition rounds, the runs that stalled or are unlike the others of their point (at
-    the report's ``margin``), and how many runs (and builds) each point took and why they stopped
+    the report's ``margin``), how many runs (and builds) each point took and why they stopped, and where the tax
+    reference was measured again after the layouts (BRACKET) whether it drifted beyond ``margin``
     (``truth_sentences``, ``too_short_sentences``, ``steady_round_sentences``, ``stall_sentences``,
-    ``outlier_sentences``, ``repetitions.sentences``)."""
+    ``outlier_sentences``, ``repetitions.sentences``, ``drift_sentences``)."""
     return (truth_sentences(frame) + too_short_sentences(frame) + steady_round_sentences(frame)
-            + stall_sentences(frame) + outlier_sentences(frame, margin) + repetitions.sentences(frame))
+            + stall_sentences(frame) + outlier_sentences(frame, margin) + repetitions.sentences(frame)
+            + drift_sentences(frame, margin))
+
+
+def drift_sentences(frame: pd.DataFrame, margin: float = DEFAULT_MARGIN) -> list[str]:
+    """``drift.sentences`` of each layout the table's bracket measured again (the tax reference: BRACKET)."""
+    measured_again = drift.bracket_rates(frame)
+    if measured_again.empty:
+        return []
+    return [line for layout in sorted(set(measured_again["layout"].astype(str)))
+            for line in drift.sentences(frame, layout, margin)]

@@ -27,6 +27,7 @@ import pandas as pd
 
 from . import baseline_and_tax
 from ..errors import AnalysisError
+from .drift import WITHHELD
 from .metadata import ENGINES
 from .shared_file import LABEL
 from ..measure.truth import THROTTLE_SLICE_S
@@ -119,6 +120,12 @@ def _tax_sentence(row: pd.Series, at_bs: str) -> str:
                   else "more runs at this spread would not decide it: the estimate sits on the margin's edge")
         return (f"{row['layout']} against {other} {where} is undecided: {percent(row['tax'])} tax, but its interval "
                 f"reaches across the {margin} margin ({_interval(row)}); {decide}")
+    if said == WITHHELD:
+        moved = row.get("reference_drift")
+        change = (f"{percent(abs(moved))} {'slower' if moved > 0 else 'faster'}" if pd.notna(moved) else "changed")
+        return (f"{row['layout']} against {other} {where}: no verdict (withheld): {other}, measured again after the "
+                f"layouts (BRACKET), read {change} than before them at this point, beyond the {margin} margin, so "
+                f"the tax as measured ({percent(row['tax'])}) may be the drift's")
     faster = f"{percent(-row['tax'])} faster than {other} {where}{_untested(row)}"
     if said is None:  # a summary without repetitions: the tax as computed, said to be untested
         return (f"{row['layout']} is {faster}" if row["tax"] < 0 else

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from . import stand_in
+from . import drift, stand_in
 from .baseline_and_tax import with_tax
 from ..errors import AnalysisError
 from .scaling import scaling_curve, scaling_repetitions
@@ -37,8 +37,10 @@ def tax_by_threads(frame: pd.DataFrame, reference: str, margin: float = DEFAULT_
         raise AnalysisError(f"reference layout {reference!r} is not in the results")
     keys = ["devices", "rw", "numjobs"]
     out = with_tax(best, reference, keys, bw="bw_bytes")
+    brackets = drift.bracket_rates(frame)
     tests = tax_tests(out, scaling_repetitions(frame, "numjobs"), reference, keys, point={},  # numjobs: a key
-                      margin=margin)
+                      margin=margin, brackets=scaling_repetitions(frame, "numjobs", runs=brackets)
+                      if not brackets.empty else None)
     tested = tests[["tax_verdict", "tax_lo", "tax_hi", "tax_margin", "best_reps"]].rename(columns={"best_reps": "reps"})
     out = pd.concat([out, tested], axis=1).assign(reference=reference)
     return out if reference == asked else out[out["layout"] != reference].reset_index(drop=True)

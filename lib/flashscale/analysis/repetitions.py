@@ -124,8 +124,8 @@ def sentences(frame: pd.DataFrame) -> list[str]:
         each = (f"{int(runs.min())} runs each" if runs.min() == runs.max() else
                 f"{number(runs.mean(), 2)} runs each on average ({int(runs.min())} to {int(runs.max())})")
         said.append(f"{len(group)} point(s) {REASON_WORDS.get(why, why)}: {each}.")
-    if "build" in frame.columns:
-        built = pd.to_numeric(frame["build"], errors="coerce").fillna(0)
+    if "build" in frame.columns:  # the measured runs' (the reference's bracket, BRACKET, is no replicate)
+        built = pd.to_numeric(baseline_and_tax.runs(frame)["build"], errors="coerce").fillna(0)
         if (built > 0).any():
             said.append(f"Each layout was built {int(built.max()) + 1} times (BUILDS), a point's runs spread over "
                         "its builds: `flashscale analyze` shows the variance between builds and within one.")

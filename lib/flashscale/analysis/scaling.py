@@ -273,12 +273,14 @@ def scaling_curve(frame: pd.DataFrame, axis: str = "numjobs", by: Iterable[str] 
     return _envelope(frame, axis, by)[[*group, "bw_bytes"]].reset_index(drop=True)
 
 
-def scaling_repetitions(frame: pd.DataFrame, axis: str = "numjobs", by: Iterable[str] = ()) -> pd.DataFrame:
+def scaling_repetitions(frame: pd.DataFrame, axis: str = "numjobs", by: Iterable[str] = (),
+                        runs: pd.DataFrame | None = None) -> pd.DataFrame:
     """The measured rate repetitions (``core.rates``: runs too short to time left out) of each point of
-    ``scaling_curve``: one row per repetition, the same columns."""
+    ``scaling_curve``: one row per repetition, the same columns. ``runs``: other rows to take them from, at the
+    same points (the reference's bracket, ``drift.bracket_rates``)."""
     group = list(dict.fromkeys(["layout", "devices", "rw", *by, axis]))
     best = _envelope(frame, axis, by)[POINT]
-    rows = rates(frame).merge(best, on=POINT, how="inner", validate="many_to_one")
+    rows = (rates(frame) if runs is None else runs).merge(best, on=POINT, how="inner", validate="many_to_one")
     return rows.sort_values(group, kind="stable")[[*group, "bw_bytes"]].reset_index(drop=True)
 
 

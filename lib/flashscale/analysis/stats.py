@@ -45,7 +45,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from . import agreement, family, stand_in
+from . import agreement, drift, family, stand_in
+from .drift import WITHHELD, drift_test
 from .family import CLAIMS
 from .baseline_and_tax import BASELINE_BS, POINT, baseline, rates, summarize, with_reference
 from .significance import (DEFAULT_MARGIN, check_margin, detectable_tax, practical, reps_to_decide, sequential_tax,
@@ -190,7 +191,7 @@ def _efficiency_bounds(row, reps: dict[tuple, np.ndarray], base_reps: dict[tuple
 
 def tax_tests(rows: pd.DataFrame, repetitions: pd.DataFrame, reference: str, group: list[str],
               point: Mapping[str, str] = BEST_POINT, confidence: float = 0.95, method: str = "welch",
-              margin: float = DEFAULT_MARGIN) -> pd.DataFrame:
+              margin: float = DEFAULT_MARGIN, brackets: pd.DataFrame | None = None) -> pd.DataFrame:
     """The one loop of tax tests. Per row of ``rows`` (one per layout and ``group``, e.g. devices and rw): the
     ``significance.tax_test`` of the repetitions of its point against those of the reference's row of the same
     ``group``. The repetitions (``repetitions``: one row per measured repetition, ``bw_bytes``) of a row are those
@@ -210,7 +211,13 @@ def tax_tests(rows: pd.DataFrame, repetitions: pd.DataFrame, reference: str, gro
     make, whichever it made: what ``family.controlled`` adjusts), ``tax_detectable`` (``significance.detectable_tax``:
     the smallest tax the test would call with 80% power), ``tax_tested`` (the tax the test reads, 1 - the ratio of
     the two sides' geometric means, ``_geometric_tax``: the centre of its interval, where ``tax`` is 1 - the ratio
-    of their means) and ``tax_margin``. The reference's own rows: 0, 0, NaN,
+    of their means) and ``tax_margin``.
+
+    ``brackets``: the reference's runs once more after the layouts (BRACKET: ``drift.bracket_rates``, rows as
+    ``repetitions``'). Each row then has ``reference_drift`` and ``reference_drift_p``, the drift of the reference's
+    point from its runs to its bracket's (``drift.drift_test``; NaN without a bracket there), and where it drifted,
+    beyond the margin and no noise, the row's verdict is ``drift.WITHHELD`` and it makes no claim (its claims'
+    p-values NaN: the family leaves it out). The reference's own rows: 0, 0, NaN,
     'reference', NaN, n, n; rows with no reference row (or no reference repetitions) in their group: NaN, NaN, NaN,
     'unknown', NaN, n, 0 (and NaN for the p-values and the detectable tax)."""
     margin = check_margin(margin)
@@ -220,6 +227,9 @@ def tax_tests(rows: pd.DataFrame, repetitions: pd.DataFrame, reference: str, gro
                           {"layout": "reference_layout", **{c: f"reference_{c}" for c in own}})
     by_key = repetitions.groupby(["layout", *keyed], sort=False, observed=True)
     reps = {key: g["bw_bytes"].to_numpy(float) for key, g in by_key}
+    after = {} if brackets is None or brackets.empty else {
+        key: g["bw_bytes"].to_numpy(float)
+        for key, g in brackets.groupby(["layout", *keyed], sort=False, observed=True)}
     stops = {key: stopped_how(g) for key, g in by_key}
     builds = {key: _by_build(g) for key, g in by_key}
     found = []
@@ -228,22 +238,30 @@ def tax_tests(rows: pd.DataFrame, repetitions: pd.DataFrame, reference: str, gro
         mine, (why, most) = reps[key], stops[key]
         theirs = (reference, *(r[c if c in group else f"reference_{c}"] for c in keyed.values()))
         other = None if pd.isna(r["reference_layout"]) else reps.get(theirs)
+        moved = (drift_test(other, after[theirs], margin, confidence) if other is not None and theirs in after
+                 else None)
+        drifted = (NAN, NAN) if moved is None else (moved.drift, moved.p)
         if r["layout"] == reference:
             found.append((0.0, 0.0, NAN, "reference", NAN, mine.size, mine.size, why, "none", confidence,
-                          *[NAN] * (2 + len(CLAIMS)), 0.0))
+                          *[NAN] * (2 + len(CLAIMS)), 0.0, *drifted))
         elif other is None:
             found.append((NAN, NAN, NAN, "unknown", NAN, mine.size, 0, why, "none", confidence,
-                          *[NAN] * (2 + len(CLAIMS)), NAN))
+                          *[NAN] * (2 + len(CLAIMS)), NAN, *drifted))
         else:
-            said = _tax_verdict(mine, other, why, most, confidence, method, margin, builds[key])
-            found.append((*said[:7], why, *said[7:], _geometric_tax(mine, other)))
+            said = list(_tax_verdict(mine, other, why, most, confidence, method, margin, builds[key]))
+            if moved is not None and moved.drifted:  # measured against a reference that moved: no claim
+                said[3], said[4], said[9] = WITHHELD, NAN, NAN  # its power (said[10]) kept
+                said[11:] = [NAN] * len(CLAIMS)
+            found.append((*said[:7], why, *said[7:], _geometric_tax(mine, other), *drifted))
     columns = ["tax_lo", "tax_hi", "tax_p", "tax_verdict", "tax_reps_needed", "best_reps", "reference_reps",
                "best_reps_reason", "tax_test", "tax_confidence", "tax_verdict_p", "tax_detectable",
-               *(f"tax_claim_p_{claim}" for claim in CLAIMS), "tax_tested"]
+               *(f"tax_claim_p_{claim}" for claim in CLAIMS), "tax_tested", "reference_drift",
+               "reference_drift_p"]
     return pd.DataFrame(found, columns=columns, index=rows.index).astype(
         {"tax_lo": "float64", "tax_hi": "float64", "tax_p": "float64", "tax_reps_needed": "float64",
          "best_reps": "int64", "reference_reps": "int64", "tax_confidence": "float64", "tax_verdict_p": "float64",
-         "tax_detectable": "float64", "tax_tested": "float64",
+         "tax_detectable": "float64", "tax_tested": "float64", "reference_drift": "float64",
+         "reference_drift_p": "float64",
          **{f"tax_claim_p_{claim}": "float64" for claim in CLAIMS}}).assign(tax_margin=margin)
 
 
@@ -350,7 +368,7 @@ def summary_intervals(
     out["layout_efficiency_lo"] = out["efficiency_lo"] / share
     out["layout_efficiency_hi"] = out["efficiency_hi"] / share
     tests = tax_tests(out, rates(frame), reference, ["devices", "rw", *by_cols], confidence=confidence,
-                      method=tax_method, margin=margin)
+                      method=tax_method, margin=margin, brackets=drift.bracket_rates(frame))
     out = pd.concat([out, tests], axis=1)
     if reference != asked:  # the stand-in is no measured layout: its own rows are left out
         out = out[out["layout"] != reference].reset_index(drop=True)

@@ -65,6 +65,7 @@ from ..arrays.guard import confirmation
 from ..arrays.layouts import Options
 from ..measure.progress import Progress
 from ..measure.recorder import Recorder, check_on_failure
+from ..measure.results import bracket_name
 from ..measure.reference import SINGLE, STANDS_IN, reference_of
 from ..measure.sweep import LEAST_REPETITIONS, Sweep
 from ..analysis import repetitions
@@ -316,11 +317,12 @@ def _measure(spec: CampaignSpec, place: Place, runner: Runner, progress: bool, w
         todo = [name for name in todo if name not in layouts_done]
         todo, moved = _reference_first(todo, spec)
         notes += [moved] if moved else []
-        with _progress_bar(spec.sweep.runs() * len(todo), spec.name, progress) as bar:
+        layouts = len(todo) + int(spec.sweep.bracket)  # the reference's bracket: its sweep once more
+        with _progress_bar(spec.sweep.runs() * layouts, spec.name, progress) as bar:
             recorder = _recorder(spec, place, directory, runner, run_id, bar, env, workloads, done, todo,
                                  preregistration(spec, place, directory, baseline))
             try:
-                notes += place.run(todo, recorder) if todo else []
+                notes += place.run(todo, recorder) if todo or _bracket_left(spec, layouts_done) else []
             finally:
                 table = results.rebuild_table(directory) if campaign_folder.has_rows(directory) else None
                 monitoring.rebuild_table(directory)
@@ -338,17 +340,24 @@ def _recorder(spec: CampaignSpec, place: Place, directory: Path, runner: Runner,
                     stopping=repetitions.stopping(spec.sweep.precision, spec.sweep.max_repetitions,
                                                   LEAST_REPETITIONS, spec.tax_margin),
                     tax_reference=reference_of(spec.layouts, spec.reference),
-                    progress=Progress(spec.sweep, len(todo), directory, bar,
+                    progress=Progress(spec.sweep, len(todo) + int(spec.sweep.bracket), directory, bar,
                                       workload_runs=sum(w.runs() for w in workloads)))
 
 
-def _reference_first(todo: list[str], spec: CampaignSpec) -> tuple[list[str], str | None]:
-    """With PRECISION, the layout the taxes are decided against (``reference_of``) is measured before the layouts
-    taxed against it (all but the single device, which never is against jbod): the sequential tax test needs its
-    runs at a point before another layout's runs there can stop on a decision. The order, and a sentence for the
-    notes where it moved."""
+def _bracket_left(spec: CampaignSpec, layouts_done: frozenset) -> bool:
+    """Whether the reference's bracket (BRACKET) is still to run: a resume whose layouts were all done runs it."""
     against = reference_of(spec.layouts, spec.reference)
-    if spec.sweep.precision is None or against not in todo:
+    return spec.sweep.bracket and against is not None and bracket_name(against) not in layouts_done
+
+
+def _reference_first(todo: list[str], spec: CampaignSpec) -> tuple[list[str], str | None]:
+    """With PRECISION or BRACKET, the layout the taxes are decided against (``reference_of``) is measured before
+    the layouts taxed against it (all but the single device, which never is against jbod): the sequential tax test
+    needs its runs at a point before another layout's runs there can stop on a decision, and a bracket brackets
+    only the layouts measured between the reference's two sweeps. The order, and a sentence for the notes where it
+    moved."""
+    against = reference_of(spec.layouts, spec.reference)
+    if (spec.sweep.precision is None and not spec.sweep.bracket) or against not in todo:
         return todo, None
     before = [name for name in todo[:todo.index(against)] if name != SINGLE]
     if not before:
@@ -356,8 +365,9 @@ def _reference_first(todo: list[str], spec: CampaignSpec) -> tuple[list[str], st
     rest = [name for name in todo if name != against]
     at = rest.index(before[0])
     return [*rest[:at], against, *rest[at:]], (
-        f"{against} was measured before {', '.join(before)} (LAYOUTS named it later): with PRECISION each layout's "
-        "points run until the sequential tax test decides against its runs.")
+        f"{against} was measured before {', '.join(before)} (LAYOUTS named it later): "
+        + ("with PRECISION each layout's points run until the sequential tax test decides against its runs."
+           if spec.sweep.precision is not None else "with BRACKET it is measured before and after them."))
 
 
 def preregistration(spec: CampaignSpec, place: Place, directory: Path, baseline: Path | None = None) -> preregistered.Preregistration:

@@ -157,10 +157,10 @@ class ClusterSpec:
         if "nbd" in storage and self.sweep.nrfiles:
             raise ConfigError(f"storage nbd serves whole devices, and rw={list(self.sweep.rw)} makes files in a "
                               "file system: measure metadata on local storage")
-        if self.sweep.precision is not None or self.sweep.batch_reps or self.sweep.builds != 1:
+        if self.sweep.precision is not None or self.sweep.batch_reps or self.sweep.builds != 1 or self.sweep.bracket:
             raise ConfigError(f"precision={self.sweep.precision!r}, batch_reps={self.sweep.batch_reps!r}, "
-                              f"builds={self.sweep.builds!r}: a cluster campaign runs REPETITIONS on every host "
-                              "count (not yet PRECISION, BATCH_REPS or BUILDS)")
+                              f"builds={self.sweep.builds!r}, bracket={self.sweep.bracket!r}: a cluster campaign runs "
+                              "REPETITIONS on every host count (not yet PRECISION, BATCH_REPS, BUILDS or BRACKET)")
         if self.remote and storage != ("local",):
             raise ConfigError(f"storage={list(storage)} is for the emulated hosts; a real host measures its "
                               "mount_dir (and its local_dir, when it names one)")

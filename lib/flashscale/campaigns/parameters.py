@@ -53,7 +53,7 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "REPETITIONS": ("sweep", "repetitions"), "PRECISION": ("sweep", "precision"),
     "MAX_REPETITIONS": ("sweep", "max_repetitions"), "BATCH_REPS": ("sweep", "batch_reps"),
     "START_AHEAD": ("sweep", "start_ahead"),
-    "BUILDS": ("sweep", "builds"),
+    "BUILDS": ("sweep", "builds"), "BRACKET": ("sweep", "bracket"),
     "TAX_MARGIN": ("spec", "tax_margin"), "REFERENCE": ("spec", "reference"),
     "WARMUP": ("sweep", "warmup"), "RUNTIME_S": ("sweep", "runtime_s"),
     "RAMP_S": ("sweep", "ramp_s"), "FILE_SIZE": ("sweep", "size"), "PRECONDITION": ("sweep", "precondition"),
@@ -191,6 +191,9 @@ SCHEMA: dict[str, tuple[object, str]] = {
                        "with PRECISION the one the group-sequential tax test decides against while a point runs"),
     "BUILDS": (Positive, "each layout built this many times (a new mkfs, a new array each), each "
                          "swept: builds as replicates; rows carry build (0 when built once)"),
+    "BRACKET": (bool, "measure the tax reference again after the layouts taxed against it (built anew, every point, "
+                      "rows of phase bracket): where it drifted beyond TAX_MARGIN at a point (significant at 5%), "
+                      "the report says so and withholds that point's tax verdicts"),
     "BATCH_REPS": (bool, "run a point's repetitions in one fio process, separated by stonewall (fio's start paid "
                          "once a point; each run its own row and raw files; devices monitored over the point as a "
                          "whole); not with PRECISION, which decides after each run"),

@@ -34,7 +34,10 @@ from ..arrays.emulated import ArraySpec
 from ..arrays.layouts import Layout, Options
 from ..errors import ConfigError, UnsupportedError
 from ..layouts import MEASURABLE, describe
+from ..measure import campaign_folder
 from ..measure.recorder import Recorder
+from ..measure.results import BRACKET_PHASE, bracket_name
+from ..measure.reference import SINGLE
 from ..measure.units import rate
 from ..system import lock
 from ..system.commands import Runner
@@ -222,19 +225,53 @@ class Place(ABC):
 
     def run(self, todo: Sequence[str], recorder: Recorder) -> list[str]:
         """Its truth first (``truth``), then each layout of ``todo`` built, swept and torn down, ``builds`` times
-        over (BUILDS: a new build each time, each recorded in its own manifest and undone before the next); the
-        notes' sentences. An existing mount point is measured once: it cannot be built again."""
+        over (BUILDS: a new build each time, each recorded in its own manifest and undone before the next), then
+        with ``BRACKET`` the tax reference once more (``bracket``); the notes' sentences. An existing mount point is
+        measured once a sweep: it cannot be built again."""
         said = self.truth(recorder)
         for name in todo:
             recorder.building(name)
             existing = describe(name).existing
             for build in range(1 if existing else recorder.sweep_spec.builds):
                 recorder.build = build
-                teardown = self.teardown_of(f"{name}-build{build}" if build else name, recorder)
-                try:
-                    layout = self.mounted.layout(teardown) if existing else self.build(name, teardown)
-                    recorder.sweep(layout, [] if existing else self.cgroup_procs(name))
-                finally:
-                    teardown.close()
+                self._swept(name, f"{name}-build{build}" if build else name, recorder)
         recorder.build = 0
-        return said
+        return said + self.bracket(todo, recorder)
+
+    def bracket(self, todo: Sequence[str], recorder: Recorder) -> list[str]:
+        """With ``BRACKET``, the tax reference (``recorder.tax_reference``) built anew and swept once more after
+        every layout taxed against it, its rows of phase ``bracket`` and of the bracket's build
+        (``Sweep.bracket_build``): what drifted over the campaign (a device warming, its garbage collection,
+        another tenant) shows as the reference's change (``analysis.drift``). Only where the campaign measured the
+        reference and a layout after it, and not twice on a resume; the notes' sentences."""
+        if not recorder.sweep_spec.bracket:
+            return []
+        against = recorder.tax_reference
+        if bracket_name(str(against)) in campaign_folder.layouts_done(recorder.directory):
+            return []
+        measured = {key[0] for key in recorder.done} | set(todo)
+        if against not in measured or not measured - {against, SINGLE}:
+            return [f"BRACKET: nothing was bracketed: the campaign measured {against or 'no tax reference'} and no "
+                    "layout taxed against it."]
+        recorder.build = recorder.sweep_spec.bracket_build()
+        try:
+            self._swept(against, f"{against}-bracket", recorder, phase=BRACKET_PHASE)
+        finally:
+            recorder.build = 0
+        return [f"{against} was measured again after the layouts taxed against it (BRACKET): its drift at each "
+                "point is in the report."]
+
+    def _swept(self, name: str, label: str, recorder: Recorder, phase: str = "measure") -> None:
+        """Layout ``name`` built (an existing mount point used), its teardown's manifest named ``label``, swept and
+        torn down."""
+        existing = describe(name).existing
+        teardown = self.teardown_of(label, recorder)
+        try:
+            layout = self.mounted.layout(teardown) if existing else self.build(name, teardown)
+            procs = [] if existing else self.cgroup_procs(name)
+            if phase == "measure":
+                recorder.sweep(layout, procs)
+            else:
+                recorder.sweep(layout, procs, phase=phase)
+        finally:
+            teardown.close()

@@ -314,6 +314,8 @@ def main(args: argparse.Namespace) -> int:
             print(f"load: {sentence}")
         for sentence in family.sentences(summary):
             print(f"verdicts: {sentence}")
+        for sentence in evidence.drift_sentences(frame, args.margin):
+            print(f"drift: {sentence}")
         for sentence in builds.sentences(builds.components(frame, args.confidence)) if built else []:
             print(f"builds: {sentence}")
         print("(--format csv gives every column at full precision)")

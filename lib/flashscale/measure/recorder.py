@@ -31,6 +31,7 @@ from ..system import idle, monitor
 from ..system.devices import System
 from . import adaptive, ahead, batch, campaign_folder, fio, fio_output, monitoring, precondition, rate_log, results
 from .progress import Progress
+from .results import BRACKET_PHASE, bracket_name
 from .reference import as_reference, reference_runs
 from .sweep import Sweep
 from . import truth
@@ -90,6 +91,7 @@ class Recorder:
 
     precondition_dir = precondition.PHASE  # raw/<layout>/<this>
     verdict = None  # the steady-state verdict of the layout being measured, when it ran in rounds
+    phase = "measure"  # the phase of the sweep's rows: measure, or the reference's bracket (BRACKET_PHASE)
     measuring: str | None = None  # the name of the layout being measured (its caps are ``caps_of`` it)
 
     def building(self, name: str) -> None:
@@ -97,9 +99,12 @@ class Recorder:
         if self.before_build is not None:
             self.before_build(name)
 
-    def sweep(self, layout: Layout, cgroup_procs: list[Path]) -> None:
+    def sweep(self, layout: Layout, cgroup_procs: list[Path], phase: str = "measure") -> None:
         """The layout's precondition (when the sweep asks for it; in rounds until steady when it asks for that),
-        then every point and repetition, each row carrying the layout's steady-state verdict."""
+        then every point and repetition, each row carrying the layout's steady-state verdict and ``phase``: measure,
+        or ``BRACKET_PHASE`` for the tax reference swept once more after the layouts (``Sweep.bracket``: its rows
+        are of the bracket's build, ``Sweep.bracket_build``, and no workload runs)."""
+        self.phase = phase
         first = precondition.job(self.sweep_spec, layout.targets) if self.sweep_spec.precondition else None
         # a resumed layout is preconditioned anew, beside the interrupted run's precondition
         self.precondition_dir = campaign_folder.fresh_name(self.directory / campaign_folder.raw_dir(layout.name),
@@ -127,6 +132,10 @@ class Recorder:
                 self._point(layout, point, cgroup_procs, following=following)
         finally:
             self.line.close()  # a run started ahead and not reached (an error, an interrupt) does nothing
+        if phase == BRACKET_PHASE:
+            campaign_folder.mark_layout_done(self.directory, bracket_name(layout.name))
+            self.progress.layout_done(bracket_name(layout.name))
+            return
         for workload in self.workloads:
             workload(self, layout, cgroup_procs)
         if self.build == self.sweep_spec.builds - 1:  # the layout's last build: the layout is done
@@ -217,7 +226,8 @@ class Recorder:
                     busy = monitor.busy_cores(before, system.cpu_times())
         except (FioError, CommandError) as exc:
             for (rep, warmup), raw in zip(reps, raws):
-                failed = {**self._failed(layout, job, raw, exc, rep=rep, warmup=warmup, adaptive=adaptive),
+                failed = {**self._failed(layout, job, raw, exc, rep=rep, warmup=warmup, adaptive=adaptive,
+                                         phase=self.phase),
                           "reps_reason": "fixed"}
                 self.keep(layout, failed, cgroup_procs)
                 self.progress.finished(failed)
@@ -228,7 +238,8 @@ class Recorder:
         rows = []
         for (rep, warmup), raw, data in zip(reps, raws, documents):
             row = {**self._row(layout, job, raw, cgroup_procs, data, busy, latency_us, started, rep=rep,
-                               warmup=warmup, adaptive=adaptive), "status": "ok", "reps_reason": "fixed"}
+                               warmup=warmup, adaptive=adaptive, phase=self.phase), "status": "ok",
+                   "reps_reason": "fixed"}
             row = {**row, **precondition.verdict_columns(self.verdict)}
             self.keep(layout, row, cgroup_procs)
             self.progress.finished(row)
@@ -243,7 +254,7 @@ class Recorder:
             self.progress.skipped()
             return self.done_rows.get(key)
         return self._record(layout, job, campaign_folder.raw_dir(layout.name, job.point, f"rep{rep}"), cgroup_procs,
-                            rep=rep, warmup=warmup, adaptive=adaptive, reason=reason, then=then)
+                            rep=rep, warmup=warmup, adaptive=adaptive, reason=reason, then=then, phase=self.phase)
 
     def _explore(self, layout: Layout, cgroup_procs: list[Path]) -> None:
         """An adaptive sweep: along ``sweep.adaptive``, for each combination of the other axes, only the points

@@ -79,7 +79,9 @@ EXTRA_COLUMNS: dict[str, tuple[str, str]] = {
     "phase": ("string", "measure (a point of the sweep), or precondition (the files the read points open, written "
                         "in full before a layout's first point; raw files under raw/<layout>/precondition/; kept, "
                         "never analysed), or workload (a run after the sweep's points: ``workload`` says which; the "
-                        "sweep's analysis never reads it)"),
+                        "sweep's analysis never reads it), or bracket (BRACKET: the tax reference swept once more "
+                        "after the layouts, its rep indexes after every build's; analysis.drift reads its change, the "
+                        "sweep's analysis never reads its runs)"),
     "truth_bw_bytes": ("float64", "the known truth on the emulated array: devices x cap of each direction the rw "
                                   "moves, bytes/s; NaN when fio ran uncapped (off the emulated array)"),
     "above_truth": ("bool", "true when read_bw_bytes or write_bw_bytes is above its direction's devices x cap by "
@@ -139,7 +141,16 @@ EXTRA_COLUMNS: dict[str, tuple[str, str]] = {
 
 ALL_COLUMNS = {**COLUMNS, **EXTRA_COLUMNS}
 
-PHASES = ("precondition", "measure", "workload")
+BRACKET_PHASE = "bracket"  # the tax reference's sweep once more after the layouts (Sweep.bracket, analysis.drift)
+PHASES = ("precondition", "measure", "workload", BRACKET_PHASE)
+SWEPT = ("measure", BRACKET_PHASE)  # the phases of a sweep's own runs, each (layout, point, rep) once
+
+
+def bracket_name(layout: str) -> str:
+    """What a campaign's progress (``layouts_done``) calls layout ``layout``'s bracket once it ran to the end."""
+    return f"{layout} {BRACKET_PHASE}"
+
+
 JOBFILE_WORKLOAD = "jobfile"  # the ``workload`` of a user's job file's rows (``jobrun``), read by ``analysis.jobfile``
 # What a row written before these columns existed reads as: a measured point, no known truth, not flagged.
 # (``too_short`` is derived from ``runtime_s`` when a row has it: the rule does not depend on when it was written.)

@@ -32,6 +32,7 @@ from ..errors import ConfigError
 from ..system import provenance
 
 from . import campaign_folder, results
+from .results import SWEPT
 from .campaign_folder import CAMPAIGN_JSON, NOTES_JSON  # written when a campaign starts, and when it finishes
 
 # What may change between an interrupted run and its resume without changing what the numbers mean.
@@ -84,7 +85,7 @@ def finished(folder: Path) -> tuple[frozenset, frozenset]:
     to the end. (``set_aside_failed`` has moved the failed runs out of the rows first: they run again.)"""
     rows, _ = campaign_folder.read_rows(folder)
     runs = frozenset((r.get("layout"), r.get("point"), r.get("rep")) for r in rows
-                     if r.get("phase", "measure") == "measure")
+                     if r.get("phase", "measure") in SWEPT)
     return runs, frozenset(campaign_folder.layouts_done(folder))
 
 
@@ -93,14 +94,15 @@ def set_aside_failed(folder: Path) -> str | None:
     rows move to ``rows.set-aside.jsonl``, their raw folders gain ``.set-aside`` and their layouts are no longer
     done, so each failed (layout, point, rep) runs once more and nothing measured is lost. Returns what it said."""
     rows, _ = campaign_folder.read_rows(folder)
-    failed = [r for r in rows if r.get("phase", "measure") == "measure" and r.get("status") == "failed"
+    failed = [r for r in rows if r.get("phase", "measure") in SWEPT and r.get("status") == "failed"
               and r.get("workload", "fio") == "fio"]
     if not failed:
         return None
     campaign_folder.set_aside(folder, [r for r in rows if r not in failed], failed)
     layouts = sorted({str(r.get("layout")) for r in failed})
-    for layout in layouts:
-        campaign_folder.mark_layout_done(folder, layout, done=False)
+    for again in sorted({results.bracket_name(str(r.get("layout"))) if r.get("phase") == results.BRACKET_PHASE
+                         else str(r.get("layout")) for r in failed}):  # a bracket's failed run: the bracket again
+        campaign_folder.mark_layout_done(folder, again, done=False)
     return (f"{len(failed)} failed run(s) on {', '.join(layouts)} were set aside in {campaign_folder.SET_ASIDE_FILE} and "
             "measured again")
 

@@ -85,6 +85,7 @@ class Sweep:
     adaptive: str | None = None  # "numjobs" or "iodepth": that axis explored until it saturates (measure.adaptive)
     cpu_latency_us: int | None = 0  # every run holds the CPUs to this idle latency (system.idle); None: as they are
     builds: int = 1  # each layout built this many times (a new mkfs, a new array), each swept: builds as replicates
+    bracket: bool = False  # the tax reference built and swept once more after the layouts (its drift: rows "bracket")
 
     def __post_init__(self) -> None:
         rw = (self.rw,) if isinstance(self.rw, str) else tuple(self.rw)
@@ -103,7 +104,7 @@ class Sweep:
                 raise ConfigError(f"nrfiles={list(self.nrfiles)!r} applies to the metadata engines "
                                   f"({', '.join(METADATA_OPS)}) only, not to rw={list(rw)!r}")
         for flag in ("time_based", "shared_file", "precondition", "warmup", "steady_rounds", "batch_reps",
-                     "start_ahead"):
+                     "start_ahead", "bracket"):
             if not isinstance(getattr(self, flag), bool):
                 raise ConfigError(f"{flag}={getattr(self, flag)!r} must be True or False")
         if self.shared_file and any(metadata):
@@ -182,6 +183,11 @@ class Sweep:
         """The runs of the whole sweep (every build): with a precision, the least (every point precise at its first
         runs)."""
         return len(self.points()) * len(self.reps()) * self.builds
+
+    def bracket_build(self) -> int:
+        """The build index of the reference's bracket (``bracket``): one past its last build, so that its runs' rep
+        indexes (``reps``) follow every build's and a point's (rep) stays one run."""
+        return self.builds
 
     def job(self, point: dict, targets: tuple[str, ...]) -> FioJob:
         return FioJob(point["rw"], point["bs"], targets, numjobs=point["numjobs"], iodepth=point["iodepth"],
