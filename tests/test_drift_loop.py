@@ -96,6 +96,7 @@ def test_a_device_drifting_5_percent_is_named_and_the_verdicts_it_touches_are_wi
     assert len(sentences) == 1 and "jbod drifted over the campaign" in sentences[0] and "at write" in sentences[0]
 
 
+@pytest.mark.root
 def test_a_campaign_killed_in_its_bracket_resumes_it_and_measures_each_run_once(tmp_path):
     """Killed (SIGKILL) once the bracket's first row is written: the resume measures the bracket's other runs, not
     the layouts before it again, and every run of the sweep and of the bracket is there exactly once."""
