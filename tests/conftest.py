@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from xml.etree import ElementTree
@@ -294,6 +295,31 @@ def stored_campaign(folder: Path) -> campaign.CampaignResult:
     backend = json.loads((folder / "campaign.json").read_text())["environment"]["backend"]
     return campaign.CampaignResult(results.to_frame(rows), folder, backend,
                                    json.loads((folder / "notes.json").read_text()))
+
+
+def our_cgroups() -> list[Path]:
+    """The throttled cgroups this process's campaign recorded in its manifests (none of another's): a test that holds
+    a device back mid-campaign writes its caps there (test_stall_loop, test_drift_loop)."""
+    found = []
+    for path in manifest_dir().glob("flashscale-*.json"):
+        record = json.loads(path.read_text())
+        if record.get("pid") == os.getpid():
+            found += [Path(c["path"]) for c in record.get("created", []) if c.get("kind") == "cgroup"]
+    return found
+
+
+def run_beside(spec: campaign.CampaignSpec, act, data: Path) -> tuple[campaign.CampaignResult, list[str]]:
+    """``spec``'s campaign, run while ``act(data, done, said)`` acts on the machine from a thread of its own (holds a
+    device back, lowers a cap), told by ``done`` when the campaign ended: the result, and what ``act`` said."""
+    done, said = threading.Event(), []
+    actor = threading.Thread(target=act, args=(data, done, said), daemon=True)
+    actor.start()
+    try:
+        result = campaign.run(spec, progress=False)
+    finally:
+        done.set()
+        actor.join(timeout=30)
+    return result, said
 
 
 def cgroups_left(campaign_dir: Path) -> list[str]:

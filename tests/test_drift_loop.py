@@ -8,8 +8,6 @@ margin; the read caps are untouched, so the read point's verdict stands. The res
 bracket is here too."""
 from __future__ import annotations
 
-import json
-import os
 import threading
 import time
 from pathlib import Path
@@ -18,22 +16,12 @@ import pytest
 
 from flashscale.analysis import drift, evidence, stats
 from flashscale.campaigns import campaign
-from flashscale.system.teardown import manifest_dir
+from conftest import our_cgroups, run_beside
 
 from test_resume import MEASURED_PER_LAYOUT, assert_whole_and_clean, finish, measured_rows, rows, start, wait_for
 
 CAP = 100_000_000
 SLOWER = 0.95
-
-
-def _our_cgroups() -> list[Path]:
-    """The throttled cgroups this process's campaign recorded in its manifests (none of another's)."""
-    found = []
-    for path in manifest_dir().glob("flashscale-*.json"):
-        record = json.loads(path.read_text())
-        if record.get("pid") == os.getpid():
-            found += [Path(c["path"]) for c in record.get("created", []) if c.get("kind") == "cgroup"]
-    return found
 
 
 def _drift_one_device(data: Path, done: threading.Event, said: list) -> None:
@@ -47,7 +35,7 @@ def _drift_one_device(data: Path, done: threading.Event, said: list) -> None:
         said.append("btrfs-raid0 never started")
         return
     lowered = 0
-    for group in _our_cgroups():
+    for group in our_cgroups():
         caps = group / "blkio.throttle.write_bps_device"
         rules = [line.split() for line in caps.read_text().splitlines() if line.strip()]
         if rules:
@@ -65,14 +53,7 @@ def test_a_device_drifting_5_percent_is_named_and_the_verdicts_it_touches_are_wi
         DEVICE_SIZE=2**30, CAP_READ_BPS=CAP, CAP_WRITE_BPS=CAP, LAYOUTS=["btrfs-raid0", "jbod"], RW=["write", "read"],
         BS=[2**20], NUMJOBS=[2], IODEPTH=[1], REPETITIONS=4, RUNTIME_S=2, RAMP_S=1, FILE_SIZE=64 * 2**20,
         BRACKET=True, TAX_MARGIN=0.02)
-    done, said = threading.Event(), []
-    drifter = threading.Thread(target=_drift_one_device, args=(tmp_path / "data", done, said), daemon=True)
-    drifter.start()
-    try:
-        result = campaign.run(spec, progress=False)
-    finally:
-        done.set()
-        drifter.join(timeout=30)
+    result, said = run_beside(spec, _drift_one_device, tmp_path / "data")
     assert said and said[0].startswith("lowered one device in ") and not said[0].endswith(" 0 cgroup(s)"), said
     table = result.table
     # jbod first (BRACKET moves the reference before the layouts it brackets), btrfs-raid0, then jbod once more

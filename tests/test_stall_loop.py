@@ -4,8 +4,6 @@ The stall is made as another tenant would make it: the device's cap in the campa
 to a tenth for 2 s of the second run's 8, then put back."""
 from __future__ import annotations
 
-import json
-import os
 import threading
 import time
 from pathlib import Path
@@ -14,20 +12,10 @@ import pytest
 
 from flashscale.analysis import evidence
 from flashscale.campaigns import campaign
-from flashscale.system.teardown import manifest_dir
+from conftest import our_cgroups, run_beside
 
 CAP = 100_000_000
 STALL_S = 2.0
-
-
-def _our_cgroups() -> list[Path]:
-    """The throttled cgroups this process's campaign recorded in its manifests (none of another's)."""
-    found = []
-    for path in manifest_dir().glob("flashscale-*.json"):
-        record = json.loads(path.read_text())
-        if record.get("pid") == os.getpid():
-            found += [Path(c["path"]) for c in record.get("created", []) if c.get("kind") == "cgroup"]
-    return found
 
 
 def _hold_back(data: Path, done: threading.Event, said: list) -> None:
@@ -44,7 +32,7 @@ def _hold_back(data: Path, done: threading.Event, said: list) -> None:
         said.append("the second run never started")
         return
     time.sleep(3.0)  # its ramp (1 s), then 2 s of its steady rate
-    caps = [g / "blkio.throttle.write_bps_device" for g in _our_cgroups()]
+    caps = [g / "blkio.throttle.write_bps_device" for g in our_cgroups()]
     before = {c: [line.split() for line in c.read_text().splitlines() if line.strip()] for c in caps}
     for c, rules in before.items():
         for majmin, _ in rules:
@@ -62,14 +50,7 @@ def test_a_run_held_back_mid_way_is_flagged_stalled_with_its_evidence_and_kept(t
         CAMPAIGN="stall", DATA_DIR=str(tmp_path / "data"), BACKING_DIR=str(fast_backing), DEVICES=1,
         DEVICE_SIZE=2**30, CAP_READ_BPS=CAP, CAP_WRITE_BPS=CAP, LAYOUTS=["single"], RW=["write"], BS=[2**20],
         NUMJOBS=[1], IODEPTH=[1], REPETITIONS=2, RUNTIME_S=8, RAMP_S=1, FILE_SIZE=64 * 2**20, PRECONDITION=False)
-    done, said = threading.Event(), []
-    holder = threading.Thread(target=_hold_back, args=(tmp_path / "data", done, said), daemon=True)
-    holder.start()
-    try:
-        result = campaign.run(spec, progress=False)
-    finally:
-        done.set()
-        holder.join(timeout=30)
+    result, said = run_beside(spec, _hold_back, tmp_path / "data")
     assert said == ["held back 1 device(s)"], said
     rows = result.table[result.table["phase"] == "measure"].set_index("rep")
     assert rows["rate_seconds"].min() >= 6  # 8 s logged once a second, the last left out
