@@ -38,7 +38,7 @@ help:
 	@echo "make long-quickstart - the quickstart with 3 repetitions of 10 s runs (about 15 minutes)"
 	@echo "make lab    - JupyterLab on localhost with the notebooks and the flashscale kernel (prints its URL)"
 	@echo "Test it:"
-	@echo "make test   - install what is needed, run the whole test suite (real fio on loop devices as root; about 14 minutes)"
+	@echo "make test   - install what is needed, run the whole test suite (real fio on loop devices as root; about 16 minutes)"
 	@echo "make test-long - the long tests make test leaves: whole studies of notebooks, the longest campaigns, a cluster host killed mid-run (about 8 minutes)"
 	@echo "make test-fresh-root - make test in a minimal Debian 12 root built from Debian's packages (mmdebstrap), where only the Makefile installs anything (root; CI runs it)"
 	@echo "make test-fast - the layer contract and the tests that need neither root, notebooks nor JupyterLab"

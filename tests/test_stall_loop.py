@@ -54,7 +54,9 @@ def test_a_run_held_back_mid_way_is_flagged_stalled_with_its_evidence_and_kept(t
     assert said == ["held back 1 device(s)"], said
     rows = result.table[result.table["phase"] == "measure"].set_index("rep")
     assert rows["rate_seconds"].min() >= 6  # 8 s logged once a second, the last left out
-    assert rows.loc[0, "stall_s"] == pytest.approx(0.0) and rows.loc[0, "rate_low"] > 0.9  # measured 0.99
+    # the clean run: no second under half its median (its slowest measured 0.99 of it here, 0.878 under make
+    # test-half-cpu's half share of the CPUs: a clean run's seconds move with the machine, the rule's half does not)
+    assert rows.loc[0, "stall_s"] == pytest.approx(0.0) and rows.loc[0, "rate_low"] > 0.5
     # 2 s at a tenth of the cap: one or two of its seconds under half its median (as the log's seconds fall)
     assert 1 <= rows.loc[1, "stall_s"] <= 3 and rows.loc[1, "rate_low"] < 0.5, rows.loc[1].to_dict()
     assert rows.loc[1, "bw_bytes"] < 0.9 * rows.loc[0, "bw_bytes"]  # kept, at the rate it ran
