@@ -8,12 +8,16 @@ measured with its caps lifted for a second per direction (``jobs``: the sweep's 
 count and queue depth, every direction it moves), and each cap is held only where the devices together ask at most
 half of what was carried (``truth.fit``); elsewhere the caps are lowered to fit (``CAP_FIT`` 'lower', the default)
 or the campaign is refused (``CAP_FIT`` 'refuse': what the test suite does, so a test held to a cap this machine
-cannot carry is skipped with the measured reason instead of failing or passing on a false truth).
+cannot carry is skipped with the measured reason instead of failing or passing on a false truth). Where the
+emulated cluster's capped links bind (nbd), carrying twice the truth uncapped is not enough: a link moves its cap
+only while its sender keeps it busy, so each link is measured again at the cap held (``links_held``) and refused
+below 97% of it.
 
     jobs(sweep, targets)                       the probe's fio job per direction
     measure_local(jobs, folder, runner)        each run here, outside every throttled cgroup: bytes/s per direction
     measure_served(targets, sweep, folder, runner)   each run by fio servers, every host at once (the cluster)
     hold_local(...), hold_cluster(...)         measured, fitted and held: the array's or VM's devices, the cluster's
+    links_held(cluster, sweep, bound, ...)     the cluster's capped links measured at their cap, refused if short
     fitted(ceilings, asked, units, policy)     truth.fit of each direction's cap
     write(folder, fits) / read(folder)         harness.json beside the campaign's rows: what was measured and held
     sentences(fits)                            the report's words
@@ -33,9 +37,12 @@ from ..arrays.emulated_cluster import EmulatedCluster
 from ..errors import HarnessCeilingError, UnsupportedError
 from ..system import netns
 from ..system.commands import Runner
+from .units import rate
 
 PROBE_RUNTIME_S = 1  # fio's runtime is whole seconds; uncapped, a second tells a ceiling within a few percent
 HARNESS_FILE = campaign_folder.HARNESS_JSON
+HELD_PROBE_S = 2  # a held link's check: its token bucket's burst (10 ms) is 0.5% of it
+LINK_SHORTFALL = 0.03  # a held link that moves under 97% of its cap in the check is not a truth to hold runs to
 SERVER_WAIT_S = 10.0  # how long a fio server just started may take to listen
 RAW = campaign_folder.raw_dir("harness")
 NAME = "flashscale-harness"  # the files a probe writes on a file system are ours by name (a directory's undo)
@@ -55,12 +62,12 @@ def directions(sweep: Sweep) -> dict[str, str]:
     return {d: ("rand" if moved[d] else "") + d for d in order}
 
 
-def jobs(sweep: Sweep, targets: Sequence[str]) -> dict[str, fio.FioJob]:
+def jobs(sweep: Sweep, targets: Sequence[str], runtime_s: int = PROBE_RUNTIME_S) -> dict[str, fio.FioJob]:
     """One fio job per direction ``sweep`` moves, on ``targets``: its smallest block size (the most work for the
-    harness per byte), its largest job count (at least one a target) and queue depth, a second, no ramp."""
+    harness per byte), its largest job count (at least one a target) and queue depth, ``runtime_s``, no ramp."""
     return {direction: fio.FioJob(rw, min(sweep.bs), tuple(targets),
                                   numjobs=max(max(sweep.numjobs), len(targets)), iodepth=max(sweep.iodepth),
-                                  runtime_s=PROBE_RUNTIME_S, ramp_s=0, size=sweep.size, ioengine=sweep.ioengine,
+                                  runtime_s=runtime_s, ramp_s=0, size=sweep.size, ioengine=sweep.ioengine,
                                   direct=sweep.direct, name=NAME)
             for direction, rw in directions(sweep).items()}
 
@@ -83,11 +90,11 @@ def measured(probes: Mapping[str, fio.FioJob], folder: Path,
 
 
 def measure_served(targets: Mapping[Endpoint, Sequence[str]], sweep: Sweep, folder: Path,
-                   runner: Runner) -> dict[str, dict[str, float]]:
+                   runner: Runner, runtime_s: int = PROBE_RUNTIME_S) -> dict[str, dict[str, float]]:
     """The probes run through fio servers (``measure.fio_client``), every host at once, each on its own ``targets``:
     per direction, the bytes/s each host carried. UnsupportedError, naming the host, when one gave no result."""
     carried: dict[str, dict[str, float]] = {}
-    per_host = {endpoint: jobs(sweep, names) for endpoint, names in targets.items()}
+    per_host = {endpoint: jobs(sweep, names, runtime_s) for endpoint, names in targets.items()}
     (Path(folder) / RAW).mkdir(parents=True, exist_ok=True)
     for endpoint in per_host:  # a server just started may not listen yet
         fio_cluster.probe(endpoint, runner, Path(folder) / RAW, wait_s=SERVER_WAIT_S)
@@ -183,8 +190,33 @@ def hold_cluster(cluster: EmulatedCluster, sweep: Sweep, policy: str,
                    write_bps=round(caps.get("write", asked["write"])))
     links = [f.cap for f in fits.values() if f.what == "link"]
     cluster.hold(held, min(links) / netns.payload_bps(1.0) if links else cluster.link_bps)
-    write(folder, fits, f"harness-{cluster.storage}.json", hosts=[h.name for h in cluster.hosts])
+    bound = {d for d, f in fits.items() if f.what == "link"}
+    delivered = links_held(cluster, sweep, bound, folder, runner) if bound else {}
+    write(folder, fits, f"harness-{cluster.storage}.json", hosts=[h.name for h in cluster.hosts],
+          links_held=delivered)
     return held.rw_caps(), carried, sentences(fits)
+
+
+def links_held(cluster: EmulatedCluster, sweep: Sweep, bound: set[str], folder: Path,
+               runner: Runner) -> dict[str, dict[str, float]]:
+    """Each host's link measured at the cap now held, in every direction it binds, for ``HELD_PROBE_S``: the bytes
+    of data each host moved per second. A link carries its cap only while a sender keeps its token bucket busy, and
+    a machine short of CPU time stalls senders longer than the bucket's burst (at half this machine's CPUs the hosts'
+    links moved 0.88-0.93 of their cap while uncapped they carried over twice it): a host under ``1 -
+    LINK_SHORTFALL`` of its link is refused, whatever ``CAP_FIT`` (a lower cap is no remedy for a stalled sender),
+    with HarnessCeilingError naming the host and both rates."""
+    link = cluster.network_bw_bytes
+    served = {Endpoint(h.name, h.host.address, h.port): h.targets for h in cluster.hosts}
+    moved = measure_served(served, sweep, folder, runner, HELD_PROBE_S)
+    short = [f"{host}'s {direction}s {rate(bps)} ({bps / link:.3f} of it)"
+             for direction, by_host in moved.items() if direction in bound
+             for host, bps in by_host.items() if bps < (1 - LINK_SHORTFALL) * link]
+    if short:
+        raise HarnessCeilingError(
+            f"the links' cap of {rate(link)} of data a host cannot be held as a known truth here: measured at that "
+            f"cap for {HELD_PROBE_S} s, {'; '.join(short)}, under {1 - LINK_SHORTFALL:g} of the cap: this machine "
+            "cannot keep its hosts' senders busy enough to fill their links (lowering the cap is no remedy)")
+    return {d: by_host for d, by_host in moved.items() if d in bound}
 
 
 def sentences(fits: Mapping[str, truth.Fit]) -> list[str]:
