@@ -189,6 +189,13 @@ def _efficiency_bounds(row, reps: dict[tuple, np.ndarray], base_reps: dict[tuple
     return ratio_interval(reps[best], row.devices * base_reps[base], confidence)
 
 
+TAX_TEST_COLUMNS = ["tax_lo", "tax_hi", "tax_p", "tax_verdict", "tax_reps_needed", "best_reps", "reference_reps",
+                    "best_reps_reason", "tax_test", "tax_confidence", "tax_verdict_p", "tax_detectable",
+                    *(f"tax_claim_p_{claim}" for claim in CLAIMS), "tax_tested", "reference_drift",
+                    "reference_drift_p"]
+_NO_CLAIM = {f"tax_claim_p_{claim}": NAN for claim in CLAIMS}  # a row that makes no claim: the family leaves it out
+
+
 def tax_tests(rows: pd.DataFrame, repetitions: pd.DataFrame, reference: str, group: list[str],
               point: Mapping[str, str] = BEST_POINT, confidence: float = 0.95, method: str = "welch",
               margin: float = DEFAULT_MARGIN, brackets: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -240,24 +247,23 @@ def tax_tests(rows: pd.DataFrame, repetitions: pd.DataFrame, reference: str, gro
         other = None if pd.isna(r["reference_layout"]) else reps.get(theirs)
         moved = (drift_test(other, after[theirs], margin, confidence) if other is not None and theirs in after
                  else None)
-        drifted = (NAN, NAN) if moved is None else (moved.drift, moved.p)
+        drifted = {"reference_drift": NAN if moved is None else moved.drift,
+                   "reference_drift_p": NAN if moved is None else moved.p}
+        untested = {"tax_p": NAN, "tax_reps_needed": NAN, "best_reps": mine.size, "tax_test": "none",
+                    "tax_confidence": confidence, "tax_verdict_p": NAN, "tax_detectable": NAN, **_NO_CLAIM}
         if r["layout"] == reference:
-            found.append((0.0, 0.0, NAN, "reference", NAN, mine.size, mine.size, why, "none", confidence,
-                          *[NAN] * (2 + len(CLAIMS)), 0.0, *drifted))
+            said = {**untested, "tax_lo": 0.0, "tax_hi": 0.0, "tax_verdict": "reference", "reference_reps": mine.size,
+                    "tax_tested": 0.0}
         elif other is None:
-            found.append((NAN, NAN, NAN, "unknown", NAN, mine.size, 0, why, "none", confidence,
-                          *[NAN] * (2 + len(CLAIMS)), NAN, *drifted))
+            said = {**untested, "tax_lo": NAN, "tax_hi": NAN, "tax_verdict": "unknown", "reference_reps": 0,
+                    "tax_tested": NAN}
         else:
-            said = list(_tax_verdict(mine, other, why, most, confidence, method, margin, builds[key]))
-            if moved is not None and moved.drifted:  # measured against a reference that moved: no claim
-                said[3], said[4], said[9] = WITHHELD, NAN, NAN  # its power (said[10]) kept
-                said[11:] = [NAN] * len(CLAIMS)
-            found.append((*said[:7], why, *said[7:], _geometric_tax(mine, other), *drifted))
-    columns = ["tax_lo", "tax_hi", "tax_p", "tax_verdict", "tax_reps_needed", "best_reps", "reference_reps",
-               "best_reps_reason", "tax_test", "tax_confidence", "tax_verdict_p", "tax_detectable",
-               *(f"tax_claim_p_{claim}" for claim in CLAIMS), "tax_tested", "reference_drift",
-               "reference_drift_p"]
-    return pd.DataFrame(found, columns=columns, index=rows.index).astype(
+            said = _tax_verdict(mine, other, why, most, confidence, method, margin, builds[key])
+            if moved is not None and moved.drifted:  # measured against a reference that moved: no claim, its power kept
+                said.update(tax_verdict=WITHHELD, tax_reps_needed=NAN, tax_verdict_p=NAN, **_NO_CLAIM)
+            said["tax_tested"] = _geometric_tax(mine, other)
+        found.append({**said, "best_reps_reason": why, **drifted})
+    return pd.DataFrame(found, columns=TAX_TEST_COLUMNS, index=rows.index).astype(
         {"tax_lo": "float64", "tax_hi": "float64", "tax_p": "float64", "tax_reps_needed": "float64",
          "best_reps": "int64", "reference_reps": "int64", "tax_confidence": "float64", "tax_verdict_p": "float64",
          "tax_detectable": "float64", "tax_tested": "float64", "reference_drift": "float64",
@@ -294,12 +300,13 @@ def _by_build(runs: pd.DataFrame) -> list[np.ndarray]:
 
 
 def _tax_verdict(mine: np.ndarray, other: np.ndarray, why: str, most: int | None, confidence: float, method: str,
-                 margin: float, builds: list[np.ndarray] | None = None) -> tuple:
+                 margin: float, builds: list[np.ndarray] | None = None) -> dict:
     """The tax test of one point against the reference's: the group-sequential test's last look
     (``significance.sequential_tax``, at the level it spent) where the point's runs were run to a decision
     (``decided``, or ``max`` with the most runs recorded; its own default test, as the campaign read it), else the
-    fixed test at ``confidence`` by ``method``. (lo, hi, p,
-    verdict, runs a side to decide, n, m, which test, the interval's level).
+    fixed test at ``confidence`` by ``method``: ``tax_tests``' columns of a tested row (tax_lo, tax_hi, tax_p,
+    tax_verdict, tax_reps_needed, best_reps, reference_reps, tax_test, tax_confidence, tax_verdict_p, tax_detectable
+    and each claim's p-value).
 
     Built more than once (BUILDS), the campaign ran each build's runs to a decision of its own, against the
     reference's runs (``measure.recorder``): the test is read as it ran, a look per build (``builds``: each build's
@@ -315,18 +322,22 @@ def _tax_verdict(mine: np.ndarray, other: np.ndarray, why: str, most: int | None
         verdicts = {look.verdict for look in looks}
         level = min(look.level for look in looks)
         said = verdicts.pop() if len(verdicts) == 1 else "inconclusive"
-        return (min(look.test.lo for look in looks), max(look.test.hi for look in looks),
-                max(look.test.p_value for look in looks), said, NAN, int(mine.size), int(other.size),
-                "group-sequential", 1.0 - 2.0 * level,
-                max(verdict_p(look.test, said, margin) for look in looks),  # every build's claim: the largest
-                max(detectable_tax(look.test, margin, 1.0 - 2.0 * look.level) for look in looks),
-                *(max(verdict_p(look.test, claim, margin) for look in looks) for claim in CLAIMS))
+        return {"tax_lo": min(look.test.lo for look in looks), "tax_hi": max(look.test.hi for look in looks),
+                "tax_p": max(look.test.p_value for look in looks), "tax_verdict": said, "tax_reps_needed": NAN,
+                "best_reps": int(mine.size), "reference_reps": int(other.size), "tax_test": "group-sequential",
+                "tax_confidence": 1.0 - 2.0 * level,
+                "tax_verdict_p": max(verdict_p(look.test, said, margin) for look in looks),  # every build's claim
+                "tax_detectable": max(detectable_tax(look.test, margin, 1.0 - 2.0 * look.level) for look in looks),
+                **{f"tax_claim_p_{claim}": max(verdict_p(look.test, claim, margin) for look in looks)
+                   for claim in CLAIMS}}
     test = tax_test(mine, other, confidence, method)
     said = practical(test, margin)
     needed = reps_to_decide(test, margin, confidence) if said == "inconclusive" else None
-    return (test.lo, test.hi, test.p_value, said, NAN if needed is None else float(needed), test.n_layout,
-            test.n_reference, "fixed", confidence, verdict_p(test, said, margin),
-            detectable_tax(test, margin, confidence), *(verdict_p(test, c, margin) for c in CLAIMS))
+    return {"tax_lo": test.lo, "tax_hi": test.hi, "tax_p": test.p_value, "tax_verdict": said,
+            "tax_reps_needed": NAN if needed is None else float(needed), "best_reps": test.n_layout,
+            "reference_reps": test.n_reference, "tax_test": "fixed", "tax_confidence": confidence,
+            "tax_verdict_p": verdict_p(test, said, margin), "tax_detectable": detectable_tax(test, margin, confidence),
+            **{f"tax_claim_p_{c}": verdict_p(test, c, margin) for c in CLAIMS}}
 
 
 def summary_intervals(
