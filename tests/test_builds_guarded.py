@@ -36,7 +36,7 @@ class Sweeping:
     def building(self, name: str) -> None:
         pass
 
-    def sweep(self, layout, cgroup_procs) -> None:
+    def sweep(self, layout, cgroup_procs, phase: str = "measure") -> None:
         self.swept.append((layout.name, self.build, layout.targets))
         if self.build in self.between:
             self.between.pop(self.build)()
@@ -107,8 +107,8 @@ def test_a_device_not_the_confirmed_one_is_refused_on_either_build_before_anythi
         recorder.between[0] = lambda: swap(machine)
     before = {}
 
-    def sweep_then_note(layout, procs, sweep=recorder.sweep):
-        sweep(layout, procs)
+    def sweep_then_note(layout, procs, phase="measure", sweep=recorder.sweep):
+        sweep(layout, procs, phase)
         before.setdefault("history", len(machine.runner.history))
     recorder.sweep = sweep_then_note
     with pytest.raises(RefusedError) as refused:

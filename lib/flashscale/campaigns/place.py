@@ -269,9 +269,6 @@ class Place(ABC):
         try:
             layout = self.mounted.layout(teardown) if existing else self.build(name, teardown)
             procs = [] if existing else self.cgroup_procs(name)
-            if phase == "measure":
-                recorder.sweep(layout, procs)
-            else:
-                recorder.sweep(layout, procs, phase=phase)
+            recorder.sweep(layout, procs, phase=phase)
         finally:
             teardown.close()
