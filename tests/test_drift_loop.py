@@ -97,3 +97,17 @@ def test_a_campaign_killed_in_its_bracket_resumes_it_and_measures_each_run_once(
     assert len(keys) == len(set(keys)) == MEASURED_PER_LAYOUT and set(bracket["layout"]) == {"single"}
     assert all(r in rows(tmp_path) for r in before)  # what the bracket measured before the kill is kept
     assert (bracket["rep"] >= 2).all() and (bracket["build"] == 1).all()  # after the sweep's reps 0 and 1
+
+
+def test_a_campaign_with_nothing_to_bracket_says_so_and_counts_no_bracket_among_its_runs(tmp_path):
+    """BRACKET on plain directories with no layout taxed against jbod (the single device is never): nothing is
+    swept again, the notes say why, and the progress counts only the sweeps that ran, ending at 0 left."""
+    spec = campaign.CampaignSpec.from_parameters(
+        CAMPAIGN="nobracket", DATA_DIR=str(tmp_path / "data"), BACKING_DIR=str(tmp_path), EMULATION="directory",
+        DEVICES=2, LAYOUTS=["single", "jbod"], RW=["write"], BS=[2**20], NUMJOBS=[1], IODEPTH=[1], REPETITIONS=1,
+        RUNTIME_S=1, RAMP_S=0, FILE_SIZE=16 * 2**20, BRACKET=True)
+    result = campaign.run(spec, progress=False)
+    assert (result.table["phase"] != "bracket").all() and set(result.table["layout"]) == {"single", "jbod"}
+    assert any(note.startswith("BRACKET: nothing was bracketed: the campaign measured jbod") for note in result.notes)
+    lines = (result.directory / "progress.log").read_text().splitlines()
+    assert " on 2 layout(s)" in lines[0] and lines[-1].endswith("jbod done — 0 left"), lines

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 from flashscale.measure import campaign_folder
-from flashscale.measure import resume
+from flashscale.measure import results, resume
 
 
 def row(layout: str, phase: str, point: str, rep: int = 0) -> dict:
@@ -51,3 +51,22 @@ def test_rows_jsonl_is_rewritten_one_way_whether_a_torn_line_is_dropped_or_rows_
     assert (tmp_path / campaign_folder.ROWS_FILE).read_text() == json.dumps(rows[0]) + "\n"
     assert {p.name for p in tmp_path.iterdir()} == {campaign_folder.ROWS_FILE, campaign_folder.PROGRESS_JSON,
                                                     campaign_folder.SET_ASIDE_FILE}
+
+
+def test_a_failed_run_of_the_bracket_is_set_aside_and_the_bracket_alone_runs_again(tmp_path):
+    """A bracket's failed run (BRACKET: the reference swept once more) un-marks the bracket, not the reference's own
+    sweep: the resume runs the bracket's runs that are missing, and jbod's measured sweep stays done."""
+    rows = [row("jbod", "measure", "write-nj1"), row("btrfs-raid0", "measure", "write-nj1"),
+            row("jbod", "bracket", "write-nj1", rep=1),
+            {**row("jbod", "bracket", "write-nj1", rep=2), "status": "failed"}]
+    (tmp_path / campaign_folder.ROWS_FILE).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    for r in rows:
+        (tmp_path / r["raw_dir"]).mkdir(parents=True)
+    for done in ("jbod", "btrfs-raid0", results.bracket_name("jbod")):
+        campaign_folder.mark_layout_done(tmp_path, done)
+    assert resume.set_aside_failed(tmp_path).startswith("1 failed run(s) on jbod")
+    runs, layouts = resume.finished(tmp_path)
+    assert layouts == {"jbod", "btrfs-raid0"}  # the bracket is no longer done; jbod's own sweep is
+    assert runs == {("jbod", "write-nj1", 0), ("btrfs-raid0", "write-nj1", 0), ("jbod", "write-nj1", 1)}
+    assert (tmp_path / "raw/jbod/write-nj1/rep2.set-aside").is_dir()
+    assert not (tmp_path / "raw/jbod/write-nj1/rep2").exists()

@@ -317,12 +317,13 @@ def _measure(spec: CampaignSpec, place: Place, runner: Runner, progress: bool, w
         todo = [name for name in todo if name not in layouts_done]
         todo, moved = _reference_first(todo, spec)
         notes += [moved] if moved else []
-        layouts = len(todo) + int(spec.sweep.bracket)  # the reference's bracket: its sweep once more
+        bracketed = _brackets(spec, todo, layouts_done)
+        layouts = len(todo) + int(bracketed)  # the reference's bracket: its sweep once more
         with _progress_bar(spec.sweep.runs() * layouts, spec.name, progress) as bar:
             recorder = _recorder(spec, place, directory, runner, run_id, bar, env, workloads, done, todo,
-                                 preregistration(spec, place, directory, baseline))
+                                 preregistration(spec, place, directory, baseline), layouts)
             try:
-                notes += place.run(todo, recorder) if todo or _bracket_left(spec, layouts_done) else []
+                notes += place.run(todo, recorder) if todo or bracketed else []
             finally:
                 table = results.rebuild_table(directory) if campaign_folder.has_rows(directory) else None
                 monitoring.rebuild_table(directory)
@@ -332,22 +333,29 @@ def _measure(spec: CampaignSpec, place: Place, runner: Runner, progress: bool, w
 
 
 def _recorder(spec: CampaignSpec, place: Place, directory: Path, runner: Runner, run_id: str, bar, env: dict,
-              workloads: Sequence, done: frozenset, todo: list[str], before_build: preregistered.Preregistration) -> Recorder:
-    """What measures each layout's sweep: the place's caps, the progress of every run, the predictions stated."""
+              workloads: Sequence, done: frozenset, todo: list[str], before_build: preregistered.Preregistration,
+              layouts: int) -> Recorder:
+    """What measures each layout's sweep: the place's caps, the progress of every run (``layouts`` sweeps: those of
+    ``todo`` and the bracket's), the predictions stated."""
     caps, layout_caps = place.caps(todo)
     return Recorder(spec.name, spec.host, spec.sweep, directory, runner, run_id, caps, bar, env, workloads,
                     on_failure=spec.on_failure, done=done, layout_caps=layout_caps, before_build=before_build,
                     stopping=repetitions.stopping(spec.sweep.precision, spec.sweep.max_repetitions,
                                                   LEAST_REPETITIONS, spec.tax_margin),
                     tax_reference=reference_of(spec.layouts, spec.reference),
-                    progress=Progress(spec.sweep, len(todo) + int(spec.sweep.bracket), directory, bar,
+                    progress=Progress(spec.sweep, layouts, directory, bar,
                                       workload_runs=sum(w.runs() for w in workloads)))
 
 
-def _bracket_left(spec: CampaignSpec, layouts_done: frozenset) -> bool:
-    """Whether the reference's bracket (BRACKET) is still to run: a resume whose layouts were all done runs it."""
+def _brackets(spec: CampaignSpec, todo: Sequence[str], layouts_done: frozenset) -> bool:
+    """Whether the reference's bracket (BRACKET) is still to run, as ``Place.bracket`` decides: asked, not run yet
+    (a resume whose layouts were all done runs it), and the campaign measures the reference and a layout taxed
+    against it; else the progress would count a sweep that never runs."""
     against = reference_of(spec.layouts, spec.reference)
-    return spec.sweep.bracket and against is not None and bracket_name(against) not in layouts_done
+    if not spec.sweep.bracket or against is None or bracket_name(against) in layouts_done:
+        return False
+    measured = set(todo) | set(layouts_done)
+    return against in measured and bool(measured - {against, SINGLE, bracket_name(against)})
 
 
 def _reference_first(todo: list[str], spec: CampaignSpec) -> tuple[list[str], str | None]:
