@@ -82,7 +82,8 @@ NBVAL_NOTEBOOKS := notebooks/10_cluster.ipynb
 # The VM lab's tests (marker vm: md RAID-0 native and IMSM, LVM, the guard on a real kernel, kill -9 in the guest,
 # null_blk) boot a software-emulated VM each: make test-vm runs them (about 30 minutes), CI after make test.
 # The tests refuse a known truth this machine cannot carry (tests/conftest.py: CAP_FIT refuse, the test skipped with
-# the measured reason); nbval runs its notebooks apart, at their defaults, as a user would (caps lowered to fit).
+# the measured reason); nbval runs its notebooks at their defaults, as a user would (caps lowered to fit: the
+# notebooks' conftest.py), among the root tests, 10_cluster's cells in the group that makes hosts.
 # The suite runs in parts: the tests that need no root (the library's logic, notebooks on directories, the reports,
 # the docs) spread over TEST_WORKERS processes (pytest-xdist; default: one a CPU); then the root tests on ROOT_WORKERS
 # (three), each module's on one worker (its campaign made once) and the modules that make hosts on one
@@ -102,14 +103,14 @@ PYTEST_SUITE = $(BIN)/python -m pytest tests -p no:cacheprovider --durations=15
 # 5, nothing selected, is no failure: a selection may have no test marked alone).
 ROOT_WORKERS ?= 3
 two_parts = $(PYTEST_SUITE) -m "($(1)) and not root" -n $(TEST_WORKERS); first=$$?; \
-	$(PYTEST_SUITE) -m "($(1)) and root and not alone" -n $(ROOT_WORKERS) --dist loadfile; second=$$?; \
+	$(PYTEST_SUITE) $(NBVAL_NOTEBOOKS) --nbval-lax -m "($(1)) and root and not alone" -n $(ROOT_WORKERS) --dist loadfile; \
+	second=$$?; \
 	$(PYTEST_SUITE) -m "($(1)) and root and alone"; third=$$?; \
 	test $$first -eq 0 && test $$second -eq 0 && { test $$third -eq 0 || test $$third -eq 5; }
 test: deps browser-deps app-deps
 	$(BIN)/lint-imports
 	export FLASHSCALE_SUITE_SINCE=$$(date +%s) FLASHSCALE_SUITE_BUDGET_S=$(TEST_BUDGET_S); \
 	$(call two_parts,not vm and not long)
-	$(BIN)/python -m pytest --nbval-lax $(NBVAL_NOTEBOOKS) -p no:cacheprovider
 
 # The tests marked long (whole studies of notebooks, the longest campaigns, a cluster host killed mid-run): minutes each, so make test leaves
 # them to this target, which CI runs after it; in two parts as make test's (the ones that need no root in parallel).
@@ -123,7 +124,6 @@ test-long: deps browser-deps app-deps
 HALF_CPU_TESTS ?= not vm and not long
 test-half-cpu: deps browser-deps app-deps
 	$(BIN)/python scripts/half_cpu.py --share 0.5 -- bash -c '$(call two_parts,$(HALF_CPU_TESTS))'
-	$(BIN)/python scripts/half_cpu.py --share 0.5 -- $(BIN)/python -m pytest --nbval-lax $(NBVAL_NOTEBOOKS) -p no:cacheprovider
 
 test-vm: deps deps-vm
 	$(BIN)/python -m pytest tests -m vm -p no:cacheprovider

@@ -138,9 +138,11 @@ def pytest_sessionfinish(session, exitstatus):
 # which another such test's would break. Tests marked ``alone`` run after them, one at a time (the Makefile).
 # (xdist's own --dist loadgroup cannot be used: it renames each test's node id, which pytest 9 no longer lets it.)
 # The modules that read the session's ``applications`` campaign are one group too: it is made once a worker.
+# nbval's notebooks (the Makefile's NBVAL_NOTEBOOKS, whose cells are tests of their own) are root tests of make test's
+# root part: 10_cluster makes the emulated cluster's hosts, so it runs in the hosts' group.
 HOSTS_GROUP = "hosts"
 GROUPS = {**dict.fromkeys(("test_netns", "test_cluster", "test_ssh_cluster", "test_ssh_attacker", "test_ssh_hosts",
-                           "test_harness"), HOSTS_GROUP),
+                           "test_harness", "10_cluster"), HOSTS_GROUP),
           **dict.fromkeys(("test_applications_notebook", "test_bonnie_loop", "test_pgbench_loop",
                            "test_transfer_loop"), "applications")}
 
@@ -184,7 +186,15 @@ def pytest_xdist_make_scheduler(config, log):
     return ByGroup(config, log)
 
 
+NOTEBOOK_CELL = (pytest.mark.root, pytest.mark.notebook)  # what an nbval cell is: it runs a notebook's campaign
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m selects: an nbval cell is selected as a root test
 def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.suffix == ".ipynb":
+            for mark in NOTEBOOK_CELL:
+                item.add_marker(mark)
     if config.getoption("dist", default=None) == "loadfile":  # the longest groups first, then the most tests first
         tests = Counter(worker_group(item.nodeid) for item in items)
         items.sort(key=lambda item: (_longest_first(worker_group(item.nodeid)), -tests[worker_group(item.nodeid)]))
