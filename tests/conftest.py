@@ -189,8 +189,25 @@ def pytest_xdist_make_scheduler(config, log):
 NOTEBOOK_CELL = (pytest.mark.root, pytest.mark.notebook)  # what an nbval cell is: it runs a notebook's campaign
 
 
+def _as_a_user(start_kernel):
+    """nbval starts a notebook's kernel in its notebook's setup, and the kernel inherits this process's environment:
+    started without the suite's CAP_FIT=refuse, which a user's environment does not have, so nbval runs the notebook
+    as a user would (caps lowered to fit). (A conftest.py beside the notebooks cannot do it: its module would be
+    imported as ``conftest``, the name the tests import this one by.)"""
+    def without_the_suite_s_cap_fit():
+        suite = os.environ.pop(CAP_FIT_ENV, None)
+        try:
+            return start_kernel()
+        finally:
+            if suite is not None:
+                os.environ[CAP_FIT_ENV] = suite
+    return without_the_suite_s_cap_fit
+
+
 @pytest.hookimpl(tryfirst=True)  # before -m selects: an nbval cell is selected as a root test
 def pytest_collection_modifyitems(config, items):
+    for notebook in {item.parent for item in items if item.path.suffix == ".ipynb"}:
+        notebook.setup = _as_a_user(notebook.setup)
     for item in items:
         if item.path.suffix == ".ipynb":
             for mark in NOTEBOOK_CELL:
