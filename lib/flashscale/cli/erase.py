@@ -2,8 +2,8 @@
 
 If any device is refused, none is erased and the exit status is 1; --dry-run checks everything and prints the
 commands. Each device erased (or, with --dry-run, each that would be) is one row: a table by default, --format json
-one JSON record a line (JSON Lines, as --record keeps them), --format csv one line of CSV. Guide: docs/howto/real-devices.md#3-erase-dry-run-first; every option:
-docs/reference/commands.md#flashscale-erase.
+one JSON record a line (JSON Lines, as --record keeps them), --format csv one line of CSV. Guide:
+docs/howto/real-devices.md#3-erase-dry-run-first; every option: docs/reference/commands.md#flashscale-erase.
 """
 from __future__ import annotations
 

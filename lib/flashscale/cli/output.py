@@ -36,7 +36,7 @@ def add_format(parser: argparse.ArgumentParser, choices: Iterable[str] = FORMATS
     json`` (kept where a command had it before ``--format``)."""
     choices = tuple(choices)
     parser.add_argument("--format", choices=choices, default=default,
-                        help=f"how to print the results: {', '.join(choices)} (default {default})")
+                        help="how to print the results: a table for people, csv or json for scripts")
     if json_alias:
         parser.add_argument("--json", dest="format", action="store_const", const="json",
                             help="the same as --format json")

@@ -61,10 +61,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="cores each host gives the I/O (a cpu term where the curve measured CPU)")
     parser.add_argument("--ceilings", metavar="FILE", default=None, help="YAML file of ceiling parameters "
                         "(flashscale.analysis.prediction.ceilings.Ceilings); the flags above take precedence")
-    parser.add_argument("--max-devices", type=int, default=defaults.MAX_DEVICES, help="largest N tried")
-    parser.add_argument("--chunk-bytes", default=None, metavar="SIZE", help="the stripe unit of --layout: 512k, 64KiB (a "
-                        "stripe's requests reach ceil(bs / chunk) members; default: the table's chunk_bytes column, "
-                        "else the tool's default, said: md's 512 KiB, lvcreate's 64 KiB)")
+    parser.add_argument("--max-devices", type=int, default=defaults.MAX_DEVICES,
+                        help="the most devices an answer may name: every count up to it is answered")
+    parser.add_argument("--chunk-bytes", default=None, metavar="SIZE",
+                        help="the stripe unit of --layout: 512k, 64KiB (a stripe's requests reach ceil(bs / chunk) "
+                             "members; default: the table's chunk_bytes column, else the tool's default, said: md's "
+                             "512 KiB, lvcreate's 64 KiB)")
     parser.add_argument("--baseline-layout", default=None, metavar="LAYOUT",
                         help="the one-device layout of the table whose rows are the device's curve (default: "
                              "'single', or the only one-device layout)")

@@ -5,8 +5,7 @@ behind or refused. A manifest, or its folder, that is not the user's alone is re
 its hosts is undone there only with the campaign given (``--campaign`` and the ``-p`` it ran with): the hosts are
 reached as its inventory and SSH parameters say, never as a manifest says. Guide:
 docs/howto/real-devices.md#8-after-a-crash-use-flashscale-reap; every option:
-docs/reference/commands.md#flashscale-reap. Each manifest is one row (manifest, state, what it lists, problems): a
-table by default, --format csv or json (--json) with each entry and problem whole.
+docs/reference/commands.md#flashscale-reap.
 """
 from __future__ import annotations
 
