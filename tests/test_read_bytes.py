@@ -89,14 +89,19 @@ def test_a_size_written_with_any_unit_reads_back(number, unit):
 
 @settings(max_examples=300, deadline=None)
 @given(st.integers(1, 2**50))
-def test_a_size_as_flashscale_prints_it_reads_back_where_it_is_exact(value):
-    """``units.size`` prints a size in its largest binary unit ("4 KiB", "1.5 GiB"): read back, the same bytes
-    wherever the print is exact (it rounds to three digits otherwise)."""
+def test_a_size_as_flashscale_prints_it_reads_back_as_printed(value):
+    """``units.size`` prints a size in its largest binary unit to about three digits ("4 KiB", "100 KiB" for 102,401
+    bytes, "1.25 KiB"): a whole number of its unit reads back as that many (the same bytes where the print is exact);
+    a fraction, or a number with thousands separated, is for people only, refused as a size (fio's are whole)."""
     printed = size(value)
-    number = printed.split()[0].replace(",", "")
-    scale = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}[printed.split()[1]]
-    if float(number) * scale == value and "," not in printed:
-        assert read_size(printed) == value
+    number, unit = printed.split()
+    scale = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}[unit]
+    if number.isdigit():
+        assert read_size(printed) == int(number) * scale
+        assert read_size(printed) == value or value % scale  # exact wherever the bytes are a whole number of it
+    else:
+        with pytest.raises(ConfigError, match="is not a size"):
+            read_size(printed)
 
 
 @settings(max_examples=300, deadline=None)
