@@ -1,5 +1,6 @@
-"""The command's manners: ``--version``, ``python -m flashscale``, -v and -q anywhere, and ``--help`` that imports
-none of pandas, numpy or scipy (what made it take seconds). Each in a process of its own, as a user runs it."""
+"""The command's manners: ``--version``, ``python -m flashscale``, -v and -q anywhere, shell completion, and
+``--help`` that imports none of pandas, numpy or scipy (what made it take seconds). Each in a process of its own,
+as a user runs it."""
 from __future__ import annotations
 
 import os
@@ -104,3 +105,34 @@ def test_help_imports_none_of_pandas_numpy_or_scipy():
     assert shown == [f"usage: flashscale {name}" for name in cli.SUBCOMMANDS], usages
     imported = {name.split(".")[0] for name in modules}
     assert "flashscale" in imported and not imported & set(HEAVY), sorted(imported & set(HEAVY))
+
+
+@pytest.mark.parametrize("shell, says", [("bash", "complete -o nospace -o default -o bashdefault -F "
+                                                   "_python_argcomplete flashscale"),
+                                          ("zsh", "#compdef flashscale"), ("fish", "complete --command flashscale")])
+def test_completion_prints_each_shell_s_script(shell, says):
+    done = flashscale("completion", shell)
+    assert done.returncode == 0, done.stderr
+    assert says in done.stdout
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="no bash")
+@pytest.mark.parametrize("line, offered", [("flashscale pl", ["plan"]), ("flashscale plan --form", ["--format"]),
+                                           ("flashscale plan --format ", ["table", "csv", "json"]),
+                                           ("flashscale devices -", ["--format", "--json", "--verbose", "--quiet"]),
+                                           ("flashscale completion ", ["bash", "zsh", "fish"])])
+def test_bash_completes_commands_options_and_choices(tmp_path, line, offered):
+    """bash itself, with the script `flashscale completion bash` printed, asked what completes ``line``; the
+    script runs the command (here a ``flashscale`` on the PATH that runs this checkout's)."""
+    command = tmp_path / "flashscale"
+    command.write_text(f"#!/bin/sh\nPYTHONPATH={LIB} exec {sys.executable} -m flashscale \"$@\"\n")
+    command.chmod(0o755)
+    words = line.split() + ([""] if line.endswith(" ") else [])
+    script = (f'eval "$(flashscale completion bash)"\nCOMP_LINE="{line}"; COMP_POINT={len(line)}\n'
+              f"COMP_WORDS=({' '.join(repr(w) for w in words)}); COMP_CWORD={len(words) - 1}\n"
+              '_python_argcomplete flashscale\nprintf "%s\\n" "${COMPREPLY[@]}"\n')
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PATH": f"{tmp_path}:{os.environ['PATH']}"})
+    assert done.returncode == 0, done.stderr
+    got = [word.strip() for word in done.stdout.splitlines() if word.strip()]
+    assert got == offered or (len(offered) > 1 and set(offered) <= set(got)), got  # options offered beside choices

@@ -116,3 +116,20 @@ def test_the_cluster_campaign_file_gives_its_notebook_valid_parameters():
         assert built.storage == tuple(given["STORAGE"]) and built.link_bps == given["LINK_BPS"]
         with pytest.raises(ConfigError, match="HOSTS=\\[0\\]"):
             cluster.ClusterSpec.from_parameters(**{**given, "HOSTS": [0]})
+
+
+@pytest.mark.parametrize("name, value, said", [
+    ("BS", ["4k", 2**20], "'4k' is 4096 bytes (k = 1024, as fio's bs=4k): a size parameter takes whole bytes, "
+                          "write 4096"),
+    ("FILE_SIZE", "64MiB", "'64MiB' is 67108864 bytes"), ("CHUNK_BYTES", "512k", "'512k' is 524288 bytes"),
+    ("DEVICE_SIZE", "1G", "'1G' is 1073741824 bytes"),
+    ("CHUNK_BYTES", "lots", "'lots' is not a size: give whole bytes with an optional unit"),
+])
+def test_a_size_parameter_written_as_text_is_refused_with_the_bytes_it_reads_as(name, value, said):
+    """A notebook computes with the number its parameters cell is given, so a size parameter takes whole bytes; text
+    is read by the one reader of sizes (``units.read_size``) to say what to write instead."""
+    with pytest.raises(ConfigError, match=f"{name}=") as refused:
+        campaign.CampaignSpec.from_parameters(**{name: value})
+    assert said in str(refused.value)
+    whole = {"BS": [4096, 2**20], "FILE_SIZE": 64 * 2**20, "CHUNK_BYTES": 2**19, "DEVICE_SIZE": 2**30}[name]
+    parameters.check({name: whole}, campaign.PARTS)  # the bytes it said are taken

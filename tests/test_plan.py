@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -68,7 +69,10 @@ def test_one_host_link_binds_first_and_a_target_beyond_it_is_never_reached(capsy
     status, out, _ = plan(capsys, "--device-bps", "read=3.2GB/s,write=1.3GB/s", "--target", "13GB/s",
                           "--link-bps", "100Gb/s", "--max-devices", 16)
     assert status == 0
-    assert "read: no count up to 16 devices reaches 13 GB/s: the network holds jbod at 12.5 GB/s." in out
+    assert "read: no count up to 16 devices reaches 13 GB/s: the network holds jbod at 12.5 GB/s, binding from 4 " \
+           "devices on." in out  # 4 x 3.2 = 12.8 GB/s: the 12.5 GB/s link binds from 4
+    assert "write: no count up to 16 devices reaches 13 GB/s: the network holds jbod at 12.5 GB/s, binding from 10 " \
+           "devices on." in out  # 10 x 1.3 = 13 GB/s
     table, answers = sizing.sizing(predict.figures({"read": 3.2e9}), 12e9, predict.Ceilings(network_link_bw_bytes=12.5e9),
                                    max_devices=16)
     answer = answers.iloc[0]
@@ -142,17 +146,50 @@ def test_plan_never_answers_fewer_devices_than_the_table_measured_falling_short(
                          table=_ram_disks(1e9, {4: 2.5e9}))[1].iloc[0]["devices"] == 5
 
 
-def test_without_a_ceiling_plan_does_not_drive_two_thousand_ram_disks_at_a_terabyte_per_second(tmp_path, capsys):
-    """One RAM disk read 0.6 GB/s at one job; with no ceiling but the devices the old plan answered 1.2 TB/s with
-    2,000 disks, one job each. Nothing but the devices bounds that: plan stops at 4 x the largest layout measured
-    (one device here: 4), and says why; the memory this machine measured holds it at its copy rate."""
+def test_without_a_ceiling_an_answer_beyond_the_evidence_is_given_and_flagged(tmp_path, capsys):
+    """One RAM disk read 0.6 GB/s at one job; with no ceiling but the devices, 1.2 TB/s takes 2,000 disks, one job
+    each. plan answers at any count --max-devices allows (it stopped at 4, whatever --max-devices said: issue 52),
+    and flags the answer: nothing but the devices bounds it beyond 4 x the largest layout measured (one device
+    here: 4), naming what would; the memory this machine measured holds it at its copy rate."""
     path = tmp_path / "ram.csv"
     _ram_disks(0.6e9).to_csv(path, index=False)
     status, out, _ = plan(capsys, path, "--target", "1.2TB/s", "--max-devices", 2048)
     assert status == 0
-    assert "read: no count up to 4 devices reaches 1,200 GB/s" in out or "no count up to 4 devices reaches" in out
-    assert "nothing but the devices bounds the prediction as far as known" in out
-    assert "4 x the largest layout measured (1 device)" in out
+    assert "read: 2000 devices on 1 host reach 1,200 GB/s (1,200 GB/s predicted for jbod, the devices binding)" in out
+    assert ("Nothing but the devices bounds the prediction as far as known: beyond 4 devices (4 x the largest layout "
+            "measured, 1 device) it is an extrapolation, which a known memory, network, uplink or CPU ceiling would "
+            "bound (--memory-bps") in out
+    status, out, _ = plan(capsys, path, "--target", "1.2TB/s", "--max-devices", 2048, "--format", "json")
+    got = json.loads(out)[0]
+    assert got["devices"] == 2000 and got["extrapolated"] is True and got["max_devices"] == 2048
+    status, out, _ = plan(capsys, path, "--target", "2GB/s", "--format", "json")  # 4 disks, within the evidence
+    got = json.loads(out)[0]
+    assert got["devices"] == 4 and got["extrapolated"] is False and got["reach"].startswith("nothing but the devices")
+
+
+def test_issue_52_a_datasheet_rate_is_answered_at_any_count_max_devices_allows(capsys):
+    """plan --device-bps 2.8GB/s --target 100Gb/s stopped at 4 devices, --max-devices 64 changing nothing: 5 devices
+    reach it (14 GB/s); where --max-devices stops the counts short of it, plan says so and that the devices still
+    grow there."""
+    status, out, _ = plan(capsys, "--device-bps", "2.8GB/s", "--target", "100Gb/s", "--max-devices", 64)
+    assert status == 0
+    assert "read: 5 devices on 1 host reach 12.5 GB/s (14 GB/s predicted for jbod, the devices binding)" in out
+    assert "no limit but the devices binds up to 64 devices." in out and "an extrapolation" in out
+    status, out, _ = plan(capsys, "--device-bps", "2.8GB/s", "--target", "100Gb/s", "--max-devices", 4)
+    assert ("read: no count up to 4 devices reaches 12.5 GB/s: the devices still bind there, jbod at 11.2 GB/s and "
+            "growing with each device: --max-devices 4 stops the counts; raise it.") in out
+    status, out, _ = plan(capsys, "--device-bps", "2.8GB/s", "--target", "100Gb/s", "--memory-bps", "12GB/s",
+                          "--format", "csv")
+    got = pd.read_csv(io.StringIO(out)).iloc[0]  # a shared ceiling known: nothing extrapolated, and it binds from 5
+    assert pd.isna(got["devices"]) and got["ceiling_limit"] == "memory" and got["ceiling_from"] == 5
+    assert not got["extrapolated"] and pd.isna(got["reach"])
+
+
+def test_a_shared_ceiling_holds_the_ram_disks_at_the_memory_s_rate(tmp_path, capsys):
+    """The same RAM disk with the memory's 18 GB/s known: no count up to 2,048 reaches 1.2 TB/s, and the memory
+    binds from 31 disks (30 x 0.6 GB/s is 18 GB/s: a tie)."""
+    path = tmp_path / "ram.csv"
+    _ram_disks(0.6e9).to_csv(path, index=False)
     status, out, _ = plan(capsys, path, "--target", "1.2TB/s", "--max-devices", 2048, "--memory-bps", "18GB/s",
                           "--format", "csv")
     got = pd.read_csv(io.StringIO(out)).iloc[0]

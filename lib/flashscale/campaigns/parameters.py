@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Mapping, Optional, Union
 
 import yaml
-from pydantic import AfterValidator, ConfigDict, Field, ValidationError, create_model
+from pydantic import AfterValidator, BeforeValidator, ConfigDict, Field, ValidationError, create_model
 
 from ..arrays.emulated_cluster import STORAGE as CLUSTER_STORAGE
 from ..arrays.emulated import cap_scale_problem
@@ -151,9 +151,26 @@ def _ceilings(value: object) -> object:
     return value
 
 
+def _whole_bytes(value: object) -> object:
+    """A size parameter's check before its type: a size written as text ('4k', '1MiB') is refused, saying the bytes
+    it reads as (``units.read_size``, the one reader of sizes), since each notebook computes with the number its
+    parameters cell is given; anything else goes on to the type's own check."""
+    if not isinstance(value, str):
+        return value
+    from ..measure.units import read_size  # here, not above: the units' pandas only for a size given as text
+
+    try:
+        size = read_size(value, "")
+    except ConfigError as exc:
+        raise ValueError(str(exc).strip()) from None
+    raise ValueError(f"{value!r} is {size} bytes (k = 1024, as fio's bs=4k): a size parameter takes whole bytes, "
+                     f"write {size}")
+
+
 Positive = Annotated[int, Field(gt=0)]
 AtLeastZero = Annotated[int, Field(ge=0)]
 Positives = Union[list[Positive], tuple[Positive, ...]]
+Bytes = Annotated[int, BeforeValidator(_whole_bytes), Field(gt=0)]  # a size: whole bytes, '4k' refused with its bytes
 Names = Union[list[str], tuple[str, ...]]
 PlainName = Annotated[str, AfterValidator(check_campaign_name)]
 Mappings = Union[list[Mapping[str, Any]], tuple[Mapping[str, Any], ...]]
@@ -162,7 +179,7 @@ Mappings = Union[list[Mapping[str, Any]], tuple[Mapping[str, Any], ...]]
 SCHEMA: dict[str, tuple[object, str]] = {
     "CAMPAIGN": (PlainName, "the campaign's folder under DATA_DIR and reports/: a plain name, no / and no leading dot"),
     "DEVICES": (Positive, "emulated devices"),
-    "DEVICE_SIZE": (Annotated[int, Field(ge=512 * 2**20)], "bytes per emulated device (at least 512 MiB; no more "
+    "DEVICE_SIZE": (Annotated[int, BeforeValidator(_whole_bytes), Field(ge=512 * 2**20)], "bytes per emulated device (at least 512 MiB; no more "
                                                            "than the backing directory's free space)"),
     "CAP_READ_BPS": (AtLeastZero, "read cap per emulated device, bytes/s; 0: uncapped (no truth to hold runs to)"),
     "CAP_WRITE_BPS": (AtLeastZero, "write cap per emulated device, bytes/s; 0: uncapped (no truth to hold runs to)"),
@@ -176,7 +193,7 @@ SCHEMA: dict[str, tuple[object, str]] = {
     "BACKING_DIR": (Optional[str], "where the emulated devices' backing files go (None: /dev/shm when it has room)"),
     "RW": (Union[str, Names], "fio rw modes: read, write, randread, randwrite, rw, randrw; or filecreate, filestat, "
                               "filedelete"),
-    "BS": (Positives, "block sizes, bytes"),
+    "BS": (Union[list[Bytes], tuple[Bytes, ...]], "block sizes, bytes"),
     "NUMJOBS": (Positives, "total fio jobs over all targets"),
     "IODEPTH": (Positives, "queue depth per job"),
     "REPETITIONS": (Positive, "measured runs per point (without PRECISION)"),
@@ -203,7 +220,7 @@ SCHEMA: dict[str, tuple[object, str]] = {
     "WARMUP": (bool, "one warm-up run per point before the measured ones (kept, flagged, never analysed)"),
     "RUNTIME_S": (Positive, "seconds per run (time based)"),
     "RAMP_S": (AtLeastZero, "seconds of ramp before fio measures"),
-    "FILE_SIZE": (Positive, "bytes per fio job file"),
+    "FILE_SIZE": (Bytes, "bytes per fio job file"),
     "PRECONDITION": (bool, "write every file a read may touch before a layout's first point"),
     "SS": (Optional[str], "fio's steady-state criterion, e.g. iops_slope:0.3% (None: off)"),
     "SS_DUR_S": (Optional[Positive], "seconds over which fio judges SS"),
@@ -211,7 +228,7 @@ SCHEMA: dict[str, tuple[object, str]] = {
     "STEADY_ROUNDS": (bool, "repeat the precondition in rounds until SNIA steady state"),
     "PRECONDITION_ROUNDS_MAX": (Annotated[int, Field(ge=5)], "most precondition rounds (at least 5)"),
     "FS": (Literal[FILE_SYSTEMS], "file system of each layout: " + " | ".join(FILE_SYSTEMS)),
-    "CHUNK_BYTES": (Positive, "stripe unit, bytes (a power of two of at least 4096)"),
+    "CHUNK_BYTES": (Bytes, "stripe unit, bytes (a power of two of at least 4096)"),
     "MOUNT_OPTIONS": (str, "mount options of each layout, comma-separated"),
     "ERASE": (Literal[ERASE_METHODS], "the erase before each layout: " + " | ".join(ERASE_METHODS)),
     "ERASE_FALLBACK": (Optional[Literal[ERASE_METHODS]], "the erase to use where ERASE is not supported (None: refuse)"),

@@ -9,7 +9,9 @@ nothing was measured), 130 interrupted. Output into a pipe that closes early (``
 quietly with status 0, as Unix tools do: the rest of the output is dropped, nothing else.
 
 ``flashscale --version`` says the package's version and the commit of the checkout it runs from
-(``system.provenance``), read only when asked.
+(``system.provenance``), read only when asked. ``flashscale completion bash|zsh|fish`` prints the shell's
+completion script; a completion request is answered before anything else (``completion.complete``). Results print
+in one ``--format table|csv|json`` (``output``), sizes and rates read by one reader each (``measure.units``).
 """
 from __future__ import annotations
 
@@ -19,11 +21,12 @@ import sys
 from typing import Sequence
 
 from ..errors import FlashscaleError, HarnessCeilingError
-from . import analyze, devices, erase, import_, jobfile, plan, reap, reproduce, run, vm_guest
+from . import analyze, completion, devices, erase, import_, jobfile, plan, reap, reproduce, run, vm_guest
 
 HARNESS_CEILING = 4  # the exit status of a HarnessCeilingError: the machine cannot carry a truth's caps
 SUBCOMMANDS = {"run": run, "reproduce": reproduce, "analyze": analyze, "plan": plan, "devices": devices,
-               "erase": erase, "reap": reap, "jobfile": jobfile, "vm-guest": vm_guest, "import": import_}
+               "erase": erase, "reap": reap, "jobfile": jobfile, "vm-guest": vm_guest, "import": import_,
+               "completion": completion}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -73,6 +76,7 @@ def version_line() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     top = parser()
+    completion.complete(top)  # a shell asking what comes next: answered, and the process ends
     args = top.parse_args(argv)
     if args.verbose and args.quiet:  # one before the subcommand, the other after it
         top.error("argument -q/--quiet: not allowed with argument -v/--verbose")

@@ -8,12 +8,12 @@ docs/reference/commands.md#flashscale-plan.
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import TYPE_CHECKING
 
 from ..analysis import defaults
 from ..errors import ConfigError
 from .analyze import ceilings_file, load_table, per_rw
+from .output import add_format, emit
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -24,17 +24,11 @@ if TYPE_CHECKING:
 
 
 def parse_rate(text: str, option: str) -> float:
-    """'12.5GB/s' -> 12.5e9 bytes/s, '100Gb/s' -> 12.5e9 (bits / 8), '3GiB/s' -> 3 x 2^30; a number without its
-    unit is refused, naming the option and the value: bytes (B) or bits (b) must be said."""
-    from ..measure.units import read_bytes
+    """'12.5GB/s' -> 12.5e9 bytes/s, '100Gb/s' -> 12.5e9 (bits / 8), '3GiB/s' -> 3 x 2^30: the one reader of rates
+    (``units.read_rate``); a number without its unit is refused, naming the option and the value."""
+    from ..measure.units import read_rate
 
-    value = read_bytes(text, bits=True, per_second=True, unit=True)
-    if value is None:
-        raise ConfigError(f"{option} {text!r} is not a rate with its unit: write e.g. 12.5GB/s (bytes), 100Gb/s "
-                          f"(bits), 3.2GiB/s or 800MB/s")
-    if not value > 0:
-        raise ConfigError(f"{option} {text!r} must be a rate above 0")
-    return value
+    return read_rate(text, option)
 
 
 def device_figures(text: str, rws: list[str]) -> dict[str, float]:
@@ -54,8 +48,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="which rws to answer (default every rw of the curve; read for a bare --device-bps)")
     parser.add_argument("--layout", default="jbod", help="the layout to predict (default jbod: one file system per "
                         "device; a stripe or mirror spreads every job over all devices)")
-    parser.add_argument("--bs", type=int, default=defaults.BASELINE_BS, help="block size of the device's best point, "
-                        "bytes (default %(default)s; the nearest measured)")
+    parser.add_argument("--bs", default=defaults.BASELINE_BS, metavar="SIZE", help="block size of the device's best "
+                        "point: 1M, 4k, 1048576 (k, M are powers of 1024; default %(default)s; the nearest measured)")
     for name, what in (("pcie-bps", "each device's PCIe link"), ("uplink-bps", "a link shared by "
                        "--devices-per-uplink devices"), ("link-bps", "each host's network link"),
                        ("memory-bps", "each host's memory bandwidth")):
@@ -67,14 +61,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="cores each host gives the I/O (a cpu term where the curve measured CPU)")
     parser.add_argument("--ceilings", metavar="FILE", default=None, help="YAML file of ceiling parameters "
                         "(flashscale.analysis.prediction.ceilings.Ceilings); the flags above take precedence")
-    parser.add_argument("--max-devices", type=int, default=defaults.MAX_DEVICES, help="largest N tried")
-    parser.add_argument("--chunk-bytes", type=int, default=None, help="the stripe unit of --layout, bytes (a "
-                        "stripe's requests reach ceil(bs / chunk) members; default: the table's chunk_bytes column, "
-                        "else the tool's default, said: md's 512 KiB, lvcreate's 64 KiB)")
+    parser.add_argument("--max-devices", type=int, default=defaults.MAX_DEVICES,
+                        help="the most devices an answer may name: every count up to it is answered")
+    parser.add_argument("--chunk-bytes", default=None, metavar="SIZE",
+                        help="the stripe unit of --layout: 512k, 64KiB (a stripe's requests reach ceil(bs / chunk) "
+                             "members; default: the table's chunk_bytes column, else the tool's default, said: md's "
+                             "512 KiB, lvcreate's 64 KiB)")
     parser.add_argument("--baseline-layout", default=None, metavar="LAYOUT",
                         help="the one-device layout of the table whose rows are the device's curve (default: "
                              "'single', or the only one-device layout)")
-    parser.add_argument("--format", choices=["table", "csv"], default="table", help="output format")
+    add_format(parser)
 
 
 FLAGS = {"pcie_link_bw_bytes": "pcie-bps", "uplink_bw_bytes": "uplink-bps", "network_link_bw_bytes": "link-bps",
@@ -91,7 +87,7 @@ def _ceilings(args: argparse.Namespace) -> Ceilings:
     return Ceilings.from_mapping(ceilings_file(args.ceilings) if args.ceilings else {}).with_values(**rates, **counts)
 
 
-def _curve(args: argparse.Namespace) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+def _curve(args: argparse.Namespace, bs: int) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     """The device's curve, and the results table it came from (None for --device-bps)."""
     from ..analysis.prediction import predict
 
@@ -99,7 +95,7 @@ def _curve(args: argparse.Namespace) -> tuple[pd.DataFrame, pd.DataFrame | None]
     if (args.results is None) == (args.device_bps is None):
         raise ConfigError("give the device's curve: a results table or campaign folder, or --device-bps; not both")
     if args.device_bps is not None:
-        return predict.figures(device_figures(args.device_bps, rws or ["read"]), bs=args.bs), None
+        return predict.figures(device_figures(args.device_bps, rws or ["read"]), bs=bs), None
     table = load_table(args.results)
     base = predict.curve(table, layout=args.baseline_layout)
     if rws:
@@ -125,22 +121,41 @@ def answer_sentence(answer, layout: str) -> str:
 
     target = _rate(answer.target_bw_bytes)
     if not np.isfinite(answer.devices):
-        text = (f"{answer.rw}: no count up to {answer.max_devices} devices reaches {target}: the "
-                f"{answer.ceiling_limit} holds {layout} at {_rate(answer.ceiling_bw_bytes)}")
-        reach = getattr(answer, "reach", "")
-        return text + (f"; the counts stop at {reach}." if reach and not reach.endswith("as asked") else ".")
+        return f"{answer.rw}: no count up to {answer.max_devices} devices reaches {target}: " + _why_not(answer, layout)
     hosts = f" on {baseline_and_tax.count_of(answer.hosts, 'host')}"
     source = getattr(answer, "source", "") or "model"
     how = ("measured in the table" if source == "measured" else f"predicted for {layout}, the "
            f"{answer.predicted_limit} binding" + ("" if source == "model" else f", {source}"))
-    text = f"{answer.rw}: {int(answer.devices)} devices{hosts} reach {target} ({_rate(answer.predicted_bw_bytes)} {how})"
+    devices = baseline_and_tax.count_of(answer.devices, "device")
+    text = (f"{answer.rw}: {devices}{hosts} reach{'es' if answer.devices == 1 else ''} {target} "
+            f"({_rate(answer.predicted_bw_bytes)} {how})")
     if np.isfinite(answer.devices_lo) and answer.devices_lo != answer.devices:
         text += f"; {int(answer.devices_lo)} reach it at the low side of the interval"
     if answer.other_limit:
         text += f"; the {answer.other_limit} binds first, from {baseline_and_tax.count_of(answer.other_limit_devices, 'device')}"
     else:
         text += f"; no limit but the devices binds up to {answer.max_devices} devices"
-    return text + "."
+    return text + "." + _extrapolated(answer)
+
+
+def _why_not(answer, layout: str) -> str:
+    """Why no count reaches the target: the limit that holds the last count, and from which count it binds; or the
+    devices still growing where --max-devices stops them."""
+    at = _rate(answer.ceiling_bw_bytes)
+    if answer.ceiling_limit == "devices":
+        text = (f"the devices still bind there, {layout} at {at} and growing with each device: --max-devices "
+                f"{answer.max_devices} stops the counts; raise it.")
+    else:
+        text = f"the {answer.ceiling_limit} holds {layout} at {at}, binding from {answer.ceiling_from} devices on."
+    return text + _extrapolated(answer)
+
+
+def _extrapolated(answer) -> str:
+    """An answer beyond what the evidence holds (``sizing``'s ``reach``), with the options that would hold it."""
+    if not answer.extrapolated:
+        return ""
+    return (f" {answer.reach[0].upper()}{answer.reach[1:]} (--memory-bps, --link-bps, --uplink-bps, --cores with a "
+            "curve that measured CPU, or --ceilings).")
 
 
 def evidence_sentences(found: pd.DataFrame, layout: str) -> list[str]:
@@ -189,21 +204,23 @@ def people(table: pd.DataFrame, found: pd.DataFrame | None = None) -> pd.DataFra
 
 def main(args: argparse.Namespace) -> int:
     from ..analysis.prediction import predict, sizing
+    from ..measure.units import read_size
 
     target = parse_rate(args.target, "--target")
-    base, results_table = _curve(args)
+    bs = read_size(args.bs, "--bs")
+    base, results_table = _curve(args, bs)
     given = _ceilings(args)
-    chunk = args.chunk_bytes
+    chunk = None if args.chunk_bytes is None else read_size(args.chunk_bytes, "--chunk-bytes")
     if chunk is None and results_table is not None:  # an imported run's own chunk_bytes, where its rows give one
         chunk = predict.chunks(results_table).get(args.layout)
     table, answers = sizing.sizing(base, target, given, layout=args.layout, devices_per_host=args.devices_per_host,
-                                   max_devices=args.max_devices, baseline_bs=args.bs, table=results_table,
+                                   max_devices=args.max_devices, baseline_bs=bs, table=results_table,
                                    chunk_bytes=chunk)
-    if args.format == "csv":
-        answers.to_csv(sys.stdout, index=False)
+    if args.format != "table":
+        emit(answers, args.format)
         return 0
     found = sizing.evidence(results_table, base, args.layout, given, chunk, args.devices_per_host)
-    print(people(sizing.shown(table, answers), found).to_string(index=False))
+    emit(answers, args.format, table=people(sizing.shown(table, answers), found))
     print()
     for line in evidence_sentences(found, args.layout) + load_sentences(found, base, args.layout):
         print(line)

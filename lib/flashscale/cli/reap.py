@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-
+from .output import add_format, emit
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("manifests", nargs="*", metavar="MANIFEST", help="manifest files to reap (default: scan)")
@@ -23,11 +23,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-p", "--parameter", action="append", default=[], metavar="NAME=YAML",
                         help="a parameter the SSH campaign ran with (as flashscale run -p), e.g. -p INVENTORY=hosts.ini")
     parser.add_argument("--dry-run", action="store_true", help="say what would be undone, undo nothing")
-    parser.add_argument("--json", action="store_true", help="one JSON list of outcomes")
+    add_format(parser, json_alias=True)
+
+
+def _shown(outcome) -> dict:
+    """One manifest's outcome as the table shows it: what it lists, and each problem."""
+    things = ", ".join(f"{e['kind']} {e.get('path') or e.get('vg') or e.get('name') or ''}".strip()
+                       for e in outcome.entries)
+    return dict(manifest=outcome.manifest, state=outcome.state, entries=things, problems="; ".join(outcome.problems))
 
 
 def main(args: argparse.Namespace) -> int:
-    import json
     import tempfile
     from dataclasses import asdict
 
@@ -45,14 +51,8 @@ def main(args: argparse.Namespace) -> int:
         contacts = over_ssh.contacts(parameters, Path(folder), runner)
         outcomes = reap.reap([Path(m) for m in args.manifests], directory, dry_run=args.dry_run, runner=runner,
                              contacts=contacts)
-    if args.json:
-        print(json.dumps([asdict(o) for o in outcomes], indent=1))
+    if outcomes or args.format != "table":
+        emit([asdict(o) for o in outcomes], args.format, table=[_shown(o) for o in outcomes])
     else:
-        for outcome in outcomes:
-            things = ", ".join(f"{e['kind']} {e.get('path') or e.get('vg') or e.get('name') or ''}".strip()
-                               for e in outcome.entries)
-            print(f"{outcome.manifest}: {outcome.state}" + (f" ({things})" if things else "")
-                  + "".join(f"\n\t{p}" for p in outcome.problems))
-        if not outcomes:
-            print(f"nothing to reap in {directory}")
+        print(f"nothing to reap in {directory}")
     return 1 if any(o.state in ("left-behind", "refused") for o in outcomes) else 0

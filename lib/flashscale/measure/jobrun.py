@@ -32,22 +32,17 @@ from .sweep import positive_ints
 from ..arrays.layouts import Layout
 from ..errors import ConfigError, FioError
 from ..system.commands import Runner
-from .units import rate, read_bytes
+from .units import rate, read_size
 from . import truth
 
 DEFAULTS = {"rw": "read", "bs": "4096", "numjobs": "1", "iodepth": "1", "ioengine": "psync"}  # fio's own defaults
 
 
 def size_bytes(value: str) -> int:
-    """A fio size (``4k``, ``1M``, ``64KiB``, ``4096``; the first of ``4k-64k`` or ``4k,8k``) in bytes; fio's default
-    ``kb_base=1024`` makes every prefix a power of 1024."""
+    """A fio size (``4k``, ``1M``, ``64KiB``, ``4096``; the first of ``4k-64k`` or ``4k,8k``) in bytes: the one
+    reader of sizes (``units.read_size``), fio's default ``kb_base=1024`` making every prefix a power of 1024."""
     first = re.split(r"[-,:]", value.strip(), maxsplit=1)[0]
-    size = read_bytes(first, k1024=True, whole=True)
-    if size is None:
-        raise ConfigError(f"size {value!r} is not a number with an optional k, m, g, t or p suffix")
-    if size >= 2**63:
-        raise ConfigError(f"size {value!r} is more than fio can count (2^63 bytes)")
-    return int(size)
+    return read_size(first, "size" if first == value.strip() else f"size {value!r}: its first part", least=0)
 
 
 def _value(jobfile: JobFile, section: str, key: str) -> str:

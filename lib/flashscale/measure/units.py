@@ -24,6 +24,15 @@ a rate given on the command line):
     read_bytes(text)       "4096", "4k", "64KiB", "71.4MiB", "3390MB", "12.5GB/s", "100Gb/s" -> bytes (or bytes/s);
                            None where the text is not one
 
+and on it the two readers every option and parameter that takes a size or a rate uses, each refusing with one
+message that names the value and the forms it takes (``ConfigError``):
+
+    read_size(text, what)  a size, as fio reads one: "4096", "4k", "4K", "4KiB", "4kB", "1M", "1m", "1MiB" -> whole
+                           bytes; every prefix a power of 1024 (fio's kb_base=1024: bs=4k is 4096)
+    read_rate(text, what)  a rate with its unit: "2.8GB/s", "2800MB/s", "100Gb/s", "3GiB/s" -> bytes/s; prefixes
+                           decimal (GB/s is 10^9 bytes/s), bits where the b is lower case (Gb/s is 10^9 / 8 bytes/s),
+                           binary only with an i (GiB/s is 2^30 bytes/s)
+
 It lives in ``measure`` (the results' own layer) so that measurement's progress lines, analysis's sentences, the
 reports and the command line all use it; it is pure.
 """
@@ -34,6 +43,8 @@ import re
 from typing import Iterable
 
 import pandas as pd
+
+from ..errors import ConfigError
 
 KINDS = ("bandwidth", "size", "percent", "ns", "us", "ms", "s", "count", "iops", "rate", "ratio", "number", "text")
 DASH = "–"  # an en dash between the bounds of an interval
@@ -223,3 +234,35 @@ def read_bytes(text: str, *, k1024: bool = False, bits: bool = False, per_second
     if not math.isfinite(value):
         return None
     return value / 8 if bits and match["unit"] in BITS else value
+
+
+SIZE_FORMS = ("whole bytes with an optional unit, e.g. 4096, 4k, 4KiB, 1M or 1MiB (k, M, G, T, P are powers of 1024, "
+              "as fio's bs=4k is 4096)")
+RATE_FORMS = ("a rate with its unit, e.g. 2.8GB/s or 2800MB/s (bytes, powers of 1000), 100Gb/s (bits) or 3GiB/s "
+              "(powers of 1024)")
+SIZE_MAX = 2**63  # fio counts sizes in 64 bits, signed
+
+
+def read_size(text: str | int, what: str = "size", least: int = 1) -> int:
+    """``text`` (or a whole number of bytes) as a size in bytes (``SIZE_FORMS``): fio's convention, every prefix a
+    power of 1024, a ``b`` or ``B`` a byte; at least ``least``. ConfigError naming ``what`` and the value else."""
+    if isinstance(text, int) and not isinstance(text, bool):
+        value = float(text)
+    elif isinstance(text, str) and "/" not in text:
+        value = read_bytes(text, k1024=True, whole=True)
+    else:
+        value = None
+    if value is None or not least <= value < SIZE_MAX:
+        bound = "" if value is None else f" (at least {least}, less than 2^63)"
+        raise ConfigError(f"{what} {text!r} is not a size{bound}: give {SIZE_FORMS}")
+    return int(value)
+
+
+def read_rate(text: str, what: str = "rate") -> float:
+    """``text`` as a rate in bytes/s (``RATE_FORMS``): its unit, bytes (B) or bits (b), must be written; above 0.
+    ConfigError naming ``what`` and the value else."""
+    value = read_bytes(text, bits=True, per_second=True, unit=True) if isinstance(text, str) else None
+    if value is None or not value > 0:
+        bound = "" if value is None else " (above 0)"
+        raise ConfigError(f"{what} {text!r} is not a rate{bound}: give {RATE_FORMS}")
+    return value

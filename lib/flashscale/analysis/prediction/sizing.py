@@ -18,13 +18,15 @@ the table's ratio there (measured / predicted at the table's best point on that 
 answer never names fewer devices than the table measured falling short of the target, nor more than it measured
 reaching it. Where the table and the model disagree by more than the margin (2%), ``evidence`` says by how much.
 
-Not far beyond the evidence. Where no ceiling that does not grow with the devices is known (memory, CPU with the
-device's CPU cost, network, uplink: ``ceilings.SHARED``), nothing but the devices bounds the prediction, as far as
-known, and every count would scale without end (one job a device, two thousand RAM disks, a terabyte per second).
-Then the counts stop at ``EXTRAPOLATION`` (4) x the largest layout measured (1 for a single device or a published
-figure): two doublings past what any shared part of the machine (memory, CPUs, the root complex, interrupts) has
-been seen to carry. A ceiling at a quarter of its capacity at the largest measured layout binds within them; one
-that is not known could bind anywhere beyond. ``reach`` in the answers says where the counts stopped and why.
+Every count up to ``max_devices`` is answered, and an answer says how far it stands from the evidence. Where no
+ceiling that does not grow with the devices is known (memory, CPU with the device's CPU cost, network, uplink:
+``ceilings.SHARED``), nothing but the devices bounds the prediction, as far as known, and every count scales without
+end (one job a device, two thousand RAM disks, a terabyte per second). An answer above ``EXTRAPOLATION`` (4) x the
+largest layout measured (1 for a single device or a published figure), two doublings past what any shared part of
+the machine (memory, CPUs, the root complex, interrupts) has been seen to carry, is then flagged
+(``extrapolated``), and ``reach`` says why and what would bound it. Where no count reaches the target, the answer
+says which limit holds the last count and from which count it binds (``ceiling_limit``, ``ceiling_from``): a
+ceiling, or the devices themselves, still growing where ``max_devices`` stops them.
 """
 from __future__ import annotations
 
@@ -43,7 +45,7 @@ from ...errors import AnalysisError, ConfigError
 from ...measure.units import percent
 from ..defaults import MAX_DEVICES
 
-EXTRAPOLATION = 4  # without a shared ceiling, counts stop at this many times the largest layout measured
+EXTRAPOLATION = 4  # without a shared ceiling, an answer beyond this many times the largest layout measured is flagged
 
 
 def baseline_points(base: pd.DataFrame, baseline_bs: int = baseline_and_tax.BASELINE_BS) -> pd.DataFrame:
@@ -148,7 +150,10 @@ def sizing(base: pd.DataFrame, target: float, ceilings: Ceilings = Ceilings(), l
     count does), ``devices_lo`` (the fewest whose interval's low side does), their ``hosts``,
     ``predicted_bw_bytes`` and ``predicted_limit`` there, ``other_limit`` and ``other_limit_devices``: the first
     limit other than the devices to bind as N grows, and from how many devices ("" and NaN within the counts none
-    does), ``ceiling_bw_bytes``: the prediction at the last count, ``reach``: why the counts stop there."""
+    does), ``ceiling_bw_bytes`` and ``ceiling_limit``: the prediction at the last count and the limit binding there,
+    ``ceiling_from``: the fewest devices from which that limit binds to the last count, ``extrapolated``: the answer
+    is beyond ``EXTRAPOLATION`` x the largest layout measured with no shared ceiling known, ``reach``: how far the
+    evidence holds the counts ("" where a shared ceiling bounds them)."""
     _check(target, devices_per_host, max_devices, ceilings)
     points = pd.DataFrame([dict(devices=n, rw=p.rw, bs=p.bs, numjobs=n * p.numjobs, iodepth=p.iodepth)
                            for p in baseline_points(base, baseline_bs).itertuples(index=False)
@@ -165,16 +170,8 @@ def sizing(base: pd.DataFrame, target: float, ceilings: Ceilings = Ceilings(), l
     held, answers = [], []
     for rw, group in rows.groupby("rw", sort=True):
         group = _held(group, found[found["rw"] == rw])
-        reach = f"up to {max_devices} devices, as asked"
-        if not _bounded(group):
-            last = min(max_devices, EXTRAPOLATION * largest_measured(table))
-            if last < max_devices:
-                group = group[group["devices"] <= last]
-                reach = (f"{last} devices: nothing but the devices bounds the prediction as far as known, and "
-                         f"plan goes no further than {EXTRAPOLATION} x the largest layout measured "
-                         f"({baseline_and_tax.count_of(largest_measured(table), 'device')}) without a ceiling")
         held.append(group)
-        answers.append(dict(_answer(group, target), reach=reach))
+        answers.append(_answer(group, target, _evidence_reach(group, table)))
     return pd.concat(held, ignore_index=True), pd.DataFrame(answers)
 
 
@@ -183,7 +180,32 @@ def _first(rows: pd.DataFrame, mask: pd.Series) -> pd.Series | None:
     return hits.iloc[0] if len(hits) else None
 
 
-def _answer(rows: pd.DataFrame, target: float) -> dict:
+def _evidence_reach(rows: pd.DataFrame, table: pd.DataFrame | None) -> int | None:
+    """The largest count the evidence holds where nothing but the devices bounds ``rows`` (``EXTRAPOLATION`` x the
+    largest layout measured); None where a shared ceiling is known at some count."""
+    return None if _bounded(rows) else EXTRAPOLATION * largest_measured(table)
+
+
+def _ceiling_from(rows: pd.DataFrame) -> int:
+    """The fewest devices from which the limit binding the last count binds every count to the last."""
+    limits = rows["predicted_limit"].to_numpy()
+    start = len(limits) - 1
+    while start > 0 and limits[start - 1] == limits[-1]:
+        start -= 1
+    return int(rows["devices"].iloc[start])
+
+
+def _reach(evidence_reach: int | None) -> str:
+    """Where the evidence stops holding the counts, in words ("" where a shared ceiling holds them)."""
+    if evidence_reach is None:
+        return ""
+    measured = baseline_and_tax.count_of(evidence_reach // EXTRAPOLATION, "device")
+    return (f"nothing but the devices bounds the prediction as far as known: beyond {evidence_reach} devices "
+            f"({EXTRAPOLATION} x the largest layout measured, {measured}) it "
+            f"is an extrapolation, which a known memory, network, uplink or CPU ceiling would bound")
+
+
+def _answer(rows: pd.DataFrame, target: float, evidence_reach: int | None = None) -> dict:
     rows = rows.sort_values("devices")
     reach = _first(rows, rows["predicted_bw_bytes"] >= target)
     sure = _first(rows, rows["predicted_lo"] >= target)
@@ -199,8 +221,11 @@ def _answer(rows: pd.DataFrame, target: float) -> dict:
                 other_limit=other["predicted_limit"] if other is not None else "",
                 other_limit_devices=other["devices"] if other is not None else np.nan,
                 ceiling_bw_bytes=rows["predicted_bw_bytes"].iloc[-1],
-                ceiling_limit=rows["predicted_limit"].iloc[-1], max_devices=int(rows["devices"].iloc[-1]),
-                source=reach["source"] if reach is not None and "source" in rows else "")
+                ceiling_limit=rows["predicted_limit"].iloc[-1], ceiling_from=_ceiling_from(rows),
+                max_devices=int(rows["devices"].iloc[-1]),
+                source=reach["source"] if reach is not None and "source" in rows else "",
+                extrapolated=bool(evidence_reach is not None and (reach is None or reach["devices"] > evidence_reach)),
+                reach=_reach(evidence_reach))
 
 
 def shown(table: pd.DataFrame, answers: pd.DataFrame) -> pd.DataFrame:

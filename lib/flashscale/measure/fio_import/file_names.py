@@ -116,15 +116,9 @@ def value_of(name: str, text: object, where: str) -> object:
     """A field's value as the table keeps it: counts whole numbers above 0 (rep from 0), bs in bytes, names as
     text. ConfigError naming ``where``, the field and the value."""
     if name == "bs":
-        from ..jobrun import size_bytes  # here, not above: import --help reads FIELDS without jobrun's pandas
+        from ..units import read_size  # here, not above: import --help reads FIELDS without the units' pandas
 
-        try:
-            value = size_bytes(str(text))
-        except ConfigError:
-            value = 0
-        if value <= 0:
-            raise ConfigError(f"{where}: bs={text!r} is not a block size (4k, 1M, 4096)")
-        return value
+        return read_size(text if isinstance(text, int) else str(text), f"{where}: bs")
     if name in COUNTS:
         ok = isinstance(text, int) or (isinstance(text, str) and text.strip().isdigit())
         least = 0 if name == "rep" else 1
