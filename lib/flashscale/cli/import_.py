@@ -45,8 +45,8 @@ def main(args: argparse.Namespace) -> int:
     for outcome in summary.outcomes:
         for sentence in outcome.said:
             print(f"{shown(outcome.path)}: {shown(sentence)}", file=sys.stderr)
-        if outcome.reason is not None:
-            print(f"refused {shown(outcome.path)}: {shown(outcome.reason)}", file=sys.stderr)
+    for reason, paths in summary.refusals():  # a reason several files share is said once, with their count
+        print(f"refused {importer.named(paths)}: {shown(reason)}", file=sys.stderr)
     print(summary.line())
     if summary.added or summary.already:
         print(f"campaign folder: {args.to} (flashscale analyze {args.to} --reference LAYOUT)")

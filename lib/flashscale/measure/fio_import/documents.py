@@ -154,7 +154,7 @@ def documents(text: str, source: str = "fio output") -> list[Document]:
     read as it is, the whole text again with fio's message lines taken out, or printf's nan and inf read, or both
     (each document then says so). FioError naming ``source`` when there is none, or one does not read even so
     (truncated: saying where it stops)."""
-    if _next_object(text, 0) is None:
+    if next_object(text, 0) is None:
         raise FioError(f"{source}: no JSON object in fio output: {excerpt(text)}")
     try:
         return _split(text, source)
@@ -180,7 +180,7 @@ def _split(text: str, source: str) -> list[Document]:
     found: list[Document] = []
     position, before = 0, ""
     while True:
-        start = _next_object(text, position)
+        start = next_object(text, position)
         if start is None:
             break
         before += text[position:start]
@@ -193,10 +193,10 @@ def _split(text: str, source: str) -> list[Document]:
 
 def has_object(text: str) -> bool:
     """Whether ``text`` holds a JSON object where fio's would begin (``documents`` reads them)."""
-    return _next_object(text, 0) is not None
+    return next_object(text, 0) is not None
 
 
-def _next_object(text: str, position: int) -> int | None:
+def next_object(text: str, position: int) -> int | None:
     """Where the next JSON object begins, at or after ``position``: a line that begins with ``{`` (the rest of a
     line already begun, after a document's closing brace, counts as a line), or fio's own opening, ``{`` then
     ``"fio version"`` first on the next line, wherever a message fio wrote at the same time left it on a line

@@ -30,7 +30,7 @@ from . import derived
 from ...errors import ConfigError
 
 FIELDS = ("layout", "devices", "host", "rw", "bs", "iodepth", "numjobs", "rep")
-FROM_FILE = ("rw", "bs", "iodepth", "numjobs")  # what a file may say itself
+FROM_FILE = ("rw", "bs", "iodepth", "numjobs", "devices")  # what a file may say itself
 COUNTS = ("devices", "iodepth", "numjobs", "rep")
 PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 
@@ -217,7 +217,7 @@ class Naming:
             found = compile_pattern(self.pattern).search(Path(path).as_posix())
             if found is None:
                 raise ConfigError(f"its path does not fit --pattern {self.pattern!r}")
-            names = {k: value_of(k, v, f"{path}") for k, v in found.groupdict().items()}
+            names = {k: value_of(k, v, f"its path, by --pattern {self.pattern!r}") for k, v in found.groupdict().items()}
         mapped: dict = {}
         for rule in self.rules:
             if rule.matches(path, output, jobs):
@@ -266,4 +266,4 @@ def missing(axes: Mapping, names: Mapping) -> list[str]:
     """What a row needs that neither the file nor its names give (an rw of ``random`` or ``sequential`` alone,
     with no direction from the file, is not a whole rw)."""
     need = [n for n in FROM_FILE if axes.get(n) is None or (n == "rw" and axes[n] in derived.ORDERS)]
-    return need + [n for n in ("layout", "devices") if names.get(n) is None]
+    return need + (["layout"] if names.get("layout") is None else [])
