@@ -1,5 +1,5 @@
-"""What a file's name says of the run it holds, and what the user says of it: layout, devices, host, and where the
-file is silent (fio before 2.3, terse output) rw, bs, iodepth and numjobs.
+"""What a file's name says of the run it holds, and what the user says of it: layout, host, and where the file is
+silent (fio before 2.3, terse output, a target that is no list of devices) rw, bs, iodepth, numjobs and devices.
 
 Three ways, each filling only what the ones before it left open:
 
@@ -15,8 +15,9 @@ and ``{*}`` for a part that says nothing. fio-plot's bench-fio writes ``<output>
 ``run-<n>/``): ``'{layout}/{bs}/{rw}-{iodepth}-{numjobs}.json'``, ``'{layout}/{*}/{bs}/{rw}-{iodepth}-{numjobs}.json'``
 and ``'{layout}/{bs}/run-{rep}/{rw}-{iodepth}-{numjobs}.json'``.
 
-Where the file says rw, bs, iodepth or numjobs itself, the file wins and each difference from its name is kept as
-a sentence naming the file (``reconcile``).
+Where the file says rw, bs, iodepth, numjobs or devices itself, the file wins and each difference from its name is
+kept as a sentence naming the file (``reconcile``); where the file only infers one (a device count from a list of
+plain files, ``targets``), the name's is kept.
 """
 from __future__ import annotations
 

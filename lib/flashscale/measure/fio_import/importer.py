@@ -185,9 +185,11 @@ def _notes(rows: list[dict], sources: str) -> list[str]:
              f"{SOURCES_FILE}."]
     notes += [f"{len(said)} file(s) said otherwise than their names; the files' own values were kept: "
               + "; ".join(f"{Path(line['path']).name}: {line['said']}" for line in said[:5])] if said else []
-    refused = [line for line in lines if line["outcome"] == "refused"]
-    notes += [f"{len(refused)} file(s) refused, not imported: " + "; ".join(
-        f"{Path(line['path']).name}: {line['reason']}" for line in refused[:5])] if refused else []
+    refused: dict[str, list[str]] = {}
+    for line in (line for line in lines if line["outcome"] == "refused"):
+        refused.setdefault(line["reason"], []).append(line["path"])
+    notes += [f"{sum(map(len, refused.values()))} file(s) refused, not imported: " + "; ".join(
+        f"{named(paths, base=True)}: {reason}" for reason, paths in list(refused.items())[:5])] if refused else []
     failed = sum(1 for r in rows if r.get("status") == "failed")
     notes += [f"{failed} row(s) of jobs fio reported failed are kept as failed rows (no rate)."] if failed else []
     return notes + list(filter(None, [versions_note([r for r in rows if r.get("status") == "ok"])]))
