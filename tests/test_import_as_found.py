@@ -13,7 +13,8 @@ import pytest
 
 from flashscale import cli
 from flashscale.measure import results
-from flashscale.measure.fio_import import checks, derived, importer, targets, versions
+from flashscale.errors import FioError
+from flashscale.measure.fio_import import checks, derived, documents, importer, targets, versions
 from flashscale.measure.fio_import.file_names import Naming
 
 AS_FOUND = Path(__file__).parent / "golden" / "as_found"
@@ -177,9 +178,21 @@ def test_a_folder_without_fio_output_is_an_error_and_nothing_is_written(tmp_path
 
 def test_a_wrapper_s_own_json_beside_fio_s_is_said_and_fio_s_read(tmp_path, capsys):
     text = (AS_FOUND / "wrapped_run.txt").read_text()
-    (tmp_path / "run.log").write_text('{"host": "lab7", "script": "bench.sh"}\n' + text)
+    (tmp_path / "run.log").write_text('{"host": "lab7", "script": "bench.sh"}\n{run 1 of 3}\n' + text)
     summary = importer.run_import([str(tmp_path / "run.log")], tmp_path / "out", Naming(given={"layout": "jbod"}))
     (outcome,) = summary.outcomes
     assert outcome.reason is None and len(outcome.rows) == 1
     assert any("a JSON object that is not fio's output, not read (no 'fio version'; its keys: 'host', 'script')"
                in s for s in outcome.said)
+    assert any("2 lines of text before fio's JSON" in s and "'{run 1 of 3}'" in s for s in outcome.said)
+
+
+def test_lines_that_only_begin_like_json_are_text_and_cost_a_bounded_number_of_parses(monkeypatch):
+    """A wrapper's ``{run 1 of 3}`` is text; a file crafted of such lines (each opening an array that the next line
+    nests deeper) costs SKIPPED + 1 parses, not one a line, and is refused with the first one's error."""
+    parsed, real = [], documents._decode
+    monkeypatch.setattr(documents, "_decode", lambda text, start, source: parsed.append(start) or real(text, start,
+                                                                                                      source))
+    with pytest.raises(FioError, match="not valid JSON"):
+        documents.documents('{"a": [1,\n' * 100_000, "crafted")
+    assert len(parsed) == documents.SKIPPED + 1

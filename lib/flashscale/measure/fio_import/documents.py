@@ -11,6 +11,8 @@ output, and read here rather than refused:
   the closing brace. Kept as ``postamble``, and said.
 - fio's messages inside it, where a message from another thread landed while the JSON was written: lines that begin
   ``fio: `` are taken out when, and only when, the JSON does not read with them, and that is said.
+- a wrapper's own words around fio's JSON, and its own JSON (``{"host": ...}``) or lines that begin with ``{`` but
+  are no JSON (``{run 2 of 3}``, at most ``SKIPPED`` of them): text, said; a JSON object not fio's is not read.
 - several documents in one file: a loop that appends each run (``fio ... >> all.json``). Each is read.
 - fio's reports of one run while it runs (``--status-interval``): a whole document each time, its numbers counted
   from the run's start. Only the last, the whole run, is read (``runs``).
@@ -177,18 +179,35 @@ def documents(text: str, source: str = "fio output") -> list[Document]:
 
 
 def _split(text: str, source: str) -> list[Document]:
+    """The documents of ``text``. A line that begins with ``{`` but no JSON object (a wrapper's ``{run 2 of 3}``) is
+    text, unless fio's own opening begins it, or ``SKIPPED`` such lines were passed already (each costs a parse: a
+    file crafted of them costs ``SKIPPED`` parses at most); the first such error is raised when no document reads."""
     found: list[Document] = []
-    position, before = 0, ""
+    position, before, errors = 0, "", []
     while True:
         start = next_object(text, position)
         if start is None:
             break
         before += text[position:start]
-        data, end = _decode(text, start, source)
+        try:
+            data, end = _decode(text, start, source)
+        except FioError as exc:
+            if FIO_OPENING.match(text, start):
+                raise
+            errors.append(exc)
+            if len(errors) > SKIPPED:
+                raise errors[0] from None
+            before, position = before + text[start], start + 1
+            continue
         found.append(Document(data, preamble=before))
         position, before = end, ""
+    if not found:
+        raise errors[0] if errors else FioError(f"{source}: no JSON object in fio output: {excerpt(text)}")
     found[-1].postamble = before + text[position:]
     return found
+
+
+SKIPPED = 10  # the most lines beginning with { but no JSON object a file's text may hold
 
 
 def has_object(text: str) -> bool:
