@@ -15,7 +15,7 @@ from flashscale import cli
 from flashscale.measure import results
 from flashscale.errors import FioError
 from flashscale.measure.fio_import import checks, derived, documents, importer, targets, versions
-from flashscale.measure.fio_import.file_names import Naming
+from flashscale.measure.fio_import.file_names import Naming, read_map
 
 AS_FOUND = Path(__file__).parent / "golden" / "as_found"
 OPENING = re.compile(r'^\{\n\s*"fio version"', re.MULTILINE)
@@ -23,7 +23,9 @@ TARGET_LINE = re.compile(r"^(?:filename|directory)=(.*)$", re.MULTILINE)
 # The job file(s) of each output: <stem>.fio, the hand-edited 3.35 copy its 3.33 original's, an appended run its own
 JOB_FILES = {"fio335_spread4.output": ["spread4_jsonplus.fio"],
              "scaling_appended": ["scaling_1.fio", "scaling_2.fio", "scaling_3.fio"]}
-OUTPUTS = 10  # the files of fio's output in the folder (README.md)
+RUN_OF = {"status_stonewalled.json": [2]}  # its one run is its last report: output 0 is fio's third document
+OUTPUTS = 12  # the files of fio's output in the folder (README.md)
+MAP = '- {match: "*/sections_grouped.json", devices: 3}  # fio echoes only its last section\'s targets\n'
 
 
 def fio_outputs(path: Path) -> list[dict]:
@@ -32,9 +34,9 @@ def fio_outputs(path: Path) -> list[dict]:
     return [json.JSONDecoder().raw_decode(text, found.start())[0] for found in OPENING.finditer(text)]
 
 
-def truth(output: dict) -> float:
-    """A run's bandwidth from fio's own counts: every job's bytes over the longest runtime, bytes/s."""
-    jobs = output["jobs"]
+def truth(output: dict, group: int) -> float:
+    """A reporting group's bandwidth from fio's own counts: its jobs' bytes over the longest runtime, bytes/s."""
+    jobs = [job for job in output["jobs"] if job["groupid"] == group]
     moved = sum(job[side]["io_bytes"] for job in jobs for side in ("read", "write"))
     return moved / (max(job[side]["runtime"] for job in jobs for side in ("read", "write")) / 1000)
 
@@ -50,23 +52,26 @@ def devices_listed(job_file: Path) -> int:
 def imported(tmp_path_factory) -> tuple[object, importer.Summary]:
     """The folder imported as it is, naming only its layout: (its table, what the import did)."""
     out = tmp_path_factory.mktemp("as_found") / "imported"
-    summary = importer.run_import([str(AS_FOUND)], out, Naming(given={"layout": "jbod"}))
+    (out.parent / "map.yaml").write_text(MAP)
+    naming = Naming(rules=tuple(read_map(out.parent / "map.yaml")), given={"layout": "jbod"})
+    summary = importer.run_import([str(AS_FOUND)], out, naming)
     return results.load(out), summary
 
 
 def test_every_output_as_found_imports_with_its_bandwidth_its_bytes_over_its_runtime(imported):
     table, summary = imported
     assert not summary.refused and summary.line() == (
-        f"{OUTPUTS} files: {OUTPUTS} imported (12 rows) (left aside: 11 fio job files, 2 text not fio's output (by "
+        f"{OUTPUTS} files: {OUTPUTS} imported (15 rows) (left aside: 13 fio job files, 2 text not fio's output (by "
         "their content))")
     assert set(table["status"]) == {"ok"}
     worst = 0.0
-    for (source, output), rows in table.groupby(["source_file", "source_output"]):
-        expected = truth(fio_outputs(Path(source))[output])
+    for (source, output, group), rows in table.groupby(["source_file", "source_output", "source_group"]):
+        document = RUN_OF.get(Path(source).name, range(output + 1))[output]
+        expected = truth(fio_outputs(Path(source))[document], group)
         (bw,) = rows["bw_bytes"]
         assert bw == pytest.approx(expected, rel=0.01), (source, output)
         worst = max(worst, abs(bw / expected - 1))
-    assert worst < 1e-6  # measured at this commit: 7.8e-9 (fio's bw_bytes is 1000 x bytes // ms, rounded down)
+    assert worst < 1e-6  # measured at this commit: 1.2e-8 (fio's bw_bytes is 1000 x bytes // ms, rounded down)
     assert sorted({Path(p).name for p in table["source_file"]}) == sorted(
         p.name for p in AS_FOUND.iterdir() if p.suffix not in (".fio", ".md", ".py"))
 
@@ -76,11 +81,22 @@ def test_each_row_s_device_count_is_the_files_its_job_lists(imported):
     for (source, output), rows in table.groupby(["source_file", "source_output"]):
         name = Path(source).name
         job = JOB_FILES.get(name, [f"{name.split('.')[0]}.fio"])[output]
-        assert list(rows["devices"]) == [devices_listed(AS_FOUND / job)], (name, output)
-        assert "devices: " in rows["read_from"].iloc[0]
+        assert set(rows["devices"]) == {devices_listed(AS_FOUND / job)}, (name, output)
+        assert ("devices: " in rows["read_from"].iloc[0]) is (name != "sections_grouped.json")  # the map's there
     assert sorted(table.loc[table["source_file"].str.endswith("scaling_appended"), "devices"]) == [1, 2, 3]
     escaped = table[table["source_file"].str.endswith("escaped_colon.json")].iloc[0]
     assert escaped["devices"] == 2 and escaped["target"] == "odd\\:name:plain"  # 'odd:name' is one file
+
+
+def test_reports_of_a_run_whose_second_group_began_after_the_first_report_are_one_run(imported):
+    """--status-interval=1 over two stonewalled groups: the first report has the second group's jobs not yet begun
+    (runtime 0), the next has them begun less than the interval before; three reports, one run, the last."""
+    table, summary = imported
+    (outcome,) = [o for o in summary.outcomes if o.path.endswith("status_stonewalled.json")]
+    assert "the last of 3 reports fio wrote of one run as it ran" in " ".join(outcome.said)
+    rows = table[table["source_file"] == outcome.path]
+    assert sorted(rows["rw"]) == ["randrw", "randwrite"] and set(rows["source_output"]) == {0}
+    assert len(fio_outputs(Path(outcome.path))) == 3
 
 
 def test_fio_3_35_is_read_as_fio_3_33_is(imported):
@@ -168,7 +184,7 @@ def test_a_folder_without_fio_output_is_an_error_and_nothing_is_written(tmp_path
     (bag / "notes.txt").write_text("ran on lab7\n")
     assert cli.main(["import", str(bag), "--to", str(tmp_path / "out"), "--layout", "jbod"]) == 1
     err = capsys.readouterr().err
-    assert f"no fio output in {bag}: nothing imported, nothing written (left aside: 11 fio job files, 1 text not " \
+    assert f"no fio output in {bag}: nothing imported, nothing written (left aside: 13 fio job files, 1 text not " \
            "fio's output (by their content))" in err
     (tmp_path / "none").mkdir()
     assert cli.main(["import", str(tmp_path / "none"), "--to", str(tmp_path / "out"), "--layout", "jbod"]) == 1

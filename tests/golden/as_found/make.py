@@ -42,13 +42,19 @@ RUNS = {
                     "directories.out"),
     "per_job_targets": ("read", "4k", "\n[one]\nfilename=dev0\n\n[two]\nfilename=dev1", "json", "per_job_targets"),
     "tiny_reads": ("randread", "128", "filename=dev0\n\n[tiny]", "json", "tiny_reads.log"),
+    # group_reporting over two job sections, each its own targets: fio echoes only the last's (a map gives the count)
+    "sections_grouped": ("randread", "4k", "group_reporting=1\n\n[a]\nfilename=dev0:dev1\nnumjobs=2\n\n[b]\n"
+                         "filename=dev2", "json", "sections_grouped.json"),
+    # reports every second of a run of two stonewalled groups: the second group begins after the first report
+    "status_stonewalled": ("randrw", "4k", "filename=dev0:dev1\n\n[mixed]\nnumjobs=2\n\n[writes]\nstonewall\n"
+                           "rw=randwrite", "json --status-interval=1", "status_stonewalled.json"),
 }
 SCALING = (1, 2, 3)  # scaling_appended: one run a device count, appended to one file without a suffix
 BANNER = "=== bench.sh 1.4: host lab7, starting fio ===\n"
 
 
 def run(job: Path, form: str, workdir: Path, output: Path | None = None) -> str:
-    argv = ["fio", f"--output-format={form}", *([f"--output={output}"] if output else []), str(job)]
+    argv = ["fio", *f"--output-format={form}".split(), *([f"--output={output}"] if output else []), str(job)]
     proc = subprocess.run(argv, capture_output=True, text=True, cwd=workdir, timeout=120)
     print(f"{job.name}: fio exit {proc.returncode}", file=sys.stderr)
     if proc.returncode != 0:

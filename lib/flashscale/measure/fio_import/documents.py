@@ -56,7 +56,8 @@ def runs(outputs: list[dict]) -> list[tuple[dict, int]]:
     """The outputs that are runs of their own, each with how many outputs it stands for: consecutive outputs that
     are ``--status-interval`` reports of one run count as one, the last. A later output continues an earlier one when
     it has the same jobs, none of its counts fell, and its jobs had run for longer than the time between the two
-    were written: a run appended after another began after the first was written, so it cannot have. fio before
+    were written, or fio's ``elapsed`` says its process began before the earlier one was (``_began_before``): a run
+    appended after another began after the first was written, so it cannot have. fio before
     2.2.5 wrote no time in its JSON: there, outputs whose jobs ran longer each time are one run's reports only when
     they come at fio's regular interval (``_regular``); normal output names its processes (``_pids``)."""
     chains: list[list[dict]] = []
@@ -101,7 +102,17 @@ def _continues(earlier: dict, later: dict) -> bool:
         return _same_jobs(first, then, None) and _longer(first, then)
     if not isinstance(earlier.get("timestamp_ms"), int) or not isinstance(later.get("timestamp_ms"), int):
         return False
-    return _same_jobs(first, then, later["timestamp_ms"] - earlier["timestamp_ms"])
+    gap = later["timestamp_ms"] - earlier["timestamp_ms"]
+    return _same_jobs(first, then, gap) or (_began_before(then, gap) and _same_jobs(first, then, None))
+
+
+def _began_before(jobs: list, gap_ms: int) -> bool:
+    """Whether the fio that wrote ``jobs`` began before an output ``gap_ms`` earlier was written: its ``elapsed``
+    (fio 2.2.9 on: the seconds since the process began, rounded up, ``calc_thread_status`` in eta.c) is a second or
+    more beyond the gap. A run appended after another began after it was written: its elapsed is under the gap and a
+    second. This holds where a job's runtime cannot: a job that ended soon after the earlier report."""
+    elapsed = jobs[0].get("elapsed") if isinstance(jobs[0], dict) else None
+    return isinstance(elapsed, int) and not isinstance(elapsed, bool) and gap_ms >= 0 and elapsed * 1000 >= gap_ms + 1000
 
 
 def _longer(first: list, then: list) -> bool:
@@ -110,13 +121,14 @@ def _longer(first: list, then: list) -> bool:
 
 def _same_jobs(first: list, then: list, gap_ms: int | None) -> bool:
     """Whether ``then``'s jobs are ``first``'s later on: the same names and groups, no count fallen, and (``gap_ms``
-    between the two outputs) each job's runtime longer than the gap."""
+    between the two outputs) each job that had run by the earlier one run for longer than the gap since."""
     for a, b in zip(first, then):
         if not isinstance(a, dict) or not isinstance(b, dict) or a.get("jobname") != b.get("jobname") \
                 or a.get("groupid") != b.get("groupid"):
             return False
-        # a job's runtime (ms) counts its I/O from its start: longer than the gap, it began before the earlier one
-        if gap_ms is not None and not _counted(b, "runtime") > gap_ms >= 0:
+        # a job's runtime (ms) counts its I/O from its start: longer than the gap, it began before the earlier one;
+        # a job that had not begun then (a later stonewall group's) may have begun since
+        if gap_ms is not None and (gap_ms < 0 or (_counted(a, "runtime") > 0 and not _counted(b, "runtime") > gap_ms)):
             return False
         if any(_counted(b, "io_bytes", side) < _counted(a, "io_bytes", side) for side in SIDES):
             return False
