@@ -231,13 +231,21 @@ def test_a_bad_pattern_is_named_before_anything_is_read():
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.binary(max_size=300) | st.sampled_from(sorted(p.name for p in IMPORTED.glob("*.json"))).map(
     lambda n: (IMPORTED / n).read_bytes()[: len((IMPORTED / n).read_bytes()) * 3 // 4]))
-def test_any_bytes_are_imported_or_refused_by_name(tmp_path, content):
+def test_any_bytes_are_imported_refused_by_name_or_left_aside_saying_so(tmp_path, content):
+    """A file named alone: imported, refused with a reason, or (not fio's output) left aside, which leaves no fio
+    output, an error saying what it was."""
     folder = tmp_path / f"in{os.getpid()}"
     folder.mkdir(exist_ok=True)
     (folder / "x.json").write_bytes(content)
     out = tmp_path / "out"
     shutil.rmtree(out, ignore_errors=True)
-    summary = importer.run_import([str(folder / "x.json")], out, Naming(given={"layout": "l", "devices": 1}))
+    try:
+        summary = importer.run_import([str(folder / "x.json")], out, Naming(given={"layout": "l", "devices": 1}))
+    except ConfigError as exc:
+        assert re.search(r"no fio output in .*x\.json: nothing imported, nothing written \(left aside: 1 .+ \(by "
+                         r"their content\)\)$", str(exc)), exc
+        assert not out.exists()
+        return
     assert len(summary.outcomes) == 1 and (summary.refused[0].reason if summary.refused else summary.added)
 
 

@@ -48,13 +48,17 @@ def devices_listed(job_file: Path) -> int:
     return len(names)
 
 
+def naming(folder: Path) -> Naming:
+    """The layout of every file, and the map for the one file that cannot say its device count."""
+    (folder / "map.yaml").write_text(MAP)
+    return Naming(rules=tuple(read_map(folder / "map.yaml")), given={"layout": "jbod"})
+
+
 @pytest.fixture(scope="module")
 def imported(tmp_path_factory) -> tuple[object, importer.Summary]:
     """The folder imported as it is, naming only its layout: (its table, what the import did)."""
     out = tmp_path_factory.mktemp("as_found") / "imported"
-    (out.parent / "map.yaml").write_text(MAP)
-    naming = Naming(rules=tuple(read_map(out.parent / "map.yaml")), given={"layout": "jbod"})
-    summary = importer.run_import([str(AS_FOUND)], out, naming)
+    summary = importer.run_import([str(AS_FOUND)], out, naming(out.parent))
     return results.load(out), summary
 
 
@@ -74,6 +78,15 @@ def test_every_output_as_found_imports_with_its_bandwidth_its_bytes_over_its_run
     assert worst < 1e-6  # measured at this commit: 1.2e-8 (fio's bw_bytes is 1000 x bytes // ms, rounded down)
     assert sorted({Path(p).name for p in table["source_file"]}) == sorted(
         p.name for p in AS_FOUND.iterdir() if p.suffix not in (".fio", ".md", ".py"))
+
+
+def test_a_folder_s_files_named_one_by_one_import_as_the_folder_does(imported, tmp_path):
+    """``flashscale import results/*``: the shell names every file, job files and notes among them; they are left
+    aside by their content as the folder's are, not refused."""
+    table, summary = imported
+    named = importer.run_import(sorted(str(p) for p in AS_FOUND.iterdir()), tmp_path / "out", naming(tmp_path))
+    assert named.line() == summary.line() and not named.refused
+    assert results.load(tmp_path / "out")["bw_bytes"].tolist() == table["bw_bytes"].tolist()
 
 
 def test_each_row_s_device_count_is_the_files_its_job_lists(imported):

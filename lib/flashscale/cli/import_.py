@@ -2,8 +2,8 @@
 
 flashscale import PATH... --to DIR --layout NAME --devices N; or --pattern '{layout}/{bs}/{rw}-{iodepth}-{numjobs}.json'
 or --map FILE for what a file cannot say (the file wins where its name disagrees; a job's filename list of devices
-gives its device count). DIR is new or an earlier import's. A folder's files are read whatever their names; those
-that are not fio's output are left aside by their content. Bad files are refused by name and the rest imported (exit
+gives its device count). DIR is new or an earlier import's. Files are read whatever their names; those that are
+not fio's output are left aside by their content. Bad files are refused by name and the rest imported (exit
 status 3); no fio output at all is an error (exit status 1). Then: flashscale analyze DIR --reference LAYOUT.
 How to: docs/howto/import.md; what it reads of each fio version and every outcome: docs/reference/import.md
 """

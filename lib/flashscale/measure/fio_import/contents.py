@@ -1,4 +1,4 @@
-"""What a folder's file holds: fio's output, read whatever the file is named (fio's ``--output`` takes any name:
+"""What a file holds: fio's output, read whatever the file is named (fio's ``--output`` takes any name:
 ``.json``, ``.output``, ``.log``, ``.txt``, none), or something else, left aside by its content and counted by what
 it is.
 

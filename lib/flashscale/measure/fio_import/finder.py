@@ -1,14 +1,13 @@
 """Which files an import reads: those named on the command line, those a glob matches, and every file under a
-folder, whose content then says whether it is fio's output (``contents``); a folder's symbolic links are not
+folder; their content then says whether each is fio's output (``contents``). A folder's symbolic links are not
 followed.
 
-A file named on the command line is read whatever its name, and so is the file a symbolic link named there points
-to: the user chose it, and one that is not fio's output is refused by name. A folder's files are read whatever
-their names (fio's ``--output`` takes any), and those whose content is not fio's output are left aside, counted by
-what they are (``contents``), not refused. A symbolic link met inside a folder, or matched by a glob, is not
-followed (to a file or to a folder): it may point anywhere on the machine, and whoever made the folder chose it,
-not the user. Each such link is counted and said, never read; name it on the command line to read what it points
-to.
+Every file is read whatever its name (fio's ``--output`` takes any), and one whose content is not fio's output is
+left aside, counted by what it is (``contents``), not refused: a shell's ``results/*`` names a folder's job files and
+notes as surely as the folder does. A file named on the command line is read, and so is the file a symbolic link
+named there points to: the user chose it. A symbolic link met inside a folder, or matched by a glob, is not followed
+(to a file or to a folder): it may point anywhere on the machine, and whoever made the folder chose it, not the
+user. Each such link is counted and said, never read; name it on the command line to read what it points to.
 """
 from __future__ import annotations
 
@@ -26,11 +25,9 @@ LINKS = "symbolic links (not followed: name one on the command line to read it)"
 
 @dataclass
 class Found:
-    """The files an import reads, sorted, each once; those of them found in a folder (read by their content); and
-    the links left aside, counted."""
+    """The files an import reads, sorted, each once, and the links left aside, counted."""
 
     files: list[Path] = field(default_factory=list)
-    in_folders: frozenset[Path] = frozenset()
     aside: Counter = field(default_factory=Counter)
 
 
@@ -65,14 +62,14 @@ def find_files(paths: Iterable[str], skip: Path | None = None) -> Found:
     """The files to read: each file named (a symbolic link named is followed), each match of a glob and each file
     under a folder (recursively; symbolic links among them not followed); sorted, each once, none under ``skip``
     (the import's own folder). ConfigError naming a path that is none of these."""
-    found, aside, walked = [], Counter(), []
+    found, aside = [], Counter()
     skip = skip.resolve() if skip is not None else None
     for given in paths:
         path = Path(given)
         if path.is_file():
             found.append(path)
         elif path.is_dir():
-            walked.extend(_walk(path, skip, aside))
+            found.extend(_walk(path, skip, aside))
         elif any(c in str(given) for c in "*?["):
             matched = [Path(p) for p in glob(str(given), recursive=True)]
             linked = [p for p in matched if _through_link(p, str(given))]
@@ -84,7 +81,5 @@ def find_files(paths: Iterable[str], skip: Path | None = None) -> Found:
             found.extend(files)
         else:
             raise ConfigError(f"{given!r} is neither a file, a folder nor a glob that matches one")
-    named = {p.resolve() for p in found}
-    unique = {p.resolve(): p for p in walked + found if skip is None or not p.resolve().is_relative_to(skip)}
-    return Found(sorted(unique.values(), key=lambda p: p.as_posix()),
-                 frozenset(p for key, p in unique.items() if key not in named), aside)
+    unique = {p.resolve(): p for p in found if skip is None or not p.resolve().is_relative_to(skip)}
+    return Found(sorted(unique.values(), key=lambda p: p.as_posix()), aside)

@@ -223,7 +223,7 @@ def run_import(paths: Sequence[str], to: Path, naming: Naming, argv: Sequence[st
     summary, known = Summary(to, aside=found.aside), {r["source_sha256"]: r["source_file"] for r in earlier}
     new_rows = []
     for path in found.files:
-        outcome = reader.read_file(path, naming, to.name, by_content=path in found.in_folders)
+        outcome = reader.read_file(path, naming, to.name, by_content=True)
         if outcome.aside is not None:
             summary.aside[outcome.aside] += 1
             continue
@@ -235,7 +235,7 @@ def run_import(paths: Sequence[str], to: Path, naming: Naming, argv: Sequence[st
             known[outcome.sha256] = outcome.path
             new_rows += outcome.rows
     if not summary.outcomes:
-        raise ConfigError(f"no fio output in {', '.join(shown(str(p), 80) for p in paths[:3])}"
+        raise ConfigError(f"no fio output in {', '.join(shown(str(p)) for p in paths[:3])}"
                           f"{' and more' if len(paths) > 3 else ''}: nothing imported, nothing written"
                           + (f" ({summary.aside_line()})" if summary.aside else " (no file in it)"))
     if not earlier and not new_rows:

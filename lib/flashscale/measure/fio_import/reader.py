@@ -267,8 +267,8 @@ def read_file(path: Path, naming: Naming, campaign: str, by_content: bool = Fals
     """One file, read only: its rows, or the reason it is refused; no error escapes (one flashscale did not expect
     is the reason, named so). A file holding several outputs (runs appended to one file) gives the rows of each run;
     fio's reports of one run as it ran (``--status-interval``) are one run, the last report (``documents.runs``).
-    At most ``bounds.MAX_BYTES`` is read of it, or expanded of it when it is compressed. ``by_content`` (a folder's
-    file): one that is not fio's output is left aside (``aside`` says what it is), not refused."""
+    At most ``bounds.MAX_BYTES`` is read of it, or expanded of it when it is compressed. ``by_content`` (an import's
+    files): one that is not fio's output is left aside (``aside`` says what it is), not refused."""
     outcome = FileOutcome(str(Path(path).resolve()), "", 0)
     try:
         outcome.aside = contents.by_head(bounds.head(path, contents.HEAD)) if by_content else None
