@@ -12,7 +12,7 @@ normal, client/server), and the readers of every form fio wrote that ``measure.f
     file_names  what a file's name (or a map, or the user) says of the run it holds
     checks      what an imported row's numbers cannot be; that a file's rows make a table
     finder      which files an import reads
-    contents    whether a folder's file holds fio's output, and what it holds instead
+    contents    whether a file holds fio's output, and what it holds instead
     reader      one file read into rows of the results table, every row with its source and what it was read from
     swap        the import's folder written whole beside the old one, then put in its place at once
     importer    the campaign folder an import writes, one import after another (``run_import``)

@@ -10,7 +10,8 @@ it is.
     text not fio's output   anything else
 
 fio's output is what ``reader.read_outputs`` reads: a JSON object beginning a line and ``"fio version"`` in the
-text, a terse line, a normal output's job block. A file that holds it but cannot be read (truncated, damaged) is fio's, and refused by name.
+text, a terse line, a normal output's job block. A file that holds it but cannot be read (truncated, damaged) is
+fio's, and refused by name.
 """
 from __future__ import annotations
 

@@ -112,7 +112,8 @@ def _began_before(jobs: list, gap_ms: int) -> bool:
     more beyond the gap. A run appended after another began after it was written: its elapsed is under the gap and a
     second. This holds where a job's runtime cannot: a job that ended soon after the earlier report."""
     elapsed = jobs[0].get("elapsed") if isinstance(jobs[0], dict) else None
-    return isinstance(elapsed, int) and not isinstance(elapsed, bool) and gap_ms >= 0 and elapsed * 1000 >= gap_ms + 1000
+    whole = isinstance(elapsed, int) and not isinstance(elapsed, bool)
+    return whole and gap_ms >= 0 and elapsed * 1000 >= gap_ms + 1000
 
 
 def _longer(first: list, then: list) -> bool:
@@ -128,7 +129,8 @@ def _same_jobs(first: list, then: list, gap_ms: int | None) -> bool:
             return False
         # a job's runtime (ms) counts its I/O from its start: longer than the gap, it began before the earlier one;
         # a job that had not begun then (a later stonewall group's) may have begun since
-        if gap_ms is not None and (gap_ms < 0 or (_counted(a, "runtime") > 0 and not _counted(b, "runtime") > gap_ms)):
+        begun = _counted(a, "runtime") > 0
+        if gap_ms is not None and (gap_ms < 0 or (begun and not _counted(b, "runtime") > gap_ms)):
             return False
         if any(_counted(b, "io_bytes", side) < _counted(a, "io_bytes", side) for side in SIDES):
             return False
@@ -190,6 +192,9 @@ def documents(text: str, source: str = "fio output") -> list[Document]:
         raise
 
 
+SKIPPED = 10  # the most lines beginning with { but no JSON object a file's text may hold
+
+
 def _split(text: str, source: str) -> list[Document]:
     """The documents of ``text``. A line that begins with ``{`` but no JSON object (a wrapper's ``{run 2 of 3}``) is
     text, unless fio's own opening begins it, or ``SKIPPED`` such lines were passed already (each costs a parse: a
@@ -217,9 +222,6 @@ def _split(text: str, source: str) -> list[Document]:
         raise errors[0] if errors else FioError(f"{source}: no JSON object in fio output: {excerpt(text)}")
     found[-1].postamble = before + text[position:]
     return found
-
-
-SKIPPED = 10  # the most lines beginning with { but no JSON object a file's text may hold
 
 
 def has_object(text: str) -> bool:

@@ -218,7 +218,8 @@ class Naming:
             found = compile_pattern(self.pattern).search(Path(path).as_posix())
             if found is None:
                 raise ConfigError(f"its path does not fit --pattern {self.pattern!r}")
-            names = {k: value_of(k, v, f"its path, by --pattern {self.pattern!r}") for k, v in found.groupdict().items()}
+            where = f"its path, by --pattern {self.pattern!r}"
+            names = {k: value_of(k, v, where) for k, v in found.groupdict().items()}
         mapped: dict = {}
         for rule in self.rules:
             if rule.matches(path, output, jobs):

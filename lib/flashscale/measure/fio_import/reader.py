@@ -144,7 +144,8 @@ def _row(data: Mapping, entries: list[dict], names: Mapping, source: Mapping, wh
     numbers, failure = _numbers(data, entry, axes["rw"])
     derived = [f"{name}: {how[name]}" for name in ("rw", "bs", "iodepth") if str(how.get(name, "")).startswith(
         "derived") and (name != "rw" or "direction" in found)]
-    row = {"campaign": source["campaign"], "host": names.get("host") or "", "layout": names["layout"], **axes, "rep": 0, "warmup": False, "phase": "measure",
+    row = {"campaign": source["campaign"], "host": names.get("host") or "", "layout": names["layout"], **axes,
+           "rep": 0, "warmup": False, "phase": "measure",
            "point": f"{axes['rw']}-bs{axes['bs']}-nj{axes['numjobs']}-qd{axes['iodepth']}",
            "backend": BACKEND, "status": "failed" if failure else "ok", **numbers,
            "fio_version": str(data.get("fio version") or "")[:80], "source_file": source["path"],
