@@ -40,7 +40,8 @@ def hashes(folder: Path) -> dict[str, tuple[str, int]]:
 @pytest.fixture
 def mixed_bag(tmp_path) -> Path:
     """A user's folder: a good run, a failed job, an empty file, a truncated file, a JSON file not fio's, fio's
-    normal text output that does not say what ran, and fio's bandwidth log (left aside)."""
+    normal text output that does not say what ran, and fio's bandwidth log (the empty file, the JSON not fio's and
+    the log are left aside by their content)."""
     bag = tmp_path / "results"
     bag.mkdir()
     shutil.copy(GOLDEN / "write_1target.json", bag / "good.json")
@@ -59,12 +60,12 @@ def test_a_folder_of_bad_files_names_each_and_imports_the_rest(mixed_bag, tmp_pa
     out = tmp_path / "imported"
     assert cli.main(["import", str(mixed_bag), "--to", str(out), "--layout", "single", "--devices", "1"]) == 3
     said = capsys.readouterr()
-    assert said.out.startswith("6 files: 2 imported (2 rows), 1 failed job kept as a failed row, 4 refused: ")
-    for name, reason in [("empty.json", "empty"), ("truncated.json", "truncated"),
-                         ("other.json", "not fio's output"), ("normal.txt", "neither in the file nor given")]:
+    assert said.out.startswith("4 files: 2 imported (2 rows), 1 failed job kept as a failed row, 2 refused: ")
+    for name, reason in [("truncated.json", "truncated"), ("normal.txt", "neither in the file nor given")]:
         assert f"{name}: " in said.out and f"refused {mixed_bag / name}: " in said.err
         assert reason in said.err.split(f"refused {mixed_bag / name}: ")[1].splitlines()[0]
-    assert "left aside by name: 1 fio's per-job logs (_bw, _lat, _iops .log)" in said.out
+    assert "(left aside: 1 JSON not fio's, 1 empty, 1 fio's per-job logs (by their content))" in said.out
+    assert "empty.json" not in said.err and "other.json" not in said.err
     table = results.load(out)
     assert sorted(table["status"]) == ["failed", "ok"]
     bad = table[table["status"] == "failed"].iloc[0]
@@ -74,11 +75,12 @@ def test_a_folder_of_bad_files_names_each_and_imports_the_rest(mixed_bag, tmp_pa
     raw = json.loads((GOLDEN / "write_1target.json").read_text())["jobs"][0]["write"]
     assert good["bw_bytes"] == raw["bw_bytes"] and good["clat_p99_ns"] == raw["clat_ns"]["percentile"]["99.000000"]
     sources = importer.sources(out).set_index("path")
-    assert sources.loc[str((mixed_bag / "empty.json").resolve()), "outcome"] == "refused"
+    assert sources.loc[str((mixed_bag / "truncated.json").resolve()), "outcome"] == "refused"
+    assert str((mixed_bag / "empty.json").resolve()) not in sources.index  # left aside: not fio's, not a source
     assert sources.loc[str((mixed_bag / "good.json").resolve()), "sha256"] == sha256(mixed_bag / "good.json")
     assert sources.loc[str((mixed_bag / "good.json").resolve()), "read_from"].startswith("bw_bytes; clat_ns, lat_ns")
     notes = json.loads((out / "notes.json").read_text())
-    assert any(n.startswith("4 file(s) refused, not imported: ") and "empty.json: empty" in n for n in notes)
+    assert any(n.startswith("2 file(s) refused, not imported: ") and "truncated.json: " in n for n in notes)
     assert hashes(mixed_bag) == before  # read, never written: contents and times as they were
     kept = out / "raw" / good["source_sha256"][:16] / "source" / "good.json"
     assert sha256(kept) == good["source_sha256"]  # the copy kept is the file imported, byte for byte
@@ -229,13 +231,21 @@ def test_a_bad_pattern_is_named_before_anything_is_read():
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.binary(max_size=300) | st.sampled_from(sorted(p.name for p in IMPORTED.glob("*.json"))).map(
     lambda n: (IMPORTED / n).read_bytes()[: len((IMPORTED / n).read_bytes()) * 3 // 4]))
-def test_any_bytes_are_imported_or_refused_by_name(tmp_path, content):
+def test_any_bytes_are_imported_refused_by_name_or_left_aside_saying_so(tmp_path, content):
+    """A file named alone: imported, refused with a reason, or (not fio's output) left aside, which leaves no fio
+    output, an error saying what it was."""
     folder = tmp_path / f"in{os.getpid()}"
     folder.mkdir(exist_ok=True)
     (folder / "x.json").write_bytes(content)
     out = tmp_path / "out"
     shutil.rmtree(out, ignore_errors=True)
-    summary = importer.run_import([str(folder / "x.json")], out, Naming(given={"layout": "l", "devices": 1}))
+    try:
+        summary = importer.run_import([str(folder / "x.json")], out, Naming(given={"layout": "l", "devices": 1}))
+    except ConfigError as exc:
+        assert re.search(r"no fio output in .*x\.json: nothing imported, nothing written \(left aside: 1 .+ \(by "
+                         r"their content\)\)$", str(exc)), exc
+        assert not out.exists()
+        return
     assert len(summary.outcomes) == 1 and (summary.refused[0].reason if summary.refused else summary.added)
 
 

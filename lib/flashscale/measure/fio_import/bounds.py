@@ -49,6 +49,12 @@ def read_bounded(path: Path) -> bytes:
     return content
 
 
+def head(path: Path, size: int) -> bytes:
+    """A file's first ``size`` bytes at most."""
+    with open(path, "rb") as stream:
+        return stream.read(size)
+
+
 def compression_of(content: bytes) -> str | None:
     """gzip, xz or bzip2 by the magic bytes ``content`` begins with; None for none."""
     return next((name for name, magic in COMPRESSED if content.startswith(magic)), None)

@@ -6,8 +6,10 @@ ran, so a file that says otherwise was damaged or made by hand.
 
     a rate that is negative, infinite or not a number          bw_bytes, iops, read_bw_bytes, write_bw_bytes
     a bandwidth above its bytes over its runtime               bw_bytes x runtime > io_bytes (+1 byte a second)
-    I/Os above what its bytes allow                            iops x runtime x 512 > io_bytes (an I/O moves at
-                                                               least a sector)
+    I/Os above what its bytes allow                            iops x runtime x the least an I/O moves >
+                                                               io_bytes: a sector (512 bytes), or the job's own bs
+                                                               where it is smaller (a 128-byte read of a network
+                                                               file system is real)
     data moved in no time                                      io_bytes > 0 with runtime 0: no rate
 """
 from __future__ import annotations
@@ -40,10 +42,18 @@ def impossible(row: Mapping) -> str | None:
     if seconds > 0 and bw * seconds > moved * (1 + SLACK) + seconds:
         return (f"bandwidth {bw:.0f} bytes/s is more than its {moved:.0f} bytes over its {seconds:g} s allow "
                 f"({moved / seconds:.0f} bytes/s)")
-    iops = row.get("iops")
-    if seconds > 0 and isinstance(iops, (int, float)) and iops * seconds * SECTOR > moved * (1 + SLACK) + SECTOR:
-        return f"{iops:g} IOPS over {seconds:g} s is more I/Os than its {moved:.0f} bytes allow at 512 bytes an I/O"
+    iops, least = row.get("iops"), least_io(row)
+    if seconds > 0 and isinstance(iops, (int, float)) and iops * seconds * least > moved * (1 + SLACK) + least:
+        return (f"{iops:g} IOPS over {seconds:g} s is more I/Os than its {moved:.0f} bytes allow at {least} "
+                f"byte{'s' if least > 1 else ''} an I/O")
     return None
+
+
+def least_io(row: Mapping) -> int:
+    """The fewest bytes one I/O of ``row`` moves: a sector, or its bs where that is smaller (module docstring)."""
+    bs = row.get("bs")
+    known = isinstance(bs, int) and not isinstance(bs, bool) and bs > 0
+    return min(SECTOR, bs) if known else SECTOR
 
 
 def checked(row: dict) -> dict:

@@ -7,8 +7,9 @@ Pure. From one reporting group's job entries (normalized by ``versions``, ``ters
                 (trim); a unified side (``mixed``) says no direction
     bs          the main direction's bytes over its I/Os: the I/Os fio counted (``total_ios``, fio 2.1.14 on:
                 exact) or else its IOPS x runtime (IOPS whole before fio 2.2.6 and in terse: fio's rounding);
-                taken when within 1% of a whole number of 512-byte sectors, else not derived (a bs range or
-                bssplit has no one size)
+                taken when within 1% of a whole number of 512-byte sectors, or, under a sector, of a whole
+                number of bytes fio counted (a network file system's 128-byte reads), else not derived (a bs
+                range or bssplit has no one size)
     iodepth     fio's ``iodepth_level`` (the share of I/Os submitted at each depth in flight, in buckets 1, 2,
                 4, ... 32, >=64): the lower bound of the bucket that holds the most
     numjobs     the job entries of the group (``what_ran.job_count``)
@@ -69,6 +70,8 @@ def block_size(entries: list[Mapping], way: str) -> tuple[int | None, str]:
         return None, ("fio counted its bytes in a runtime of 0 ms (it timed none of it): no I/Os to divide them by"
                       if timed else "no I/Os to divide by")
     size = moved / total
+    if exact and size < SECTOR and round(size) >= 1 and abs(size - round(size)) <= WITHIN * size:
+        return round(size), f"derived: {side_name} bytes over I/Os ({how}) = {size:.1f}"  # NFS's 128-byte reads
     sectors = round(size / SECTOR)
     if sectors >= 1 and abs(size - sectors * SECTOR) <= WITHIN * sectors * SECTOR:
         return sectors * SECTOR, f"derived: {side_name} bytes over I/Os ({how}) = {size:.1f}"

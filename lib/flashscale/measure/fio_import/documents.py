@@ -11,6 +11,8 @@ output, and read here rather than refused:
   the closing brace. Kept as ``postamble``, and said.
 - fio's messages inside it, where a message from another thread landed while the JSON was written: lines that begin
   ``fio: `` are taken out when, and only when, the JSON does not read with them, and that is said.
+- a wrapper's own words around fio's JSON, and its own JSON (``{"host": ...}``) or lines that begin with ``{`` but
+  are no JSON (``{run 2 of 3}``, at most ``SKIPPED`` of them): text, said; a JSON object not fio's is not read.
 - several documents in one file: a loop that appends each run (``fio ... >> all.json``). Each is read.
 - fio's reports of one run while it runs (``--status-interval``): a whole document each time, its numbers counted
   from the run's start. Only the last, the whole run, is read (``runs``).
@@ -54,7 +56,8 @@ def runs(outputs: list[dict]) -> list[tuple[dict, int]]:
     """The outputs that are runs of their own, each with how many outputs it stands for: consecutive outputs that
     are ``--status-interval`` reports of one run count as one, the last. A later output continues an earlier one when
     it has the same jobs, none of its counts fell, and its jobs had run for longer than the time between the two
-    were written: a run appended after another began after the first was written, so it cannot have. fio before
+    were written, or fio's ``elapsed`` says its process began before the earlier one was (``_began_before``): a run
+    appended after another began after the first was written, so it cannot have. fio before
     2.2.5 wrote no time in its JSON: there, outputs whose jobs ran longer each time are one run's reports only when
     they come at fio's regular interval (``_regular``); normal output names its processes (``_pids``)."""
     chains: list[list[dict]] = []
@@ -99,7 +102,18 @@ def _continues(earlier: dict, later: dict) -> bool:
         return _same_jobs(first, then, None) and _longer(first, then)
     if not isinstance(earlier.get("timestamp_ms"), int) or not isinstance(later.get("timestamp_ms"), int):
         return False
-    return _same_jobs(first, then, later["timestamp_ms"] - earlier["timestamp_ms"])
+    gap = later["timestamp_ms"] - earlier["timestamp_ms"]
+    return _same_jobs(first, then, gap) or (_began_before(then, gap) and _same_jobs(first, then, None))
+
+
+def _began_before(jobs: list, gap_ms: int) -> bool:
+    """Whether the fio that wrote ``jobs`` began before an output ``gap_ms`` earlier was written: its ``elapsed``
+    (fio 2.2.9 on: the seconds since the process began, rounded up, ``calc_thread_status`` in eta.c) is a second or
+    more beyond the gap. A run appended after another began after it was written: its elapsed is under the gap and a
+    second. This holds where a job's runtime cannot: a job that ended soon after the earlier report."""
+    elapsed = jobs[0].get("elapsed") if isinstance(jobs[0], dict) else None
+    whole = isinstance(elapsed, int) and not isinstance(elapsed, bool)
+    return whole and gap_ms >= 0 and elapsed * 1000 >= gap_ms + 1000
 
 
 def _longer(first: list, then: list) -> bool:
@@ -108,13 +122,15 @@ def _longer(first: list, then: list) -> bool:
 
 def _same_jobs(first: list, then: list, gap_ms: int | None) -> bool:
     """Whether ``then``'s jobs are ``first``'s later on: the same names and groups, no count fallen, and (``gap_ms``
-    between the two outputs) each job's runtime longer than the gap."""
+    between the two outputs) each job that had run by the earlier one run for longer than the gap since."""
     for a, b in zip(first, then):
         if not isinstance(a, dict) or not isinstance(b, dict) or a.get("jobname") != b.get("jobname") \
                 or a.get("groupid") != b.get("groupid"):
             return False
-        # a job's runtime (ms) counts its I/O from its start: longer than the gap, it began before the earlier one
-        if gap_ms is not None and not _counted(b, "runtime") > gap_ms >= 0:
+        # a job's runtime (ms) counts its I/O from its start: longer than the gap, it began before the earlier one;
+        # a job that had not begun then (a later stonewall group's) may have begun since
+        begun = _counted(a, "runtime") > 0
+        if gap_ms is not None and (gap_ms < 0 or (begun and not _counted(b, "runtime") > gap_ms)):
             return False
         if any(_counted(b, "io_bytes", side) < _counted(a, "io_bytes", side) for side in SIDES):
             return False
@@ -154,7 +170,7 @@ def documents(text: str, source: str = "fio output") -> list[Document]:
     read as it is, the whole text again with fio's message lines taken out, or printf's nan and inf read, or both
     (each document then says so). FioError naming ``source`` when there is none, or one does not read even so
     (truncated: saying where it stops)."""
-    if _next_object(text, 0) is None:
+    if next_object(text, 0) is None:
         raise FioError(f"{source}: no JSON object in fio output: {excerpt(text)}")
     try:
         return _split(text, source)
@@ -176,27 +192,44 @@ def documents(text: str, source: str = "fio output") -> list[Document]:
         raise
 
 
+SKIPPED = 10  # the most lines beginning with { but no JSON object a file's text may hold
+
+
 def _split(text: str, source: str) -> list[Document]:
+    """The documents of ``text``. A line that begins with ``{`` but no JSON object (a wrapper's ``{run 2 of 3}``) is
+    text, unless fio's own opening begins it, or ``SKIPPED`` such lines were passed already (each costs a parse: a
+    file crafted of them costs ``SKIPPED`` parses at most); the first such error is raised when no document reads."""
     found: list[Document] = []
-    position, before = 0, ""
+    position, before, errors = 0, "", []
     while True:
-        start = _next_object(text, position)
+        start = next_object(text, position)
         if start is None:
             break
         before += text[position:start]
-        data, end = _decode(text, start, source)
+        try:
+            data, end = _decode(text, start, source)
+        except FioError as exc:
+            if FIO_OPENING.match(text, start):
+                raise
+            errors.append(exc)
+            if len(errors) > SKIPPED:
+                raise errors[0] from None
+            before, position = before + text[start], start + 1
+            continue
         found.append(Document(data, preamble=before))
         position, before = end, ""
+    if not found:
+        raise errors[0] if errors else FioError(f"{source}: no JSON object in fio output: {excerpt(text)}")
     found[-1].postamble = before + text[position:]
     return found
 
 
 def has_object(text: str) -> bool:
     """Whether ``text`` holds a JSON object where fio's would begin (``documents`` reads them)."""
-    return _next_object(text, 0) is not None
+    return next_object(text, 0) is not None
 
 
-def _next_object(text: str, position: int) -> int | None:
+def next_object(text: str, position: int) -> int | None:
     """Where the next JSON object begins, at or after ``position``: a line that begins with ``{`` (the rest of a
     line already begun, after a document's closing brace, counts as a line), or fio's own opening, ``{`` then
     ``"fio version"`` first on the next line, wherever a message fio wrote at the same time left it on a line

@@ -1,5 +1,5 @@
-"""What a file's name says of the run it holds, and what the user says of it: layout, devices, host, and where the
-file is silent (fio before 2.3, terse output) rw, bs, iodepth and numjobs.
+"""What a file's name says of the run it holds, and what the user says of it: layout, host, and where the file is
+silent (fio before 2.3, terse output, a target that is no list of devices) rw, bs, iodepth, numjobs and devices.
 
 Three ways, each filling only what the ones before it left open:
 
@@ -15,8 +15,9 @@ and ``{*}`` for a part that says nothing. fio-plot's bench-fio writes ``<output>
 ``run-<n>/``): ``'{layout}/{bs}/{rw}-{iodepth}-{numjobs}.json'``, ``'{layout}/{*}/{bs}/{rw}-{iodepth}-{numjobs}.json'``
 and ``'{layout}/{bs}/run-{rep}/{rw}-{iodepth}-{numjobs}.json'``.
 
-Where the file says rw, bs, iodepth or numjobs itself, the file wins and each difference from its name is kept as
-a sentence naming the file (``reconcile``).
+Where the file says rw, bs, iodepth, numjobs or devices itself, the file wins and each difference from its name is
+kept as a sentence naming the file (``reconcile``); where the file only infers one (a device count from a list of
+plain files, ``targets``), the name's is kept.
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ from . import derived
 from ...errors import ConfigError
 
 FIELDS = ("layout", "devices", "host", "rw", "bs", "iodepth", "numjobs", "rep")
-FROM_FILE = ("rw", "bs", "iodepth", "numjobs")  # what a file may say itself
+FROM_FILE = ("rw", "bs", "iodepth", "numjobs", "devices")  # what a file may say itself
 COUNTS = ("devices", "iodepth", "numjobs", "rep")
 PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 
@@ -211,7 +212,8 @@ class Naming:
             found = compile_pattern(self.pattern).search(Path(path).as_posix())
             if found is None:
                 raise ConfigError(f"its path does not fit --pattern {self.pattern!r}")
-            names = {k: value_of(k, v, f"{path}") for k, v in found.groupdict().items()}
+            where = f"its path, by --pattern {self.pattern!r}"
+            names = {k: value_of(k, v, where) for k, v in found.groupdict().items()}
         mapped: dict = {}
         for rule in self.rules:
             if rule.matches(path, output, jobs):
@@ -260,4 +262,4 @@ def missing(axes: Mapping, names: Mapping) -> list[str]:
     """What a row needs that neither the file nor its names give (an rw of ``random`` or ``sequential`` alone,
     with no direction from the file, is not a whole rw)."""
     need = [n for n in FROM_FILE if axes.get(n) is None or (n == "rw" and axes[n] in derived.ORDERS)]
-    return need + [n for n in ("layout", "devices") if names.get(n) is None]
+    return need + (["layout"] if names.get("layout") is None else [])

@@ -1,44 +1,39 @@
-"""Which files an import reads: those named on the command line, those a glob matches, those under a folder whose
-names say fio's output; a folder's symbolic links are not followed.
+"""Which files an import reads: those named on the command line, those a glob matches, and every file under a
+folder; their content then says whether each is fio's output (``contents``). A folder's symbolic links are not
+followed.
 
-A file named on the command line is read whatever its name, and so is the file a symbolic link named there points
-to: the user chose it. A symbolic link met inside a folder, or matched by a glob, is not followed (to a file or to a
-folder): it may point anywhere on the machine, and whoever made the folder chose it, not the user. Each such link
-is counted and said, never read; name it on the command line to read what it points to.
+Every file is read whatever its name (fio's ``--output`` takes any), and one whose content is not fio's output is
+left aside, counted by what it is (``contents``), not refused: a shell's ``results/*`` names a folder's job files and
+notes as surely as the folder does. A file named on the command line is read, and so is the file a symbolic link
+named there points to: the user chose it. A symbolic link met inside a folder, or matched by a glob, is not followed
+(to a file or to a folder): it may point anywhere on the machine, and whoever made the folder chose it, not the
+user. Each such link is counted and said, never read; name it on the command line to read what it points to.
 """
 from __future__ import annotations
 
 import os
-import re
 from collections import Counter
+from dataclasses import dataclass, field
 from glob import glob
 from pathlib import Path
 from typing import Iterable
 
 from ...errors import ConfigError
 
-READ_SUFFIXES = (".json", ".txt", ".out", ".log", ".terse", ".minimal")  # what a folder's files are read by
-COMPRESSED_SUFFIXES = (".gz", ".xz", ".bz2")  # after one of those: the file is decompressed (``bounds``)
-# fio's own per-job logs (write_bw_log and the like: <prefix>_bw.<job>.log), which are not its output
-FIO_LOG = re.compile(r"_(bw|lat|clat|slat|iops)(\.\d+)*\.log$")
 LINKS = "symbolic links (not followed: name one on the command line to read it)"
 
 
-def read_as(path: Path) -> str | None:
-    """None when a folder's file is read (its suffix is one of ``READ_SUFFIXES``, compressed or not); else what it
-    is counted as, left aside: its suffix, or fio's per-job logs."""
-    name = path.name.lower()
-    for compressed in COMPRESSED_SUFFIXES:
-        name = name.removesuffix(compressed)
-    if FIO_LOG.search(name):
-        return "fio's per-job logs (_bw, _lat, _iops .log)"
-    suffix = Path(name).suffix
-    return None if suffix in READ_SUFFIXES else (path.suffix.lower() or "(no suffix)")
+@dataclass
+class Found:
+    """The files an import reads, sorted, each once, and the links left aside, counted."""
+
+    files: list[Path] = field(default_factory=list)
+    aside: Counter = field(default_factory=Counter)
 
 
 def _walk(folder: Path, skip: Path | None, aside: Counter) -> list[Path]:
-    """The files to read under ``folder``, its symbolic links (to files or folders) counted aside, never followed,
-    and nothing under ``skip``."""
+    """Every file under ``folder``, its symbolic links (to files or folders) counted aside, never followed, and
+    nothing under ``skip``."""
     found = []
     for top, folders, files in os.walk(folder, followlinks=False):
         here = Path(top)
@@ -51,8 +46,7 @@ def _walk(folder: Path, skip: Path | None, aside: Counter) -> list[Path]:
             if inside.is_symlink():
                 aside[LINKS] += 1
             elif inside.is_file():
-                kind = read_as(inside)
-                found.append(inside) if kind is None else aside.update([kind])
+                found.append(inside)
     return found
 
 
@@ -64,11 +58,10 @@ def _through_link(path: Path, pattern: str) -> bool:
     return any(Path(*path.parts[:i + 1]).is_symlink() for i in range(literal, len(path.parts)))
 
 
-def find_files(paths: Iterable[str], skip: Path | None = None) -> tuple[list[Path], Counter]:
+def find_files(paths: Iterable[str], skip: Path | None = None) -> Found:
     """The files to read: each file named (a symbolic link named is followed), each match of a glob and each file
-    under a folder (recursively) whose name ends in one of ``READ_SUFFIXES`` (symbolic links among them not
-    followed); sorted, each once, none under ``skip`` (the import's own folder). Also the files left aside,
-    counted by what they are. ConfigError naming a path that is none of these."""
+    under a folder (recursively; symbolic links among them not followed); sorted, each once, none under ``skip``
+    (the import's own folder). ConfigError naming a path that is none of these."""
     found, aside = [], Counter()
     skip = skip.resolve() if skip is not None else None
     for given in paths:
@@ -89,4 +82,4 @@ def find_files(paths: Iterable[str], skip: Path | None = None) -> tuple[list[Pat
         else:
             raise ConfigError(f"{given!r} is neither a file, a folder nor a glob that matches one")
     unique = {p.resolve(): p for p in found if skip is None or not p.resolve().is_relative_to(skip)}
-    return sorted(unique.values(), key=lambda p: p.as_posix()), aside
+    return Found(sorted(unique.values(), key=lambda p: p.as_posix()), aside)

@@ -39,7 +39,7 @@ from . import finder, swap, reader
 from ..campaign_folder import CAMPAIGN_JSON, NOTES_JSON
 from .bounds import shown
 from .file_names import Naming
-from ...errors import RefusedError
+from ...errors import ConfigError, RefusedError
 
 KIND = "import"
 SOURCES_FILE = "sources.csv"
@@ -97,7 +97,8 @@ def versions_note(rows: list[dict]) -> str | None:
 
 @dataclass
 class Summary:
-    """What one import did: every file's outcome, the files of folders left aside by suffix, the folder."""
+    """What one import did: every file's outcome, the files of folders left aside by their content (and links not
+    followed), counted by what they are, the folder."""
 
     folder: Path
     outcomes: list[reader.FileOutcome] = field(default_factory=list)
@@ -112,8 +113,16 @@ class Summary:
     def added(self) -> list[reader.FileOutcome]:
         return [o for o in self.outcomes if o.reason is None and o.path not in self.already]
 
+    def refusals(self) -> list[tuple[str, list[str]]]:
+        """Each reason files were refused for, once, with the paths of the files refused for it, in the order met."""
+        found: dict[str, list[str]] = {}
+        for outcome in self.refused:
+            found.setdefault(str(outcome.reason), []).append(outcome.path)
+        return list(found.items())
+
     def line(self) -> str:
-        """``12 files: 10 imported (40 rows), 1 failed job kept as a failed row, 1 refused: b.json: truncated``."""
+        """``12 files: 10 imported (40 rows), 1 failed job kept as a failed row, 1 refused: b.json: truncated``; a
+        reason several files were refused for is said once: ``3 refused: 3 files (a.json, b.json, c.json): ...``."""
         rows = sum(len(o.rows) for o in self.added)
         failed = sum(o.failed_rows for o in self.added)
         parts = [f"{len(self.added)} imported ({rows} rows)"]
@@ -121,11 +130,22 @@ class Summary:
                   f"{'a failed row' if failed == 1 else 'failed rows'}"] if failed else []
         parts += [f"{len(self.already)} already in {self.folder} (the same SHA-256), left as they were"] \
             if self.already else []
-        parts += [f"{len(self.refused)} refused: " + "; ".join(f"{shown(Path(o.path).name, 80)}: {shown(o.reason)}"
-                                                             for o in self.refused)] if self.refused else []
-        aside = ", ".join(f"{n} {suffix}" for suffix, n in sorted(self.aside.items()))
-        return f"{len(self.outcomes)} files: " + ", ".join(parts) + (f" (left aside by name: {aside})" if aside
-                                                                     else "")
+        parts += [f"{len(self.refused)} refused: " + "; ".join(
+            f"{named(paths, base=True)}: {shown(reason)}" for reason, paths in self.refusals())] if self.refused else []
+        return f"{len(self.outcomes)} files: " + ", ".join(parts) + (f" ({self.aside_line()})" if self.aside else "")
+
+    def aside_line(self) -> str:
+        """``left aside: 2 fio job files, 1 JSON not fio's (by their content)``, the links apart."""
+        kinds = [f"{n} {kind}" for kind, n in sorted(self.aside.items()) if kind != finder.LINKS]
+        links = [f"{self.aside[finder.LINKS]} {finder.LINKS}"] if self.aside[finder.LINKS] else []
+        return "left aside: " + "; ".join(([", ".join(kinds) + " (by their content)"] if kinds else []) + links)
+
+
+def named(paths: list[str], base: bool = False, most: int = 3) -> str:
+    """One file's path (``base``: its name), or ``4 files (a.json, b.json, c.json and 1 more)``."""
+    shown_ = [shown(Path(p).name, 80) if base else shown(p) for p in paths[:most]]
+    more = f" and {len(paths) - most} more" if len(paths) > most else ""
+    return shown_[0] if len(paths) == 1 else f"{len(paths)} files ({', '.join(shown_)}{more})"
 
 
 def _sources(folder: Path, summary: Summary) -> str:
@@ -165,9 +185,11 @@ def _notes(rows: list[dict], sources: str) -> list[str]:
              f"{SOURCES_FILE}."]
     notes += [f"{len(said)} file(s) said otherwise than their names; the files' own values were kept: "
               + "; ".join(f"{Path(line['path']).name}: {line['said']}" for line in said[:5])] if said else []
-    refused = [line for line in lines if line["outcome"] == "refused"]
-    notes += [f"{len(refused)} file(s) refused, not imported: " + "; ".join(
-        f"{Path(line['path']).name}: {line['reason']}" for line in refused[:5])] if refused else []
+    refused: dict[str, list[str]] = {}
+    for line in (line for line in lines if line["outcome"] == "refused"):
+        refused.setdefault(line["reason"], []).append(line["path"])
+    notes += [f"{sum(map(len, refused.values()))} file(s) refused, not imported: " + "; ".join(
+        f"{named(paths, base=True)}: {reason}" for reason, paths in list(refused.items())[:5])] if refused else []
     failed = sum(1 for r in rows if r.get("status") == "failed")
     notes += [f"{failed} row(s) of jobs fio reported failed are kept as failed rows (no rate)."] if failed else []
     return notes + list(filter(None, [versions_note([r for r in rows if r.get("status") == "ok"])]))
@@ -196,12 +218,15 @@ def run_import(paths: Sequence[str], to: Path, naming: Naming, argv: Sequence[st
     for a folder not an import's."""
     to = Path(to).resolve() if Path(to).is_symlink() else Path(to)  # the folder a link names is the one exchanged
     stored = check_folder(to)
-    files, aside = finder.find_files(paths, skip=to)
+    found = finder.find_files(paths, skip=to)
     earlier, _ = campaign_folder.read_rows(to) if stored else ([], None)
-    summary, known = Summary(to, aside=aside), {r["source_sha256"]: r["source_file"] for r in earlier}
+    summary, known = Summary(to, aside=found.aside), {r["source_sha256"]: r["source_file"] for r in earlier}
     new_rows = []
-    for path in files:
-        outcome = reader.read_file(path, naming, to.name)
+    for path in found.files:
+        outcome = reader.read_file(path, naming, to.name, by_content=True)
+        if outcome.aside is not None:
+            summary.aside[outcome.aside] += 1
+            continue
         summary.outcomes.append(outcome)
         if outcome.reason is None and outcome.sha256 in known:
             summary.already.append(outcome.path)
@@ -209,6 +234,10 @@ def run_import(paths: Sequence[str], to: Path, naming: Naming, argv: Sequence[st
         if outcome.reason is None:
             known[outcome.sha256] = outcome.path
             new_rows += outcome.rows
+    if not summary.outcomes:
+        raise ConfigError(f"no fio output in {', '.join(shown(str(p)) for p in paths[:3])}"
+                          f"{' and more' if len(paths) > 3 else ''}: nothing imported, nothing written"
+                          + (f" ({summary.aside_line()})" if summary.aside else " (no file in it)"))
     if not earlier and not new_rows:
         return summary  # nothing to keep: no folder made
     rows = renumbered(earlier + [{k: v for k, v in r.items() if not k.startswith("_")} for r in new_rows])

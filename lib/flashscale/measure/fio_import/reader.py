@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Mapping
 
 from .. import fio_client, fio_output, results, truth
-from . import bounds, checks, documents, file_names, normal, terse, versions, what_ran
+from . import bounds, checks, contents, documents, file_names, normal, terse, versions, what_ran
 from .bounds import excerpt
 from .file_names import Naming
 from ...errors import ConfigError, FioError, FlashscaleError
@@ -43,6 +43,7 @@ class FileOutcome:
     reason: str | None = None
     said: list[str] = field(default_factory=list)
     content: bytes = field(default=b"", repr=False)  # the bytes hashed and read: the copy kept is these
+    aside: str | None = None  # a folder's file that is not fio's output: what it is (``contents``), not read
 
     @property
     def failed_rows(self) -> int:
@@ -70,17 +71,24 @@ def read_outputs(text: str, source: str = "fio output") -> list[dict]:
         if lines:
             return [terse.read_terse(text, source)]
         raise FioError(f"{source}: not fio's output: no JSON object and no terse line (it begins {excerpt(text)})")
-    outputs = []
+    outputs, others = [], []
     for document in documents.documents(text, source):
         data = document.data
-        if not ({"jobs", "client_stats"} & set(data)) or "fio version" not in data:
-            raise FioError(f"{source}: a JSON object that is not fio's output (it has no 'fio version' and 'jobs' "
-                           f"or 'client_stats'; its keys: {', '.join(excerpt(k, 30) for k in sorted(data)[:6])})")
+        if "fio version" not in data:  # a wrapper's own JSON beside fio's: said, not read
+            others.append(f"a JSON object that is not fio's output, not read (no 'fio version'; its keys: "
+                          f"{', '.join(excerpt(k, 30) for k in sorted(data)[:6])})")
+            continue
+        if not {"jobs", "client_stats"} & set(data):
+            raise FioError(f"{source}: fio's JSON with no 'jobs' or 'client_stats' (its keys: "
+                           f"{', '.join(excerpt(k, 30) for k in sorted(data)[:6])})")
         form = "json+" if versions.is_json_plus(data) else "json"
         outputs.append({**versions.normalize(data, source),
                         "_format": f"client/server {form}" if "client_stats" in data else form,
                         "_preamble": document.preamble, "_postamble": document.postamble,
                         "_notes": list(document.repaired)})
+    if not outputs:
+        raise FioError(f"{source}: not fio's output: {others[0]}")
+    outputs[0]["_notes"] += others[:3] + ([f"and {len(others) - 3} more such objects"] if len(others) > 3 else [])
     return outputs
 
 
@@ -126,7 +134,8 @@ def _row(data: Mapping, entries: list[dict], names: Mapping, source: Mapping, wh
     entry = entries[0] if len(entries) == 1 else versions.group_entry(entries)
     found, how = what_ran.run_of(data, entries)
     weak = frozenset(name for name in ("bs", "iodepth") if str(how.get(name, "")).startswith("derived")) | \
-        (frozenset({"numjobs"}) if how.get("numjobs") == what_ran.NUMJOBS_OPTION else frozenset())
+        (frozenset({"numjobs"}) if how.get("numjobs") == what_ran.NUMJOBS_OPTION else frozenset()) | \
+        (frozenset({"devices"}) if str(how.get("devices", "")).endswith(what_ran.DEVICES_UNSURE) else frozenset())
     axes, said = file_names.reconcile(found, names, weak)
     lacking = file_names.missing(axes, names)
     if lacking:
@@ -135,14 +144,16 @@ def _row(data: Mapping, entries: list[dict], names: Mapping, source: Mapping, wh
     numbers, failure = _numbers(data, entry, axes["rw"])
     derived = [f"{name}: {how[name]}" for name in ("rw", "bs", "iodepth") if str(how.get(name, "")).startswith(
         "derived") and (name != "rw" or "direction" in found)]
-    row = {"campaign": source["campaign"], "host": names.get("host") or "", "layout": names["layout"],
-           "devices": names["devices"], **axes, "rep": 0, "warmup": False, "phase": "measure",
+    row = {"campaign": source["campaign"], "host": names.get("host") or "", "layout": names["layout"], **axes,
+           "rep": 0, "warmup": False, "phase": "measure",
            "point": f"{axes['rw']}-bs{axes['bs']}-nj{axes['numjobs']}-qd{axes['iodepth']}",
            "backend": BACKEND, "status": "failed" if failure else "ok", **numbers,
            "fio_version": str(data.get("fio version") or "")[:80], "source_file": source["path"],
            "source_sha256": source["sha256"], "source_format": source["format"], "source_job": entry.get("jobname"),
            "source_group": entry.get("groupid", 0), "name_rep": names.get("rep"),
-           "read_from": "; ".join([*entry.get("_read_from", []), *derived, f"numjobs: {how['numjobs']}"]),
+           "read_from": "; ".join([*entry.get("_read_from", []), *derived, f"numjobs: {how['numjobs']}",
+                                   *([f"devices: {how['devices']}"] if found.get("devices") == axes["devices"]
+                                     else [])]),
            **{k: found.get(k) for k in ("fio_time", "ioengine", "direct", "target")},
            "size_option": found.get("size"), "runtime_option": found.get("runtime")}
     row["run_id"] = (row["fio_time"] or "").replace("-", "").replace(":", "").replace("+0000", "Z")
@@ -159,7 +170,8 @@ def _silent(data: Mapping, found: Mapping, lacking: list[str], how: Mapping) -> 
     if "rw" in lacking or "numjobs" in lacking:
         return f"; {excerpt(data.get('fio version') or 'this fio', 20)} echoes no options here" + (
             " (one job entry: one job, or a group_reporting group of several)" if "numjobs" in lacking else "")
-    return "; " + "; ".join(f"{name}: {how[name]}" for name in lacking if name in how)
+    known = [f"{name}: {how[name]}" for name in lacking if name in how]
+    return "; " + "; ".join(known) if known else ""
 
 
 def _jobs(entries: list[dict]) -> list[str]:
@@ -252,16 +264,20 @@ def _around(data: Mapping, where: str) -> list[str]:
     return said
 
 
-def read_file(path: Path, naming: Naming, campaign: str) -> FileOutcome:
+def read_file(path: Path, naming: Naming, campaign: str, by_content: bool = False) -> FileOutcome:
     """One file, read only: its rows, or the reason it is refused; no error escapes (one flashscale did not expect
     is the reason, named so). A file holding several outputs (runs appended to one file) gives the rows of each run;
     fio's reports of one run as it ran (``--status-interval``) are one run, the last report (``documents.runs``).
-    At most ``bounds.MAX_BYTES`` is read of it, or expanded of it when it is compressed."""
+    At most ``bounds.MAX_BYTES`` is read of it, or expanded of it when it is compressed. ``by_content`` (an import's
+    files): one that is not fio's output is left aside (``aside`` says what it is), not refused."""
     outcome = FileOutcome(str(Path(path).resolve()), "", 0)
     try:
+        outcome.aside = contents.by_head(bounds.head(path, contents.HEAD)) if by_content else None
+        if outcome.aside is not None:
+            return outcome
         content = bounds.read_bounded(path)
         outcome.sha256, outcome.size, outcome.content = sha256_of(content), len(content), content
-        _read(outcome, Path(path), naming, campaign)
+        _read(outcome, Path(path), naming, campaign, by_content)
         checks.tabulates(outcome.rows)
     except (FlashscaleError, OSError) as exc:
         outcome.reason, outcome.rows = str(exc).removeprefix(f"{path}: "), []
@@ -272,8 +288,12 @@ def read_file(path: Path, naming: Naming, campaign: str) -> FileOutcome:
     return outcome
 
 
-def _read(outcome: FileOutcome, path: Path, naming: Naming, campaign: str) -> None:
+def _read(outcome: FileOutcome, path: Path, naming: Naming, campaign: str, by_content: bool) -> None:
     text, how = documents.text_of(outcome.content, str(path))
+    outcome.aside = contents.not_fio(text) if by_content else None
+    if outcome.aside is not None:
+        outcome.content = b""
+        return
     outputs = read_outputs(text, str(path))
     outcome.format = ", ".join(dict.fromkeys(str(d.get("_format", "")) for d in outputs))
     outcome.fio_version = excerpt(", ".join(dict.fromkeys(str(d.get("fio version") or "") for d in outputs)), 80)[1:-1]

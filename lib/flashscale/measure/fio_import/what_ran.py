@@ -18,7 +18,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Mapping
 
-from . import derived, normal, versions
+from . import derived, normal, targets, versions
 from .. import fio_output
 from ..jobrun import size_bytes
 from .bounds import excerpt
@@ -31,6 +31,8 @@ OFF = ("0", "false", "off", "no")
 # How a group_reporting group's job count was read when nothing better says it: its last job's numjobs option, which
 # a group of several job sections runs more than (a name's count is kept over it: ``file_names.reconcile``)
 NUMJOBS_OPTION = "numjobs option (group_reporting: the group's last job's)"
+# How a device count read from targets that may not each be a device ends (``targets``): a name's count is kept over it
+DEVICES_UNSURE = "; a name's, a map's or --devices is kept over it"
 
 
 def options_of(data: Mapping, entry: Mapping) -> dict | None:
@@ -165,4 +167,21 @@ def run_of(data: Mapping, entries: list[dict]) -> tuple[dict, dict]:
                  size=options.get("size"), runtime=options.get("runtime"),
                  target=next((options[t] for t in TARGETS if options.get(t)), None))
     how.update({name: "options (fio's default where not echoed)" for name in ("rw", "bs", "iodepth")})
+    devices, how["devices"] = _devices(data, entries, options, jobs)
+    found.update({"devices": devices} if devices is not None else {})
     return found, how
+
+
+def _devices(data: Mapping, entries: list[dict], options: Mapping, jobs: int | None) -> tuple[int | None, str]:
+    """How many devices a group's targets name (``targets.devices_of``), and how that was read. group_reporting's
+    one entry echoes only its last job section's own targets (``job options``): none where its ``jobs`` counted are
+    more than that section's numjobs (several sections), else unsure."""
+    count, how, sure = targets.devices_of([options_of(data, e) or {} for e in entries])
+    own = entries[0].get("job options")
+    if len(entries) == 1 and is_on(options, "group_reporting") and isinstance(own, Mapping) and \
+            any(t in own for t in targets.TARGETS):
+        if jobs is not None and jobs != _count(options.get("numjobs") or DEFAULTS["numjobs"], "numjobs"):
+            return None, (f"group_reporting over several job sections ({jobs} jobs, the last section's numjobs "
+                          f"{options.get('numjobs') or DEFAULTS['numjobs']}): only the last one's targets are echoed")
+        sure, how = False, how + " (group_reporting: the group's last job's)"
+    return count, how + ("" if sure or count is None else DEVICES_UNSURE)
