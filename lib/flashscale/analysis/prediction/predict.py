@@ -48,7 +48,7 @@ import numpy as np
 import pandas as pd
 
 from .. import agreement, baseline_and_tax, stats
-from . import bounds, curve as curves, devices
+from . import bounds, conformal, curve as curves, devices
 from .calibration import LayerCost, check_not_scored_on, reference_ceiling
 from .curve import CURVE, figures, nearest
 from .ceilings import SHARED, UNBOUNDED, Ceilings, ceiling_terms
@@ -289,7 +289,7 @@ def predict_results(frame: pd.DataFrame, ceilings: Ceilings = Ceilings(), confid
 
 
 def score(prediction: pd.DataFrame, frame: pd.DataFrame, confidence: float = 0.95,
-          margin: float = DEFAULT_MARGIN) -> pd.DataFrame:
+          margin: float = DEFAULT_MARGIN, level: float = conformal.LEVEL) -> pd.DataFrame:
     """``prediction`` with what was measured at each point (``measured_bw_bytes``, the mean of its repetitions
     with its t interval ``_lo``/``_hi``, ``measured_reps``); ``error`` = measured / predicted - 1; ``in_interval``:
     the measured mean lies in the prediction interval (``agreement.prediction_interval``: the predicted interval
@@ -302,7 +302,9 @@ def score(prediction: pd.DataFrame, frame: pd.DataFrame, confidence: float = 0.9
     ``devices_tax`` = 1 - measured / the devices term: the tax re-read against what these devices, at these jobs,
     deliver alone; ``interval_meets``: the measured interval (the mean where one run) meets the interval the
     unknowns leave (``predicted_lo_bw_bytes`` to ``predicted_hi_bw_bytes``, an open end meeting everything on its
-    side: ``bounds.meets``), and ``predicted_width`` its hi / lo (inf where an end is open). Points not measured are
+    side: ``bounds.meets``), and ``predicted_width`` its hi / lo (inf where an end is open); the interval with two
+    ends each point is scored by and whether the measurement lies inside it (``conformal.two_ended`` at ``level``:
+    ``scored_lo_bw_bytes``, ``scored_hi_bw_bytes``, ``scored_from``, ``scored_inside``). Points not measured are
     left out."""
     missing = [c for c in (*KEYS, "predicted_bw_bytes", "predicted_lo", "predicted_hi", "devices_limit_bw_bytes")
                if c not in prediction.columns]
@@ -344,7 +346,7 @@ def score(prediction: pd.DataFrame, frame: pd.DataFrame, confidence: float = 0.9
         out["predicted_width"] = [bounds.width(lo, hi) for lo, hi in zip(out["predicted_lo_bw_bytes"],
                                                                           out["predicted_hi_bw_bytes"])]
     out["devices_tax"] = 1 - value / out["devices_limit_bw_bytes"]
-    return out
+    return conformal.two_ended(out, frame, level)
 
 
 def outside_sentences(scored: pd.DataFrame, drift: Mapping[str, float] | None = None,
