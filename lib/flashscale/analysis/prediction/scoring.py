@@ -4,7 +4,8 @@
     scored.for_people(scored)        # one row a point: predicted with its interval, measured, error, what bound,
                                      # and whether the two agree (``analysis.agreement``, the one rule)
     scored.undecided_sentences(scored, margin)   # the points the rule could not decide (wide, or one run)
-    scored.interval_sentences(scored)   # how many intervals were closed at both ends, and met; how many open
+    scored.interval_sentences(scored)   # how many points had an interval with two ends (the model's, or the
+                                     # table's own: ``conformal``), how many held the measurement; how many open
     scored.unexplained_sentences(scored, margin)   # the tax re-read: what the model did not explain, per layout/rw
     scored.largest_errors(scored)    # {"jbod/read": 0.004, ...}: the largest |error| per layout and rw
     scored.repeatability(scored)     # jbod at 1 job against the single device: the machine's own drift, which
