@@ -4,6 +4,8 @@ stated honestly, and the measurement is held to it.
     run_noise(frame)                  the table's run-to-run noise (the sd of a run's log), and where it came from
     conformal_half(others, level)     the split-conformal half-width from the other points' |log error|s (NaN:
                                       too few of them for ``level``)
+    held_to_model(scored, frame)      per scored point whose model interval is closed at both ends: that interval
+                                      widened by the new measurement's noise, and whether it lies inside
     two_ended(scored, frame, level)   per scored point: the table's own interval (``empirical_lo/hi_bw_bytes``),
                                       the interval it is scored by (``scored_lo/hi_bw_bytes``, ``scored_from``)
                                       and whether the measurement lies inside it (``scored_inside``)
@@ -113,32 +115,46 @@ def least_others(level: float = LEVEL) -> int:
     return math.ceil(check_level(level) / (1 - level) - 1e-9)
 
 
-def two_ended(scored: pd.DataFrame, frame: pd.DataFrame, level: float = LEVEL,
-              calibration: pd.Series | None = None) -> pd.DataFrame:
-    """``scored`` (``predict.score``'s) with ``run_noise_log_sd`` and ``run_noise_from`` (``run_noise`` of
-    ``frame``), ``empirical_lo_bw_bytes`` / ``empirical_hi_bw_bytes`` (the table's interval at ``level``: NaN
-    where too few other points), ``scored_lo_bw_bytes`` / ``scored_hi_bw_bytes`` and ``scored_from`` (``MODEL``
-    where the unknowns' interval is closed at both ends, widened by the measurement's noise; else ``TABLE`` where
-    stated; else "" and NaN: left open), ``scored_inside`` (NA where left open) and ``scored_level``.
-    ``calibration``: which rows' errors calibrate (default all); each such row is held to the others', each other
-    row to all of them (a new point)."""
+def held_to_model(scored: pd.DataFrame, frame: pd.DataFrame, level: float = LEVEL) -> pd.DataFrame:
+    """``scored`` (a prediction with ``measured_bw_bytes``, ``predicted_lo_bw_bytes`` / ``_hi_``) with
+    ``run_noise_half`` and ``run_noise_from`` (``_noise``: the measured mean's own noise, half an interval's width on
+    the log scale at ``level``, and where its sd came from), ``scored_level``, and where the model's interval is
+    closed at both ends that interval widened by the noise (``scored_lo_bw_bytes``, ``scored_hi_bw_bytes``,
+    ``scored_from`` ``MODEL``) and ``scored_inside``; NaN, "" and NA elsewhere (``two_ended`` fills them)."""
     level = check_level(level)
     noise, said = _noise(scored, frame, level)
-    predicted, measured = scored["predicted_bw_bytes"].astype(float), scored["measured_bw_bytes"].astype(float)
-    errors = np.abs(np.log(measured / predicted)).where((predicted > 0) & (measured > 0))
-    mine = pd.Series(True, index=scored.index) if calibration is None else calibration.astype(bool)
-    halves = [max(conformal_half(errors[mine & (scored.index != i)], level), floor)  # NaN stays NaN: too few
-              for i, floor in zip(scored.index, noise)]
-    out = scored.assign(run_noise_half=noise, run_noise_from=said, scored_level=level,
-                        empirical_lo_bw_bytes=predicted * np.exp(-np.array(halves)),
-                        empirical_hi_bw_bytes=predicted * np.exp(np.array(halves)))
     lo = scored.get("predicted_lo_bw_bytes", pd.Series(np.nan, index=scored.index)).astype(float)
     hi = scored.get("predicted_hi_bw_bytes", pd.Series(np.nan, index=scored.index)).astype(float)
     model = np.isfinite(lo) & np.isfinite(hi)
-    table = ~model & np.isfinite(out["empirical_lo_bw_bytes"])
-    out["scored_lo_bw_bytes"] = (lo * np.exp(-noise)).where(model, out["empirical_lo_bw_bytes"].where(table))
-    out["scored_hi_bw_bytes"] = (hi * np.exp(noise)).where(model, out["empirical_hi_bw_bytes"].where(table))
-    out["scored_from"] = np.where(model, MODEL, np.where(table, TABLE, ""))
+    out = scored.assign(run_noise_half=noise, run_noise_from=said, scored_level=level,
+                        scored_lo_bw_bytes=(lo * np.exp(-noise)).where(model),
+                        scored_hi_bw_bytes=(hi * np.exp(noise)).where(model),
+                        scored_from=np.where(model, MODEL, ""))
+    return _inside(out)
+
+
+def _inside(out: pd.DataFrame) -> pd.DataFrame:
+    measured = out["measured_bw_bytes"].astype(float)
     inside = (out["scored_lo_bw_bytes"] <= measured) & (measured <= out["scored_hi_bw_bytes"])
-    out["scored_inside"] = inside.astype("boolean").mask(~(model | table))
-    return out
+    return out.assign(scored_inside=inside.astype("boolean").mask(out["scored_from"].eq("")))
+
+
+def two_ended(scored: pd.DataFrame, frame: pd.DataFrame, level: float = LEVEL,
+              calibration: pd.Series | None = None) -> pd.DataFrame:
+    """``held_to_model``, and where the model's interval has an open end, the table's own at ``level``
+    (``empirical_lo_bw_bytes`` / ``empirical_hi_bw_bytes``: NaN where too few other points; module doc) as the
+    interval scored (``scored_from`` ``TABLE``); "" and NA where neither has two ends (left open).
+    ``calibration``: which rows' errors calibrate (default all); each such row is held to the others', each other
+    row to all of them (a new point)."""
+    out = held_to_model(scored, frame, level)
+    predicted, measured = scored["predicted_bw_bytes"].astype(float), scored["measured_bw_bytes"].astype(float)
+    errors = np.abs(np.log(measured / predicted)).where((predicted > 0) & (measured > 0))
+    mine = pd.Series(True, index=scored.index) if calibration is None else calibration.astype(bool)
+    halves = np.array([max(conformal_half(errors[mine & (scored.index != i)], level), floor)  # NaN stays: too few
+                       for i, floor in zip(scored.index, out["run_noise_half"])])
+    out = out.assign(empirical_lo_bw_bytes=predicted * np.exp(-halves), empirical_hi_bw_bytes=predicted * np.exp(halves))
+    table = out["scored_from"].eq("") & np.isfinite(out["empirical_lo_bw_bytes"])
+    out.loc[table, "scored_lo_bw_bytes"] = out.loc[table, "empirical_lo_bw_bytes"]
+    out.loc[table, "scored_hi_bw_bytes"] = out.loc[table, "empirical_hi_bw_bytes"]
+    out.loc[table, "scored_from"] = TABLE
+    return _inside(out)

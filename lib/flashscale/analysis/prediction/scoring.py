@@ -107,10 +107,12 @@ def meets_words(scored: pd.DataFrame) -> list[str]:
     interval meets the predicted one closed at both ends (``interval_meets``), ``OPEN`` where an end is open (an open
     end reaches everything on its side, so "meets" would be true by construction)."""
     if "scored_inside" in scored.columns:
-        return [OPEN if not isinstance(inside, (bool, np.bool_)) else MEETS[bool(inside)] + (
-                    f" ({conformal.TABLE}'s {percent(level, 0)})" if source == conformal.TABLE else "")
-                for inside, source, level in zip(scored["scored_inside"].astype(object).where(
-                    scored["scored_inside"].notna(), None), scored["scored_from"], scored["scored_level"])]
+        return ["unknown" if not np.isfinite(point) else OPEN if not isinstance(inside, (bool, np.bool_))
+                else MEETS[bool(inside)] + (f" ({conformal.TABLE}'s {percent(level, 0)})"
+                                            if source == conformal.TABLE else "")
+                for inside, source, level, point in zip(
+                    scored["scored_inside"].astype(object).where(scored["scored_inside"].notna(), None),
+                    scored["scored_from"], scored["scored_level"], scored["predicted_bw_bytes"].astype(float))]
     meets = scored["interval_meets"] if "interval_meets" in scored.columns else pd.Series(None, index=scored.index)
     said = []
     for lo, hi, met in zip(scored["predicted_lo_bw_bytes"], scored["predicted_hi_bw_bytes"], meets):
@@ -129,17 +131,22 @@ def interval_sentences(scored: pd.DataFrame) -> list[str]:
     (predictions stated before it existed)."""
     if "scored_inside" not in scored.columns:
         return _met_sentences(scored)
-    if scored.empty:
-        return []
-    two = scored["scored_inside"].notna()
-    model, inside = int(scored["scored_from"].eq(conformal.MODEL).sum()), int(scored["scored_inside"].eq(True).sum())
-    level = percent(float(scored["scored_level"].iloc[0]), 0)
-    head = (f"{int(two.sum())} of {len(scored)} scored point(s) had an interval with two ends ({model} the model's, "
-            f"{int(two.sum()) - model} {conformal.TABLE}'s own at {level} where the model left an end open)")
+    said = scored[np.isfinite(scored["predicted_bw_bytes"].astype(float))]  # predicted: no fit is no point
+    if said.empty:
+        return [f"None of {len(scored)} point(s) was predicted: no interval to score."] if len(scored) else []
+    two, level = said["scored_inside"].notna(), float(said["scored_level"].iloc[0])
+    model, inside = int(said["scored_from"].eq(conformal.MODEL).sum()), int(said["scored_inside"].eq(True).sum())
+    table = "empirical_lo_bw_bytes" in said.columns  # the table's own interval was tried (``two_ended``)
+    head = (f"{int(two.sum())} of {len(said)} scored point(s) had an interval with two ends ({model} the model's"
+            + (f", {int(two.sum()) - model} {conformal.TABLE}'s own at {percent(level, 0)} where the model left an end "
+               "open)" if table else ")"))
     head += f": the measurement lay inside {inside} of them ({percent(inside / two.sum(), 0)})" if two.any() else ""
     if not two.all():
-        head += (f"; {int((~two).sum())} left open, not scored (the table's interval needs "
-                 f"{conformal.least_others(float(scored['scored_level'].iloc[0]))} other points at {level})")
+        head += f"; {int((~two).sum())} left open, not scored" + (
+            f" (the table's interval needs {conformal.least_others(level)} other points at {percent(level, 0)})"
+            if table else "")
+    if len(said) < len(scored):
+        head += f"; {len(scored) - len(said)} not predicted"
     errors = scored["error"].abs().dropna()
     tail = f" Median |error| {percent(float(errors.median()))} over {len(errors)} point(s)." if len(errors) else ""
     return [head + "." + tail, *bounds.closing_sentences(scored)]
