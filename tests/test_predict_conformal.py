@@ -3,14 +3,15 @@
 
 Monte Carlo, on our own functions end to end (``predict.predict_results``, ``predict.score``,
 ``conformal.two_ended``): TABLES = 20 simulated tables of a known device curve X(k) = 2 GB/s x k / (1 + k / 2),
-lognormal run noise of 2%, 1 to 5 runs a point (drawn per point), the single device at 1, 2 and 4 jobs, jbod and
-md-raid0 on 2, 4 and 8 devices at 1, 2 and 4 jobs a device, read and write (36 points); jbod's truth N x X(j) x a
-tax of exp(N(0, 2%)), md-raid0's N x X(j) x exp(-|N(0, 10%)|) (a layer only costs; the model, which sees no layer,
-errs by up to 59%). Each table is split at random SPLITS = 10 times into 20 points that calibrate and 16 new ones,
-each new one held to the interval the 20 give. Stated: at least 90%. Measured (seed 1): 91.0% of 3,200 new points
-inside (conformal's exact rate for 20 calibrating points is 19/21 = 90.5%, more where the noise floor widens an
-interval), a table's share 86.9% to 96.9%, so a point can miss; marginal, not per layout: jbod's new points 100%
-inside, md-raid0's 81.9% (its layer's cost is the errors' whole tail).
+lognormal run noise of 2%, 1 to 5 runs a point (drawn per point), the single device at 1, 2 and 4 jobs, jbod on 2,
+4 and 8 devices, md-raid0 on 4 and lvm-striped on 8, at 1, 2 and 3 jobs a device, read and write (30 points); jbod's
+truth N x X(j) x a tax of exp(N(0, 2%)), the stripes' N x X(j) x exp(-|N(0, 10%)|) (a layer only costs; the model,
+which sees no layer, errs by up to 60%). No prediction uses another point's measurement (split conformal's
+condition). Each table is split at random SPLITS = 10 times into 20 points that calibrate and 10 new ones, each new
+one held to the interval the 20 give. Stated: at least 90%. Measured (seed 1): 91.9% of 2,000 new points inside
+(conformal's exact rate for 20 calibrating points is 19/21 = 90.5%, more where the noise floor widens an interval),
+a table's share 85% to 97%, so a point can miss; marginal, not per layout: jbod's new points 100% inside,
+md-raid0's 82.2%, lvm-striped's 76.6% (their layers' cost is the errors' whole tail).
 
 Without the model (``conformal_half`` alone, DRAWS = 4,000 draws of 12 errors, seed 000's count: 11 calibrate, one
 new): stated 90%, measured 90.9% for half-normal errors, 92.0% for a skewed mix of 30% exponential among 70%
@@ -31,7 +32,7 @@ from flashscale.errors import ConfigError
 
 REFERENCE = Path(__file__).resolve().parents[1] / "data" / "reference"
 MiB = 2**20
-TABLES, SPLITS, CALIBRATING = 20, 10, 20
+TABLES, SPLITS, CALIBRATING = 20, 10, 20  # of 30 points: 10 new
 DRAWS = 4000
 
 
@@ -39,16 +40,20 @@ def device(jobs: float) -> float:
     return 2e9 * jobs / (1 + jobs / 2)
 
 
+LAYOUTS = {"jbod": (2, 4, 8), "md-raid0": (4,), "lvm-striped": (8,)}  # no layer on two counts: no own calibration
+
+
 def simulated(rng: np.random.Generator) -> pd.DataFrame:
-    """A table whose truth is known (module doc)."""
+    """A table whose truth is known (module doc). No prediction uses another point's measurement: each layer on one
+    count (nothing to calibrate from), each device below the single device's largest load (no reference)."""
     rows = []
     for rw in ("read", "write"):
         for jobs in (1, 2, 4):
             rows += [dict(layout="single", devices=1, rw=rw, bs=4 * MiB, numjobs=jobs, iodepth=1, rep=r,
                           bw_bytes=device(jobs) * rng.lognormal(0, 0.02)) for r in range(rng.integers(1, 6))]
-        for layout in ("jbod", "md-raid0"):
-            for count in (2, 4, 8):
-                for jobs in (1, 2, 4):
+        for layout, counts in LAYOUTS.items():
+            for count in counts:
+                for jobs in (1, 2, 3):
                     tax = math.exp(rng.normal(0, 0.02) if layout == "jbod" else -abs(rng.normal(0, 0.1)))
                     rows += [dict(layout=layout, devices=count, rw=rw, bs=4 * MiB, numjobs=count * jobs, iodepth=1,
                                   rep=r, bw_bytes=count * device(jobs) * tax * rng.lognormal(0, 0.02))
@@ -73,21 +78,21 @@ def new_points() -> pd.DataFrame:
 
 
 def test_the_table_s_interval_holds_a_new_point_at_least_90_percent_of_the_time(new_points):
-    """Measured 91.0% of 3,200 (module doc); conformal promises >= 90%. The bound allows 3 standard errors of the
-    20 tables' spread (0.6 points)."""
+    """Measured 91.9% of 2,000 (module doc); conformal promises >= 90%. The bound allows 3 standard errors of the
+    20 tables' spread (0.8 points)."""
     assert (new_points["scored_from"] == conformal.TABLE).all()  # the model leaves every end of these open
     per_table = new_points.groupby("table")["scored_inside"].mean()
     share, se = per_table.mean(), per_table.std(ddof=1) / math.sqrt(TABLES)
-    assert share >= 0.90 - 3 * se and share == pytest.approx(0.910, abs=0.001), share
+    assert share >= 0.90 - 3 * se and share == pytest.approx(0.919, abs=0.001), share
     assert share < 0.97  # not inside by construction: it can miss
     assert per_table.min() < 1.0  # and in a table it does
 
 
 def test_the_coverage_is_marginal_not_per_layout(new_points):
     """What the docs say: the layer whose cost makes the errors' tail misses more often than 1 - level, the
-    layout the model gets right less often (81.9% and 100%, module doc)."""
+    layout the model gets right less often (82.2% and 76.6% against 100%, module doc)."""
     by_layout = new_points.groupby("layout")["scored_inside"].mean()
-    assert by_layout["jbod"] > 0.97 and by_layout["md-raid0"] < 0.86  # 1.000, 0.819
+    assert by_layout["jbod"] > 0.97 and by_layout["md-raid0"] < 0.86 and by_layout["lvm-striped"] < 0.86
 
 
 @pytest.mark.parametrize("draw, measured", [

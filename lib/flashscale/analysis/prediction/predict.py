@@ -49,7 +49,7 @@ import pandas as pd
 
 from .. import agreement, baseline_and_tax, stats
 from . import bounds, conformal, curve as curves, devices
-from .calibration import LayerCost, check_not_scored_on, reference_ceiling
+from .calibration import LayerCost, calibrate, check_not_scored_on, reference_ceiling
 from .curve import CURVE, figures, nearest
 from .ceilings import SHARED, UNBOUNDED, Ceilings, ceiling_terms
 from .routing import jobs_per_device
@@ -268,7 +268,8 @@ def predict_results(frame: pd.DataFrame, ceilings: Ceilings = Ceilings(), confid
                     chunk_bytes: int | None = None, baseline_layout: str | None = None) -> pd.DataFrame:
     """Every measured point of ``frame``'s layouts of more than one device, predicted from ``frame``'s own
     single-device rows (``curve``; those of ``baseline_layout`` when given), each stripe routed by its chunk
-    (``chunks``); each layout with a layer (not ``per_device``) held to what the table's layouts without one (a
+    (``chunks``), its layer's cost from its own points on fewer devices where the table has them
+    (``own_calibration``); each layout with a layer (not ``per_device``) held to what the table's layouts without one (a
     jbod: each device its own jobs) carried on as many devices (``calibration.reference_ceiling``: ``predict``'s
     ``reference``), never such a layout to itself."""
     base = curve(frame, confidence, baseline_layout)
@@ -283,9 +284,30 @@ def predict_results(frame: pd.DataFrame, ceilings: Ceilings = Ceilings(), confid
     for (layout, count), group in points.groupby(["layout", "devices"], sort=True):
         own = raw[raw["devices"] == count]
         reference = {} if describe(str(layout)).per_device else reference_ceiling(base, own)
+        layer = own_calibration(base, rates, str(layout), int(count), ceilings, unit.get(str(layout)))
         parts.append(predict(base, str(layout), group[["devices", "rw", "bs", "numjobs", "iodepth"]], ceilings,
-                             unit.get(str(layout)), reference=reference))
+                             unit.get(str(layout)), layer=layer, reference=reference))
     return pd.concat(parts, ignore_index=True)
+
+
+def own_calibration(base: pd.DataFrame, rates: pd.DataFrame, layout: str, count: int, ceilings: Ceilings,
+                    chunk_bytes: int | None) -> LayerCost | None:
+    """The table's own calibration of ``layout`` for ``count`` devices: the same layout measured on the largest count
+    of at least 2 below it (``rates``: the table's rated rows), its points set beside the raw model's
+    (``calibration.calibrate``); None for a layout without a layer (``per_device``), or where the table measured it
+    on no such count or at no point the model predicts."""
+    if describe(layout).per_device:
+        return None
+    mine = rates[rates["layout"].astype(str) == layout]
+    fewer = sorted(c for c in set(mine["devices"]) if 2 <= c < count)
+    if not fewer:
+        return None
+    rows = mine[mine["devices"] == fewer[-1]]
+    points = rows[["rw", "bs", "numjobs", "iodepth"]].drop_duplicates().assign(devices=int(fewer[-1]))
+    try:
+        return calibrate(predict(base, layout, points, ceilings, chunk_bytes), rows, layout, int(fewer[-1]))
+    except AnalysisError:
+        return None
 
 
 def score(prediction: pd.DataFrame, frame: pd.DataFrame, confidence: float = 0.95,
