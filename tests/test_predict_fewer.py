@@ -96,7 +96,7 @@ def test_the_fit_s_interval_widened_by_the_new_run_s_noise_holds_the_measured_me
         assert got["scored_lo_bw_bytes"] < got["predicted_lo_bw_bytes"] < got["predicted_hi_bw_bytes"]
         assert got["predicted_hi_bw_bytes"] < got["scored_hi_bw_bytes"] and got["scored_from"] == "the model"
         inside.append(bool(got["scored_inside"]))
-    assert sum(inside) == 39 >= 0.95 * 40
+    assert sum(inside) == 39  # at least 38: 95% of 40
 
 
 def test_a_group_the_table_cannot_fit_says_why_in_the_interval_column(capsys, tmp_path):
