@@ -165,7 +165,7 @@ def test_analyze_predict_shows_the_interval_and_whether_the_measurement_meets_it
     out = capsys.readouterr().out
     jbod = next(line for line in out.splitlines() if line.split()[:3] == ["jbod", "12", "read"])
     assert "open at both ends (the host's shared paths; load beyond the curve, no ceiling known)" in jbod
-    assert jbod.split("known)")[1].strip().startswith(scoring.OPEN)  # open: it could not have missed
+    assert jbod.split("known)")[1].strip().startswith("; the table's 90%: 26.0–42.8 GB/s yes (the table's 90%)")
     md = next(line for line in out.splitlines() if line.split()[:3] == ["md-raid0", "12", "read"])
     assert "open at both ends (the layer's CPU cost; load beyond the curve, no ceiling known)" in md
     assert cli.main(["analyze", table, "--predict", "--format", "csv"]) == 0
@@ -174,8 +174,14 @@ def test_analyze_predict_shows_the_interval_and_whether_the_measurement_meets_it
             "predicted_width", "error"} <= set(got.columns)
     assert got["interval_meets"].sum() == 12  # every point (the test above)
     assert (got["predicted_lo_bw_bytes"].isna() | got["predicted_hi_bw_bytes"].isna()).all()  # each one open
-    assert ("None of 12 scored point(s) had a predicted interval closed at both ends: none could miss (each has an "
-            "open end, not scored as met).") in out
+    assert ("12 of 12 scored point(s) had an interval with two ends (0 the model's, 12 the table's own at 90% where "
+            "the model left an end open): the measurement lay inside 11 of them (92%). Median |error| 4.4% over 12 "
+            "point(s).") in out
+    assert ("md-raid0 on 2 devices would measure its layer's cost and close the lower end of its 2 point(s) on 12 "
+            "devices (the layer's CPU cost)") in out
+    assert ("the single device measured at 11 in flight, or a ceiling given (--ceilings), would close the upper end "
+            "of 6 read point(s) (load beyond the curve)") in out
+    assert got["scored_inside"].sum() == 11 and (got["scored_from"] == "the table").all()
 
 
 def test_only_an_interval_closed_at_both_ends_is_scored_as_met_and_the_headline_names_both_shares():

@@ -150,3 +150,37 @@ def test_devices_that_do_not_add_up_show_the_host_s_ceiling_and_a_layer_held_by_
     assert loose["predicted_bw_bytes"].iloc[0] == pytest.approx(1 / (1 / 6.464e9 + 1 / 1.01e9 - 1 / 3.232e9))  # grows
     added_up = two("jbod", 1.6e9, 3.2e9)
     assert calibration.host_ceiling(predict.predict(base, "jbod", points), added_up) == {}
+
+
+def test_analyze_calibrates_a_layout_from_its_own_points_on_fewer_devices_and_recovers_the_known_layer():
+    """``predict_results`` (``analyze --predict``) takes a layout's own points on the largest count of at least 2
+    below the one it predicts as its calibration (``predict.own_calibration``). A table whose md-raid0 spends a
+    known 2 ms a request in its layer on top of the raw model's own prediction, on 2 and on 4 devices: the 4's
+    prediction recovers the truth, and its lower end is no longer open for the layer's cost; without the 2-device
+    rows it is (and misses the truth by what the layer costs)."""
+    model = predict
+    single = pd.DataFrame([dict(layout="single", devices=1, rw="read", bs=2**22, numjobs=j, iodepth=1, rep=r,
+                                bw_bytes=1e9 * j / (1 + j / 2) * (1 + 0.001 * (r - 1))) for j in (1, 2, 4)
+                           for r in range(3)])
+    base, layer = model.curve(single), 0.002
+    rows = []
+    for count in (2, 4):
+        points = pd.DataFrame([dict(devices=count, rw="read", bs=2**22, numjobs=count * j, iodepth=1)
+                               for j in (1, 2)])
+        raw = model.predict(base, "md-raid0", points, chunk_bytes=2**16)
+        work = raw["numjobs"] * raw["iodepth"] * raw["bs"]
+        truth = work / (work / raw["predicted_bw_bytes"] + layer)
+        rows += [dict(layout="md-raid0", devices=count, rw="read", bs=2**22, numjobs=int(p.numjobs), iodepth=1,
+                      rep=r, bw_bytes=t * (1 + 0.001 * (r - 1)), chunk_bytes=2**16)
+                 for p, t in zip(raw.itertuples(), truth) for r in range(3)]
+    table = pd.concat([single, pd.DataFrame(rows)], ignore_index=True)
+    got = model.predict_results(table).set_index(["devices", "numjobs"])
+    four = got.loc[4]
+    truths = table[table["devices"] == 4].groupby("numjobs")["bw_bytes"].mean()
+    assert four["predicted_bw_bytes"].to_numpy() == pytest.approx(truths.to_numpy(), rel=0.01)
+    assert four["layer_s_per_io"].to_numpy() == pytest.approx([layer, layer], rel=0.02)
+    assert not four["predicted_unknown"].str.contains("the layer's CPU cost").any()
+    assert four["predicted_note"].str.contains("layer cost from md-raid0 on 2 devices").all()
+    alone = model.predict_results(table[table["devices"] != 2]).set_index("numjobs")
+    assert alone["predicted_unknown"].str.startswith("the layer's CPU cost").all()
+    assert (alone["predicted_bw_bytes"] > truths * 1.05).all()

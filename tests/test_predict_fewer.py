@@ -82,3 +82,27 @@ def test_a_fixed_total_load_spread_over_n_devices_is_fitted_in_its_own_design():
     assert said.loc[("jbod", "read"), "holds_from"] <= 8
     per_device = fewer.calibrated(_table(), 4)  # 2 jobs a device: still the load per device
     assert set(per_device["design"]) == {"a device"} and len(per_device) == 1
+
+
+def test_the_fit_s_interval_widened_by_the_new_run_s_noise_holds_the_measured_mean():
+    """The fit's interval (the corners of lambda's and sigma's t intervals) is the curve's, not a new measurement's:
+    ``calibrated`` widens it by the 8-device point's own run noise (``conformal.held_to_model``: t x its runs' sd
+    / sqrt(3), at the confidence) and scores the measured mean inside it (``scored_inside``). Monte Carlo on
+    Amdahl's own table at 2% noise, K = 4 predicting 8: stated 95%; measured 99.5% of 200 seeds (the corners alone
+    97.0%; both conservative: corners, and half-widths added, not in quadrature), 39 of the first 40 here."""
+    inside = []
+    for seed in range(40):
+        got = fewer.calibrated(_table(noise=0.02, seed=seed), 4).iloc[0]
+        assert got["scored_lo_bw_bytes"] < got["predicted_lo_bw_bytes"] < got["predicted_hi_bw_bytes"]
+        assert got["predicted_hi_bw_bytes"] < got["scored_hi_bw_bytes"] and got["scored_from"] == "the model"
+        inside.append(bool(got["scored_inside"]))
+    assert sum(inside) == 39  # at least 38: 95% of 40
+
+
+def test_a_group_the_table_cannot_fit_says_why_in_the_interval_column(capsys, tmp_path):
+    path = tmp_path / "two_counts.csv"
+    _table().to_csv(path, index=False)
+    assert cli.main(["analyze", str(path), "--predict", "--calibrate-up-to", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "no fit up to 2 devices" in out and "open at both ends" not in out
+    assert "None of 2 point(s) was predicted: no interval to score." in out

@@ -229,8 +229,9 @@ def _print_calibrated(frame: pd.DataFrame, args: argparse.Namespace) -> int:
     if args.format == "csv":
         scored.to_csv(sys.stdout, index=False)
         return 0
-    shown = scored.assign(interval=[bounds.words(lo, hi) for lo, hi in zip(scored["predicted_lo_bw_bytes"],
-                                                                           scored["predicted_hi_bw_bytes"])],
+    shown = scored.assign(interval=[note or bounds.words(lo, hi) for lo, hi, note in zip(  # no fit: why not
+                              scored["predicted_lo_bw_bytes"], scored["predicted_hi_bw_bytes"],
+                              scored["predicted_note"].fillna(""))],
                           meets=scoring.meets_words(scored),
                           load=[f"{jobs:g} job(s) {design}" for jobs, design in zip(scored["jobs"], scored["design"])])
     print(tables.formatted(shown, ["layout", "devices", "rw", "bs", "numjobs", "iodepth", "load", "predicted_bw_bytes",

@@ -10,6 +10,9 @@ the data cannot pin, not only from the runs' spread; an end nothing bounds is op
     width(lo, hi)                         hi / lo (inf where an end is open)
     words(lo, hi, unknown)                the interval for people: "27.0–33.4 GB/s", "at most 33.4 GB/s, lower end
                                           open: the layer's CPU cost"
+    closing_sentences(scored)             which run would close which open ends: the layout on 2 devices (the
+                                          layer's cost), a jbod on as many devices (the host's shared paths), the
+                                          single device at the load beyond its curve (or a ceiling given)
 
 The unknowns, each an end of its own (``analysis.prediction.predict`` reads them):
 
@@ -37,7 +40,9 @@ import math
 from typing import Mapping
 
 import numpy as np
+import pandas as pd
 
+from ...layouts import describe
 from ...measure.units import interval, rate
 
 LAYER_CPU = "the layer's CPU cost"
@@ -109,3 +114,38 @@ def words(lo: float, hi: float, unknown: str = LAYER_CPU) -> str:
     if np.isfinite(lo):
         return f"at least {rate(lo)}, {high_open}"
     return f"open at both ends ({why}; {BEYOND}, no ceiling known)"
+
+
+def _open(scored: pd.DataFrame, unknown: str) -> pd.DataFrame:
+    """The scored points whose lower end (``unknown`` of ``OPEN_LOW``) or upper end (``BEYOND``) is open for
+    ``unknown``."""
+    named = scored["predicted_unknown"].astype("string").fillna("").str.split(",").map(lambda u: unknown in u)
+    end = scored["predicted_hi_bw_bytes"] if unknown == BEYOND else scored["predicted_lo_bw_bytes"]
+    return scored[named.astype(bool) & end.isna()]
+
+
+def closing_sentences(scored: pd.DataFrame) -> list[str]:
+    """Which cheap run would close which of the model's open ends (``predict``'s rows, scored or not): "md-raid0 on
+    2 devices would measure its layer's cost and close the lower end of its 2 point(s) on 12 devices"; "jbod on 12
+    devices, each device at the single device's largest measured load or beyond, would close the lower end of 10
+    point(s) (gpfs-1m, ...)"; "the single device measured at 11 in flight, or a ceiling given (--ceilings), would
+    close the upper end of 3 read point(s)". Nothing where no end is open (or the rows predate the interval)."""
+    if not {"predicted_unknown", "predicted_lo_bw_bytes", "predicted_hi_bw_bytes"} <= set(scored.columns):
+        return []
+    out = []
+    for (layout, devices), group in _open(scored, LAYER_CPU).groupby(["layout", "devices"], sort=True):
+        fewer = "on 2 devices" if devices > 2 else "'s file system on one device"
+        out.append(f"{layout} {fewer} would measure its layer's cost and close the lower end of its {len(group)} "
+                   f"point(s) on {devices} devices ({LAYER_CPU})")
+    host = _open(scored, HOST)
+    host = host[[not describe(str(name)).per_device for name in host["layout"]]]
+    for devices, group in host.groupby("devices", sort=True):
+        out.append(f"a jbod on {devices} devices, each device at the single device's largest measured load or beyond, "
+                   f"would close the lower end of {len(group)} point(s) ({', '.join(sorted(set(group['layout'])))}; "
+                   f"{HOST})")
+    beyond = _open(scored, BEYOND)
+    for rw, group in beyond.groupby("rw", sort=True):
+        load = (group["numjobs"] * group["iodepth"] / group["devices"]).max()
+        out.append(f"the single device measured at {load:.3g} in flight, or a ceiling given (--ceilings), would close "
+                   f"the upper end of {len(group)} {rw} point(s) ({BEYOND})")
+    return out

@@ -10,7 +10,8 @@ K (``flashscale analyze --predict --calibrate-up-to K``), and the K from which t
 
 The law: X(N) = lambda N / (1 + sigma (N - 1)), sigma the share of the work that does not spread over devices (a host
 term: what the devices share); sigma 0 is N x one device. The interval: the least and the most X(N) over the corners
-of lambda's and sigma's t intervals (the fit's own, ``Fit.lo``/``hi``). A count of one device is the layout's own
+of lambda's and sigma's t intervals (the fit's own, ``Fit.lo``/``hi``): the curve's, so a point is scored against it
+widened by its own measurement's run noise (``conformal.held_to_model``: a prediction interval). A count of one device is the layout's own
 one-device rows, else the single-device baseline's (``curve.single_rows``) at the same rw, bs, iodepth and jobs. A fit
 needs three distinct counts up to K (two parameters and a degree of freedom): fewer, and the group is said, not fitted.
 
@@ -29,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from .. import baseline_and_tax, scaling
-from . import bounds
+from . import bounds, conformal
 from .curve import single_rows
 from ...errors import AnalysisError, ConfigError
 
@@ -68,7 +69,9 @@ def calibrated(frame: pd.DataFrame, k: int, confidence: float = 0.95) -> pd.Data
     ``numjobs``, ``calibrated_up_to``, ``predicted_bw_bytes``, ``predicted_lo_bw_bytes``, ``predicted_hi_bw_bytes``,
     ``measured_bw_bytes`` (the mean of its runs), ``error``, ``interval_meets``, ``sigma``, ``predicted_note`` (why a
     group has no prediction), ``design`` and ``jobs`` (the load it was predicted in: jobs a device, or in all; module
-    doc). ConfigError naming ``k`` where it is no whole number of at least 1."""
+    doc); the fit's interval widened by the measurement's own run noise, and whether its mean lies inside
+    (``conformal.held_to_model`` at ``confidence``: ``scored_lo_bw_bytes``, ``scored_hi_bw_bytes``,
+    ``scored_inside``). ConfigError naming ``k`` where it is no whole number of at least 1."""
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ConfigError(f"--calibrate-up-to {k!r} must be a device count of at least 1")
     out = []
@@ -92,7 +95,8 @@ def calibrated(frame: pd.DataFrame, k: int, confidence: float = 0.95) -> pd.Data
             out.append(dict(row, predicted_bw_bytes=point, predicted_lo_bw_bytes=lo, predicted_hi_bw_bytes=hi,
                             error=row["measured_bw_bytes"] / point - 1, interval_meets=bounds.meets(low, high, lo, hi),
                             sigma=fit.params["sigma"], predicted_note=""))
-    return _one_design_a_point(pd.DataFrame(out))
+    kept = _one_design_a_point(pd.DataFrame(out))
+    return conformal.held_to_model(kept, frame, confidence) if len(kept) else kept
 
 
 def _one_design_a_point(scored: pd.DataFrame) -> pd.DataFrame:

@@ -48,8 +48,8 @@ import numpy as np
 import pandas as pd
 
 from .. import agreement, baseline_and_tax, stats
-from . import bounds, curve as curves, devices
-from .calibration import LayerCost, check_not_scored_on, reference_ceiling
+from . import bounds, conformal, curve as curves, devices
+from .calibration import LayerCost, calibrate, check_not_scored_on, reference_ceiling
 from .curve import CURVE, figures, nearest
 from .ceilings import SHARED, UNBOUNDED, Ceilings, ceiling_terms
 from .routing import jobs_per_device
@@ -268,7 +268,8 @@ def predict_results(frame: pd.DataFrame, ceilings: Ceilings = Ceilings(), confid
                     chunk_bytes: int | None = None, baseline_layout: str | None = None) -> pd.DataFrame:
     """Every measured point of ``frame``'s layouts of more than one device, predicted from ``frame``'s own
     single-device rows (``curve``; those of ``baseline_layout`` when given), each stripe routed by its chunk
-    (``chunks``); each layout with a layer (not ``per_device``) held to what the table's layouts without one (a
+    (``chunks``), its layer's cost from its own points on fewer devices where the table has them
+    (``own_calibration``); each layout with a layer (not ``per_device``) held to what the table's layouts without one (a
     jbod: each device its own jobs) carried on as many devices (``calibration.reference_ceiling``: ``predict``'s
     ``reference``), never such a layout to itself."""
     base = curve(frame, confidence, baseline_layout)
@@ -283,13 +284,34 @@ def predict_results(frame: pd.DataFrame, ceilings: Ceilings = Ceilings(), confid
     for (layout, count), group in points.groupby(["layout", "devices"], sort=True):
         own = raw[raw["devices"] == count]
         reference = {} if describe(str(layout)).per_device else reference_ceiling(base, own)
+        layer = own_calibration(base, rates, str(layout), int(count), ceilings, unit.get(str(layout)))
         parts.append(predict(base, str(layout), group[["devices", "rw", "bs", "numjobs", "iodepth"]], ceilings,
-                             unit.get(str(layout)), reference=reference))
+                             unit.get(str(layout)), layer=layer, reference=reference))
     return pd.concat(parts, ignore_index=True)
 
 
+def own_calibration(base: pd.DataFrame, rates: pd.DataFrame, layout: str, count: int, ceilings: Ceilings,
+                    chunk_bytes: int | None) -> LayerCost | None:
+    """The table's own calibration of ``layout`` for ``count`` devices: the same layout measured on the largest count
+    of at least 2 below it (``rates``: the table's rated rows), its points set beside the raw model's
+    (``calibration.calibrate``); None for a layout without a layer (``per_device``), or where the table measured it
+    on no such count or at no point the model predicts."""
+    if describe(layout).per_device:
+        return None
+    mine = rates[rates["layout"].astype(str) == layout]
+    fewer = sorted(c for c in set(mine["devices"]) if 2 <= c < count)
+    if not fewer:
+        return None
+    rows = mine[mine["devices"] == fewer[-1]]
+    points = rows[["rw", "bs", "numjobs", "iodepth"]].drop_duplicates().assign(devices=int(fewer[-1]))
+    try:
+        return calibrate(predict(base, layout, points, ceilings, chunk_bytes), rows, layout, int(fewer[-1]))
+    except AnalysisError:
+        return None
+
+
 def score(prediction: pd.DataFrame, frame: pd.DataFrame, confidence: float = 0.95,
-          margin: float = DEFAULT_MARGIN) -> pd.DataFrame:
+          margin: float = DEFAULT_MARGIN, level: float = conformal.LEVEL) -> pd.DataFrame:
     """``prediction`` with what was measured at each point (``measured_bw_bytes``, the mean of its repetitions
     with its t interval ``_lo``/``_hi``, ``measured_reps``); ``error`` = measured / predicted - 1; ``in_interval``:
     the measured mean lies in the prediction interval (``agreement.prediction_interval``: the predicted interval
@@ -302,7 +324,9 @@ def score(prediction: pd.DataFrame, frame: pd.DataFrame, confidence: float = 0.9
     ``devices_tax`` = 1 - measured / the devices term: the tax re-read against what these devices, at these jobs,
     deliver alone; ``interval_meets``: the measured interval (the mean where one run) meets the interval the
     unknowns leave (``predicted_lo_bw_bytes`` to ``predicted_hi_bw_bytes``, an open end meeting everything on its
-    side: ``bounds.meets``), and ``predicted_width`` its hi / lo (inf where an end is open). Points not measured are
+    side: ``bounds.meets``), and ``predicted_width`` its hi / lo (inf where an end is open); the interval with two
+    ends each point is scored by and whether the measurement lies inside it (``conformal.two_ended`` at ``level``:
+    ``scored_lo_bw_bytes``, ``scored_hi_bw_bytes``, ``scored_from``, ``scored_inside``). Points not measured are
     left out."""
     missing = [c for c in (*KEYS, "predicted_bw_bytes", "predicted_lo", "predicted_hi", "devices_limit_bw_bytes")
                if c not in prediction.columns]
@@ -344,7 +368,7 @@ def score(prediction: pd.DataFrame, frame: pd.DataFrame, confidence: float = 0.9
         out["predicted_width"] = [bounds.width(lo, hi) for lo, hi in zip(out["predicted_lo_bw_bytes"],
                                                                           out["predicted_hi_bw_bytes"])]
     out["devices_tax"] = 1 - value / out["devices_limit_bw_bytes"]
-    return out
+    return conformal.two_ended(out, frame, level)
 
 
 def outside_sentences(scored: pd.DataFrame, drift: Mapping[str, float] | None = None,

@@ -4,7 +4,8 @@
     scored.for_people(scored)        # one row a point: predicted with its interval, measured, error, what bound,
                                      # and whether the two agree (``analysis.agreement``, the one rule)
     scored.undecided_sentences(scored, margin)   # the points the rule could not decide (wide, or one run)
-    scored.interval_sentences(scored)   # how many intervals were closed at both ends, and met; how many open
+    scored.interval_sentences(scored)   # how many points had an interval with two ends (the model's, or the
+                                     # table's own: ``conformal``), how many held the measurement; how many open
     scored.unexplained_sentences(scored, margin)   # the tax re-read: what the model did not explain, per layout/rw
     scored.largest_errors(scored)    # {"jbod/read": 0.004, ...}: the largest |error| per layout and rw
     scored.repeatability(scored)     # jbod at 1 job against the single device: the machine's own drift, which
@@ -24,12 +25,12 @@ import numpy as np
 import pandas as pd
 
 from .. import agreement, baseline_and_tax
-from . import bounds, predict
+from . import bounds, conformal, predict
 from ...errors import AnalysisError
 from ...layouts import describe
 from ..cluster_numbers import ALL
 from ..significance import DEFAULT_MARGIN
-from ...measure.units import ONE_RUN, percent, rate
+from ...measure.units import ONE_RUN, interval, percent, rate
 
 COLUMNS = ["layout", "devices", "rw", "numjobs", "predicted_bw_bytes", "measured_bw_bytes", "error",
            "predicted_limit", "inside"]
@@ -99,9 +100,19 @@ OPEN = "not scored (an open end)"  # an interval with an open end meets everythi
 
 
 def meets_words(scored: pd.DataFrame) -> list[str]:
-    """Per point, whether the measurement meets the interval the unknowns leave: ``yes`` or ``no`` where that
-    interval is closed at both ends, ``OPEN`` where an end is open (an open end reaches everything on its side,
-    so "meets" would be true by construction), ``unknown`` where nothing was scored."""
+    """Per point, whether the measurement lies inside the interval with two ends it is scored by
+    (``conformal.two_ended``: ``scored_inside``): ``yes`` or ``no``, "(the table's 90%)" beside it where the table's
+    own interval closed what the model left open; ``OPEN`` where neither has two ends (too few other points);
+    ``unknown`` where nothing was scored. Without ``scored_inside`` (``fewer``'s fits), whether the measured
+    interval meets the predicted one closed at both ends (``interval_meets``), ``OPEN`` where an end is open (an open
+    end reaches everything on its side, so "meets" would be true by construction)."""
+    if "scored_inside" in scored.columns:
+        return ["unknown" if not np.isfinite(point) else OPEN if not isinstance(inside, (bool, np.bool_))
+                else MEETS[bool(inside)] + (f" ({conformal.TABLE}'s {percent(level, 0)})"
+                                            if source == conformal.TABLE else "")
+                for inside, source, level, point in zip(
+                    scored["scored_inside"].astype(object).where(scored["scored_inside"].notna(), None),
+                    scored["scored_from"], scored["scored_level"], scored["predicted_bw_bytes"].astype(float))]
     meets = scored["interval_meets"] if "interval_meets" in scored.columns else pd.Series(None, index=scored.index)
     said = []
     for lo, hi, met in zip(scored["predicted_lo_bw_bytes"], scored["predicted_hi_bw_bytes"], meets):
@@ -113,9 +124,36 @@ def meets_words(scored: pd.DataFrame) -> list[str]:
 
 
 def interval_sentences(scored: pd.DataFrame) -> list[str]:
-    """The headline of the unknowns' intervals, both shares named: how many scored points had an interval closed at
-    both ends and how many of those the measurement met, and how many had an open end (not scored as met); nothing
-    where no point was scored against such an interval (predictions stated before it existed)."""
+    """The headline of the intervals, both shares named: how many scored points had an interval with two ends (the
+    model's, or the table's where the model left an end open: ``conformal``) and how many of them held the
+    measurement, how many were left open (not scored), and the median |error|; then which run would close the
+    model's open ends (``bounds.closing_sentences``). Nothing where no point was scored against such an interval
+    (predictions stated before it existed)."""
+    if "scored_inside" not in scored.columns:
+        return _met_sentences(scored)
+    said = scored[np.isfinite(scored["predicted_bw_bytes"].astype(float))]  # predicted: no fit is no point
+    if said.empty:
+        return [f"None of {len(scored)} point(s) was predicted: no interval to score."] if len(scored) else []
+    two, level = said["scored_inside"].notna(), float(said["scored_level"].iloc[0])
+    model, inside = int(said["scored_from"].eq(conformal.MODEL).sum()), int(said["scored_inside"].eq(True).sum())
+    table = "empirical_lo_bw_bytes" in said.columns  # the table's own interval was tried (``two_ended``)
+    head = (f"{int(two.sum())} of {len(said)} scored point(s) had an interval with two ends ({model} the model's"
+            + (f", {int(two.sum()) - model} {conformal.TABLE}'s own at {percent(level, 0)} where the model left an end "
+               "open)" if table else ")"))
+    head += f": the measurement lay inside {inside} of them ({percent(inside / two.sum(), 0)})" if two.any() else ""
+    if not two.all():
+        head += f"; {int((~two).sum())} left open, not scored" + (
+            f" (the table's interval needs {conformal.least_others(level)} other points at {percent(level, 0)})"
+            if table else "")
+    if len(said) < len(scored):
+        head += f"; {len(scored) - len(said)} not predicted"
+    errors = scored["error"].abs().dropna()
+    tail = f" Median |error| {percent(float(errors.median()))} over {len(errors)} point(s)." if len(errors) else ""
+    return [head + "." + tail, *bounds.closing_sentences(scored)]
+
+
+def _met_sentences(scored: pd.DataFrame) -> list[str]:
+    """``interval_sentences`` of intervals scored by whether the measured interval meets them (``fewer``'s)."""
     if "predicted_lo_bw_bytes" not in scored.columns or "interval_meets" not in scored.columns:
         return []
     words = pd.Series(meets_words(scored), index=scored.index)
@@ -151,9 +189,14 @@ def for_people(scored: pd.DataFrame) -> pd.DataFrame:
     if "predicted_lo_bw_bytes" not in scored.columns:  # stated before the unknowns' interval existed
         return shown
     unknown = scored["predicted_unknown"] if "predicted_unknown" in scored.columns else [bounds.LAYER_CPU] * len(scored)
-    return shown.assign(interval=[bounds.words(lo, hi, why) for lo, hi, why in zip(
-                            scored["predicted_lo_bw_bytes"], scored["predicted_hi_bw_bytes"], unknown)],
-                        meets=meets_words(scored))
+    said = [bounds.words(lo, hi, why) for lo, hi, why in zip(scored["predicted_lo_bw_bytes"],
+                                                            scored["predicted_hi_bw_bytes"], unknown)]
+    if "scored_from" in scored.columns:  # where the table's own interval closed what the model left open
+        said = [f"{words}; {conformal.TABLE}'s {percent(level, 0)}: {interval(lo, hi)}" if source == conformal.TABLE
+                else words for words, source, level, lo, hi in zip(said, scored["scored_from"], scored["scored_level"],
+                                                                   scored["scored_lo_bw_bytes"],
+                                                                   scored["scored_hi_bw_bytes"])]
+    return shown.assign(interval=said, meets=meets_words(scored))
 
 
 def undecided_sentences(scored: pd.DataFrame, margin: float = DEFAULT_MARGIN) -> list[str]:
