@@ -19,11 +19,12 @@ import sys
 from typing import Sequence
 
 from ..errors import FlashscaleError, HarnessCeilingError
-from . import analyze, devices, erase, import_, jobfile, plan, reap, reproduce, run, vm_guest
+from . import analyze, archive, compare, devices, erase, import_, jobfile, plan, reap, reproduce, run, vm_guest
 
 HARNESS_CEILING = 4  # the exit status of a HarnessCeilingError: the machine cannot carry a truth's caps
 SUBCOMMANDS = {"run": run, "reproduce": reproduce, "analyze": analyze, "plan": plan, "devices": devices,
                "erase": erase, "reap": reap, "jobfile": jobfile, "vm-guest": vm_guest, "import": import_}
+SUBCOMMANDS.update(compare=compare, archive=archive)
 
 
 def parser() -> argparse.ArgumentParser:
