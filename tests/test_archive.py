@@ -175,6 +175,11 @@ def test_the_cli_adds_lists_and_says_why_not(tmp_path, two_hosts, capsys):
     assert "last='many'" in capsys.readouterr().err
     assert main(["compare", f"archive:{store}?layout=btrfs", str(two_hosts[0])]) == 1
     assert "keeps no campaign" in capsys.readouterr().err
+    for argv, said in ((["add"], "name the folder to add"), (["merge"], "name the archive to merge"),
+                       (["list", "x"], "takes no PATH"), (["add", "x", "--host", "h1"], "filter a listing only"),
+                       (["merge", "x", "--keep-serials"], "--keep-serials is for add only")):
+        assert main(["archive", *argv, "--archive", store]) == 1
+        assert said in capsys.readouterr().err
 
 
 def test_a_record_nested_past_any_campaign_s_depth_is_refused_not_a_recursion_error(tmp_path, two_hosts):

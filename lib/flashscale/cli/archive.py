@@ -13,34 +13,45 @@ import sys
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    actions = parser.add_subparsers(dest="action", required=True, metavar="{add,list,merge}")
-    add = actions.add_parser("add", help="record the campaigns under FOLDER in the archive")
-    add.add_argument("folder", metavar="FOLDER", help="a campaign folder, or a folder of several")
-    add.add_argument("--keep-serials", action="store_true",
-                     help="store device serials and identities as they are (default: hashed)")
-    listing = actions.add_parser("list", help="the archive's campaigns, oldest first")
-    listing.add_argument("--host", default=None, help="only campaigns run on this host")
-    listing.add_argument("--model", default=None, help="only campaigns with a device of this model")
-    listing.add_argument("--layout", default=None, help="only campaigns that measured this layout")
-    listing.add_argument("--since", default=None, metavar="YYYY-MM-DD", help="only campaigns run on or after")
-    listing.add_argument("--last", default=None, metavar="N", help="only the N that ran last of those")
-    listing.add_argument("--format", choices=["table", "json"], default="table", help="output format")
-    merge = actions.add_parser("merge", help="add another archive's campaigns to this one")
-    merge.add_argument("other", metavar="OTHER", help="the other archive file")
-    for sub in (add, listing, merge):
-        sub.add_argument("--archive", required=True, metavar="FILE", help="the archive file (made by add or merge)")
+    parser.add_argument("action", choices=["add", "list", "merge"], metavar="ACTION",
+                        help="add: record the campaigns under PATH; list: the archive's campaigns, oldest first; "
+                             "merge: add the campaigns of the archive PATH")
+    parser.add_argument("path", nargs="?", default=None, metavar="PATH",
+                        help="add: a campaign folder, or a folder of several; merge: the other archive file")
+    parser.add_argument("--archive", required=True, metavar="FILE", help="the archive file (add and merge make it)")
+    parser.add_argument("--keep-serials", action="store_true",
+                        help="add: store device serials and identities as they are (default: hashed)")
+    parser.add_argument("--host", default=None, help="list: only campaigns run on this host")
+    parser.add_argument("--model", default=None, help="list: only campaigns with a device of this model")
+    parser.add_argument("--layout", default=None, help="list: only campaigns that measured this layout")
+    parser.add_argument("--since", default=None, metavar="YYYY-MM-DD", help="list: only campaigns run on or after")
+    parser.add_argument("--last", default=None, metavar="N", help="list: only the N that ran last of those")
+    parser.add_argument("--format", choices=["table", "json"], default="table", help="list: output format")
+
+
+FILTERS = ("host", "model", "layout", "since", "last")
 
 
 def main(args: argparse.Namespace) -> int:
+    from ..errors import ConfigError
     from ..measure import archive
 
+    if (args.path is None) != (args.action == "list"):
+        raise ConfigError(f"flashscale archive {args.action}: " + (
+            "takes no PATH" if args.action == "list" else "name the " + (
+                "folder to add" if args.action == "add" else "archive to merge")))
+    if args.action != "list" and any(getattr(args, f) is not None for f in FILTERS):
+        raise ConfigError(f"flashscale archive {args.action}: --host, --model, --layout, --since and --last "
+                          "filter a listing only")
+    if args.keep_serials and args.action != "add":
+        raise ConfigError(f"flashscale archive {args.action}: --keep-serials is for add only")
     if args.action == "add":
-        for entry, added in archive.add(args.archive, args.folder, keep_serials=args.keep_serials):
+        for entry, added in archive.add(args.archive, args.path, keep_serials=args.keep_serials):
             said = "added" if added else "already archived"
             print(f"{said}: {entry.name} {entry.id[:12]} ({entry.runs} rows, {', '.join(entry.layouts)})")
         return 0
     if args.action == "merge":
-        added, already = archive.merge(args.archive, args.other)
+        added, already = archive.merge(args.archive, args.path)
         print(f"{added} campaign(s) added, {already} already archived")
         return 0
     return _list(args)
@@ -49,8 +60,7 @@ def main(args: argparse.Namespace) -> int:
 def _list(args: argparse.Namespace) -> int:
     from ..measure import archive, sides
 
-    given = {k: sides.checked_value(k, str(v)) for k in ("host", "model", "layout", "since", "last")
-             if (v := getattr(args, k)) is not None}
+    given = {k: sides.checked_value(k, str(v)) for k in FILTERS if (v := getattr(args, k)) is not None}
     entries = archive.listed(args.archive, archive.Filters(**given))
     if args.format == "json":
         print(json.dumps([vars(e) | {"models": list(e.models), "layouts": list(e.layouts)} for e in entries],
