@@ -37,6 +37,14 @@ def folder(path, *, host: str, run_id: str, layout: str = "md-raid0", scale: flo
     return path
 
 
+def tampered(path, sql: str, *values) -> None:
+    """The archive at ``path`` changed behind flashscale's back, by one SQL statement."""
+    db = sqlite3.connect(path)
+    db.execute(sql, values)
+    db.commit()
+    db.close()
+
+
 @pytest.fixture
 def two_hosts(tmp_path):
     return (folder(tmp_path / "h1" / "march", host="h1", run_id="20260301T100000Z"),
@@ -105,10 +113,7 @@ def test_compare_takes_an_archive_query_as_either_side(tmp_path, two_hosts, caps
 def test_a_changed_campaign_and_a_file_not_ours_are_refused_by_name(tmp_path, two_hosts):
     store = tmp_path / "team.sqlite"
     archive.add(store, two_hosts[0])
-    db = sqlite3.connect(store)
-    db.execute("UPDATE campaigns SET rows = replace(rows, '\"read\"', '\"randread\"')")
-    db.commit()
-    db.close()
+    tampered(store, "UPDATE campaigns SET rows = replace(rows, '\"read\"', '\"randread\"')")
     with pytest.raises(ConfigError, match="does not hash to its id"):
         sides.read(f"archive:{store}")
     other = tmp_path / "other.sqlite"
@@ -116,10 +121,7 @@ def test_a_changed_campaign_and_a_file_not_ours_are_refused_by_name(tmp_path, tw
         archive.merge(other, store)
     assert not other.exists()  # nothing merged, nothing made
     archive.add(other, two_hosts[1])
-    db = sqlite3.connect(other)
-    db.execute("CREATE TRIGGER t AFTER INSERT ON campaigns BEGIN DELETE FROM campaigns; END")
-    db.commit()
-    db.close()
+    tampered(other, "CREATE TRIGGER t AFTER INSERT ON campaigns BEGIN DELETE FROM campaigns; END")
     with pytest.raises(ConfigError, match="not a flashscale archive"):
         archive.listed(other)
     (tmp_path / "notes.sqlite").write_text("not a database at all\n" * 50)
@@ -135,10 +137,7 @@ def test_a_changed_campaign_and_a_file_not_ours_are_refused_by_name(tmp_path, tw
 def test_a_stored_entry_of_the_wrong_shape_is_refused(tmp_path, two_hosts):
     store = tmp_path / "team.sqlite"
     archive.add(store, two_hosts[0])
-    db = sqlite3.connect(store)
-    db.execute("UPDATE campaigns SET layouts = '{\"not\": \"a list\"}'")
-    db.commit()
-    db.close()
+    tampered(store, "UPDATE campaigns SET layouts = '{\"not\": \"a list\"}'")
     with pytest.raises(ConfigError, match="not JSON lists"):
         archive.listed(store)
 
@@ -185,10 +184,7 @@ def test_the_cli_adds_lists_and_says_why_not(tmp_path, two_hosts, capsys):
 def test_a_record_nested_past_any_campaign_s_depth_is_refused_not_a_recursion_error(tmp_path, two_hosts):
     store = tmp_path / "team.sqlite"
     archive.add(store, two_hosts[0])
-    db = sqlite3.connect(store)
-    db.execute("UPDATE campaigns SET record = ?", ("[" * 100_000 + "]" * 100_000,))
-    db.commit()
-    db.close()
+    tampered(store, "UPDATE campaigns SET record = ?", "[" * 100_000 + "]" * 100_000)
     with pytest.raises(ConfigError, match="does not hash to its id"):
         sides.read(f"archive:{store}")
 
