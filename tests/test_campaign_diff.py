@@ -153,6 +153,9 @@ def test_points_are_matched_by_what_ran_whatever_the_table_s_types():
     b["numjobs"] = b["numjobs"].astype(int)
     shared, alone = cd.points(a, b)
     assert len(shared) == 24 and alone.empty
+    assert cd.match_columns(a.assign(stage="x"), b.assign(stage=None)) == cd.match_columns(a, b)  # blank: older
+    assert "stage" in cd.match_columns(a.assign(stage="x"), b.assign(stage="y"))
+    assert cd.points(a.assign(stage="x"), b.assign(stage="y"))[0].empty
     with pytest.raises(AnalysisError, match="lacks column.*'iodepth'"):
         cd.points(a, b.drop(columns="iodepth"))
 

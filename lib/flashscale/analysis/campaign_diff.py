@@ -60,15 +60,16 @@ COLUMNS = ["metric", "n_a", "n_b", "a", "b", "change", "change_lo", "change_hi",
 
 
 def match_columns(a: pd.DataFrame, b: pd.DataFrame) -> list[str]:
-    """The columns that name a point in both tables (module doc); AnalysisError naming the first of ``POINT`` one
-    lacks. ``host`` only where a table counts ``hosts`` (a cluster's per-host rows): elsewhere the host is the
+    """The columns that name a point in both tables (module doc; an extra one only where both hold a value in it:
+    a blank column is an older table's, not another point); AnalysisError naming those of ``POINT`` one lacks.
+    ``host`` only where a table counts ``hosts`` (a cluster's per-host rows): elsewhere the host is the
     machine, a difference of environment, not of what ran."""
     for side, frame in (("A", a), ("B", b)):
         missing = [c for c in POINT if c not in frame.columns]
         if missing:
             raise AnalysisError(f"table {side} lacks column(s) {', '.join(map(repr, missing))}: its points cannot "
                                 "be matched by what ran")
-    extras = [c for c in EXTRAS if c in a.columns and c in b.columns]
+    extras = [c for c in EXTRAS if c in a.columns and c in b.columns and a[c].notna().any() and b[c].notna().any()]
     return [*POINT, *extras, *(["host"] if "hosts" in extras and "host" in a and "host" in b else [])]
 
 
