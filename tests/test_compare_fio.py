@@ -90,3 +90,15 @@ def test_a_side_that_is_not_there_is_refused_by_name(imported, capsys, tmp_path)
     (tmp_path / "empty").mkdir()
     assert main(["compare", str(tmp_path / "empty"), str(imported / "A")]) == 1
     assert "holds no results table" in capsys.readouterr().err
+
+
+def test_a_long_list_of_points_in_one_only_is_cut_and_says_how_many_more(imported, capsys):
+    from flashscale.measure import sides
+    from flashscale.publish import comparison
+
+    a = sides.read(str(imported / "A"))
+    alone = pd.DataFrame({"layout": "jbod", "devices": "2", "rw": "read", "bs": [str(4096 * k) for k in range(1, 26)],
+                          "numjobs": "1", "iodepth": "1", "side": "B"})
+    text = comparison.text(pd.DataFrame(), alone, pd.DataFrame(columns=["what", "a", "b"]), "margin 2%", "said.",
+                           pd.DataFrame(), (a, a), most_differences=20)
+    assert text.count("only in B: jbod x2 read") == 20 and "and 5 more (--format json lists them all)" in text

@@ -86,7 +86,8 @@ def _changes_lines(changed: pd.DataFrame, width: int) -> list[str]:
 
 def text(changed: pd.DataFrame, alone: pd.DataFrame, differs: pd.DataFrame, margin_note: str, said: str,
          failed: pd.DataFrame, sides, width: int = 100, most_differences: int = 20) -> str:
-    """What ``flashscale compare`` prints as a table (module doc)."""
+    """What ``flashscale compare`` prints as a table (module doc): at most ``most_differences`` lines of what
+    differs and of the points in one only."""
     lines = [f"A: {sides[0].label}"[:width], f"B: {sides[1].label}"[:width], ""]
     if differs.empty:
         lines.append("What differs: nothing, in what both campaigns recorded.")
@@ -104,7 +105,10 @@ def text(changed: pd.DataFrame, alone: pd.DataFrame, differs: pd.DataFrame, marg
     lines += _changes_lines(changed, width) if not changed.empty else ["  (no shared point)"]
     if not alone.empty:
         lines += ["", "Points in one only:"]
-        lines += [f"  only in {r['side']}: {point_label(r)}"[:width] for r in alone.to_dict("records")]
+        lines += [f"  only in {r['side']}: {point_label(r)}"[:width]
+                  for r in alone.head(most_differences).to_dict("records")]
+        if len(alone) > most_differences:
+            lines.append(f"  and {len(alone) - most_differences} more (--format json lists them all)")
     lines += ["", *textwrap.wrap(said, width)]
     if len(failed):
         lines.append(f"Gate failed: {len(failed)} verdict(s) as --fail-on names them.")
