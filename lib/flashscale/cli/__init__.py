@@ -5,7 +5,7 @@ of pandas, numpy or scipy (tests/test_cli_manners.py; benchmarks/bench_cli.py ti
 Only here do errors become messages and exit statuses: 0 success, 1 a flashscale error (the message names the
 bad value), 2 bad usage (argparse), 3 ``flashscale import`` imported what it could but refused some files (each
 named), 4 this machine cannot carry the caps a known truth needs (``HarnessCeilingError``, with CAP_FIT 'refuse':
-nothing was measured), 130 interrupted. Output into a pipe that closes early (``| head``) ends
+nothing was measured), 5 ``flashscale compare --fail-on`` found a verdict it gates on, 130 interrupted. Output into a pipe that closes early (``| head``) ends
 quietly with status 0, as Unix tools do: the rest of the output is dropped, nothing else.
 
 ``flashscale --version`` says the package's version and the commit of the checkout it runs from
@@ -21,12 +21,13 @@ import sys
 from typing import Sequence
 
 from ..errors import FlashscaleError, HarnessCeilingError
-from . import analyze, completion, devices, erase, import_, jobfile, plan, reap, reproduce, run, vm_guest
+from . import (analyze, archive, compare, completion, devices, erase, import_, jobfile, plan, reap, reproduce, run,
+               vm_guest)
 
 HARNESS_CEILING = 4  # the exit status of a HarnessCeilingError: the machine cannot carry a truth's caps
-SUBCOMMANDS = {"run": run, "reproduce": reproduce, "analyze": analyze, "plan": plan, "devices": devices,
-               "erase": erase, "reap": reap, "jobfile": jobfile, "vm-guest": vm_guest, "import": import_,
-               "completion": completion}
+SUBCOMMANDS = {"run": run, "reproduce": reproduce, "analyze": analyze, "compare": compare, "archive": archive,
+               "plan": plan, "devices": devices, "erase": erase, "reap": reap, "jobfile": jobfile,
+               "vm-guest": vm_guest, "import": import_, "completion": completion}
 
 
 def parser() -> argparse.ArgumentParser:
