@@ -24,13 +24,13 @@ def _table(tmp_path, runs: int = 1):
 
 def test_analyze_of_one_run_a_point_says_so_in_its_table_and_verdict(tmp_path, capsys):
     path, _ = _table(tmp_path)
-    assert cli.main(["analyze", str(path), "--reference", "jbod"]) == 0
+    assert cli.main(["analyze", str(path), "--reference", "jbod", "--wide"]) == 0
     out = capsys.readouterr().out
     raid0 = next(line for line in out.splitlines() if line.split()[:1] == ["raid0"])
-    assert "700 MB/s (one run: no interval)" in raid0
-    assert raid0.split()[-3:] == ["interval", "1", "fixed"]  # its one run, and why it stopped
-    assert "one run: no interval" in raid0.split("%")[-1]  # the verdict: none can be given
-    assert "700–700" not in out and "tax " not in raid0
+    assert raid0.split()[3:6] == ["1", "MiB", "700"] and "best MB/s" in out.splitlines()[0]  # the value alone, no interval
+    assert raid0.split()[-3:] == ["—", "1", "fixed"]  # no verdict can be given; its one run, and why it stopped
+    assert out.count("one run: no interval") == 1  # said once, under the table: every value above is of one run
+    assert "no interval: every value above is of one run" in out and "700–700" not in out
 
 
 def test_predictions_of_one_run_say_so_and_call_nothing_outside(tmp_path, capsys):
