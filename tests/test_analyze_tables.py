@@ -48,7 +48,7 @@ def table_lines(out: str) -> list[str]:
 
 
 @pytest.mark.parametrize("args", [("--reference", "jbod"), ("--reference", "jbod", "--fit"),
-                                  ("--reference", "jbod", "--metric", "iops")])
+                                  ("--reference", "jbod", "--metric", "iops"), ("--predict",)])
 @pytest.mark.parametrize("which", ["quickstart", "seed000", "imported"])
 def test_every_line_fits_100_columns_when_there_is_no_terminal(which, args, capsys, monkeypatch, imported):
     monkeypatch.delenv("COLUMNS", raising=False)

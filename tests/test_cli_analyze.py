@@ -343,7 +343,7 @@ def test_predict_takes_the_baseline_layout_where_several_one_device_layouts_are(
     path = table(tmp_path, LOADS)
     status, _, err = analyze(capsys, path, "--predict")
     assert status == 1 and "several one-device layouts ('nvme-a', 'nvme-b')" in err and "--baseline-layout" in err
-    status, out, _ = analyze(capsys, path, "--predict", "--baseline-layout", "nvme-a")
+    status, out, _ = analyze(capsys, path, "--predict", "--baseline-layout", "nvme-a", "--wide")
     assert status == 0 and "beyond the curve" in out
     assert "load: md0 read on 4 devices at 32 jobs x iodepth 32 (256 in flight a device) was measured at a load " \
            "the device's curve never was" in out

@@ -37,7 +37,8 @@ def test_predictions_of_one_run_say_so_and_call_nothing_outside(tmp_path, capsys
     path, frame = _table(tmp_path)
     assert cli.main(["analyze", str(path), "--predict"]) == 0
     out = capsys.readouterr().out
-    assert "379 MB/s (one run: no interval)" in out and "379–379" not in out
+    jbod = next(line for line in out.splitlines() if line.split()[:1] == ["jbod"])
+    assert "379*" in jbod and "379–379" not in out and "* one run: no interval" in out.splitlines()
     assert "3 point(s) of one run: no interval, so no verdict can be given" in out and "beyond the margin" not in out
     got = predict.score(predict.predict_results(frame), frame)
     assert set(got["agreement"]) == {"no interval"} and got["beyond_margin"].isna().all()
@@ -50,6 +51,6 @@ def test_two_runs_a_point_give_intervals_and_verdicts(tmp_path, capsys):
     assert cli.main(["analyze", str(path), "--predict"]) == 0
     out = capsys.readouterr().out
     assert "one run" not in out, out
-    assert "379 MB/s (377–382)" in out  # the single device's two runs, 379 and 379.4 MB/s
+    assert "379 (377–382)" in out and "predicted MB/s" in out  # the single device's two runs, 379 and 379.4 MB/s
     shown = scoring.for_people(predict.score(predict.predict_results(frame), frame))
     assert shown["predicted_bw_bytes_lo"].notna().all() and "one run: no interval" not in set(shown["inside"])

@@ -188,7 +188,7 @@ def _print_predicted(frame: pd.DataFrame, args: argparse.Namespace) -> int:
     import pandas as pd
 
     from ..analysis.prediction import ceilings, loads, predict, scoring
-    from ..publish import tables
+    from ..publish import console
 
     if args.stated:
         scored = _stated(args.results, frame, args)
@@ -206,24 +206,42 @@ def _print_predicted(frame: pd.DataFrame, args: argparse.Namespace) -> int:
     where = ["layout", *(["hosts", "host"] if "host" in scored.columns else []), "devices", "rw", "bs", "numjobs",
              "iodepth"]
     flagged = [c for c in ("load_flag",) if c in scored.columns and scored[c].astype(bool).any()]
-    print(tables.formatted(shown.assign(**{c: scored[c] for c in flagged}),
-                           [*where, "predicted_bw_bytes", "measured_bw_bytes", "error", "predicted_limit", "inside",
-                            *[c for c in ("interval", "meets") if c in shown.columns], *flagged],
-                           kinds=scoring.KINDS).to_string(index=False))
-    for row in scored[scored.get("load_flag", pd.Series("", index=scored.index)).astype(bool)].itertuples():
-        print(f"load: {row.layout} {row.rw} on {row.devices} devices at {row.numjobs} jobs x iodepth {row.iodepth} "
-              f"({row.numjobs * row.iodepth / row.devices:g} in flight a device) was measured at a load the "
-              "device's curve never was: its prediction holds the device at its largest measured load")
-    for line in scoring.interval_sentences(scored) + scoring.undecided_sentences(scored, args.margin):
+    width = _width(args)
+    for line in console.table(shown.assign(**{c: scored[c] for c in flagged}),
+                              _asked(args) or [*where, "predicted_bw_bytes", "measured_bw_bytes", "error",
+                                               "predicted_limit", "inside",
+                                               *[c for c in ("interval", "meets") if c in shown.columns], *flagged],
+                              width=width, drop=PREDICTED_DROP_FIRST, kinds=scoring.KINDS):
         print(line)
+    for row in scored[scored.get("load_flag", pd.Series("", index=scored.index)).astype(bool)].itertuples():
+        _say(f"load: {row.layout} {row.rw} on {row.devices} devices at {row.numjobs} jobs x iodepth {row.iodepth} "
+             f"({row.numjobs * row.iodepth / row.devices:g} in flight a device) was measured at a load the "
+             "device's curve never was: its prediction holds the device at its largest measured load", width)
+    for line in scoring.interval_sentences(scored) + scoring.undecided_sentences(scored, args.margin):
+        _say(line, width)
     for sentence in scoring.outside_sentences(scored, args.margin):
-        print(f"beyond the margin: {sentence}")
+        _say(f"beyond the margin: {sentence}", width)
     if args.stated:
         for sentence in scoring.at_best_sentences(scored, args.margin):
-            print(f"at its best: {sentence}")
+            _say(f"at its best: {sentence}", width)
         for sentence in scoring.repeatability_sentences(scored):
-            print(f"repeatability: {sentence}")
+            _say(f"repeatability: {sentence}", width)
     return 0
+
+
+# The columns of --predict's table left out first, first, where the terminal is narrow.
+PREDICTED_DROP_FIRST = ("iodepth", "meets", "interval", "load", "predicted_limit", "host", "hosts", "bs", "devices")
+
+
+def _width(args: argparse.Namespace) -> int | None:
+    """The width the table fits: none with --wide or another format than table; else COLUMNS, the terminal's, or
+    100 where the output is not a terminal."""
+    return None if args.wide or args.format != "table" else shutil.get_terminal_size((100, 24)).columns
+
+
+def _asked(args: argparse.Namespace) -> list[str]:
+    """--columns, as names (checked against the table where it is shown)."""
+    return [c.strip() for c in args.columns.split(",") if c.strip()] if args.columns else []
 
 
 def _print_calibrated(frame: pd.DataFrame, args: argparse.Namespace) -> int:
@@ -232,7 +250,7 @@ def _print_calibrated(frame: pd.DataFrame, args: argparse.Namespace) -> int:
     import pandas as pd
 
     from ..analysis.prediction import bounds, fewer, scoring
-    from ..publish import tables
+    from ..publish import console
 
     scored = fewer.calibrated(frame, args.calibrate_up_to, args.confidence)
     if scored.empty:
@@ -244,15 +262,18 @@ def _print_calibrated(frame: pd.DataFrame, args: argparse.Namespace) -> int:
                                                                            scored["predicted_hi_bw_bytes"])],
                           meets=scoring.meets_words(scored),
                           load=[f"{jobs:g} job(s) {design}" for jobs, design in zip(scored["jobs"], scored["design"])])
-    print(tables.formatted(shown, ["layout", "devices", "rw", "bs", "numjobs", "iodepth", "load", "predicted_bw_bytes",
-                                   "measured_bw_bytes", "error", "interval", "meets"],
-                           kinds=scoring.KINDS).to_string(index=False))
-    for line in scoring.interval_sentences(scored):
+    width = _width(args)
+    for line in console.table(shown, _asked(args) or ["layout", "devices", "rw", "bs", "numjobs", "iodepth", "load",
+                                                      "predicted_bw_bytes", "measured_bw_bytes", "error", "interval",
+                                                      "meets"],
+                              width=width, drop=PREDICTED_DROP_FIRST, kinds=scoring.KINDS):
         print(line)
+    for line in scoring.interval_sentences(scored):
+        _say(line, width)
     for row in fewer.holds_from(frame, confidence=args.confidence).itertuples():
         said = f"from K = {row.holds_from:g}" if pd.notna(row.holds_from) else "from no K the table allows"
-        print(f"{row.layout} {row.rw}: predicted within {fewer.WITHIN:.0%} {said} (worst error by K: "
-              f"{row.errors or 'none fitted'})")
+        _say(f"{row.layout} {row.rw}: predicted within {fewer.WITHIN:.0%} {said} (worst error by K: "
+             f"{row.errors or 'none fitted'})", width)
     return 0
 
 
@@ -315,7 +336,7 @@ def main(args: argparse.Namespace) -> int:
     if args.reference is None:
         raise ConfigError("--reference LAYOUT is required: the layout the tax is measured against")
     summary = _summary(frame, args)
-    width = None if args.wide or args.format != "table" else shutil.get_terminal_size((100, 24)).columns
+    width = _width(args)
     for sentence in evidence.too_short_sentences(frame) + evidence.truth_sentences(frame):
         _say(f"note: {sentence}", width, sys.stderr)
     beside = margin_said(args.margin, stated_margin)

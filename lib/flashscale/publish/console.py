@@ -19,6 +19,7 @@ from typing import Iterable, Mapping
 
 import pandas as pd
 
+from ..errors import ConfigError
 from ..measure.units import MISSING, ONE_RUN, cell, column_scale, in_scale, interval_in, missing, size
 from .tables import header as table_header, kind_of
 
@@ -29,7 +30,9 @@ HEADERS = {"rw": "I/O", "bs": "bs", "best_bs": "bs", "best_numjobs": "jobs", "be
            "reference_bw_bytes": "reference", "reference_iops": "reference", "tax_verdict": "verdict",
            "best_reps": "runs", "best_reps_reason": "runs stopped", "load_flag": "load flag",
            "latency_tax": "latency tax", "latency_reps": "latency runs", "ideal_bw_bytes": "ideal",
-           "layout_efficiency": "layout efficiency", "design_tax": "design tax", "baseline_bs": "baseline bs"}
+           "layout_efficiency": "layout efficiency", "design_tax": "design tax", "baseline_bs": "baseline bs",
+           "inside": "agreement", "predicted_limit": "limit", "numjobs": "jobs", "iodepth": "QD",
+           "predicted_bw_bytes": "predicted", "measured_bw_bytes": "measured"}
 # Kinds the name does not give (``tables.kind_of`` gives the rest).
 KINDS = {"best_iops": "iops", "baseline_iops": "iops", "reference_iops": "iops", "ideal_iops": "iops",
          "latency_tax": "percent", "latency_reps": "count", "best_load": "count", "baseline_reps": "count",
@@ -52,8 +55,9 @@ class Notes:
         return [*self.lines, *(f"[{n}] {reason}" for n, reason in enumerate(self.reasons, start=1))]
 
 
-def kind(name: str) -> str:
-    return KINDS.get(name) or kind_of(name)
+def kind(name: str, kinds: Mapping[str, str] | None = None) -> str:
+    """What the column ``name`` holds: ``kinds``' word for it, else ``KINDS``', else its name's (``tables.kind_of``)."""
+    return (kinds or {}).get(name) or KINDS.get(name) or kind_of(name)
 
 
 def _header(name: str, scale) -> str:
@@ -76,9 +80,8 @@ def _one_run(frame: pd.DataFrame, name: str) -> pd.Series:
     return unbounded & (frame["best_reps"] < 2) if "best_reps" in frame.columns else unbounded
 
 
-def _cells(frame: pd.DataFrame, name: str, scale, one_run_mark: str) -> list[str]:
-    """The column ``name`` as text in ``scale``'s unit (sizes, counts and words as they read)."""
-    what = kind(name)
+def _cells(frame: pd.DataFrame, name: str, scale, one_run_mark: str, what: str) -> list[str]:
+    """The column ``name``, of kind ``what``, as text in ``scale``'s unit (sizes, counts and words as they read)."""
     if pd.api.types.is_object_dtype(frame[name]) or pd.api.types.is_string_dtype(frame[name]) or what == "text":
         return [MISSING if missing(v) else ("—" + one_run_mark if v == ONE_RUN else str(v)) for v in frame[name]]
     if scale is None:
@@ -141,18 +144,25 @@ def _fitted(text: dict[str, list[str]], headers: dict[str, str], width: int | No
 
 
 def table(frame: pd.DataFrame, columns: Iterable[str], *, width: int | None = None, drop: Iterable[str] = (),
-          reasons: Mapping[str, pd.Series] | None = None) -> list[str]:
+          reasons: Mapping[str, pd.Series] | None = None, kinds: Mapping[str, str] | None = None) -> list[str]:
     """The lines of ``frame``'s ``columns`` as a terminal shows them (module doc) and its notes under it; ``drop``:
     the columns left out, first first, while the table is wider than ``width`` (None: never); ``reasons``: per
-    column, why each of its missing values is missing ("" where none is)."""
+    column, why each of its missing values is missing ("" where none is); ``kinds``: the kind of a column its name
+    does not say (``tables.kind_of``). ConfigError naming a column ``frame`` has not."""
     frame = frame.reset_index(drop=True)
-    columns = [c for c in columns if c in frame.columns]
+    columns = list(columns)
+    unknown = [c for c in columns if c not in frame.columns]
+    if unknown:
+        raise ConfigError(f"no column {unknown} in the table: it has "
+                          f"{', '.join(str(c) for c in frame.columns if not str(c).endswith(('_lo', '_hi')))}")
     notes, why = Notes(), {name: list(said) for name, said in (reasons or {}).items()}
     mark = _one_run_mark(frame, columns, notes)
-    scales = {c: column_scale(list(frame[c]), kind(c)) if pd.api.types.is_numeric_dtype(frame[c]) else None
+    what = {c: kind(c, kinds) for c in columns}
+    scales = {c: column_scale(list(frame[c]), what[c]) if pd.api.types.is_numeric_dtype(frame[c]) else None
               for c in columns}
     headers = {c: _header(c, scales[c]) for c in columns}
-    kept, left_out = _fitted({c: _cells(frame, c, scales[c], mark) for c in columns}, headers, width, drop, why)
+    kept, left_out = _fitted({c: _cells(frame, c, scales[c], mark, what[c]) for c in columns}, headers, width, drop,
+                             why)
     lines = _render(_with_reasons(kept, why, notes), headers)
     if left_out:
         notes.lines.append(f"not shown, to fit {width} columns: {', '.join(left_out)} (--columns or --wide)")
