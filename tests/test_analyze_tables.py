@@ -162,3 +162,21 @@ def test_a_table_too_wide_leaves_out_the_columns_asked_first_and_says_which():
     lines = console.table(frame, ["layout", "best_numjobs", "tax"], width=40, drop=["best_numjobs"])
     assert "jobs" not in lines[0] and max(map(len, lines)) <= 40
     assert any(line.startswith("not shown, to fit 40 columns: jobs") for line in lines)
+
+
+def test_imported_rows_carry_fio_s_iops_and_percentiles_where_the_file_has_them(imported, capsys):
+    """bench-fio's files: IOPS in every row; p99 where fio gave one of the whole (one job entry), none where two jobs
+    were reported apart (their percentiles do not combine), and analyze --metric p99 says so beside each dash."""
+    from flashscale.cli.analyze import load_table
+
+    rows = load_table(str(imported))
+    files = sorted((ROOT / "tests/golden/imported/benchfio").rglob("*.json"))
+    runs = [json.loads(path.read_text())["jobs"] for path in files]
+    one_job = rows[rows["numjobs"] == 1]  # (two jobs reported apart: the import's own rule, not fio's one number)
+    assert sorted(one_job["iops"]) == pytest.approx(sorted(jobs[0]["read"]["iops"] for jobs in runs if len(jobs) == 1))
+    assert rows["iops"].notna().all()
+    whole = [jobs[0]["read"]["clat_ns"]["percentile"]["99.000000"] for jobs in runs if len(jobs) == 1]
+    assert sorted(rows["clat_p99_ns"].dropna()) == pytest.approx(sorted(whole)) and len(whole) == 4
+    status, out, _ = analyze(capsys, imported, "--reference", "jbod", "--metric", "p99", "--columns",
+                             "layout,best_numjobs,clat_p99_ns,latency_tax")
+    assert status == 0 and "—[1]" in out and "reported apart" in " ".join(out.split())
