@@ -1,8 +1,10 @@
 """Baseline, best bandwidth, scaling efficiency and tax from a results table (Parquet or CSV) or campaign folder.
 
 One row per (layout, devices, rw): the best point, its efficiency against devices x baseline and its tax against
---reference, with intervals and the tax's verdict at --margin; --fit adds the knee and the USL, --ceilings the
-binding limit, --predict each point predicted against measured. Every column and option:
+--reference, with intervals and the tax's verdict at --margin; --metric iops the same of IOPS, --metric p99 (p50,
+p999) fio's completion latency at each best point and its latency tax; --fit adds the knee and the USL, --ceilings
+the binding limit, --predict each point predicted against measured. The table fits the terminal (100 columns when
+it is none); --format csv or json gives every column. Every column and option:
 docs/reference/commands.md#flashscale-analyze.
 """
 from __future__ import annotations
