@@ -71,8 +71,11 @@ def test_the_table_for_people_has_units_and_no_e_notation_and_csv_keeps_full_pre
     rows = [(layout, devices, rw, bs, jobs, qd, rep, warm, bw * 1e7 + rep) for layout, devices, rw, bs, jobs, qd, rep,
             warm, bw in ROWS]  # 1.5 GB/s and up: raw floats would print 1.5e+09
     status, out, _ = analyze(capsys, table(tmp_path, rows=rows), "--reference", "jbod")
-    assert status == 0 and "e+0" not in out and "1,500 MB/s" in out and "jbod (reference)" in out
-    assert "10.0%" in out  # raid0's tax, a fraction shown in %
+    header, jbod, raid0, single, *notes = out.splitlines()
+    assert status == 0 and "e+0" not in out and "best GB/s" in header and "tax %" in header  # one unit a column
+    assert jbod.split()[5:7] == ["6.00", "(4.85–7.42)"] and jbod.endswith("reference")  # 5.9-6.1 GB/s, 2 runs
+    assert raid0.split()[5:] == ["5.40*", "8", "1", "90.0*", "10.0*", "—*"]  # its tax, a fraction shown in %
+    assert single.split()[5] == "1.50*" and notes[0] == "* one run: no interval"  # said once, under the table
     status, out, _ = analyze(capsys, table(tmp_path, rows=rows), "--reference", "jbod", "--format", "csv")
     got = pd.read_csv(io.StringIO(out)).set_index("layout")
     assert got.loc["single", "best_bw_bytes"] == pytest.approx(1_500_000_001.0)  # every digit, for programs
@@ -164,6 +167,7 @@ def test_runs_too_short_and_above_the_truth_are_named_on_stderr(tmp_path, capsys
     rows[3] = (*ROWS[3], 0.2, True, 640.0, False)  # jbod numjobs 4: too short, no rate
     rows[5] = (*ROWS[5], 30.0, False, 560.0, True)  # jbod numjobs 8 rep 2: 610 above a 560 cap
     status, out, err = analyze(capsys, table(tmp_path, rows=rows, columns=columns), "--reference", "jbod")
+    err = " ".join(err.split())  # sentences folded to the terminal's width
     assert status == 0
     assert "note: jbod (4 device(s)) read 1 MiB with 4 job(s) took 0.20 s: too fast to measure" in err
     assert "note: 1 run(s) came out above the emulated array's known cap: jbod (4 device(s)) read 1 MiB with " \
@@ -325,19 +329,21 @@ def test_a_layout_measured_at_loads_its_baseline_and_reference_never_were_is_fla
     assert got.loc["md0", "load_flag"] == "baseline, reference" and got.loc["md0", "best_load"] == 1024
     assert pd.isna(got.loc["jbod", "load_flag"])  # 4 jobs on 4 devices: 1 a device, as the drives were measured
     status, out, _ = analyze(capsys, path, "--reference", "jbod")
+    out = " ".join(out.split())  # sentences folded to the terminal's width
     assert "load: md0 read on 4 devices: its best point (32 jobs x iodepth 32, 256 in flight a device) was " \
            "measured at a load the single device never was (at most 1 in flight)" in out
     assert "the reference jbod was not measured at its best point's load (32 jobs x iodepth 32: 1024 in flight; " \
            "it was at 4): its tax compares different loads" in out
     assert "efficiency 362.6% is above 100%: 4 devices cannot deliver more than 4 times one" in out
-    assert "baseline, reference" in out  # the flag, in the table a person reads
+    status, out, _ = analyze(capsys, path, "--reference", "jbod", "--wide")
+    assert "baseline, reference" in out  # the flag, in the table a person reads (left out first to fit 100 columns)
 
 
 def test_predict_takes_the_baseline_layout_where_several_one_device_layouts_are(tmp_path, capsys):
     path = table(tmp_path, LOADS)
     status, _, err = analyze(capsys, path, "--predict")
     assert status == 1 and "several one-device layouts ('nvme-a', 'nvme-b')" in err and "--baseline-layout" in err
-    status, out, _ = analyze(capsys, path, "--predict", "--baseline-layout", "nvme-a")
+    status, out, _ = analyze(capsys, path, "--predict", "--baseline-layout", "nvme-a", "--wide")
     assert status == 0 and "beyond the curve" in out
     assert "load: md0 read on 4 devices at 32 jobs x iodepth 32 (256 in flight a device) was measured at a load " \
            "the device's curve never was" in out

@@ -24,20 +24,21 @@ def _table(tmp_path, runs: int = 1):
 
 def test_analyze_of_one_run_a_point_says_so_in_its_table_and_verdict(tmp_path, capsys):
     path, _ = _table(tmp_path)
-    assert cli.main(["analyze", str(path), "--reference", "jbod"]) == 0
+    assert cli.main(["analyze", str(path), "--reference", "jbod", "--wide"]) == 0
     out = capsys.readouterr().out
     raid0 = next(line for line in out.splitlines() if line.split()[:1] == ["raid0"])
-    assert "700 MB/s (one run: no interval)" in raid0
-    assert raid0.split()[-3:] == ["interval", "1", "fixed"]  # its one run, and why it stopped
-    assert "one run: no interval" in raid0.split("%")[-1]  # the verdict: none can be given
-    assert "700–700" not in out and "tax " not in raid0
+    assert raid0.split()[3:6] == ["1", "MiB", "700"] and "best MB/s" in out.splitlines()[0]  # the value alone, no interval
+    assert raid0.split()[-3:] == ["—", "1", "fixed"]  # no verdict can be given; its one run, and why it stopped
+    assert out.count("one run: no interval") == 1  # said once, under the table: every value above is of one run
+    assert "no interval: every value above is of one run" in out and "700–700" not in out
 
 
 def test_predictions_of_one_run_say_so_and_call_nothing_outside(tmp_path, capsys):
     path, frame = _table(tmp_path)
     assert cli.main(["analyze", str(path), "--predict"]) == 0
     out = capsys.readouterr().out
-    assert "379 MB/s (one run: no interval)" in out and "379–379" not in out
+    jbod = next(line for line in out.splitlines() if line.split()[:1] == ["jbod"])
+    assert "379*" in jbod and "379–379" not in out and "* one run: no interval" in out.splitlines()
     assert "3 point(s) of one run: no interval, so no verdict can be given" in out and "beyond the margin" not in out
     got = predict.score(predict.predict_results(frame), frame)
     assert set(got["agreement"]) == {"no interval"} and got["beyond_margin"].isna().all()
@@ -50,6 +51,6 @@ def test_two_runs_a_point_give_intervals_and_verdicts(tmp_path, capsys):
     assert cli.main(["analyze", str(path), "--predict"]) == 0
     out = capsys.readouterr().out
     assert "one run" not in out, out
-    assert "379 MB/s (377–382)" in out  # the single device's two runs, 379 and 379.4 MB/s
+    assert "379 (377–382)" in out and "predicted MB/s" in out  # the single device's two runs, 379 and 379.4 MB/s
     shown = scoring.for_people(predict.score(predict.predict_results(frame), frame))
     assert shown["predicted_bw_bytes_lo"].notna().all() and "one run: no interval" not in set(shown["inside"])

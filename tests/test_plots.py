@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from matplotlib.container import BarContainer, ErrorbarContainer
+from scipy import stats as sps
 
 from flashscale.analysis import baseline_and_tax, stats
 from flashscale.publish import plots, rate_plots
@@ -42,18 +43,26 @@ def _container(axis, label: str) -> ErrorbarContainer:
     return found[0]
 
 
+def t_interval(runs: list[float]) -> tuple:
+    """The 95% interval of the runs' mean the tables give (the log scale's, ``analysis.stats``): mean x exp(-/+ t(0.975,
+    n - 1) x cv / sqrt(n)), worked here from its formula."""
+    runs = np.asarray(runs, dtype=float)
+    half = sps.t.ppf(0.975, runs.size - 1) * runs.std(ddof=1) / runs.mean() / np.sqrt(runs.size)
+    return pytest.approx(runs.mean() * np.exp(-half)), pytest.approx(runs.mean() * np.exp(half))
+
+
 def test_throughput_vs_numjobs_draws_each_device_count_with_its_spread_and_own_ideal(table):
     base = baseline_and_tax.baseline(table)
     axis = plots.throughput_vs_numjobs(table, base).axes[0]
     two = _container(axis, "jbod x2 (n=2-3)")
     assert list(two.lines[0].get_xdata()) == [2, 4]
     assert list(two.lines[0].get_ydata()) == pytest.approx([210, 240])  # means of [200, 220] and [230, 250, 240]
-    assert _bars_of(two) == [(2, pytest.approx(200), pytest.approx(220)), (4, pytest.approx(230), pytest.approx(250))]
+    assert _bars_of(two) == [(2, *t_interval([200, 220])), (4, *t_interval([230, 250, 240]))]  # as the tables say
     four = _container(axis, "jbod x4 (n=2)")
     assert list(four.lines[0].get_ydata()) == pytest.approx([410, 900])  # qd 8 wins at nj 8; 4 KiB left out
     ideals = sorted(line.get_ydata()[0] for line in axis.get_lines() if line.get_linestyle() == ":")
     assert ideals == pytest.approx([122, 2 * 122, 4 * 122])  # each device count its own N x baseline
-    assert axis.get_title() == f"read, bs {MIB} B"
+    assert axis.get_title() == "read, bs 1 MiB"  # as the tables say a size
 
 
 def test_numjobs_curves_take_the_best_iodepth_at_the_baseline_bs(table):
@@ -66,9 +75,8 @@ def test_throughput_vs_devices_bars_span_the_repetitions_of_each_best_point(tabl
     best = baseline_and_tax.best_by_devices(table, baseline_and_tax.baseline(table))
     axis = plots.throughput_vs_devices(best, table).axes[0]
     bars = _container(axis, "read (n=2-3)")  # best points: nj 2 (2 reps), nj 4 (3), nj 8 at qd 8 (2)
-    assert _bars_of(bars) == [(1, pytest.approx(120), pytest.approx(124)), (2, pytest.approx(230),
-                                                                            pytest.approx(250)),
-                              (4, pytest.approx(900), pytest.approx(900))]
+    assert _bars_of(bars) == [(1, *t_interval([120, 124])), (2, *t_interval([230, 250, 240])),
+                              (4, pytest.approx(900), pytest.approx(900))]  # two runs of 900: no spread
 
 
 @pytest.mark.parametrize("figure, value, scale", [("efficiency", "efficiency", 1.0), ("tax", "tax", 100.0)])
@@ -171,14 +179,14 @@ def test_latency_vs_iops_bars_span_the_repetitions_both_ways():
                                                     (4, 2, 3300, 1200), (4, 3, 3150, 1250)]])
     points = latency.by_point(rows)
     left, right = rate_plots.latency_vs_iops(points).axes
-    line = _container(left, "randread 4096 B (n=2-3)")
+    line = _container(left, "randread 4 KiB (n=2-3)")
     assert line.has_xerr and line.has_yerr
     horizontal, vertical = line.lines[2]  # the x bars (IOPS), then the y bars (latency)
     xs = sorted(tuple(sorted(seg[:, 0])) for seg in horizontal.get_segments())
     assert xs == [(pytest.approx(1000), pytest.approx(1100)), (pytest.approx(3000), pytest.approx(3300))]
     ys = sorted(tuple(sorted(seg[:, 1])) for seg in vertical.get_segments())
     assert ys == [(pytest.approx(0.9), pytest.approx(1.0)), (pytest.approx(1.2), pytest.approx(1.3))]
-    p99 = _container(right, "randread 4096 B (n=2-3)").lines[2][1]
+    p99 = _container(right, "randread 4 KiB (n=2-3)").lines[2][1]
     assert sorted(max(seg[:, 1]) for seg in p99.get_segments()) == pytest.approx([3.0, 3.9])
 
 

@@ -355,10 +355,11 @@ def test_bad_input_is_refused_by_name():
 
 
 def test_analyze_predict_prints_predicted_against_measured(capsys):
-    assert cli.main(["analyze", str(GOLDEN), "--predict"]) == 0
+    assert cli.main(["analyze", str(GOLDEN), "--predict", "--wide"]) == 0
     out = capsys.readouterr().out
+    assert "predicted MB/s" in out.splitlines()[0] and "error %" in out.splitlines()[0]  # the units, said once
     row = next(line for line in out.splitlines() if line.split()[:3] == ["btrfs-raid0", "4", "write"])
-    assert "800 MB/s (798–802)" in row and "453 MB/s" in row and "-43.4%" in row and " undecided " in row
+    assert row.split()[7:12] == ["800", "(798–802)", "453", "-43.4", "devices"] and " undecided " in row
     # btrfs: no calibration; jbod's 4 devices at 2 jobs each never beyond the single device's 8: the host unmeasured
     # the model's end open, the table's own 90% interval scores it: its 3 runs (250-556 MB/s) are the new run's noise
     assert row.endswith("at most 802 MB/s, lower end open: the layer's CPU cost and the host's shared paths; the "
@@ -382,7 +383,7 @@ def test_analyze_stated_scores_what_the_campaign_said_before_not_a_new_predictio
     said = said[said["layout"] == "jbod"].assign(**{c: said[c] * 0.75 for c in ("devices_limit_bw_bytes",
                                                                                    "predicted_bw_bytes")})
     preregistered.record(tmp_path, said)
-    assert cli.main(["analyze", str(tmp_path), "--predict", "--stated"]) == 0
+    assert cli.main(["analyze", str(tmp_path), "--predict", "--stated", "--wide"]) == 0  # sentences not folded
     out = capsys.readouterr().out
     best = [line for line in out.splitlines() if line.startswith("at its best: ")]
     assert [line.split(":")[1].strip() for line in best] == ["jbod read", "jbod write"]  # only jbod was stated

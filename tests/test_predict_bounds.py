@@ -161,7 +161,7 @@ def test_analyze_predict_shows_the_interval_and_whether_the_measurement_meets_it
     """``flashscale analyze --predict`` on seed 000: each row its interval in words and whether the measured meets
     it; the csv carries the columns the benchmark scores with."""
     table = str(REFERENCE / "seed000_results.csv")
-    assert cli.main(["analyze", table, "--predict"]) == 0
+    assert cli.main(["analyze", table, "--predict", "--wide"]) == 0  # the interval in words: every column
     out = capsys.readouterr().out
     jbod = next(line for line in out.splitlines() if line.split()[:3] == ["jbod", "12", "read"])
     assert "open at both ends (the host's shared paths; load beyond the curve, no ceiling known)" in jbod

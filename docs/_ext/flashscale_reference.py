@@ -190,20 +190,23 @@ _OUTPUTS: dict[str, str] = {}
 
 def flashscale_output(line: str) -> str:
     """What ``line`` (a ``flashscale ...`` command, paths relative to the checkout) prints, run in this process
-    in the checkout; a failure names the command. Each command runs once per process."""
+    in the checkout, as into a file (no COLUMNS: a table fits 100 columns, whoever regenerates the page); a failure
+    names the command. Each command runs once per process."""
     from flashscale import cli
 
     if line not in _OUTPUTS:
         argv = shlex.split(line)
         if argv[:1] != ["flashscale"]:
             raise ReferenceMismatch(f"{line!r} is not a flashscale command")
-        out, err, here = io.StringIO(), io.StringIO(), os.getcwd()
+        out, err, here, columns = io.StringIO(), io.StringIO(), os.getcwd(), os.environ.pop("COLUMNS", None)
         try:
             os.chdir(ROOT)
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
                 status = cli.main(argv[1:])
         finally:
             os.chdir(here)
+            if columns is not None:
+                os.environ["COLUMNS"] = columns
         if status:
             raise ReferenceMismatch(f"{line!r} exited {status}: {err.getvalue()[-500:]}")
         _OUTPUTS[line] = out.getvalue()

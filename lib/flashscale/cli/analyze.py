@@ -1,13 +1,16 @@
 """Baseline, best bandwidth, scaling efficiency and tax from a results table (Parquet or CSV) or campaign folder.
 
 One row per (layout, devices, rw): the best point, its efficiency against devices x baseline and its tax against
---reference, with intervals and the tax's verdict at --margin; --fit adds the knee and the USL, --ceilings the
-binding limit, --predict each point predicted against measured. Every column and option:
+--reference, with intervals and the tax's verdict at --margin; --metric iops the same of IOPS, --metric p99 (p50,
+p999) fio's completion latency at each best point and its latency tax; --fit adds the knee and the USL, --ceilings
+the binding limit, --predict each point predicted against measured. The table fits the terminal (100 columns when
+it is none); --format csv or json gives every column. Every column and option:
 docs/reference/commands.md#flashscale-analyze.
 """
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,6 +22,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
 # What a run computes with is imported where it runs, not here: --help builds this parser without pandas or scipy.
+FORMATS = ("table", "csv", "json")
+METRICS = ("bw", "iops", "p50", "p99", "p999")  # analysis.metrics.METRICS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,7 +37,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the one-device layout whose rows are the device's baseline and curve (default: "
                              "'single', or the only one-device layout); for a folder of several")
     parser.add_argument("--by", choices=defaults.BY_CHOICES, action="append", default=[], help="also group by this column")
-    parser.add_argument("--format", choices=["table", "csv"], default="table", help="output format")
+    parser.add_argument("--format", choices=FORMATS, default="table",
+                        help="table: for people, fitted to the terminal; csv or json: every column at full precision")
+    parser.add_argument("--metric", choices=METRICS, default="bw",
+                        help="what the table shows: bw (bandwidth), iops, or p50, p99, p999 (fio's completion latency, "
+                             "clat, at each layout's best bandwidth point, and its latency tax against --reference)")
+    parser.add_argument("--columns", default=None, metavar="NAME,...",
+                        help="the table's columns, in order, by their names in --format csv (default: those read first, "
+                             "as many as fit the terminal, 100 columns when not a terminal)")
+    parser.add_argument("--wide", action="store_true", help="every column a person reads, however wide")
     parser.add_argument("--fit", action="store_true",
                         help="add the knee and the USL fit against numjobs (knee_numjobs, usl_sigma, usl_kappa, "
                              "usl_peak_numjobs, usl_r2, with _lo/_hi; fit_note says why a fit was refused)")
@@ -177,7 +190,7 @@ def _print_predicted(frame: pd.DataFrame, args: argparse.Namespace) -> int:
     import pandas as pd
 
     from ..analysis.prediction import ceilings, loads, predict, scoring
-    from ..publish import tables
+    from ..publish import console
 
     if args.stated:
         scored = _stated(args.results, frame, args)
@@ -188,31 +201,49 @@ def _print_predicted(frame: pd.DataFrame, args: argparse.Namespace) -> int:
                                frame, args.confidence, args.margin)
         beyond = loads.beyond_curve(scored, predict.curve(frame, args.confidence, args.baseline_layout))
         scored = scored.assign(load_flag=beyond.map({True: "beyond the curve", False: ""}))
-    if args.format == "csv":
-        scored.to_csv(sys.stdout, index=False)
+    if args.format != "table":
+        emit(scored, args.format)
         return 0
     shown = scoring.for_people(scored)
     where = ["layout", *(["hosts", "host"] if "host" in scored.columns else []), "devices", "rw", "bs", "numjobs",
              "iodepth"]
     flagged = [c for c in ("load_flag",) if c in scored.columns and scored[c].astype(bool).any()]
-    print(tables.formatted(shown.assign(**{c: scored[c] for c in flagged}),
-                           [*where, "predicted_bw_bytes", "measured_bw_bytes", "error", "predicted_limit", "inside",
-                            *[c for c in ("interval", "meets") if c in shown.columns], *flagged],
-                           kinds=scoring.KINDS).to_string(index=False))
-    for row in scored[scored.get("load_flag", pd.Series("", index=scored.index)).astype(bool)].itertuples():
-        print(f"load: {row.layout} {row.rw} on {row.devices} devices at {row.numjobs} jobs x iodepth {row.iodepth} "
-              f"({row.numjobs * row.iodepth / row.devices:g} in flight a device) was measured at a load the "
-              "device's curve never was: its prediction holds the device at its largest measured load")
-    for line in scoring.interval_sentences(scored) + scoring.undecided_sentences(scored, args.margin):
+    width = _width(args)
+    for line in console.table(shown.assign(**{c: scored[c] for c in flagged}),
+                              _asked(args) or [*where, "predicted_bw_bytes", "measured_bw_bytes", "error",
+                                               "predicted_limit", "inside",
+                                               *[c for c in ("interval", "meets") if c in shown.columns], *flagged],
+                              width=width, drop=PREDICTED_DROP_FIRST, kinds=scoring.KINDS):
         print(line)
+    for row in scored[scored.get("load_flag", pd.Series("", index=scored.index)).astype(bool)].itertuples():
+        _say(f"load: {row.layout} {row.rw} on {row.devices} devices at {row.numjobs} jobs x iodepth {row.iodepth} "
+             f"({row.numjobs * row.iodepth / row.devices:g} in flight a device) was measured at a load the "
+             "device's curve never was: its prediction holds the device at its largest measured load", width)
+    for line in scoring.interval_sentences(scored) + scoring.undecided_sentences(scored, args.margin):
+        _say(line, width)
     for sentence in scoring.outside_sentences(scored, args.margin):
-        print(f"beyond the margin: {sentence}")
+        _say(f"beyond the margin: {sentence}", width)
     if args.stated:
         for sentence in scoring.at_best_sentences(scored, args.margin):
-            print(f"at its best: {sentence}")
+            _say(f"at its best: {sentence}", width)
         for sentence in scoring.repeatability_sentences(scored):
-            print(f"repeatability: {sentence}")
+            _say(f"repeatability: {sentence}", width)
     return 0
+
+
+# The columns of --predict's table left out first, first, where the terminal is narrow.
+PREDICTED_DROP_FIRST = ("iodepth", "meets", "interval", "load", "predicted_limit", "host", "hosts", "bs", "devices")
+
+
+def _width(args: argparse.Namespace) -> int | None:
+    """The width the table fits: none with --wide or another format than table; else COLUMNS, the terminal's, or
+    100 where the output is not a terminal."""
+    return None if args.wide or args.format != "table" else shutil.get_terminal_size((100, 24)).columns
+
+
+def _asked(args: argparse.Namespace) -> list[str]:
+    """--columns, as names (checked against the table where it is shown)."""
+    return [c.strip() for c in args.columns.split(",") if c.strip()] if args.columns else []
 
 
 def _print_calibrated(frame: pd.DataFrame, args: argparse.Namespace) -> int:
@@ -221,28 +252,31 @@ def _print_calibrated(frame: pd.DataFrame, args: argparse.Namespace) -> int:
     import pandas as pd
 
     from ..analysis.prediction import bounds, fewer, scoring
-    from ..publish import tables
+    from ..publish import console
 
     scored = fewer.calibrated(frame, args.calibrate_up_to, args.confidence)
     if scored.empty:
         raise ConfigError(f"--calibrate-up-to {args.calibrate_up_to}: no layout was measured on more devices")
-    if args.format == "csv":
-        scored.to_csv(sys.stdout, index=False)
+    if args.format != "table":
+        emit(scored, args.format)
         return 0
     shown = scored.assign(interval=[note or bounds.words(lo, hi) for lo, hi, note in zip(  # no fit: why not
                               scored["predicted_lo_bw_bytes"], scored["predicted_hi_bw_bytes"],
                               scored["predicted_note"].fillna(""))],
                           meets=scoring.meets_words(scored),
                           load=[f"{jobs:g} job(s) {design}" for jobs, design in zip(scored["jobs"], scored["design"])])
-    print(tables.formatted(shown, ["layout", "devices", "rw", "bs", "numjobs", "iodepth", "load", "predicted_bw_bytes",
-                                   "measured_bw_bytes", "error", "interval", "meets"],
-                           kinds=scoring.KINDS).to_string(index=False))
-    for line in scoring.interval_sentences(scored):
+    width = _width(args)
+    for line in console.table(shown, _asked(args) or ["layout", "devices", "rw", "bs", "numjobs", "iodepth", "load",
+                                                      "predicted_bw_bytes", "measured_bw_bytes", "error", "interval",
+                                                      "meets"],
+                              width=width, drop=PREDICTED_DROP_FIRST, kinds=scoring.KINDS):
         print(line)
+    for line in scoring.interval_sentences(scored):
+        _say(line, width)
     for row in fewer.holds_from(frame, confidence=args.confidence).itertuples():
         said = f"from K = {row.holds_from:g}" if pd.notna(row.holds_from) else "from no K the table allows"
-        print(f"{row.layout} {row.rw}: predicted within {fewer.WITHIN:.0%} {said} (worst error by K: "
-              f"{row.errors or 'none fitted'})")
+        _say(f"{row.layout} {row.rw}: predicted within {fewer.WITHIN:.0%} {said} (worst error by K: "
+             f"{row.errors or 'none fitted'})", width)
     return 0
 
 
@@ -256,10 +290,36 @@ def _baseline_rows(frame: pd.DataFrame, layout: str | None) -> pd.DataFrame | No
     return frame[frame["layout"].astype(str) == layout]
 
 
-def main(args: argparse.Namespace) -> int:
-    from ..analysis import builds, evidence, family, scaling, stand_in, stats
+def _summary(frame: pd.DataFrame, args: argparse.Namespace) -> pd.DataFrame:
+    """The summary of ``args.metric`` (``analysis.metrics``): of bandwidth or IOPS, or bandwidth's with the latency
+    at each best point; with --fit and --ceilings."""
+    from ..analysis import builds, metrics, scaling, stats
     from ..analysis.prediction import ceilings, loads
-    from ..publish import tables
+
+    rated = metrics.as_rates(frame, args.metric)
+    by = tuple(args.by)
+    summary = stats.summary_intervals(rated, reference=args.reference, baseline_bs=baseline_bs(args.baseline_bs),
+                                      by=by, confidence=args.confidence, margin=args.margin,
+                                      base_frame=_baseline_rows(rated, args.baseline_layout))
+    summary = loads.flags(rated, summary, args.reference)
+    if builds.more_than_once(rated):  # BUILDS: the best point's builds, and its interval over their means
+        summary = builds.over_builds(summary, rated, args.confidence)
+    if args.fit:
+        keys = ["layout", "devices", "rw", *by]
+        fits = scaling.fit_table(rated, by=by, confidence=args.confidence)
+        summary = summary.merge(fits[[*keys, *scaling.FIT_COLUMNS]], on=keys, how="left", validate="one_to_one")
+    if args.ceilings:
+        split = ceilings.with_direction_split(summary, frame)
+        summary = ceilings.ceiling_table(split, ceilings_file(args.ceilings)).drop(
+            columns=[c for c in ("read_bw_bytes", "write_bw_bytes") if c not in summary.columns])
+    summary = metrics.named(summary, args.metric)
+    if args.metric in metrics.LATENCY:
+        summary = metrics.latency_at_best(frame, summary, args.metric, args.reference, args.confidence)
+    return summary
+
+
+def main(args: argparse.Namespace) -> int:
+    from ..analysis import evidence
 
     frame = load_table(args.results)
     stated_margin = campaign_margin(args.results)
@@ -270,67 +330,76 @@ def main(args: argparse.Namespace) -> int:
         raise ConfigError("--stated scores a campaign's stated predictions: give it with --predict")
     if args.calibrate_up_to is not None and not args.predict:
         raise ConfigError("--calibrate-up-to predicts from fewer devices: give it with --predict")
+    if args.metric != "bw" and (args.predict or args.ceilings):
+        raise ConfigError(f"--metric {args.metric}: --predict and --ceilings predict bandwidth; drop --metric")
     if args.calibrate_up_to is not None:
         return _print_calibrated(frame, args)
     if args.predict:
         return _print_predicted(frame, args)
     if args.reference is None:
         raise ConfigError("--reference LAYOUT is required: the layout the tax is measured against")
-    by = tuple(args.by)
-    summary = stats.summary_intervals(frame, reference=args.reference, baseline_bs=baseline_bs(args.baseline_bs),
-                                      by=by, confidence=args.confidence, margin=args.margin,
-                                      base_frame=_baseline_rows(frame, args.baseline_layout))
-    summary = loads.flags(frame, summary, args.reference)
-    built = builds.more_than_once(frame)
-    if built:  # BUILDS: the best point's builds, and its interval over their means
-        summary = builds.over_builds(summary, frame, args.confidence)
-    if args.fit:
-        keys = ["layout", "devices", "rw", *by]
-        fits = scaling.fit_table(frame, by=by, confidence=args.confidence)
-        summary = summary.merge(fits[[*keys, *scaling.FIT_COLUMNS]], on=keys, how="left", validate="one_to_one")
-    if args.ceilings:
-        split = ceilings.with_direction_split(summary, frame)
-        summary = ceilings.ceiling_table(split, ceilings_file(args.ceilings)).drop(
-            columns=[c for c in ("read_bw_bytes", "write_bw_bytes") if c not in summary.columns])
+    summary = _summary(frame, args)
+    width = _width(args)
     for sentence in evidence.too_short_sentences(frame) + evidence.truth_sentences(frame):
-        print(f"note: {sentence}", file=sys.stderr)
+        _say(f"note: {sentence}", width, sys.stderr)
     beside = margin_said(args.margin, stated_margin)
     if beside:  # an analysis at another margin than the campaign's preregistered one says so
         summary = summary.assign(tax_margin_stated=stated_margin)
-    if args.format == "csv":
-        summary.to_csv(sys.stdout, index=False)
-    else:
-        shown = summary
-        if beside and "tax_verdict" in summary.columns:
-            claims = summary["tax_verdict"].isin(["tax", "gain", "equivalent", "inconclusive"])
-            shown = summary.assign(tax_verdict=summary["tax_verdict"].where(~claims, summary["tax_verdict"] + beside))
-            print(f"margin: the campaign stated {100 * stated_margin:g}% before it measured (TAX_MARGIN, in its "
-                  f"campaign.json); the verdicts below are read at {100 * args.margin:g}%, chosen after")
-        print(tables.formatted(shown, _shown(summary), reference=args.reference).to_string(index=False))
-        against = stand_in.measured_against(summary, args.reference)
-        if against != args.reference:
-            print(f"tax: against {against} ({args.reference} was not measured: each run of the single device, "
-                  f"times its devices, stands in for it)")
-        for sentence in loads.sentences(summary, frame, args.reference):
-            print(f"load: {sentence}")
-        for sentence in family.sentences(summary):
-            print(f"verdicts: {sentence}")
-        for sentence in evidence.drift_sentences(frame, args.margin):
-            print(f"drift: {sentence}")
-        for sentence in builds.sentences(builds.components(frame, args.confidence)) if built else []:
-            print(f"builds: {sentence}")
-        print("(--format csv gives every column at full precision)")
+    if args.format != "table":
+        emit(summary, args.format)
+        return 0
+    _print_summary(summary, frame, args, stated_margin, width)
     return 0
 
 
-# The columns a person reads first, in order, where the summary has them (each one's _lo/_hi merged into it).
-SHOWN = ("layout", "devices", "rw", "bs", "best_bw_bytes", "best_numjobs", "best_iodepth", "baseline_bw_bytes",
-         "efficiency", "tax", "tax_verdict", "load_flag", "best_reps", "best_reps_reason", "builds", "replicates",
-         "knee_numjobs",
-         "usl_peak_numjobs", "fit_note",
-         "expected_ceiling_bw_bytes", "binding_limit", "ceiling_fraction")
+def _print_summary(summary: pd.DataFrame, frame: pd.DataFrame, args: argparse.Namespace, stated_margin: float | None,
+                   width: int | None) -> None:
+    """The summary for people: its table fitted to ``width`` (``publish.console``), then what it means in words."""
+    from ..analysis import builds, evidence, family, metrics, stand_in
+    from ..analysis.prediction import loads
+    from ..publish import console, summary_table
+
+    beside = margin_said(args.margin, stated_margin)
+    shown = summary
+    if beside and "tax_verdict" in summary.columns:
+        claims = summary["tax_verdict"].isin(["tax", "gain", "equivalent", "inconclusive"])
+        shown = summary.assign(tax_verdict=summary["tax_verdict"].where(~claims, summary["tax_verdict"] + beside))
+        _say(f"margin: the campaign stated {100 * stated_margin:g}% before it measured (TAX_MARGIN, in its "
+             f"campaign.json); the verdicts below are read at {100 * args.margin:g}%, chosen after", width)
+    columns, said = summary_table.columns(summary, args.metric, args.by, args.columns, args.wide)
+    for line in console.table(shown, columns, width=width, drop=summary_table.DROP_FIRST,
+                              reasons=metrics.reasons(summary, args.reference)) + said:
+        print(line)
+    if args.metric == "iops" and metrics.iops_derived(frame):
+        _say(metrics.IOPS_FROM_BW, width)
+    against = stand_in.measured_against(summary, args.reference)
+    if against != args.reference:
+        _say(f"tax: against {against} ({args.reference} was not measured: each run of the single device, times its "
+             "devices, stands in for it)", width)
+    for prefix, sentences in (("load", loads.sentences(summary, frame, args.reference) if args.metric == "bw" else []),
+                              ("verdicts", family.sentences(summary)),
+                              ("drift", evidence.drift_sentences(frame, args.margin)),
+                              ("builds", builds.sentences(builds.components(frame, args.confidence))
+                               if builds.more_than_once(frame) else [])):
+        for sentence in sentences:
+            _say(f"{prefix}: {sentence}", width)
+    _say("(--format csv or json: all columns, full precision; --wide: all for people)", width)
 
 
-def _shown(summary: pd.DataFrame) -> list[str]:
-    """The summary's columns for people: ``SHOWN`` where present (``tables.formatted`` shows each with its interval)."""
-    return [c for c in SHOWN if c in summary.columns]
+def _say(text: str, width: int | None, file=None) -> None:
+    """A sentence under the table, folded to ``width``."""
+    from ..publish import console
+
+    print("\n".join(console.wrap(text, width)), file=file or sys.stdout)
+
+
+def emit(frame: pd.DataFrame, fmt: str) -> None:
+    """``--format csv`` or ``json``: every column at full precision, one record a row (json: NaN as null). The one
+    place analyze writes machine-readable output, for the shared output helper to take over."""
+    if fmt == "json":
+        import json
+
+        records = frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
+        sys.stdout.write(json.dumps(records, indent=1, default=str, allow_nan=False) + "\n")
+    else:
+        frame.to_csv(sys.stdout, index=False)

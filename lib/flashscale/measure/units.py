@@ -17,6 +17,11 @@ table shows goes through here; the results keep bytes/s, bytes, nanoseconds and 
     span(seconds)          a wall-clock span: "2 min 24 s", "1 h 5 min", "12 s"
     cell(value, kind)      one value of a kind (``KINDS``) as a table shows it; ``publish.tables`` formats whole
                            tables with it
+    column_scale(values, kind)  the one unit a column of a kind is shown in, scaled for the column: kB/s to TB/s,
+                           IOPS to MIOPS, ns to s (``SCALES``); None for a kind without units to scale
+    in_scale(value, scale) a number in a column's unit, the unit said once in the column's header: "807", "2.78"
+    interval_in(value, lo, hi, scale)  a value and its interval in one unit: "807 (779–836)"; the value alone where
+                           it has no interval (the table says why once, under it)
 
 and the one reader of an amount of bytes written as text, the other way (a job file's ``bs=4k``, a size fio printed,
 a rate given on the command line):
@@ -210,6 +215,57 @@ def with_interval(value: float, lo: float, hi: float, kind: str = "bandwidth",
     scale = scale or (bandwidth_scale([value]) if kind == "bandwidth" else MB_S)
     shown = rate(value, scale) if kind == "bandwidth" else cell(value, kind, scale)
     return f"{shown} ({interval(lo, hi, kind, scale)})"
+
+
+# The units a column of each kind may be shown in, smallest first: (unit, its size in the column's own unit).
+SCALES: dict[str, tuple[tuple[str, float], ...]] = {
+    "bandwidth": (("kB/s", 1e3), MB_S, GB_S, ("TB/s", 1e12)),
+    "iops": (("IOPS", 1.0), ("kIOPS", 1e3), ("MIOPS", 1e6)),
+    "ns": (("ns", 1.0), ("µs", 1e3), ("ms", 1e6), ("s", 1e9)),
+    "us": (("µs", 1.0), ("ms", 1e3), ("s", 1e6)),
+    "percent": (("%", 0.01),),
+}
+
+
+def column_scale(values: Iterable[float], kind: str) -> tuple[str, float] | None:
+    """The one unit a column of ``kind`` is shown in: the largest of ``SCALES[kind]`` that its median (of the finite
+    values not zero) reaches, so that most of the column reads between 1 and 1,000 ("807" MB/s, "31.6" GB/s,
+    "4.11" TB/s, "50.2" kIOPS, "94.1" µs); the smallest where nothing is measured; None for a kind without units to
+    scale (a count, a size, a ratio, text)."""
+    if kind not in SCALES:
+        return None
+    finite = sorted(abs(float(v)) for v in values
+                    if not missing(v) and isinstance(v, (int, float)) and math.isfinite(v) and v != 0)
+    scales = SCALES[kind]
+    if not finite:
+        return scales[0]
+    middle = finite[(len(finite) - 1) // 2]  # the lower median: a column of two reads in the smaller's unit
+    return [scale for scale in scales if middle >= scale[1]][-1] if middle >= scales[0][1] else scales[0]
+
+
+def in_scale(value: float, scale: tuple[str, float], digits: int = 3) -> str:
+    """``value`` as a number of ``scale``'s unit, the unit left to the column's header: "807", "2.78", "-0.5"
+    (a percentage with one decimal, as ``percent`` gives it)."""
+    if missing(value):
+        return MISSING
+    if scale[0] == "%":
+        return percent(value)[:-1] if math.isfinite(float(value)) else number(value)
+    return number(float(value) / scale[1], digits)
+
+
+def interval_in(value: float, lo: float, hi: float, scale: tuple[str, float]) -> str:
+    """A value and its interval, both in ``scale``'s unit (the column's, said in its header): "807 (779–836)",
+    "-0.5 (-4.2 to 3.0)"; the value alone where it has no interval (fewer than two runs) or an exact one
+    (lo = hi = value), the table saying so once under it."""
+    if missing(value) or missing(lo) or missing(hi) or not (math.isfinite(float(lo)) and math.isfinite(float(hi))) \
+            or float(lo) == float(hi) == float(value):
+        return in_scale(value, scale)
+    digits = 3  # as many as tell the bounds apart, the value with as many: "200.2 (200.1–200.3)"
+    while in_scale(lo, scale, digits) == in_scale(hi, scale, digits) and float(lo) != float(hi) and digits < 9 \
+            and scale[0] != "%":
+        digits += 1
+    between = DASH if float(lo) >= 0 else " to "
+    return f"{in_scale(value, scale, digits)} ({in_scale(lo, scale, digits)}{between}{in_scale(hi, scale, digits)})"
 
 
 AMOUNT = re.compile(r"(?P<number>\d{1,20}(?:\.\d{0,20})?(?:[eE][+-]?\d{1,3})?|\.\d{1,20})\s*(?P<prefix>[kKmMgGtTpPE]?)"

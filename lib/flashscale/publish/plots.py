@@ -21,18 +21,30 @@ import seaborn as sns
 from ..analysis import cluster_numbers, stand_in
 from ..analysis.baseline_and_tax import BASELINE_BS, MB, POINT, measured, rates
 from ..analysis.monitor import load as device_loads
+from ..analysis.stats import interval_t
 from .drawing import (bounds, done as _done, done_from_zero, from_zero, layout_colour, layout_colours,
                       n_text as _n_text, numjobs_axis, panels, rw_colour, series_colours, styled, with_spread)
 from ..measure.steady import steady_state
+from ..measure.units import size
+
+INTERVAL_BARS = "95% interval of the mean, as the tables give it"
 
 
 # Throughput: bandwidth against threads, devices, block size, time and repetitions
 
 
-def _spread(rows: pd.DataFrame) -> pd.DataFrame:
-    """Per sweep point (POINT) of measured ``rows``: mean, min (``low``), max (``high``) and ``n`` repetitions."""
+def _spread(rows: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
+    """Per sweep point (POINT) of measured ``rows``: mean, the ``confidence`` interval of the mean (``low``,
+    ``high``: ``stats.interval_t``, the tables' own; NaN for one run) and ``n`` repetitions."""
     grouped = rows.groupby(POINT, sort=True, observed=True)["bw_bytes"]
-    return grouped.agg(mean="mean", low="min", high="max", n="size").reset_index()
+    out = grouped.agg(mean="mean", n="size")
+    bounds_ = grouped.apply(lambda runs: interval_t(runs.to_numpy(float), confidence))
+    return out.assign(low=[lo for lo, _ in bounds_], high=[hi for _, hi in bounds_]).reset_index()
+
+
+def _interval_bars(mean: pd.Series, low: pd.Series, high: pd.Series) -> list:
+    """Error bars from ``low`` to ``high`` around ``mean`` (all in the axis's unit); none where there is no interval."""
+    return [(mean - low).fillna(0).clip(lower=0), (high - mean).fillna(0).clip(lower=0)]
 
 
 def _panel_bs(points: pd.DataFrame, baseline: pd.DataFrame | None) -> dict[str, int]:
@@ -49,8 +61,8 @@ def _panel_bs(points: pd.DataFrame, baseline: pd.DataFrame | None) -> dict[str, 
 
 def numjobs_curves(table: pd.DataFrame, baseline: pd.DataFrame | None = None) -> pd.DataFrame:
     """What ``throughput_vs_numjobs`` draws: per (rw, layout, devices, numjobs) at the panel's block size
-    (``_panel_bs``), the iodepth with the best mean, with ``mean``, ``low``, ``high`` (min and max over its
-    repetitions) and ``n``."""
+    (``_panel_bs``), the iodepth with the best mean, with ``mean``, ``low``, ``high`` (the 95% interval of the mean
+    over its repetitions) and ``n``."""
     points = _spread(rates(table))
     sizes = _panel_bs(points, baseline)
     at_bs = points[points["bs"] == points["rw"].map(sizes)]
@@ -63,7 +75,7 @@ def numjobs_curves(table: pd.DataFrame, baseline: pd.DataFrame | None = None) ->
 def throughput_vs_numjobs(table: pd.DataFrame, baseline: pd.DataFrame | None = None) -> plt.Figure:
     """Aggregate bandwidth against numjobs, one panel per rw at one block size (the baseline's), one line per
     (layout, device count): at each numjobs the iodepth with the best mean (``numjobs_curves``), the mean with bars
-    from the smallest to the largest repetition, n in the legend. Nothing is averaged over bs or iodepth.
+    of its 95% interval (the tables' own; none for one run), n in the legend. Nothing is averaged over bs or iodepth.
 
     With ``baseline`` (``core.baseline``: rw, baseline_bw_bytes, baseline_bs), a dotted line in each line's colour
     marks its own ideal: devices x baseline."""
@@ -75,15 +87,15 @@ def throughput_vs_numjobs(table: pd.DataFrame, baseline: pd.DataFrame | None = N
         panel = curves[curves["rw"] == rw]
         for (layout, devices), line in panel.groupby(["layout", "devices"], sort=True):
             mean = line["mean"] / MB
-            axis.errorbar(line["numjobs"], mean, yerr=[mean - line["low"] / MB, line["high"] / MB - mean],
+            axis.errorbar(line["numjobs"], mean, yerr=_interval_bars(mean, line["low"] / MB, line["high"] / MB),
                           marker="o", capsize=3, color=colours[(layout, devices)],
                           label=f"{layout} x{devices} ({_n_text(line['n'])})")
             _ideal_line(axis, baseline, rw, devices, colours[(layout, devices)])
         numjobs_axis(axis, panel["numjobs"])
-        axis.set(title=f"{rw}, bs {int(panel['bs'].iloc[0])} B", xlabel="numjobs (fio jobs, all targets)",
+        axis.set(title=f"{rw}, bs {size(panel['bs'].iloc[0])}", xlabel="numjobs (fio jobs, all targets)",
                  ylabel="bandwidth, MB/s")
     from_zero(axes)
-    return _done(fig, "Throughput against threads (best iodepth; bars: min-max over repetitions)",
+    return _done(fig, f"Throughput against threads (best iodepth; bars: {INTERVAL_BARS})",
                  "layout x devices (reps)" + ("; dotted: N x baseline" if baseline is not None else ""))
 
 
@@ -96,8 +108,8 @@ def _ideal_line(axis, baseline: pd.DataFrame | None, rw: str, devices: int, colo
 
 
 def _best_spread(best: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
-    """``best`` (layout, devices, rw, best_bs, best_numjobs, best_iodepth) with ``low``, ``high`` and ``n``: the
-    smallest and largest repetition of each row's best point in ``table``."""
+    """``best`` (layout, devices, rw, best_bs, best_numjobs, best_iodepth) with ``low``, ``high`` and ``n``: the 95%
+    interval of the mean of each row's best point's repetitions in ``table``."""
     spread = _spread(rates(table)).rename(columns={"bs": "best_bs", "numjobs": "best_numjobs",
                                                       "iodepth": "best_iodepth"}).drop(columns=["mean"])
     keys = ["layout", "devices", "rw", "best_bs", "best_numjobs", "best_iodepth"]
@@ -107,22 +119,22 @@ def _best_spread(best: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
 @styled
 def throughput_vs_devices(best: pd.DataFrame, table: pd.DataFrame | None = None) -> plt.Figure:
     """Best aggregate bandwidth against devices per rw (``core.best_by_devices``); dotted: devices x baseline (the
-    ideal). With ``table`` (the results ``best`` came from), bars from the smallest to the largest repetition of
-    each best point and n in the legend."""
+    ideal). With ``table`` (the results ``best`` came from), bars of the 95% interval of each best point's mean
+    (the tables' own) and n in the legend."""
     fig, axes = panels(width=6)
     axis = axes[0][0]
     data = _best_spread(best, table) if table is not None else best
     for rw, group in data.groupby("rw", sort=True):
         group = group.sort_values("devices")
         mean = group["best_bw_bytes"] / MB
-        spread = [mean - group["low"] / MB, group["high"] / MB - mean] if table is not None else None
+        spread = _interval_bars(mean, group["low"] / MB, group["high"] / MB) if table is not None else None
         label = f"{rw} ({_n_text(group['n'])})" if table is not None else rw
         axis.errorbar(group["devices"], mean, yerr=spread, marker="o", capsize=3, label=label, color=rw_colour(rw))
         axis.plot(group["devices"], group["devices"] * group["baseline_bw_bytes"] / MB, linestyle=":",
                   color=rw_colour(rw))
     axis.set(xlabel="devices", ylabel="bandwidth, MB/s", xticks=sorted(best["devices"].unique()))
     from_zero(axis)
-    title = "bars: min-max over repetitions" if table is not None else "no repetitions given"
+    title = f"bars: {INTERVAL_BARS}" if table is not None else "no repetitions given"
     return _done(fig, f"Throughput against devices ({title})", "rw (dotted: N x baseline)")
 
 

@@ -12,6 +12,7 @@ import pandas as pd
 
 from ..analysis import baseline_and_tax
 from ..analysis.baseline_and_tax import MB
+from ..measure.units import size
 from .drawing import (bounds, done, done_from_zero, from_zero, layout_colours, n_text, panels, rw_colour, series_colours,
                       styled)
 
@@ -24,7 +25,7 @@ def _has(data: pd.DataFrame, *columns: str) -> bool:
 def latency_vs_iops(points: pd.DataFrame) -> plt.Figure:
     """Mean and 99th percentile completion latency against IOPS, one line per (rw, block size), along iodepth
     (``latency.by_point``); bars from the smallest to the largest repetition both ways, n in the legend."""
-    data = points.assign(curve=points["rw"] + " " + points["bs"].astype(str) + " B").sort_values("iops")
+    data = points.assign(curve=points["rw"] + " " + points["bs"].map(size)).sort_values("iops")
     fig, axes = panels(2)
     sizes = {rw: sorted(group["bs"].unique()) for rw, group in data.groupby("rw")}
     for axis, column, label in ((axes[0][0], "clat_mean_ns", "mean"), (axes[0][1], "clat_p99_ns", "99th percentile")):
@@ -112,8 +113,9 @@ def shared_vs_own(points: pd.DataFrame) -> plt.Figure:
     bars from the smallest to the largest repetition (``bw_min``, ``bw_max``), n in the legend; black ticks: the
     cap sum of the devices that mode's files reach (``shared_file.summary`` rows)."""
     where = points["layout"] + " " + points["rw"]
-    for column, unit in (("numjobs", " nj"), ("bs", " bs"), ("iodepth", " qd")):  # those that vary
-        where = where + (unit + points[column].astype(str) if points[column].nunique() > 1 else "")
+    for column, unit in (("numjobs", " nj"), ("bs", " bs "), ("iodepth", " qd")):  # those that vary
+        said = points[column].map(size) if column == "bs" else points[column].astype(str)
+        where = where + (unit + said if points[column].nunique() > 1 else "")
     data = points.assign(where=where, mb_s=points["bw_bytes"] / MB, cap_mb_s=points["ceiling_bytes"] / MB,
                          low=points["bw_min"] / MB, high=points["bw_max"] / MB)
     table = {c: data.pivot_table(index="where", columns="variant", values=c, sort=False, dropna=False)
