@@ -265,11 +265,12 @@ def _print_calibrated(frame: pd.DataFrame, args: argparse.Namespace) -> int:
                               scored["predicted_note"].fillna(""))],
                           meets=scoring.meets_words(scored),
                           load=[f"{jobs:g} job(s) {design}" for jobs, design in zip(scored["jobs"], scored["design"])])
-    width = _width(args)
+    width, no_fit = _width(args), scored["predicted_note"].fillna("")  # a "—" with its reason: no fit, and why
     for line in console.table(shown, _asked(args) or ["layout", "devices", "rw", "bs", "numjobs", "iodepth", "load",
                                                       "predicted_bw_bytes", "measured_bw_bytes", "error", "interval",
                                                       "meets"],
-                              width=width, drop=PREDICTED_DROP_FIRST, kinds=scoring.KINDS):
+                              width=width, drop=PREDICTED_DROP_FIRST, kinds=scoring.KINDS,
+                              reasons=dict.fromkeys(("predicted_bw_bytes", "error"), no_fit)):
         print(line)
     for line in scoring.interval_sentences(scored):
         _say(line, width)
