@@ -8,6 +8,7 @@ analysis. ``parameters.check`` applies them after the types, naming every parame
 """
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Optional
 
@@ -15,7 +16,7 @@ from ..measure import reference
 from ..analysis.significance import check_margin
 from ..arrays.emulated import cap_scale_problem
 from ..errors import ConfigError
-from ..layouts import describe
+from ..layouts import MEASURABLE, describe
 
 # A notebook's own parameters that rules read (each notebook's cell gives its default); REFERENCE and TAX_MARGIN also
 # set the campaign's spec, for the sequential tax test while points run (a cluster's leaves them to its notebook).
@@ -26,6 +27,12 @@ NOTEBOOK_PARAMETERS: dict[str, str] = {
                   "quickstart, 03_layout_tax, 10_cluster, 11_job_file)",
     "LAYOUT": "the one layout the notebook measures (04_latency_iops, 05_metadata, 07_consistency)",
 }
+
+
+def closest(name: str, known: Iterable[str]) -> str:
+    """`` (did you mean 'X'?)`` for the known name closest to ``name``, or nothing when none is close."""
+    match = difflib.get_close_matches(str(name), [str(k) for k in known], n=1, cutoff=0.6)
+    return f" (did you mean {match[0]!r}?)" if match else ""
 
 
 @dataclass(frozen=True)
@@ -72,7 +79,7 @@ def _enough_devices(what: str) -> Callable[[Mapping[str, Any]], Optional[str]]:
     def problem(p: Mapping[str, Any]) -> Optional[str]:
         count_name, count = _device_count(p)
         chosen = [p[what]] if isinstance(p[what], str) else list(p[what])
-        short = [said for name in chosen if count is not None
+        short = [said for name in chosen if count is not None and name in MEASURABLE
                  for said in [describe(name).devices_problem(count)] if said]
         if not short:
             return None
@@ -80,6 +87,15 @@ def _enough_devices(what: str) -> Callable[[Mapping[str, Any]], Optional[str]]:
         return (f"{what}={p[what]!r} with {count_name}={count!r}: " + "; ".join(short)
                 + f"; raise {count_name} or {instead}")
     return problem
+
+
+def _known_layout(p: Mapping[str, Any]) -> Optional[str]:
+    """A notebook's one LAYOUT (04, 05, 07) is a layout a campaign measures, as each of LAYOUTS is."""
+    name = p["LAYOUT"]
+    if isinstance(name, str) and name in MEASURABLE:
+        return None
+    return (f"LAYOUT={name!r} is not a layout flashscale measures{closest(name, MEASURABLE) if isinstance(name, str) else ''}: "
+            f"choose one of {', '.join(MEASURABLE)}")
 
 
 def _array_to_tax(p: Mapping[str, Any]) -> Optional[str]:
@@ -140,6 +156,7 @@ RULES: tuple[Rule, ...] = (
     Rule(("REFERENCE", "DEVICES"), _array_to_tax),               # the same: its reference an array (03: 2 or more)
     Rule(("BASELINE_BS", "BS"), _baseline_measured),             # quickstart, 01, 02, 03: the baseline
     Rule(("LAYOUTS", "DEVICES"), _enough_devices("LAYOUTS")),    # every layout built on the campaign's devices
+    Rule(("LAYOUT",), _known_layout),                            # 04, 05, 07: the one layout, a known one
     Rule(("LAYOUT", "DEVICES"), _enough_devices("LAYOUT")),      # 04, 05, 07: the one layout
     Rule(("TAX_MARGIN",), _margin),                              # quickstart, 03, 10, 11: the margin of equivalence
     Rule(("HOSTS", "REMOTE_HOSTS"), _remote_hosts_enough),       # 10_cluster on real hosts
