@@ -14,8 +14,9 @@ create and run is said: nothing is made, and no command runs but the reads a che
 """
 from __future__ import annotations
 
+import os
 import shlex
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
@@ -25,11 +26,13 @@ from ..paths import project_root
 from ..system.commands import Runner
 from . import campaign as campaigns, cluster as clusters, hosts
 from .parameters import shown
-from .place import Plan
+from .place import Place, Plan
 
 MEASURING = {"RW", "NUMJOBS", "RUNTIME_S", "REPETITIONS"}  # a notebook that declares one of these runs a sweep
 # The commands a check may run, reading only: a device's signatures (the guard), this machine's addresses (SUBNET).
 READS = (("blkid", "-p"), ("ip", "-j", "-4", "addr", "show"), ("ip", "-j", "-4", "route", "show"))
+# The notebooks that measure only the layouts this machine can build of those asked (03: can_build.layouts_to_run).
+BUILDS_WHAT_IT_CAN = {"03_layout_tax"}
 # The layouts a study stage names in its code, not its parameters (notebooks 01 and 02).
 STAGE_LAYOUTS = {"01_baseline": ("single",), "02_scaling": ("jbod",)}
 # Each parameter that names a path a notebook reads (relative to the checkout, or absolute), and what it must be.
@@ -38,12 +41,14 @@ PATHS = {"TESTBED": "file", "MOUNT_DIR": "folder", "BACKING_DIR": "folder", "INV
          "IMPORTED": "folder", "REFERENCE_DIR": "folder"}
 
 
-@dataclass
 class ReadOnly(Runner):
-    """The dry run's runner: the reads a check makes (``READS``) run through ``inner``; any other command, and
-    anything spawned, is refused, naming it (a dry run that reached one would be a bug, never a measurement)."""
+    """The dry run's runner: the reads a check makes (``READS``) run through ``inner`` (a ``Runner`` by default);
+    any other command, and anything spawned, is refused, naming it (a dry run that reached one would be a bug,
+    never a measurement)."""
 
-    inner: Runner = field(default_factory=Runner)
+    def __init__(self, inner: Runner | None = None):
+        super().__init__()
+        self.inner = inner if inner is not None else Runner()
 
     def run(self, argv: Sequence[str], **options):
         argv = tuple(str(a) for a in argv)
@@ -89,10 +94,29 @@ def check_path(name: str, value: object, kind: str) -> None:
 
 
 def check_paths(values: Mapping[str, object]) -> None:
-    """Every path of ``PATHS`` among ``values`` (None or empty: none given) checked (``check_path``)."""
+    """Every path of ``PATHS`` among ``values`` (None or empty: none given) checked (``check_path``), and
+    ``DATA_DIR`` one the run can make its folders in (``check_writable``)."""
     for name, kind in PATHS.items():
         if values.get(name) not in (None, ""):
             check_path(name, values[name], kind)
+    if isinstance(values.get("DATA_DIR"), str):
+        check_writable("DATA_DIR", values["DATA_DIR"])
+
+
+def check_writable(name: str, value: str) -> None:
+    """ConfigError naming ``name`` and ``value`` where the folder it names (relative to the checkout) is not one,
+    or its nearest existing folder cannot be written: the run would fail making its campaign's folder there."""
+    if not value.strip() or "\0" in value:
+        raise ConfigError(f"{name}={shown(value)} must name a folder (relative to the checkout)")
+    path = campaign_folder.data_root(value)
+    try:
+        found = next(p for p in (path, *path.parents) if p.exists())
+        usable = found.is_dir() and os.access(found, os.W_OK | os.X_OK)
+    except OSError as exc:
+        raise ConfigError(f"{name}={shown(value)} cannot be a folder: {exc.strerror}") from None
+    if not usable:
+        raise ConfigError(f"{name}={shown(value)}: {found} is {'not a folder' if not found.is_dir() else 'not writable'}"
+                          ": the campaign's folder cannot be made there")
 
 
 def _no_testbed(v: Mapping) -> bool:
@@ -166,8 +190,20 @@ def of_notebook(notebook: str, campaign: str, values: Mapping[str, object], give
         spec = campaigns.CampaignSpec.from_parameters(**{**values, "CAMPAIGN": campaign,
                                                          "LAYOUTS": list(layouts_of(notebook, values))})
         place, names = campaigns.choose(spec, runner), spec.layouts
+        if notebook in BUILDS_WHAT_IT_CAN:
+            names, left_out = buildable(place, names, spec.mount_dir)
+            notes += tuple(left_out)
     folder = campaign_folder.data_root(spec.data_dir) / spec.name
     return NotebookPlan(notebook, str(folder), place.dry_run(names), spec.sweep.runs(), notes)
+
+
+def buildable(place: Place, names: Sequence[str], mount_dir: str | None) -> tuple[list[str], list[str]]:
+    """The layouts of ``names`` the place can build here (``Place.support``), and a sentence for each it cannot:
+    what a notebook that measures only those (``BUILDS_WHAT_IT_CAN``) leaves out."""
+    support = place.support(names, mount_dir)
+    left = support[~support["supported"]]
+    return (list(support.loc[support["supported"], "layout"]),
+            [f"{row.layout} is left out here: {row.missing}" for row in left.itertuples()])
 
 
 def lines(plans: Sequence[NotebookPlan]) -> list[str]:
@@ -188,6 +224,10 @@ def lines(plans: Sequence[NotebookPlan]) -> list[str]:
 
 def as_json(plans: Sequence[NotebookPlan]) -> dict:
     """The dry run for scripts: each notebook's plan by its name."""
-    return {one.notebook: {"folder": one.folder, "runs_each_layout": one.runs, "notes": list(one.notes),
-                           **({k: list(v) if isinstance(v, tuple) else v for k, v in asdict(one.plan).items()}
-                              if one.plan else {"backend": None})} for one in plans}
+    said = {}
+    for one in plans:
+        plan = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(one.plan).items()} if one.plan else {
+            "backend": None, "notes": []}
+        said[one.notebook] = {**plan, "folder": one.folder, "runs_each_layout": one.runs,
+                              "notes": [*plan["notes"], *one.notes]}
+    return said

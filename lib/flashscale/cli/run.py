@@ -25,9 +25,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="print the device time and the wall time each notebook and the whole campaign will "
                              "take, from its own parameters, and stop: nothing runs")
     parser.add_argument("--dry-run", action="store_true",
-                        help="check the campaign as the run would, then print what it would create and run (loop "
-                             "devices, cgroups, arrays, mounts, hosts, each layout's commands) and the estimate, and "
-                             "stop: nothing is created, nothing runs (-p DRY_RUN=true means the same)")
+                        help="check the campaign as the run would, print the estimate and what it would create and "
+                             "run (devices, cgroups, hosts, commands), and stop (as -p DRY_RUN=true)")
     parser.add_argument("--format", choices=("text", "json"), default="text",
                         help="with --estimate or --dry-run: json for scripts (device_s and wall_s, each notebook's, "
                              "and with --dry-run each notebook's plan)")

@@ -115,8 +115,12 @@ def parse_overrides(items: Iterable[str]) -> dict:
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or not name.isidentifier():
-            raise ConfigError(f"parameter override {item!r} must look like NAME=VALUE")
-        overrides[name] = yaml.safe_load(value)
+            raise ConfigError(f"parameter override {schema.shown(item)} must look like NAME=VALUE")
+        try:
+            overrides[name] = yaml.safe_load(value)
+        except (yaml.YAMLError, RecursionError) as exc:
+            raise ConfigError(f"parameter override {schema.shown(item)}: its value is not YAML: "
+                              f"{' '.join(str(exc).split())[:200]}") from None
     return overrides
 
 
@@ -195,7 +199,7 @@ def campaign_plans(campaign_file: str | Path, overrides: dict | None = None, run
     given = {path: {**spec["parameters"], **spec["notebook_parameters"].get(path.stem, {}), **(overrides or {})}
              for path in values}
     dry = dry_run.asked(given, values)
-    looking = dry_run.ReadOnly(runner) if runner is not None else dry_run.ReadOnly()
+    looking = dry_run.ReadOnly(runner)
     with contextlib.chdir(root):  # where papermill runs each notebook: its relative paths read from there
         plans = [dry_run.of_notebook(path.stem, spec["campaign"], {**v, "DRY_RUN": dry or v.get("DRY_RUN", True)},
                                      given[path], looking) for path, v in values.items()]
