@@ -267,3 +267,13 @@ def test_the_layout_tax_stage_leaves_out_what_this_machine_cannot_build(capsys, 
     status, out, _ = run(capsys, ROOT / "runners" / "study.yaml", "--dry-run")
     assert status == 0 and "note: md-raid0 is left out here: no md here" in out
     assert "# layout md-raid0" not in out and "# layout btrfs-raid10" in out
+
+
+def test_what_real_hosts_and_a_test_bed_ignore_is_said():
+    hosts = {"REMOTE_HOSTS": [{"name": "a", "address": "10.0.0.1", "mount_dir": "/mnt"}], "DEVICES": 2, "HOSTS": [1]}
+    assert dry_run.idle({"DEVICES": 2}, hosts) == [
+        "DEVICES=2 does nothing here: real hosts are measured as they are: their own devices, caps and links, no "
+        "emulated hosts made"]
+    bed = {"TESTBED": "bed.yaml", "CAP_READ_BPS": 1, "CONFIRM": "x"}
+    assert [s.split(" does")[0] for s in dry_run.idle(bed, bed)] == ["CAP_READ_BPS=1"]
+    assert dry_run.idle({"CONFIRM": None, "WIPE": ""}, {}) == []  # none given says nothing

@@ -54,13 +54,13 @@ def show_estimate(args: argparse.Namespace, overrides: dict, budget_s: float | N
     return 1 if said else 0
 
 
-def show_dry_run(args: argparse.Namespace, campaign, plans, budget_s: float | None) -> int:
-    """``--dry-run`` (or DRY_RUN true): the estimate, then each notebook's plan, as lines or JSON; 1 where the
-    estimate cannot fit the budget."""
+def show_dry_run(args: argparse.Namespace, campaign: dict, values: dict, plans: list, budget_s: float | None) -> int:
+    """``--dry-run`` (or DRY_RUN true): the estimate, then each notebook's plan (``execute.campaign_plans``'s), as
+    lines or JSON; 1 where the estimate cannot fit the budget."""
     from ..campaigns import dry_run
     from ..notebooks import cost, estimate, execute
 
-    each, whole = execute.estimate_campaign(args.campaign, execute.parse_overrides(args.parameter))
+    each, whole = execute.priced(values, plans)
     said = cost.fits(whole, budget_s, each) if budget_s is not None else None
     if args.format == "json":
         print(json.dumps({"dry_run": True, "campaign": campaign["campaign"], "created": [], "ran": [],
@@ -85,9 +85,9 @@ def main(args: argparse.Namespace) -> int:
     if args.estimate:
         return show_estimate(args, overrides, budget_s)
     if not args.reanalyze:  # checked as the run checks it; a dry run stops here
-        campaign, _, plans, asked = execute.campaign_plans(args.campaign, overrides)
+        campaign, values, plans, asked = execute.campaign_plans(args.campaign, overrides)
         if args.dry_run or asked:
-            return show_dry_run(args, campaign, plans, budget_s)
+            return show_dry_run(args, campaign, values, plans, budget_s)
     elif args.dry_run:
         raise ConfigError("--reanalyze measures nothing: it has nothing to dry-run; give one of them")
     published = execute.run_campaign(args.campaign, reports_dir=args.reports, overrides=overrides,

@@ -210,6 +210,12 @@ def estimate_campaign(campaign_file: str | Path, overrides: dict | None = None, 
     """``estimate.of_campaign`` of a campaign file, checked first as a run checks it (``campaign_plans``): each
     notebook's ``Cost`` by name, and the campaign's, whose notes say each parameter given that does nothing."""
     _, values, plans, _ = campaign_plans(campaign_file, overrides, runner)
+    return priced(values, plans)
+
+
+def priced(values: dict[Path, dict], plans) -> tuple[dict[str, cost.Cost], cost.Cost]:
+    """``estimate.of_campaign`` of each notebook's ``values``, the campaign's notes saying what its dry run's
+    ``plans`` say of the parameters given (those that do nothing there)."""
     each, whole = estimate.of_campaign(values)
     return each, replace(whole, notes=(*whole.notes, *dict.fromkeys(n for p in plans for n in p.notes)))
 
