@@ -277,3 +277,9 @@ def test_what_real_hosts_and_a_test_bed_ignore_is_said():
     bed = {"TESTBED": "bed.yaml", "CAP_READ_BPS": 1, "CONFIRM": "x"}
     assert [s.split(" does")[0] for s in dry_run.idle(bed, bed)] == ["CAP_READ_BPS=1"]
     assert dry_run.idle({"CONFIRM": None, "WIPE": ""}, {}) == []  # none given says nothing
+
+
+def test_a_grid_too_large_is_refused_before_it_is_expanded(capsys):
+    many = ", ".join(str(n) for n in range(1, 201))
+    err = refused(capsys, QUICKSTART, "-p", f"BS=[1048576, {many}]", "-p", f"NUMJOBS=[{many}]", "--estimate")
+    assert "2 RW x 201 BS x 200 NUMJOBS x 1 IODEPTH is 80,400 points, more than the 10,000" in err

@@ -142,6 +142,23 @@ def _cap_scale_backend(p: Mapping[str, Any]) -> Optional[str]:
             "(only the emulated array's loop devices); leave CAP_SCALE empty")
 
 
+MAX_POINTS = 10_000  # points of one sweep: a day of 8 s runs; a grid beyond it is a typo (the study's largest: 320)
+
+
+def _points_bounded(p: Mapping[str, Any]) -> Optional[str]:
+    """The sweep's grid (RW x BS x NUMJOBS x IODEPTH) at most ``MAX_POINTS``: counted before it is expanded, so a
+    list typed a thousand times too long is refused at once, not expanded into memory."""
+    axes = {name: 1 if isinstance(p[name], str) else len(p[name]) for name in ("RW", "BS", "NUMJOBS", "IODEPTH")
+            if isinstance(p[name], (str, list, tuple))}
+    points = 1
+    for count in axes.values():
+        points *= count
+    if points <= MAX_POINTS:
+        return None
+    return (f"{' x '.join(f'{n} {name}' for name, n in axes.items())} is {points:,} points, more than the "
+            f"{MAX_POINTS:,} a sweep may have: shorten the lists")
+
+
 def _margin(p: Mapping[str, Any]) -> Optional[str]:
     try:
         check_margin(p["TAX_MARGIN"])
@@ -158,6 +175,7 @@ RULES: tuple[Rule, ...] = (
     Rule(("LAYOUTS", "DEVICES"), _enough_devices("LAYOUTS")),    # every layout built on the campaign's devices
     Rule(("LAYOUT",), _known_layout),                            # 04, 05, 07: the one layout, a known one
     Rule(("LAYOUT", "DEVICES"), _enough_devices("LAYOUT")),      # 04, 05, 07: the one layout
+    Rule(("RW", "BS", "NUMJOBS", "IODEPTH"), _points_bounded),   # every measuring notebook: its grid, bounded
     Rule(("TAX_MARGIN",), _margin),                              # quickstart, 03, 10, 11: the margin of equivalence
     Rule(("HOSTS", "REMOTE_HOSTS"), _remote_hosts_enough),       # 10_cluster on real hosts
     Rule(("CAP_SCALE", "DEVICES"), _cap_scale_per_device),       # a factor per emulated device, or none
