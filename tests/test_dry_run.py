@@ -283,3 +283,10 @@ def test_a_grid_too_large_is_refused_before_it_is_expanded(capsys):
     many = ", ".join(str(n) for n in range(1, 201))
     err = refused(capsys, QUICKSTART, "-p", f"BS=[1048576, {many}]", "-p", f"NUMJOBS=[{many}]", "--estimate")
     assert "2 RW x 201 BS x 200 NUMJOBS x 1 IODEPTH is 80,400 points, more than the 10,000" in err
+
+
+@pytest.mark.parametrize("counts", ["[0]", "[1000000000]", "[]", "x", "[1, 2.5]", "[true]"])
+def test_each_device_count_is_a_device_count(capsys, counts):
+    file = ROOT / "runners" / "study.yaml"
+    err = refused(capsys, file, "-p", f"DEVICE_COUNTS={counts}", "--estimate")
+    assert "DEVICE_COUNTS=" in err and "each a whole number from 1 to 256" in err

@@ -41,7 +41,7 @@ from ..arrays.layouts import FILE_SYSTEMS
 from ..errors import ConfigError
 from ..layouts import MEASURABLE
 from ..paths import project_root
-from .rules import closest, rule_problems
+from .rules import MAX_DEVICE_COUNT, closest, rule_problems
 
 # Notebook parameter -> (part of the spec, field): the one table between the two vocabularies. Every default lives
 # in its dataclass (ArraySpec, Sweep, layouts.Options, and the "spec": CampaignSpec or ClusterSpec);
@@ -86,7 +86,7 @@ OPTIONAL_PARAMETERS = {"PRECISION", "CAP_FIT", "CALIBRATION", "ADAPTIVE", "BACKI
                        "CPU_LATENCY_US", "INVENTORY", "KNOWN_HOSTS", "SSH_IDENTITY", "SSH_CONFIG"}
 
 PARTS = ("array", "sweep", "options", "spec")
-MAX_DEVICES = 256  # emulated devices: each a loop device and a backing file of this machine's
+MAX_DEVICES = MAX_DEVICE_COUNT  # emulated devices (256): each a loop device and a backing file of this machine's
 MAX_NUMJOBS = 4000  # fio's jobs in one process: fio 3.33 ran 4000 and refused 4095 ("maximum number of jobs")
 NAME_MAX = 200  # characters of a campaign's name (its folder's: a file system allows 255 bytes)
 

@@ -26,7 +26,9 @@ NOTEBOOK_PARAMETERS: dict[str, str] = {
     "TAX_MARGIN": "two numbers within +/- this fraction are the same (the tax, a reproduction, a prediction: "
                   "quickstart, 03_layout_tax, 10_cluster, 11_job_file)",
     "LAYOUT": "the one layout the notebook measures (04_latency_iops, 05_metadata, 07_consistency)",
+    "DEVICE_COUNTS": "the device counts the notebook measures, each a campaign of that many DEVICES (02_scaling)",
 }
+MAX_DEVICE_COUNT = 256  # as DEVICES (parameters.MAX_DEVICES, which imports this module): each count is a DEVICES
 
 
 def closest(name: str, known: Iterable[str]) -> str:
@@ -96,6 +98,16 @@ def _known_layout(p: Mapping[str, Any]) -> Optional[str]:
         return None
     return (f"LAYOUT={name!r} is not a layout flashscale measures{closest(name, MEASURABLE) if isinstance(name, str) else ''}: "
             f"choose one of {', '.join(MEASURABLE)}")
+
+
+def _device_counts(p: Mapping[str, Any]) -> Optional[str]:
+    """DEVICE_COUNTS (02): a list of whole numbers, each a DEVICES of its own (1 to ``MAX_DEVICE_COUNT``)."""
+    counts = p["DEVICE_COUNTS"]
+    if isinstance(counts, (list, tuple)) and counts and all(
+            isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= MAX_DEVICE_COUNT for n in counts):
+        return None
+    return (f"DEVICE_COUNTS={counts!r:.200} must list device counts, each a whole number from 1 to "
+            f"{MAX_DEVICE_COUNT} (each is a campaign of that many DEVICES)")
 
 
 def _array_to_tax(p: Mapping[str, Any]) -> Optional[str]:
@@ -173,6 +185,7 @@ RULES: tuple[Rule, ...] = (
     Rule(("REFERENCE", "DEVICES"), _array_to_tax),               # the same: its reference an array (03: 2 or more)
     Rule(("BASELINE_BS", "BS"), _baseline_measured),             # quickstart, 01, 02, 03: the baseline
     Rule(("LAYOUTS", "DEVICES"), _enough_devices("LAYOUTS")),    # every layout built on the campaign's devices
+    Rule(("DEVICE_COUNTS",), _device_counts),                    # 02: each count a DEVICES
     Rule(("LAYOUT",), _known_layout),                            # 04, 05, 07: the one layout, a known one
     Rule(("LAYOUT", "DEVICES"), _enough_devices("LAYOUT")),      # 04, 05, 07: the one layout
     Rule(("RW", "BS", "NUMJOBS", "IODEPTH"), _points_bounded),   # every measuring notebook: its grid, bounded
