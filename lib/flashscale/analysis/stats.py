@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from . import agreement, drift, family, stand_in
+from . import agreement, drift, family, stand_in, table_checks
 from .drift import WITHHELD, drift_test
 from .family import CLAIMS
 from .baseline_and_tax import BASELINE_BS, POINT, baseline, rates, summarize, with_reference
@@ -358,6 +358,8 @@ def summary_intervals(
     by default ``frame``'s own. A ``reference`` of jbod that was not measured, with the single device measured:
     the tax is against N x single (``stand_in``: its name in ``reference``, its own rows left out)."""
     _check(confidence, method)
+    for given in (frame, base_frame) if base_frame is not None else (frame,):
+        table_checks.check_columns(given)  # before the stand-in reads layout and devices
     asked = reference
     frame, reference = stand_in.resolve(frame, reference, base_frame)
     by_cols = [by] if isinstance(by, str) else list(by)

@@ -19,13 +19,18 @@ WARMUP_TEXT = {"true": True, "1": True, "1.0": True, "yes": True, "false": False
 # precondition rows): two rows that differ only here are different points, not repetitions of one.
 POINT_EXTRAS = ["nrfiles", "variant", "stage", "host", "phase"]
 COUNTS = ["devices", "bs", "numjobs", "iodepth"]
+SHOWN_COLUMNS = 20  # of a table's columns, those a refusal names
 
 
 def check_columns(frame: pd.DataFrame) -> None:
-    """Refuse a table without the columns the analysis needs (``REQUIRED``)."""
+    """Refuse a table without the columns the analysis needs (``REQUIRED``), naming those missing and (the first
+    ``SHOWN_COLUMNS``) those it has; every analysis calls it before it reads a column."""
     missing = [c for c in REQUIRED if c not in frame.columns]
     if missing:
-        raise AnalysisError(f"results lack column(s) needed for the analysis: {', '.join(map(repr, missing))}")
+        has = [str(c) for c in frame.columns[:SHOWN_COLUMNS]]
+        more = f" and {len(frame.columns) - SHOWN_COLUMNS} more" if len(frame.columns) > SHOWN_COLUMNS else ""
+        raise AnalysisError(f"results lack column(s) needed for the analysis: {', '.join(map(repr, missing))} "
+                            f"(the table has {', '.join(map(repr, has)) or 'no columns'}{more})")
 
 
 def _where(frame: pd.DataFrame, label) -> str:

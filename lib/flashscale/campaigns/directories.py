@@ -42,6 +42,13 @@ class OnDirectories(Place):
     def cannot_measure(self, name: str) -> str | None:
         return None if describe(name).on_directories else "plain directories cannot be striped into an array"
 
+    def creates(self) -> list[str]:
+        return ["a scratch folder scratch-XXXXXXXX in the campaign folder, removed after the campaign"]
+
+    def layout_commands(self, name: str) -> str:
+        count = describe(name).devices_used(self.array.devices)
+        return f"mkdir scratch-XXXXXXXX/flashscale-{name}-XXXXXXXX and {count} director{'y' if count == 1 else 'ies'} in it"
+
     def make(self, directory: Path) -> None:
         self.scratch = Path(tempfile.mkdtemp(prefix="scratch-", dir=directory))
         self.manifest = f"{directory.name}-{self.scratch.name}"

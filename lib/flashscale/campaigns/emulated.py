@@ -17,7 +17,8 @@ from ..arrays.layouts import Layout
 from ..errors import ConfigError
 from ..measure import harness
 from ..measure.recorder import Recorder
-from ..system.devices import System
+from ..measure.units import size as bytes_words
+from ..system.devices import Device, System
 from ..system.teardown import Teardown, manifest_dir
 from .place import Place, caps_words
 
@@ -46,6 +47,18 @@ class OnEmulatedArray(Place):
 
     def words(self) -> str:
         return f"{self.array.devices} emulated device(s) (capped loop devices), {caps_words(self.array)}"
+
+    def creates(self) -> list[str]:
+        """The array ``make`` would make (``arrays.emulated.EmulatedArray``), where its backing files would go."""
+        count, size = self.array.devices, bytes_words(self.array.device_size)
+        return [f"a folder flashscale-array-XXXXXXXX in {choose_backing_root(self.array, self.system)}: {count} "
+                f"sparse backing file(s) of {size} each",
+                f"{count} loop device(s) on them (losetup --find --show), named LOOP0, LOOP1... below",
+                f"a cgroup holding each loop device at its cap ({caps_words(self.array)}; block throttling), lifted "
+                "while the harness measures the devices uncapped before the first layout"]
+
+    def stand_ins(self) -> list:
+        return [Device(f"LOOP{i}", f"loop:device{i}.img") for i in range(self.array.devices)]
 
     def make(self, directory: Path) -> None:
         self.made = self.stack.enter_context(EmulatedArray(self.array, self.runner, self.system))

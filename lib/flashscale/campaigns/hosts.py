@@ -22,7 +22,7 @@ from ..arrays.emulated import cap_fit_policy
 from ..errors import ConfigError
 from ..measure import harness
 from ..measure.fio_client import Endpoint
-from ..measure.units import rate
+from ..measure.units import rate, size
 from ..system import netns
 from ..system.commands import Runner
 from . import over_ssh
@@ -67,9 +67,24 @@ class EmulatedHosts(Hosts):
 
     backend = "loop"
 
+    def check(self, names: Sequence[str] = (), workloads: Sequence = ()) -> None:
+        """Also ``SUBNET``: a private range no address or route of this machine is in (reading only)."""
+        super().check(names, workloads)
+        netns.check_free(self.spec.subnet, self.system)
+
     def words(self) -> str:
         return (f"{max(self.spec.hosts)} emulated host(s), each {self.array.devices} emulated device(s) (capped loop "
                 f"devices), {caps_words(self.array)}")
+
+    def creates(self) -> list[str]:
+        link = f", its link capped at {rate(self.spec.link_bps)} of frames (tc tbf)" if self.spec.link_bps else ""
+        return [f"{max(self.spec.hosts)} emulated host(s) in {self.spec.subnet}, made anew for each storage: each a "
+                f"network namespace with a veth link{link}, {self.array.devices} loop device(s) of "
+                f"{size(self.array.device_size)} held at {caps_words(self.array)} (a cgroup), and a fio server"]
+
+    def commands(self, todo: Sequence[str]) -> list[str]:
+        return [f"# storage {storage} ({STORAGE[storage]}): the hosts measured uncapped, then fio --client to each "
+                f"host's server, on {', '.join(map(str, self.spec.hosts))} host(s) at once" for storage in todo]
 
     def layouts(self, names: Sequence[str]) -> tuple[list[str], list[str]]:
         """Each storage asked for, the hosts' own (local) first: the baseline of every prediction."""
@@ -117,6 +132,11 @@ class ServingHosts(Hosts):
     def words(self) -> str:
         return f"{len(self.spec.remote)} real host(s) serving fio themselves, inside the directories they name"
 
+    def commands(self, todo: Sequence[str]) -> list[str]:
+        return [f"# layout {layout}: fio --client={h.address},{h.port} inside "
+                f"{h.local_dir if layout == LOCAL else h.mount_dir} (a directory of ours, removed after)"
+                for layout in todo for h in self.spec.remote]
+
     def layouts(self, names: Sequence[str]) -> tuple[list[str], list[str]]:
         return over_ssh.order(self.spec), []
 
@@ -136,6 +156,16 @@ class HostsOverSsh(Hosts):
 
     def words(self) -> str:
         return f"{len(self.spec.remote)} real host(s) over SSH"
+
+    def creates(self) -> list[str]:
+        return [f"on {h.name} ({h.user}@{h.address}, ssh port {h.ssh_port}): flashscale shipped to a root-only "
+                "folder, a fio server on a unix socket forwarded by the connection" for h in self.spec.remote]
+
+    def commands(self, todo: Sequence[str]) -> list[str]:
+        built = [f"# layout {layout}: built on each host's devices of {self.spec.testbed} through the guard, swept, "
+                 "torn down" for layout in todo if layout in self.spec.layouts]
+        return built + [f"# layout {layout}: a directory of ours in each host's {layout} directory"
+                        for layout in todo if layout not in self.spec.layouts]
 
     def layouts(self, names: Sequence[str]) -> tuple[list[str], list[str]]:
         return over_ssh.order(self.spec), []

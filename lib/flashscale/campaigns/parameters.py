@@ -39,8 +39,9 @@ from ..arrays.guard import confirmation
 from ..analysis.prediction.ceilings import Ceilings
 from ..arrays.layouts import FILE_SYSTEMS
 from ..errors import ConfigError
+from ..layouts import MEASURABLE
 from ..paths import project_root
-from .rules import rule_problems
+from .rules import MAX_DEVICE_COUNT, closest, rule_problems
 
 # Notebook parameter -> (part of the spec, field): the one table between the two vocabularies. Every default lives
 # in its dataclass (ArraySpec, Sweep, layouts.Options, and the "spec": CampaignSpec or ClusterSpec);
@@ -85,6 +86,8 @@ OPTIONAL_PARAMETERS = {"PRECISION", "CAP_FIT", "CALIBRATION", "ADAPTIVE", "BACKI
                        "CPU_LATENCY_US", "INVENTORY", "KNOWN_HOSTS", "SSH_IDENTITY", "SSH_CONFIG"}
 
 PARTS = ("array", "sweep", "options", "spec")
+MAX_DEVICES = MAX_DEVICE_COUNT  # emulated devices (256): each a loop device and a backing file of this machine's
+MAX_NUMJOBS = 4000  # fio's jobs in one process: fio 3.33 ran 4000 and refused 4095 ("maximum number of jobs")
 NAME_MAX = 200  # characters of a campaign's name (its folder's: a file system allows 255 bytes)
 
 
@@ -96,6 +99,24 @@ def check_campaign_name(name: object, what: str = "campaign name") -> str:
         raise ConfigError(f"{what} {name!r} must be a plain, non-empty folder name of at most {NAME_MAX} "
                           "characters (no / and no leading dot: it must stay inside the data directory)")
     return name
+
+
+def shown(value: object, most: int = 200) -> str:
+    """``value`` as a message repeats it: its repr, cut at ``most`` characters."""
+    said = repr(value)
+    return said if len(said) <= most else f"{said[:most]}... ({len(said)} characters)"
+
+
+def known_layouts(names: object) -> object:
+    """LAYOUTS's type: every name one a campaign measures (``layouts.MEASURABLE``); each unknown one named, with the
+    closest known name, before any rule reads them (a REFERENCE is blamed only when every layout is known). None is
+    refused by the spec that needs one (a cluster's emulated hosts take none)."""
+    unknown = [name for name in names if name not in MEASURABLE]
+    if unknown:
+        said = [f"{shown(name, 40)}{closest(name, MEASURABLE)}" for name in unknown[:5]]
+        more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+        raise ValueError(f"unknown layout(s) {', '.join(said)}{more}: choose from {', '.join(MEASURABLE)}")
+    return names
 
 
 def _cap_scale(value: object) -> object:
@@ -178,7 +199,7 @@ Mappings = Union[list[Mapping[str, Any]], tuple[Mapping[str, Any], ...]]
 # Name -> (type, meaning): what each parameter takes. Its default is its dataclass field's (``markdown`` shows it).
 SCHEMA: dict[str, tuple[object, str]] = {
     "CAMPAIGN": (PlainName, "the campaign's folder under DATA_DIR and reports/: a plain name, no / and no leading dot"),
-    "DEVICES": (Positive, "emulated devices"),
+    "DEVICES": (Annotated[int, Field(gt=0, le=MAX_DEVICES)], f"emulated devices (at most {MAX_DEVICES})"),
     "DEVICE_SIZE": (Annotated[int, BeforeValidator(_whole_bytes), Field(ge=512 * 2**20)], "bytes per emulated device (at least 512 MiB; no more "
                                                            "than the backing directory's free space)"),
     "CAP_READ_BPS": (AtLeastZero, "read cap per emulated device, bytes/s; 0: uncapped (no truth to hold runs to)"),
@@ -194,7 +215,9 @@ SCHEMA: dict[str, tuple[object, str]] = {
     "RW": (Union[str, Names], "fio rw modes: read, write, randread, randwrite, rw, randrw; or filecreate, filestat, "
                               "filedelete"),
     "BS": (Union[list[Bytes], tuple[Bytes, ...]], "block sizes, bytes"),
-    "NUMJOBS": (Positives, "total fio jobs over all targets"),
+    "NUMJOBS": (Union[list[Annotated[int, Field(gt=0, le=MAX_NUMJOBS)]],
+                      tuple[Annotated[int, Field(gt=0, le=MAX_NUMJOBS)], ...]],
+                f"total fio jobs over all targets (at most {MAX_NUMJOBS}: fio refuses more in one process)"),
     "IODEPTH": (Positives, "queue depth per job"),
     "REPETITIONS": (Positive, "measured runs per point (without PRECISION)"),
     "PRECISION": (Optional[Annotated[float, Field(gt=0, lt=1)]],
@@ -233,7 +256,7 @@ SCHEMA: dict[str, tuple[object, str]] = {
     "ERASE": (Literal[ERASE_METHODS], "the erase before each layout: " + " | ".join(ERASE_METHODS)),
     "ERASE_FALLBACK": (Optional[Literal[ERASE_METHODS]], "the erase to use where ERASE is not supported (None: refuse)"),
     "STRIPE_SINGLE": (bool, "give single and jbod file systems the stripe geometry too (su=chunk, sw=1)"),
-    "LAYOUTS": (Names, "layouts to measure: single, jbod, btrfs-raid0, ... (arrays.layouts), mounted"),
+    "LAYOUTS": (Annotated[Names, AfterValidator(known_layouts)], "layouts to measure: single, jbod, btrfs-raid0, ... (arrays.layouts), mounted"),
     "EMULATION": (Literal["auto", "loop", "directory", "vm"],
                   "auto | loop | directory | vm: where an emulated campaign runs (vm: NVMe devices in a VM with a "
                   "real kernel, md and LVM included; make deps-vm)"),
@@ -325,8 +348,11 @@ def check(given: Mapping[str, object], parts: Mapping[str, type], where: str = "
     try:
         model(parts).model_validate(ours)
     except ValidationError as exc:
-        problems = [f"{err['loc'][0]}={ours.get(err['loc'][0])!r}: {err['msg']}" for err in exc.errors()]
-        raise ConfigError(f"{where}: " + "; ".join(dict.fromkeys(problems))) from None
+        first = {}  # a parameter's first error: a list's, not the tuple's its Union also tried
+        for err in exc.errors():
+            first.setdefault(err["loc"][0], err["msg"])
+        problems = [f"{name}={shown(ours.get(name))}: {msg}" for name, msg in first.items()]
+        raise ConfigError(f"{where}: " + "; ".join(problems)) from None
     broken = rule_problems(given, known)
     if broken:
         raise ConfigError(f"{where}: " + "; ".join(broken))

@@ -2,6 +2,7 @@
 cleanup), picked once by ``campaign.choose``, so no code outside the place modules asks which place it is.
 
     place.check(layouts, workloads)   refuse, before anything is touched, what cannot run here (reads only)
+    place.dry_run(layouts)            the run's check, then what it would create and run (``Plan``), nothing made
     place.facts()                     what campaign.json's environment says of it: its ``backend``, its words
                                       (``words``: what the report says it measured on), its devices' identities
     place.notes                       what the report must say of where the campaign ran
@@ -32,7 +33,7 @@ import pandas as pd
 from ..arrays import layouts
 from ..arrays.emulated import ArraySpec
 from ..arrays.layouts import Layout, Options
-from ..errors import ConfigError, UnsupportedError
+from ..errors import ConfigError, FlashscaleError, RefusedError, UnsupportedError
 from ..layouts import MEASURABLE, describe
 from ..measure import campaign_folder
 from ..measure.recorder import Recorder
@@ -43,6 +44,35 @@ from ..system import lock
 from ..system.commands import Runner
 from ..system.devices import Device, System
 from ..system.teardown import Teardown, manifest_dir
+
+
+class DryRun(FlashscaleError):
+    """A test bed campaign stopped before touching anything; its message is the exact plan."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a dry run says of a place (``Place.dry_run``): its ``backend`` and ``place`` in words, what it would
+    ``create`` (devices, cgroups, folders, hosts), the ``commands`` each layout would run, and ``notes``: where
+    the run would stop on this machine, the layouts it would skip, what the report would say of the place."""
+
+    backend: str
+    place: str
+    creates: tuple[str, ...]
+    commands: tuple[str, ...]
+    notes: tuple[str, ...]
+
+
+def stops(step) -> list[str]:
+    """``step()`` run for a dry run: nothing said where it passes or stops at a test bed's own plan (``DryRun``),
+    the sentence where this machine lacks something or a guard refuses (the run would stop there)."""
+    try:
+        step()
+    except DryRun:
+        return []
+    except (UnsupportedError, RefusedError) as exc:
+        return [f"here the run would stop: {exc}"]
+    return []
 
 
 @dataclass(frozen=True)
@@ -91,6 +121,41 @@ class Place(ABC):
         if not self.caps_each_device:
             self.array.refuse_cap_scale(self.backend)
         self.problems(names, workloads)
+
+    def dry_run(self, names: Sequence[str], workloads: Sequence = ()) -> Plan:
+        """What the campaign would do here, with nothing made and nothing run but the reads ``check`` makes: the
+        run's own check (bad input raises, as in the run; what this machine lacks is said in the notes), then what
+        ``make`` would create (``creates``) and the commands of each layout it measures (``commands``)."""
+        said = stops(lambda: self.check(names, workloads))
+        todo, skipped = self.layouts(names)
+        commands: list[str] = []
+        said += stops(lambda: commands.extend(self.commands(todo)))
+        return Plan(self.backend, self.words(), tuple(self.creates()), tuple(commands),
+                    tuple(dict.fromkeys([*self.notes, *skipped, *said])))
+
+    def creates(self) -> list[str]:
+        """What ``make`` would create, in words, for a dry run: nothing by default."""
+        return []
+
+    def commands(self, todo: Sequence[str]) -> list[str]:
+        """The commands each layout of ``todo`` would run, erase included, as shell lines under a ``# layout``
+        line (``layout_commands``); an existing mount point's directory of ours."""
+        lines = []
+        for name in todo:
+            if describe(name).existing:
+                lines.append(f"# layout {name}: mkdir {self.mounted.directory}/flashscale-XXXXXXXX (ours, removed "
+                             "after)")
+            else:
+                lines += [f"# layout {name}", *self.layout_commands(name).splitlines()]
+        return lines
+
+    def layout_commands(self, name: str) -> str:
+        """What building layout ``name`` would run (``arrays.layouts.dry_run``), on the ``stand_ins``."""
+        return layouts.dry_run(name, self.stand_ins(), self.options)
+
+    def stand_ins(self) -> list[Device]:
+        """The devices a dry run names in the commands before they exist: ``DEVICE0``, ``DEVICE1``..."""
+        return [Device(f"DEVICE{i}", f"stand-in:{i}") for i in range(self.device_count())]
 
     def problems(self, names: Sequence[str], workloads: Sequence) -> None:
         """Raise what keeps ``names`` (and ``workloads``) from running here: by default, a layout this machine

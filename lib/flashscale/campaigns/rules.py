@@ -8,6 +8,7 @@ analysis. ``parameters.check`` applies them after the types, naming every parame
 """
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Optional
 
@@ -15,7 +16,7 @@ from ..measure import reference
 from ..analysis.significance import check_margin
 from ..arrays.emulated import cap_scale_problem
 from ..errors import ConfigError
-from ..layouts import describe
+from ..layouts import MEASURABLE, describe
 
 # A notebook's own parameters that rules read (each notebook's cell gives its default); REFERENCE and TAX_MARGIN also
 # set the campaign's spec, for the sequential tax test while points run (a cluster's leaves them to its notebook).
@@ -25,7 +26,15 @@ NOTEBOOK_PARAMETERS: dict[str, str] = {
     "TAX_MARGIN": "two numbers within +/- this fraction are the same (the tax, a reproduction, a prediction: "
                   "quickstart, 03_layout_tax, 10_cluster, 11_job_file)",
     "LAYOUT": "the one layout the notebook measures (04_latency_iops, 05_metadata, 07_consistency)",
+    "DEVICE_COUNTS": "the device counts the notebook measures, each a campaign of that many DEVICES (02_scaling)",
 }
+MAX_DEVICE_COUNT = 256  # as DEVICES (parameters.MAX_DEVICES, which imports this module): each count is a DEVICES
+
+
+def closest(name: str, known: Iterable[str]) -> str:
+    """`` (did you mean 'X'?)`` for the known name closest to ``name``, or nothing when none is close."""
+    match = difflib.get_close_matches(str(name), [str(k) for k in known], n=1, cutoff=0.6)
+    return f" (did you mean {match[0]!r}?)" if match else ""
 
 
 @dataclass(frozen=True)
@@ -72,7 +81,7 @@ def _enough_devices(what: str) -> Callable[[Mapping[str, Any]], Optional[str]]:
     def problem(p: Mapping[str, Any]) -> Optional[str]:
         count_name, count = _device_count(p)
         chosen = [p[what]] if isinstance(p[what], str) else list(p[what])
-        short = [said for name in chosen if count is not None
+        short = [said for name in chosen if count is not None and name in MEASURABLE
                  for said in [describe(name).devices_problem(count)] if said]
         if not short:
             return None
@@ -80,6 +89,25 @@ def _enough_devices(what: str) -> Callable[[Mapping[str, Any]], Optional[str]]:
         return (f"{what}={p[what]!r} with {count_name}={count!r}: " + "; ".join(short)
                 + f"; raise {count_name} or {instead}")
     return problem
+
+
+def _known_layout(p: Mapping[str, Any]) -> Optional[str]:
+    """A notebook's one LAYOUT (04, 05, 07) is a layout a campaign measures, as each of LAYOUTS is."""
+    name = p["LAYOUT"]
+    if isinstance(name, str) and name in MEASURABLE:
+        return None
+    return (f"LAYOUT={name!r} is not a layout flashscale measures{closest(name, MEASURABLE) if isinstance(name, str) else ''}: "
+            f"choose one of {', '.join(MEASURABLE)}")
+
+
+def _device_counts(p: Mapping[str, Any]) -> Optional[str]:
+    """DEVICE_COUNTS (02): a list of whole numbers, each a DEVICES of its own (1 to ``MAX_DEVICE_COUNT``)."""
+    counts = p["DEVICE_COUNTS"]
+    if isinstance(counts, (list, tuple)) and counts and all(
+            isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= MAX_DEVICE_COUNT for n in counts):
+        return None
+    return (f"DEVICE_COUNTS={counts!r:.200} must list device counts, each a whole number from 1 to "
+            f"{MAX_DEVICE_COUNT} (each is a campaign of that many DEVICES)")
 
 
 def _array_to_tax(p: Mapping[str, Any]) -> Optional[str]:
@@ -126,6 +154,23 @@ def _cap_scale_backend(p: Mapping[str, Any]) -> Optional[str]:
             "(only the emulated array's loop devices); leave CAP_SCALE empty")
 
 
+MAX_POINTS = 10_000  # points of one sweep: a day of 8 s runs; a grid beyond it is a typo (the study's largest: 320)
+
+
+def _points_bounded(p: Mapping[str, Any]) -> Optional[str]:
+    """The sweep's grid (RW x BS x NUMJOBS x IODEPTH) at most ``MAX_POINTS``: counted before it is expanded, so a
+    list typed a thousand times too long is refused at once, not expanded into memory."""
+    axes = {name: 1 if isinstance(p[name], str) else len(p[name]) for name in ("RW", "BS", "NUMJOBS", "IODEPTH")
+            if isinstance(p[name], (str, list, tuple))}
+    points = 1
+    for count in axes.values():
+        points *= count
+    if points <= MAX_POINTS:
+        return None
+    return (f"{' x '.join(f'{n} {name}' for name, n in axes.items())} is {points:,} points, more than the "
+            f"{MAX_POINTS:,} a sweep may have: shorten the lists")
+
+
 def _margin(p: Mapping[str, Any]) -> Optional[str]:
     try:
         check_margin(p["TAX_MARGIN"])
@@ -140,7 +185,10 @@ RULES: tuple[Rule, ...] = (
     Rule(("REFERENCE", "DEVICES"), _array_to_tax),               # the same: its reference an array (03: 2 or more)
     Rule(("BASELINE_BS", "BS"), _baseline_measured),             # quickstart, 01, 02, 03: the baseline
     Rule(("LAYOUTS", "DEVICES"), _enough_devices("LAYOUTS")),    # every layout built on the campaign's devices
+    Rule(("DEVICE_COUNTS",), _device_counts),                    # 02: each count a DEVICES
+    Rule(("LAYOUT",), _known_layout),                            # 04, 05, 07: the one layout, a known one
     Rule(("LAYOUT", "DEVICES"), _enough_devices("LAYOUT")),      # 04, 05, 07: the one layout
+    Rule(("RW", "BS", "NUMJOBS", "IODEPTH"), _points_bounded),   # every measuring notebook: its grid, bounded
     Rule(("TAX_MARGIN",), _margin),                              # quickstart, 03, 10, 11: the margin of equivalence
     Rule(("HOSTS", "REMOTE_HOSTS"), _remote_hosts_enough),       # 10_cluster on real hosts
     Rule(("CAP_SCALE", "DEVICES"), _cap_scale_per_device),       # a factor per emulated device, or none

@@ -24,17 +24,12 @@ from ..arrays.emulated import cap_fit_policy
 from ..arrays.guard import Guard
 from ..arrays.layouts import Layout
 from ..arrays.testbed import TestBed
-from ..errors import ConfigError, FlashscaleError
-from ..layouts import describe
+from ..errors import ConfigError
 from ..measure import harness
 from ..measure.recorder import Recorder
 from ..system.teardown import Teardown, manifest_dir
 from ..system.throttle import Throttle
-from .place import Place, caps_words
-
-
-class DryRun(FlashscaleError):
-    """A test bed campaign stopped before touching anything; its message is the exact plan."""
+from .place import DryRun, Place, caps_words
 
 
 @dataclass(frozen=True)
@@ -117,17 +112,17 @@ class OnTestBed(Place):
     def plan(self, names) -> str:
         """The exact commands the campaign would execute, layout by layout; with a confirmation, the guard checks
         the devices now (reading only) and refuses as the real run would."""
+        return "\n".join(self.commands(names))
+
+    def commands(self, todo) -> list[str]:
+        """Each device by its identity, then each layout's commands (``layout_commands``)."""
+        return [*(f"# {d.path} is {d.id}" for d in self.devices()), *super().commands(todo)]
+
+    def layout_commands(self, name: str) -> str:
+        """With a confirmation, the guard checks the devices now (reading only) and refuses as the run would."""
         _, devices, confirm = self.resolved
-        blocks = [f"# {d.path} is {d.id}" for d in devices]
-        for name in names:
-            if describe(name).existing:
-                blocks.append(f"# layout {name}: mkdir {self.mounted.directory}/flashscale-XXXXXXXX (ours, removed "
-                              "after)")
-                continue
-            text = layouts.dry_run(name, devices, self.options, confirm=confirm, wipe=self.bed.wipe,
-                                   runner=self.runner, fill_passes=self.bed.precondition_passes)
-            blocks.append(f"# layout {name}\n{text}")
-        return "\n".join(blocks)
+        return layouts.dry_run(name, devices, self.options, confirm=confirm, wipe=self.bed.wipe,
+                               runner=self.runner, fill_passes=self.bed.precondition_passes)
 
     def teardown_of(self, name: str, recorder: Recorder) -> Teardown:
         return Teardown(manifest_dir() / f"{self.resolved[0].name}-{recorder.run_id}-{name}.json", self.runner,

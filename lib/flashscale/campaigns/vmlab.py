@@ -29,7 +29,8 @@ from ..measure import campaign_folder, results
 from ..paths import project_root
 from ..system import lock
 from ..system.commands import Runner
-from ..system.devices import System
+from ..measure.units import size
+from ..system.devices import Device, System
 from ..system.vmlab.vm import IMSM_NOTE, Boot, Lab, VmError, VmSpec, prerequisites_problem
 from .place import Place, caps_words
 
@@ -70,6 +71,16 @@ class InVmLab(Place):
     def reproduction_problem(self, dry_run: bool, confirmed: bool) -> str | None:
         problem = prerequisites_problem(self.system, self.runner)
         return f"the original measured in the VM lab, which cannot run here: {problem}" if problem else None
+
+    def creates(self) -> list[str]:
+        """The lab (``system.vmlab.vm.Lab``) and the request folder its guest answers in."""
+        return [f"the VM lab: {self.array.devices} NVMe device(s) of {size(self.array.device_size)} each on backing "
+                f"files, a QEMU VM booted with this machine's kernel (accelerator {self.accelerator})",
+                "a request folder in the data folder, which the guest reads and answers in",
+                f"inside the VM: a cgroup holding each device at its cap ({caps_words(self.array)})"]
+
+    def stand_ins(self) -> list:
+        return [Device(f"NVME{i}", f"nvme:{i}") for i in range(self.array.devices)]
 
     def build(self, name, teardown):
         raise ConfigError("the VM lab's layouts are built inside the lab (testbed.InVmGuest)")

@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..campaigns import campaign as campaigns, cluster as clusters, parameters as schema
+from ..campaigns.dry_run import MEASURING
 from ..errors import ConfigError
 from . import cost
 from ..measure.reference import STANDS_IN, reference_of
@@ -23,7 +24,6 @@ from ..measure.sweep import Sweep
 
 VM_NOTE = ("in the VM lab, its boot and what its emulated CPU adds to each run are not counted: under TCG a 6 s "
            "run took 9 to 16 s")
-MEASURING = {"RW", "NUMJOBS", "RUNTIME_S", "REPETITIONS"}  # a notebook that declares one of these runs a sweep
 UNITS = {"s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400}
 DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(d|h|min|m|s)?")
 

@@ -33,11 +33,12 @@ notebooks still to run); the report is exported without them. The kernel talks t
 from __future__ import annotations
 
 import ast
-import difflib
+import contextlib
 import json
 import os
 import sys
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import datetime, timezone
 import logging
 from pathlib import Path
@@ -46,6 +47,8 @@ from typing import Iterable
 import yaml
 
 from ..campaigns import campaign as campaigns, cluster as clusters, parameters as schema
+from ..campaigns import dry_run
+from ..campaigns.parameters import closest
 from .. import errors
 from . import estimate
 from ..errors import ConfigError
@@ -61,12 +64,6 @@ log = logging.getLogger("flashscale.notebooks.execute")
 
 CAMPAIGN_KEYS = {"campaign", "description", "notebooks", "parameters", "notebook_parameters"}
 PROGRESS_FILE = "progress.json"
-
-
-def closest(name: str, known: Iterable[str]) -> str:
-    """`` (did you mean 'X'?)`` for the known name closest to ``name``, or nothing when none is close."""
-    match = difflib.get_close_matches(str(name), [str(k) for k in known], n=1, cutoff=0.6)
-    return f" (did you mean {match[0]!r}?)" if match else ""
 
 
 def load_campaign(path: str | Path) -> dict:
@@ -118,14 +115,24 @@ def parse_overrides(items: Iterable[str]) -> dict:
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or not name.isidentifier():
-            raise ConfigError(f"parameter override {item!r} must look like NAME=VALUE")
-        overrides[name] = yaml.safe_load(value)
+            raise ConfigError(f"parameter override {schema.shown(item)} must look like NAME=VALUE")
+        try:
+            overrides[name] = yaml.safe_load(value)
+        except (yaml.YAMLError, RecursionError) as exc:
+            raise ConfigError(f"parameter override {schema.shown(item)}: its value is not YAML: "
+                              f"{' '.join(str(exc).split())[:200]}") from None
     return overrides
 
 
 def notebook_path(name: str, root: Path) -> Path:
+    """The notebook ``name`` of the checkout's notebooks/ folder; ConfigError naming it where it is a path (it
+    must stay in notebooks/) or is not there."""
+    try:
+        schema.check_campaign_name(name, "notebook")
+    except ConfigError as exc:
+        raise ConfigError(f"{exc}: a notebook is named by its file's name in notebooks/") from None
     path = root / "notebooks" / (name if name.endswith(".ipynb") else f"{name}.ipynb")
-    if not path.exists():
+    if not path.is_file():
         raise ConfigError(f"notebook {name!r} not found at {path}")
     return path
 
@@ -181,13 +188,36 @@ def notebook_values(spec: dict, root: Path, overrides: dict | None = None) -> di
     return found
 
 
-def estimate_campaign(campaign_file: str | Path, overrides: dict | None = None):
-    """``estimate.of_campaign`` of a campaign file, its parameters checked first as a run checks them: each
-    notebook's ``Cost`` by name, and the campaign's."""
+def campaign_plans(campaign_file: str | Path, overrides: dict | None = None, runner=None):
+    """A campaign file checked as its run checks it, nothing made and no command run but a check's reads
+    (``campaigns.dry_run``, through ``runner``): its spec, each notebook's values, its dry run's ``NotebookPlan``s,
+    and whether its DRY_RUN makes it a dry run (``dry_run.asked``). ConfigError naming the first bad value."""
     spec = load_campaign(campaign_file)
     root = project_root(Path(campaign_file).resolve().parent)
     notebook_parameters(spec, root, overrides)
-    return estimate.of_campaign(notebook_values(spec, root, overrides))
+    values = notebook_values(spec, root, overrides)
+    given = {path: {**spec["parameters"], **spec["notebook_parameters"].get(path.stem, {}), **(overrides or {})}
+             for path in values}
+    dry = dry_run.asked(given, values)
+    looking = dry_run.ReadOnly(runner)
+    with contextlib.chdir(root):  # where papermill runs each notebook: its relative paths read from there
+        plans = [dry_run.of_notebook(path.stem, spec["campaign"], {**v, "DRY_RUN": dry or v.get("DRY_RUN", True)},
+                                     given[path], looking) for path, v in values.items()]
+    return spec, values, plans, dry
+
+
+def estimate_campaign(campaign_file: str | Path, overrides: dict | None = None, runner=None):
+    """``estimate.of_campaign`` of a campaign file, checked first as a run checks it (``campaign_plans``): each
+    notebook's ``Cost`` by name, and the campaign's, whose notes say each parameter given that does nothing."""
+    _, values, plans, _ = campaign_plans(campaign_file, overrides, runner)
+    return priced(values, plans)
+
+
+def priced(values: dict[Path, dict], plans) -> tuple[dict[str, cost.Cost], cost.Cost]:
+    """``estimate.of_campaign`` of each notebook's ``values``, the campaign's notes saying what its dry run's
+    ``plans`` say of the parameters given (those that do nothing there)."""
+    each, whole = estimate.of_campaign(values)
+    return each, replace(whole, notes=(*whole.notes, *dict.fromkeys(n for p in plans for n in p.notes)))
 
 
 def _say_cost(campaign_file, overrides: dict | None, budget_s: float | None) -> dict[str, float]:
