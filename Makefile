@@ -18,10 +18,12 @@ FAST_TIER := not root and not notebook and not lab and not vm
 CAMPAIGN ?= runners/quickstart.yaml
 LAB_PORT ?= 8888
 REPORT ?= reports/quickstart/quickstart.html
+# make sample-report's folder: the imported data (data/) and its report (site/imported/), which make docs publishes.
+SAMPLE := reports/sample
 
 .PHONY: app-deps applications demo demo-uncapped demo-vm demo-cluster deps-vm test test-vm test-fast bench bench-cost \
 	bench-stats bench-predict study long-quickstart reference deps system-deps browser-deps lab screenshot clean-reports help \
-	lock test-latest docs reference-docs demo-ssh-cluster test-ssh test-ssh-long test-half-cpu test-long test-fresh-root
+	lock test-latest docs sample-report reference-docs demo-ssh-cluster test-ssh test-ssh-long test-half-cpu test-long test-fresh-root
 
 # Every target of .PHONY, one line each (tests/test_make_help.py holds the two to each other); each duration is
 # docs/durations.yaml's, with the measurement it comes from (tests/test_durations.py).
@@ -53,6 +55,7 @@ help:
 	@echo "make bench-predict - predicted against measured: uncapped loop devices, the VM lab, null_blk, the seeds; each run kept in benchmarks/results (about 30 minutes, root)"
 	@echo "Document it:"
 	@echo "make docs   - the documentation site from docs/ into docs/_build/html (offline, the lock's Sphinx; about 20 seconds)"
+	@echo "make sample-report - a published report without root: shipped fio output imported, then its report into $(SAMPLE)/site (about a minute)"
 	@echo "make reference-docs - write the reference into docs/*.md from the code (commands, parameters, columns...); a test fails when it is stale"
 	@echo "make screenshot - docs/quickstart-report.png and -conclusions.png from $(REPORT) (after make demo), in headless Chromium"
 	@echo "Set it up (each target above installs what it needs):"
@@ -232,6 +235,17 @@ test-latest: system-deps
 docs: deps
 	$(BIN)/sphinx-build -E -q -W --keep-going -n docs docs/_build/html
 	@echo "Site: $(CURDIR)/docs/_build/html/index.html"
+
+# A report a newcomer can open without root: fio-plot's bench-fio layout of real fio 3.33 output, shipped in
+# tests/golden/imported/benchfio, imported and reported as runners/imported.yaml does (the first-reading tutorial).
+# It needs only the Python venv ($(STAMP), not deps: no fio, no root). make docs copies $(SAMPLE)/site into the
+# site when it is there (docs/conf.py).
+sample-report: $(STAMP)
+	rm -rf $(SAMPLE)
+	$(BIN)/flashscale import tests/golden/imported/benchfio --to $(SAMPLE)/data \
+	  --pattern '{layout}/{bs}/run-{rep}/{rw}-{iodepth}-{numjobs}.json' --map tests/golden/imported/benchfio-map.yaml
+	$(BIN)/flashscale run runners/imported.yaml -p IMPORTED=$(SAMPLE)/data --reports $(SAMPLE)/site
+	@echo "Report: $(CURDIR)/$(SAMPLE)/site/imported/imported.html"
 
 # The reference in docs/*.md, generated from the code between each page's generated marks (docs/_ext/
 # flashscale_docs.py): the commands, the parameters, the columns, the ceilings, the layers, and commands' outputs
