@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING
 
 from ..analysis import defaults
 from ..errors import AnalysisError, ConfigError, FlashscaleError
+from .output import FORMATS, emit
 
 if TYPE_CHECKING:
     import pandas as pd
 
 # What a run computes with is imported where it runs, not here: --help builds this parser without pandas or scipy.
-FORMATS = ("table", "csv", "json")
 METRICS = ("bw", "iops", "p50", "p99", "p999")  # analysis.metrics.METRICS
 
 
@@ -392,15 +392,3 @@ def _say(text: str, width: int | None, file=None) -> None:
     from ..publish import console
 
     print("\n".join(console.wrap(text, width)), file=file or sys.stdout)
-
-
-def emit(frame: pd.DataFrame, fmt: str) -> None:
-    """``--format csv`` or ``json``: every column at full precision, one record a row (json: NaN as null). The one
-    place analyze writes machine-readable output, for the shared output helper to take over."""
-    if fmt == "json":
-        import json
-
-        records = frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
-        sys.stdout.write(json.dumps(records, indent=1, default=str, allow_nan=False) + "\n")
-    else:
-        frame.to_csv(sys.stdout, index=False)
