@@ -10,6 +10,7 @@ import argparse
 import json
 
 from ..errors import ConfigError
+from .output import add_format
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -27,9 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dry-run", action="store_true",
                         help="check the campaign as the run would, print the estimate and what it would create and "
                              "run (devices, cgroups, hosts, commands), and stop (as -p DRY_RUN=true)")
-    parser.add_argument("--format", choices=("text", "json"), default="text",
-                        help="with --estimate or --dry-run: json for scripts (device_s and wall_s, each notebook's, "
-                             "and with --dry-run each notebook's plan)")
+    add_format(parser, choices=("table", "json"))  # with --estimate or --dry-run: json, each notebook's too
     parser.add_argument("--budget", metavar="DURATION", default=None,
                         help="refuse a campaign whose estimated wall time cannot fit, e.g. 90m, 2h, 1h30m, 3600, "
                              "saying what it would have to drop")
