@@ -23,9 +23,13 @@ def _hold_back(data: Path, done: threading.Event, said: list) -> None:
     tenth for ``STALL_S``, then as they were."""
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not done.is_set():
-        first = list(data.glob("**/raw/single/*/rep0/fio.json"))
-        second = list(data.glob("**/raw/single/*/rep1/job.fio"))
-        if first and second and not (second[0].parent / "fio.json").exists():
+        # fio opens its --output as it starts and writes it as it ends: the first run has ended once its output holds
+        # something, and the second is under way while its output (opened when it was started ahead) is still empty.
+        # (Waiting for the second's job file without its output caught only the moment before fio opened it: under
+        # make test-half-cpu the test found no such moment, "the second run never started".)
+        first = [p for p in data.glob("**/raw/single/*/rep0/fio.json") if p.stat().st_size > 0]
+        second = list(data.glob("**/raw/single/*/rep1/fio.json"))
+        if first and second and second[0].stat().st_size == 0:
             break
         time.sleep(0.05)
     else:
