@@ -87,24 +87,8 @@ filename={files}
 # Three jobs in one group, no group_reporting, each held to 2000 IOPS and given a different amount to read: they run
 # about 0.5, 0.75 and 1 s, so the group's IOPS over the longest (fio's group_reporting) is 3/4 of their own IOPS
 # summed; written as json and, in a second run, json+ (the buckets the percentiles merge from)
-APART = """[global]
-ioengine=psync
-direct=0
-size=8m
-bs=4k
-rw=randread
-rate_iops=2000
-directory={dir}
-
-[short]
-io_size=4m
-
-[middle]
-io_size=6m
-
-[long]
-io_size=8m
-"""
+APART = ONE.replace("runtime=1\ntime_based=1\n", "rate_iops=2000\n").replace(
+    "[one]\n", "[short]\nio_size=4m\n\n[middle]\nio_size=6m\n\n[long]\nio_size=8m\n")
 # One job reported while it runs, every second (--status-interval=1): four whole JSON outputs in one file, each
 # counted from the run's start, the last the whole run
 INTERVALS = """[global]
