@@ -14,14 +14,15 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from pydantic import ValidationError
 
 from flashscale import cli
-from flashscale.campaigns import campaign, cluster, parameters
+from flashscale.campaigns import campaign, cluster, parameters, rules
 from flashscale.errors import ConfigError
 from flashscale.notebooks import estimate
 
 ROOT = Path(__file__).resolve().parents[1]
 HUGE = 10**30  # past every bound (the largest: parameters.MAX_BYTES, 2**50)
-PARTS = {"campaign": campaign.PARTS, "cluster": cluster.PARTS}
-BOUND_SAID = ("less than or equal to", "less than 1", "[0, 1)", "(0, 1]")  # pydantic's; TAX_MARGIN's, CAP_SCALE's
+PARTS = {"campaign": campaign.PARTS, "cluster": cluster.PARTS, "notebook": campaign.PARTS}
+# pydantic's bound; TAX_MARGIN's, CAP_SCALE's; a notebook's own number's (rules.NOTEBOOK_NUMBERS)
+BOUND_SAID = ("less than or equal to", "less than 1", "[0, 1)", "(0, 1]", " to ")
 
 
 def numeric(parts) -> dict[str, bool]:
@@ -38,14 +39,16 @@ def numeric(parts) -> dict[str, bool]:
     return found
 
 
-NUMERIC = {(kind, name): listed for kind, parts in PARTS.items() for name, listed in numeric(parts).items()}
+NUMERIC = {(kind, name): listed for kind, parts in PARTS.items() if kind != "notebook"
+           for name, listed in numeric(parts).items()}
+NUMERIC.update({("notebook", name): listed for name, (_, _, listed) in rules.NOTEBOOK_NUMBERS.items()})
 
 
 def test_the_probe_finds_the_numbers_the_brief_names():
     names = {name for _, name in NUMERIC}
     assert {"RUNTIME_S", "RAMP_S", "BS", "FILE_SIZE", "DEVICE_SIZE", "REPETITIONS", "MAX_REPETITIONS", "CAP_READ_BPS",
             "CAP_WRITE_BPS", "LINK_BPS", "IODEPTH", "NUMJOBS", "HOSTS", "CLOCK_TOLERANCE_S"} <= names
-    assert len(names) >= 25
+    assert len(names) >= 25 and {"JOB_FILE_REPETITIONS", "PGBENCH_DURATION_S", "NRFILES"} <= names
 
 
 @pytest.mark.parametrize("kind, name", sorted(NUMERIC), ids=lambda v: str(v))
@@ -99,7 +102,7 @@ def test_the_issue_s_case_is_refused_not_priced(capsys, how):
 # Hostile values through the command line: each numeric parameter given to a campaign whose notebook declares it.
 
 def _runner_of(name: str) -> Path | None:
-    for file in ("quickstart", "cluster", "study", "vm", "jobfile"):
+    for file in ("quickstart", "cluster", "study", "vm", "jobfile", "applications"):
         path = ROOT / "runners" / f"{file}.yaml"
         first = yaml.safe_load(path.read_text())["notebooks"][0]
         if name in papermill.inspect_notebook(str(ROOT / "notebooks" / f"{first}.ipynb")):
@@ -120,10 +123,11 @@ def as_yaml(value) -> str:
 
 
 def test_most_numeric_parameters_can_be_given_to_a_campaign():
-    assert len(RUNNER) >= 20 and {"RUNTIME_S", "LINK_BPS", "HOSTS", "SS_DUR_S"} <= set(RUNNER)
+    assert len(RUNNER) >= 30 and {"RUNTIME_S", "LINK_BPS", "HOSTS", "SS_DUR_S", "JOB_FILE_REPETITIONS",
+                                  "PGBENCH_DURATION_S", "BASELINE_BS"} <= set(RUNNER)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.sampled_from(sorted(RUNNER)), bad, st.booleans(), st.sampled_from(["--estimate", "--dry-run"]))
 def test_a_hostile_number_is_never_a_traceback_or_a_price(capsys, name, value, wrap, how):
     given_value = [value] if wrap or LISTED[name] else value

@@ -42,7 +42,7 @@ from ..arrays.layouts import FILE_SYSTEMS
 from ..errors import ConfigError
 from ..layouts import MEASURABLE
 from ..paths import project_root
-from .rules import MAX_DEVICE_COUNT, closest, rule_problems
+from .rules import MAX_BLOCK, MAX_BYTES, MAX_DEVICE_COUNT, MAX_RUNS, MAX_SECONDS, closest, rule_problems
 
 # Notebook parameter -> (part of the spec, field): the one table between the two vocabularies. Every default lives
 # in its dataclass (ArraySpec, Sweep, layouts.Options, and the "spec": CampaignSpec or ClusterSpec);
@@ -89,13 +89,10 @@ OPTIONAL_PARAMETERS = {"PRECISION", "CAP_FIT", "CALIBRATION", "ADAPTIVE", "BACKI
 PARTS = ("array", "sweep", "options", "spec")
 MAX_DEVICES = MAX_DEVICE_COUNT  # emulated devices (256): each a loop device and a backing file of this machine's
 MAX_NUMJOBS = 4000  # fio's jobs in one process: fio 3.33 ran 4000 and refused 4095 ("maximum number of jobs")
-# The upper bounds of the other numbers, generous for a real study and refused past it (as a typo, before pricing):
-MAX_SECONDS = 7 * 86400  # a run, its ramp, a steady-state window: a week (a 24 h run is a real study)
-MAX_BYTES = 2**50  # a device or a job's file: 1 PiB (a 100 TB device is a real study)
-MAX_BLOCK = 2**30  # a block size or stripe unit: 1 GiB (fio holds bs x iodepth of buffers a job)
+# The upper bounds of the other numbers, generous for a real study and refused past it (as a typo, before pricing;
+# those a notebook's own numbers share too in rules: MAX_SECONDS, MAX_BYTES, MAX_BLOCK, MAX_RUNS):
 MAX_IODEPTH = 65536  # io_uring's most entries a ring (32768) and aio-max-nr's default (65536)
 MAX_RATE_BPS = 10**12  # a device's cap or a host's link, bytes/s: 1 TB/s (a PCIe 5 x16 link carries 64 GB/s)
-MAX_RUNS = 1000  # runs of a point, builds of a layout, precondition rounds or passes
 MAX_HOSTS = 1024  # hosts a cluster campaign runs a point on
 MAX_MOUNT_DEVICES = 4096  # devices under a mounted file system (a cluster file system's)
 MAX_LATENCY_US = 10**6  # CPU_LATENCY_US: a second
