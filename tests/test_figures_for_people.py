@@ -100,7 +100,7 @@ def _latency() -> pd.DataFrame:
 
 def _metadata() -> pd.DataFrame:
     return pd.DataFrame([dict(layout=layout, devices=devices, op=op, numjobs=nj, files=files, rate=rate, reps=3,
-                              rate_min=rate * 0.95, rate_max=rate * 1.04)
+                              rate_lo=rate * 0.97, rate_hi=rate * 1.03)
                          for layout, devices in (("single", 1), ("jbod", 4)) for op in ("create", "stat", "remove")
                          for nj in (1, 4) for files in (1000, 10000, 100000)
                          for rate in [20000 * nj * devices ** 0.5 / (1 + files / 1e5)]])

@@ -33,8 +33,12 @@ def test_a_report_is_published_from_an_imported_folder(tmp_path):
     first = next(o for c in json.loads(executed.read_text())["cells"] if c["cell_type"] == "code"
                  for o in c.get("outputs", []) if "text/markdown" in o.get("data", {}))
     said = "".join(first["data"]["text/markdown"])
-    assert said.startswith(f"- Imported, not measured by flashscale: 8 rows from 8 files of fio's output under "
-                           f"{BENCHFIO} (json; fio-3.33")
+    assert said.startswith("- Imported, not measured by flashscale: 8 rows from 8 files of fio's output under "
+                           "benchfio/ (json; fio-3.33")
+    shown = [text for c in json.loads(executed.read_text())["cells"] if c["cell_type"] == "code"
+             for o in c.get("outputs", []) for text in [*o.get("data", {}).values(), o.get("text", "")]]
+    assert "benchfio/jbod/1m/run-1/read-1-2.json" in str(shown)  # the sources, said from the folder imported
+    assert str(BENCHFIO.parent) not in str(shown) and str(tmp_path) not in str(shown)  # no machine's paths
     numbers = report.read_record(executed)
     table = results.load(folder)
     base = baseline_and_tax.baseline(baseline_and_tax.measured(table), 2**20)

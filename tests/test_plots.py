@@ -43,12 +43,23 @@ def _container(axis, label: str) -> ErrorbarContainer:
     return found[0]
 
 
-def t_interval(runs: list[float]) -> tuple:
+def interval(runs: list[float], scale: float = 1.0) -> tuple[float, float]:
     """The 95% interval of the runs' mean the tables give (the log scale's, ``analysis.stats``): mean x exp(-/+ t(0.975,
-    n - 1) x cv / sqrt(n)), worked here from its formula."""
+    n - 1) x cv / sqrt(n)), worked here from its formula, divided by ``scale``."""
     runs = np.asarray(runs, dtype=float)
     half = sps.t.ppf(0.975, runs.size - 1) * runs.std(ddof=1) / runs.mean() / np.sqrt(runs.size)
-    return pytest.approx(runs.mean() * np.exp(-half)), pytest.approx(runs.mean() * np.exp(half))
+    return runs.mean() * np.exp(-half) / scale, runs.mean() * np.exp(half) / scale
+
+
+def t_interval(runs: list[float], scale: float = 1.0) -> tuple:
+    low, high = interval(runs, scale)
+    return pytest.approx(low), pytest.approx(high)
+
+
+def test_the_formula_is_the_analysis_s_interval():
+    """``interval`` is ``stats.interval_t``, the tables' own: the figures below are held to the formula."""
+    for runs in ([120, 124], [230, 250, 240], [100, 120, 110], [1.0, 3.0, 2.0, 2.5]):
+        assert stats.interval_t(np.array(runs, float)) == pytest.approx(interval(runs), rel=1e-9)
 
 
 def test_throughput_vs_numjobs_draws_each_device_count_with_its_spread_and_own_ideal(table):
@@ -112,25 +123,26 @@ def _errorbar_lines(axis) -> dict[str, ErrorbarContainer]:
     return {c.get_label(): c for c in axis.containers if isinstance(c, ErrorbarContainer)}
 
 
-def test_by_block_size_bars_span_the_repetitions_of_bandwidth_and_iops(table):
+def test_by_block_size_bars_are_the_95_interval_of_bandwidth_and_iops(table):
     frame = table.assign(iops=table["bw_bytes"] / table["bs"])
     best = baseline_and_tax.best_by_bs(frame[frame["layout"] == "single"])
     left, right = plots.by_block_size(best, frame).axes
     bars = _container(left, "read (n=2)")  # the best single point: nj 2, [120, 124]
-    assert _bars_of(bars) == [(MIB, pytest.approx(120), pytest.approx(124))]
+    assert _bars_of(bars) == [(MIB, *t_interval([120, 124]))]
     iops = _container(right, "read (n=2)")
-    assert _bars_of(iops) == [(MIB, pytest.approx(120 * MB / MIB), pytest.approx(124 * MB / MIB))]
-    assert "min-max" in plots.by_block_size(best, frame)._suptitle.get_text()
+    assert _bars_of(iops) == [(MIB, *t_interval([120 * MB / MIB, 124 * MB / MIB]))]
+    assert "95% interval" in plots.by_block_size(best, frame)._suptitle.get_text()
     assert "no repetitions given" in plots.by_block_size(best)._suptitle.get_text()
 
 
-def test_efficiency_vs_threads_bars_span_the_repetitions_over_the_ideal(table):
+def test_efficiency_vs_threads_bars_are_the_95_interval_over_the_ideal(table):
     base = baseline_and_tax.baseline(table)  # 122 MB/s
     points = baseline_and_tax.point_efficiency(table, base)
-    axis = plots.efficiency_vs_threads(points, table).axes[0]
+    fig = plots.efficiency_vs_threads(points, table)
+    axis = fig.axes[0]
     two = _container(axis, "2 (n=2-3)")
-    assert _bars_of(two) == [(2, pytest.approx(200 / 244), pytest.approx(220 / 244)),
-                             (4, pytest.approx(230 / 244), pytest.approx(250 / 244))]
+    assert _bars_of(two) == [(2, *t_interval([200, 220], 244)), (4, *t_interval([230, 250, 240], 244))]
+    assert "95% interval" in fig._suptitle.get_text()
     four = _container(axis, "4 (n=2)")  # at nj 8 the qd 8 point, the best efficiency, with its own spread
     assert list(four.lines[0].get_ydata()) == pytest.approx([410 / 488, 900 / 488])
 
@@ -169,7 +181,7 @@ def test_the_tax_figures_show_the_margin_as_a_band_and_never_stretch_noise_to_fi
         assert axis.get_ylabel().endswith("%")
 
 
-def test_latency_vs_iops_bars_span_the_repetitions_both_ways():
+def test_latency_vs_iops_bars_are_the_95_interval_both_ways():
     from flashscale.analysis import latency
 
     rows = pd.DataFrame([dict(layout="single", devices=1, rw="randread", bs=4096, numjobs=1, iodepth=qd, rep=rep,
@@ -183,23 +195,29 @@ def test_latency_vs_iops_bars_span_the_repetitions_both_ways():
     assert line.has_xerr and line.has_yerr
     horizontal, vertical = line.lines[2]  # the x bars (IOPS), then the y bars (latency)
     xs = sorted(tuple(sorted(seg[:, 0])) for seg in horizontal.get_segments())
-    assert xs == [(pytest.approx(1000), pytest.approx(1100)), (pytest.approx(3000), pytest.approx(3300))]
+    assert xs == [t_interval([1000, 1100]), t_interval([3000, 3300, 3150])]
     ys = sorted(tuple(sorted(seg[:, 1])) for seg in vertical.get_segments())
-    assert ys == [(pytest.approx(0.9), pytest.approx(1.0)), (pytest.approx(1.2), pytest.approx(1.3))]
+    assert ys == [t_interval([900, 1000], 1e3), t_interval([1300, 1200, 1250], 1e3)]
     p99 = _container(right, "randread 4 KiB (n=2-3)").lines[2][1]
-    assert sorted(max(seg[:, 1]) for seg in p99.get_segments()) == pytest.approx([3.0, 3.9])
+    assert sorted(max(seg[:, 1]) for seg in p99.get_segments()) == pytest.approx(
+        sorted([interval([2700, 3000], 1e3)[1], interval([3900, 3600, 3750], 1e3)[1]]))
+    assert "95% interval" in left.figure._suptitle.get_text()
 
 
-def test_metadata_rates_bars_span_the_repetitions():
-    points = pd.DataFrame([dict(layout="single", devices=1, op="create", numjobs=1, files=f, rate=r, rate_min=lo,
-                                rate_max=hi, reps=3) for f, r, lo, hi in [(1000, 500, 450, 560), (4000, 520, 510,
-                                                                                                   530)]])
-    axis = rate_plots.metadata_rates(points).axes[0]
-    bars = _container(axis, "single nj1 (n=3)")
-    assert _bars_of(bars) == [(1000, 450, 560), (4000, 510, 530)]
+def test_metadata_rates_bars_are_the_95_interval():
+    from flashscale.analysis import metadata
+
+    runs = {1000: [450, 560, 490], 4000: [510, 530, 520]}
+    rows = pd.DataFrame([dict(layout="single", devices=1, op="create", numjobs=1, nrfiles=f, files=f, rate=r,
+                              too_short=False, latency_rate=r, clat_mean_ns=1e3, clat_p99_ns=2e3, runtime_ms=1e3,
+                              resolution=1e-3, complete=True) for f, rates in runs.items() for r in rates])
+    fig = rate_plots.metadata_rates(metadata.by_files(rows))
+    bars = _container(fig.axes[0], "single nj1 (n=3)")
+    assert _bars_of(bars) == [(1000, *t_interval(runs[1000])), (4000, *t_interval(runs[4000]))]
+    assert "95% interval" in fig._suptitle.get_text()
 
 
-def test_comparison_bars_span_the_repetitions_of_each_sources_best_point(table):
+def test_comparison_bars_are_the_95_interval_of_each_sources_best_point(table):
     from flashscale.analysis import compare
 
     frame = pd.concat([table.assign(source="a"), table.assign(source="b", bw_bytes=table["bw_bytes"] * 2)],
@@ -212,11 +230,10 @@ def test_comparison_bars_span_the_repetitions_of_each_sources_best_point(table):
     segments = bars[1].errorbar.lines[2][0].get_segments()
     # source b, rows jbod 2, jbod 4, single 1: best points nj 4 [230, 250, 240], nj 8 qd 8 [900], nj 2 [120, 124]
     assert [(min(s[0][1], s[1][1]), max(s[0][1], s[1][1])) for s in segments] == [
-        (pytest.approx(460), pytest.approx(500)), (pytest.approx(1800), pytest.approx(1800)),
-        (pytest.approx(240), pytest.approx(248))]
+        t_interval([460, 500, 480]), (pytest.approx(1800), pytest.approx(1800)), t_interval([240, 248])]
 
 
-def test_shared_vs_own_bars_span_the_repetitions_with_the_caps():
+def test_shared_vs_own_bars_are_the_95_interval_with_the_caps():
     from flashscale.analysis import shared_file
 
     base = dict(layout="jbod", devices=2, rw="write", bs=MIB, numjobs=2, iodepth=1, expected_bytes=1, bytes_ok=True,
@@ -228,7 +245,7 @@ def test_shared_vs_own_bars_span_the_repetitions_with_the_caps():
     bars = [c for c in axis.containers if isinstance(c, BarContainer)]
     assert [b.get_label() for b in bars] == ["n-to-n (n=2)", "n-to-1 (n=3)"]
     spans = [sorted(bars[i].errorbar.lines[2][0].get_segments()[0][:, 1]) for i in (0, 1)]
-    assert spans == [pytest.approx([190, 196]), pytest.approx([100, 120])]
+    assert spans == [list(t_interval([190, 196])), list(t_interval([100, 120, 110]))]
 
 
 def test_a_source_whose_runs_were_all_too_short_is_left_out_of_the_comparison(table):
@@ -238,3 +255,15 @@ def test_a_source_whose_runs_were_all_too_short_is_left_out_of_the_comparison(ta
     frame = pd.concat([table.assign(source="a", too_short=False), fast], ignore_index=True)
     assert list(compare.side_by_side(frame).columns) == ["a"]
     assert set(compare.best_spread(frame)["source"]) == {"a"}
+
+
+def test_the_cluster_figure_bars_are_the_95_interval_of_its_best_point():
+    runs = {(1, 1): [200, 204], (2, 1): [390, 400, 410], (2, 2): [700, 760, 730]}
+    rows = [dict(layout="jbod", host="all", hosts=hosts, jobs_per_host=jobs, rw="read", bs=MIB, iodepth=1,
+                 phase="measure", warmup=False, status="ok", devices=2 * hosts, bw_bytes=bw * MB)
+            for (hosts, jobs), bws in runs.items() for bw in bws]
+    rows += [dict(rows[-1], bs=4096, bw_bytes=bw * MB) for bw in (10, 11)]  # another bs at 2 x 2: the best is drawn
+    fig = plots.cluster_throughput(pd.DataFrame(rows), "all")
+    two = _container(fig.axes[0], "2 host(s) (n=3)")
+    assert _bars_of(two) == [(1, *t_interval(runs[(2, 1)])), (2, *t_interval(runs[(2, 2)]))]
+    assert "95% interval" in fig._suptitle.get_text() and "min-max" not in fig._suptitle.get_text()

@@ -1,5 +1,6 @@
 """A cluster's numbers: per-host and aggregate rows (``host`` = ``all``) of a cluster campaign (``flashscale.campaigns.cluster``).
 
+    curve(table)                         per layout, hosts, rw and jobs per host: the best point, its 95% interval
     efficiency(table)                    best aggregate / (hosts x the best of one host alone), per layout, rw and
                                          host count
     tax(table, reference)                each layout's best aggregate against the reference layout's (the hosts'
@@ -23,6 +24,7 @@ from __future__ import annotations
 import pandas as pd
 
 from . import baseline_and_tax, evidence
+from .stats import intervals_by
 from .prediction import predict
 from .prediction.ceilings import Ceilings, binding_sentence, ceiling_table
 from ..errors import AnalysisError
@@ -36,6 +38,21 @@ def measured_ok(table: pd.DataFrame) -> pd.DataFrame:
     with a ``layout`` (one for all of them when the table has none)."""
     ok = baseline_and_tax.runs(table)
     return ok if "layout" in ok.columns else ok.assign(layout="")
+
+
+def curve(table: pd.DataFrame, all_hosts: str = ALL) -> pd.DataFrame:
+    """What the cluster figure draws: per layout, host count, rw and jobs per host of the cluster's own rows (host
+    ``all_hosts``), the point (bs, iodepth where the table has them) with the best mean bandwidth, ``bw_bytes_lo``
+    and ``bw_bytes_hi`` (the 95% interval of its mean: ``stats.intervals_by``, the tables' own) and ``reps``."""
+    rows = measured_ok(table)
+    rows = rows[rows["host"] == all_hosts]
+    keys = ["layout", "hosts", "rw", "jobs_per_host", *(c for c in ("bs", "iodepth") if c in rows.columns)]
+    grouped = rows.groupby(keys, sort=True, observed=True)["bw_bytes"]
+    points = grouped.agg(bw_bytes="mean", reps="size").reset_index()
+    points = points.merge(intervals_by(rows, keys, ["bw_bytes"]), on=keys, how="left", validate="one_to_one")
+    best = points.sort_values("bw_bytes", ascending=False, kind="mergesort")
+    line = ["layout", "hosts", "rw", "jobs_per_host"]
+    return best.drop_duplicates(line).sort_values(line, kind="mergesort").reset_index(drop=True)
 
 
 def efficiency(table: pd.DataFrame) -> pd.DataFrame:

@@ -2,7 +2,7 @@
 
     frame, where = raw.gather(["data/campaigns/study", "data/campaigns/quickstart", "/elsewhere/results.parquet"])
     side_by_side(frame)
-    best_spread(frame)      the same best points, long: their smallest and largest repetition and n
+    best_spread(frame)      the same best points, long: the 95% interval of their mean and n
 
 ``raw.gather`` reads the tables (each row with its ``source``); these are pure functions of them. The findings in
 words are ``findings.comparison_sentences``.
@@ -33,7 +33,7 @@ from ..measure import fio_output
 from . import agreement as rule
 from .baseline_and_tax import BASELINE_BS, POINT, best_points, flag, point_means, rates
 from .significance import DEFAULT_MARGIN, check_margin
-from .stats import summary_intervals
+from .stats import intervals_by, summary_intervals
 from ..measure.units import ONE_RUN, number as figure, percent
 
 
@@ -57,12 +57,14 @@ def side_by_side(frame: pd.DataFrame, by: Sequence[str] = ("layout", "devices", 
 
 def best_spread(frame: pd.DataFrame, by: Sequence[str] = ("layout", "devices", "rw")) -> pd.DataFrame:
     """The points ``side_by_side`` shows, one row per ``by`` and source: ``bw_bytes`` (the best point mean),
-    ``low`` and ``high`` (its smallest and largest repetition, ``core.rates``) and ``n`` (its repetitions)."""
+    ``low`` and ``high`` (the 95% interval of its mean, ``stats.intervals_by``: the tables' own) and ``n`` (its
+    repetitions)."""
     frame = _rates(frame)
     parts = []
     for source, group in frame.groupby("source", sort=False):
         best = best_points(point_means(group), list(by))
-        runs = rates(group).groupby(POINT, observed=True)["bw_bytes"].agg(low="min", high="max").reset_index()
+        runs = intervals_by(rates(group), POINT, ["bw_bytes"]).rename(columns={"bw_bytes_lo": "low",
+                                                                                "bw_bytes_hi": "high"})
         parts.append(best.merge(runs, on=POINT, how="left").assign(source=source))
     columns = [*by, "source", "bw_bytes", "low", "high", "n"]
     if not parts:

@@ -17,6 +17,7 @@ import pandas as pd
 
 from ..measure import fio_output
 from .baseline_and_tax import POINT
+from .stats import intervals_by
 
 KINDS = ("slat", "clat", "lat")
 
@@ -41,18 +42,17 @@ def details(outputs: Iterable[tuple[Any, dict]]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-SPREAD = ("iops", "clat_mean_ns", "clat_p99_ns")  # what the latency figure draws: its smallest and largest repetition
+SPREAD = ("iops", "clat_mean_ns", "clat_p99_ns")  # what the latency figure draws: the 95% interval of each
 
 
 def by_point(rows: pd.DataFrame) -> pd.DataFrame:
-    """The mean of every column over repetitions, per sweep point; ``reps`` counts them, and ``{c}_min`` and
-    ``{c}_max`` of the columns ``SPREAD`` give their smallest and largest repetition."""
+    """The mean of every column over repetitions, per sweep point; ``reps`` counts them, and ``{c}_lo`` and
+    ``{c}_hi`` of the columns ``SPREAD`` give the 95% interval of their mean (``stats.intervals_by``: the tables'
+    own; NaN for one run)."""
     values = [c for c in rows.columns if c not in (*POINT, "rep")]
     grouped = rows.groupby(POINT, sort=True, observed=True)
-    out = grouped[values].mean()
-    spread = grouped[[c for c in SPREAD if c in rows.columns]].agg(["min", "max"])
-    spread.columns = [f"{c}_{stat}" for c, stat in spread.columns]
-    return out.join(spread).assign(reps=grouped.size()).reset_index()
+    out = grouped[values].mean().assign(reps=grouped.size()).reset_index()
+    return out.merge(intervals_by(rows, POINT, SPREAD), on=POINT, how="left", validate="one_to_one")
 
 
 def littles_law(points: pd.DataFrame) -> pd.DataFrame:

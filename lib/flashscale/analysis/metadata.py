@@ -51,6 +51,7 @@ import pandas as pd
 
 from ..measure import fio_output
 from ..errors import AnalysisError, ConfigError
+from .stats import intervals_by
 
 # mdtest's words for the phases -> fio's engines, in mdtest's order.
 ENGINES = {"create": "filecreate", "stat": "filestat", "remove": "filedelete"}
@@ -118,20 +119,21 @@ def details(outputs: Iterable[tuple[Any, dict]]) -> pd.DataFrame:
 
 
 def by_files(rows: pd.DataFrame) -> pd.DataFrame:
-    """Per (layout, devices, op, numjobs, nrfiles), in mdtest's op order: the mean rate (its smallest and largest
-    repetition ``rate_min``, ``rate_max``; NaN where every repetition was ``too_short``: too fast to measure at this
-    size), latency and runtime over repetitions, ``reps``, ``too_short`` and ``complete`` (every repetition counted
-    exactly its files)."""
+    """Per (layout, devices, op, numjobs, nrfiles), in mdtest's op order: the mean rate (``rate_lo``, ``rate_hi``:
+    the 95% interval of its mean, ``stats.intervals_by``; NaN where every repetition was ``too_short``: too fast to
+    measure at this size), latency and runtime over repetitions, ``reps``, ``too_short`` and ``complete`` (every
+    repetition counted exactly its files)."""
     if rows.empty:
         raise AnalysisError("no metadata runs to summarize")
     timed = rows.assign(rate=rows["rate"].where(~rows["too_short"].astype(bool)))  # a run too short is no rate
     grouped = timed.groupby(KEYS, sort=True, observed=True)
     out = grouped.agg(files=("files", "first"), too_short=("too_short", "all"), rate=("rate", "mean"),
-                      rate_std=("rate", "std"), rate_min=("rate", "min"), rate_max=("rate", "max"),
+                      rate_std=("rate", "std"),
                       reps=("rate", "size"), latency_rate=("latency_rate", "mean"),
                       clat_mean_ns=("clat_mean_ns", "mean"), clat_p99_ns=("clat_p99_ns", "mean"),
                       runtime_ms=("runtime_ms", "mean"), resolution=("resolution", "max"),
                       complete=("complete", "all")).reset_index()
+    out = out.merge(intervals_by(timed, KEYS, ["rate"]), on=KEYS, how="left", validate="one_to_one")
     order = out["op"].map({op: i for i, op in enumerate(ENGINES)})
     return out.assign(_order=order).sort_values(["_order", *KEYS], kind="mergesort").drop(columns="_order") \
         .reset_index(drop=True)

@@ -96,8 +96,8 @@ def _latency_row(row, runs: dict[tuple, np.ndarray], reference: str, confidence:
             "reference_latency": NAN, "latency_tax": NAN, "latency_tax_lo": NAN, "latency_tax_hi": NAN,
             "latency_tax_note": ""}
     if not mine.size:
-        return {**said, "latency_tax_note": "the table holds no latency percentile for its best point's runs (fio "
-                                            "gives none for jobs reported apart, without group_reporting)"}
+        return {**said, "latency_tax_note": "the table holds no latency percentile for its best point's runs (the "
+                                            "fio output gave none: terse, normal or an old fio)"}
     low, high = interval_t(mine, confidence)
     said.update(latency=float(mine.mean()), latency_lo=low, latency_hi=high)
     if row.layout == reference:

@@ -37,6 +37,7 @@ import pandas as pd
 
 from .baseline_and_tax import POINT
 from ..errors import AnalysisError, ConfigError
+from .stats import intervals_by
 from ..measure.truth import THROTTLE_SLICE_S  # blk-throttle's slice: what it may let through up front
 
 MODES = {"n-to-n": {"shared_file": False, "time_based": False},
@@ -94,19 +95,20 @@ def details(outputs: Iterable[tuple[Any, dict]], environments: Iterable[tuple[An
 
 
 def summary(rows: pd.DataFrame) -> pd.DataFrame:
-    """Per (variant, layout, devices, rw, bs, numjobs, iodepth): mean bandwidth (``bw_min``, ``bw_max``: its smallest
-    and largest repetition) and run time over repetitions, ``reps``, ``bytes_ok`` (every repetition moved exactly its
-    bytes), reach, ceiling and ``fraction``."""
+    """Per (variant, layout, devices, rw, bs, numjobs, iodepth): mean bandwidth (``bw_lo``, ``bw_hi``: the 95%
+    interval of its mean, ``stats.intervals_by``) and run time over repetitions, ``reps``, ``bytes_ok`` (every
+    repetition moved exactly its bytes), reach, ceiling and ``fraction``."""
     if rows.empty:
         raise AnalysisError("no shared-file runs to summarize")
     grouped = rows.groupby(KEYS, sort=True, observed=True)
-    return grouped.agg(bw_bytes=("bw_bytes", "mean"), bw_std=("bw_bytes", "std"), bw_min=("bw_bytes", "min"),
-                       bw_max=("bw_bytes", "max"), reps=("bw_bytes", "size"),
-                       runtime_s=("runtime_s", "mean"), expected_bytes=("expected_bytes", "first"),
-                       bytes_ok=("bytes_ok", "all"), targets=("targets", "first"),
-                       targets_used=("targets_used", "first"), reach_devices=("reach_devices", "first"),
-                       ceiling_bytes=("ceiling_bytes", "first"), fraction=("fraction", "max"),
-                       within_caps=("within_caps", "all")).reset_index()
+    out = grouped.agg(bw_bytes=("bw_bytes", "mean"), bw_std=("bw_bytes", "std"), reps=("bw_bytes", "size"),
+                      runtime_s=("runtime_s", "mean"), expected_bytes=("expected_bytes", "first"),
+                      bytes_ok=("bytes_ok", "all"), targets=("targets", "first"),
+                      targets_used=("targets_used", "first"), reach_devices=("reach_devices", "first"),
+                      ceiling_bytes=("ceiling_bytes", "first"), fraction=("fraction", "max"),
+                      within_caps=("within_caps", "all")).reset_index()
+    bounds = intervals_by(rows, KEYS, ["bw_bytes"]).rename(columns={"bw_bytes_lo": "bw_lo", "bw_bytes_hi": "bw_hi"})
+    return out.merge(bounds, on=KEYS, how="left", validate="one_to_one")
 
 
 def versus(points: pd.DataFrame) -> pd.DataFrame:

@@ -81,6 +81,19 @@ def interval_t(values: np.ndarray, confidence: float = 0.95) -> tuple[float, flo
     return (mean - half, mean + half)
 
 
+def intervals_by(frame: pd.DataFrame, keys: Iterable[str], values: Iterable[str], confidence: float = 0.95,
+                 ) -> pd.DataFrame:
+    """Per group of ``keys``: ``{value}_lo`` and ``{value}_hi`` of each of ``values`` that ``frame`` has, the
+    ``interval_t`` of its repetitions (missing ones left out; NaN with fewer than two): the interval the tables give,
+    for a summary whose figure draws it."""
+    grouped = frame.groupby(list(keys), sort=True, observed=True)
+    out = grouped.size().rename("_n").to_frame()
+    for value in (v for v in values if v in frame.columns):
+        found = grouped[value].apply(lambda runs: interval_t(runs.dropna().to_numpy(float), confidence))
+        out[f"{value}_lo"], out[f"{value}_hi"] = found.map(lambda b: b[0]), found.map(lambda b: b[1])
+    return out.drop(columns="_n").reset_index()
+
+
 def interval_bootstrap(
     values: np.ndarray, confidence: float = 0.95, n_boot: int = 2000, seed: int = 0
 ) -> tuple[float, float]:

@@ -7,11 +7,12 @@ and the campaign's own spec, ``campaign.CampaignSpec`` or ``cluster.ClusterSpec`
 whose field its dataclasses have: a campaign's has ``LAYOUTS`` and no ``HOSTS``, a cluster's the reverse. A
 notebook's ``parameters`` cell restates the defaults for its reader, and ``tests/test_parameters.py`` checks each cell
 against them. ``check`` refuses a parameter of the wrong type or out of range, naming it and its value, every problem
-at once; ``split`` sorts given parameters into the keyword arguments of each part; what is not given takes the
-field's default. ``markdown`` is the README's list of campaign parameters. ``check_campaign_name`` is the one rule
-of a campaign's name, which the schema and both specs apply. ``read_ceilings`` reads ``CEILINGS`` (a ceilings
-file, relative to the checkout as ``DATA_DIR`` is, or a mapping) for the schema's check and for ``CampaignSpec``,
-which keeps the values it gives.
+at once; every number has an upper bound (``MAX_*``: a week of seconds, 1 PiB, 1 TB/s...), generous for a real study,
+so a typo is refused before it is priced; ``split`` sorts given parameters into the keyword arguments of each part;
+what is not given takes the field's default. ``markdown`` is the README's list of campaign parameters.
+``check_campaign_name`` is the one rule of a campaign's name, which the schema and both specs apply.
+``read_ceilings`` reads ``CEILINGS`` (a ceilings file, relative to the checkout as ``DATA_DIR`` is, or a mapping)
+for the schema's check and for ``CampaignSpec``, which keeps the values it gives.
 
 The rules (``campaigns.rules.RULES``) are what one parameter needs of another for a notebook to write its report (a ``REFERENCE`` among the
 ``LAYOUTS``, a ``BASELINE_BS`` among the ``BS``, enough ``DEVICES`` for each layout...), read off each notebook's
@@ -41,7 +42,7 @@ from ..arrays.layouts import FILE_SYSTEMS
 from ..errors import ConfigError
 from ..layouts import MEASURABLE
 from ..paths import project_root
-from .rules import MAX_DEVICE_COUNT, closest, rule_problems
+from .rules import MAX_BLOCK, MAX_BYTES, MAX_DEVICE_COUNT, MAX_RUNS, MAX_SECONDS, closest, rule_problems
 
 # Notebook parameter -> (part of the spec, field): the one table between the two vocabularies. Every default lives
 # in its dataclass (ArraySpec, Sweep, layouts.Options, and the "spec": CampaignSpec or ClusterSpec);
@@ -88,6 +89,14 @@ OPTIONAL_PARAMETERS = {"PRECISION", "CAP_FIT", "CALIBRATION", "ADAPTIVE", "BACKI
 PARTS = ("array", "sweep", "options", "spec")
 MAX_DEVICES = MAX_DEVICE_COUNT  # emulated devices (256): each a loop device and a backing file of this machine's
 MAX_NUMJOBS = 4000  # fio's jobs in one process: fio 3.33 ran 4000 and refused 4095 ("maximum number of jobs")
+# The upper bounds of the other numbers, generous for a real study and refused past it (as a typo, before pricing;
+# those a notebook's own numbers share too in rules: MAX_SECONDS, MAX_BYTES, MAX_BLOCK, MAX_RUNS):
+MAX_IODEPTH = 65536  # io_uring's most entries a ring (32768) and aio-max-nr's default (65536)
+MAX_RATE_BPS = 10**12  # a device's cap or a host's link, bytes/s: 1 TB/s (a PCIe 5 x16 link carries 64 GB/s)
+MAX_HOSTS = 1024  # hosts a cluster campaign runs a point on
+MAX_MOUNT_DEVICES = 4096  # devices under a mounted file system (a cluster file system's)
+MAX_LATENCY_US = 10**6  # CPU_LATENCY_US: a second
+MAX_CLOCK_S = 3600.0  # CLOCK_TOLERANCE_S: an hour
 NAME_MAX = 200  # characters of a campaign's name (its folder's: a file system allows 255 bytes)
 
 
@@ -188,10 +197,24 @@ def _whole_bytes(value: object) -> object:
                      f"write {size}")
 
 
-Positive = Annotated[int, Field(gt=0)]
-AtLeastZero = Annotated[int, Field(ge=0)]
-Positives = Union[list[Positive], tuple[Positive, ...]]
-Bytes = Annotated[int, BeforeValidator(_whole_bytes), Field(gt=0)]  # a size: whole bytes, '4k' refused with its bytes
+def whole(least: int, most: int) -> object:
+    """A whole number from ``least`` to ``most``: beyond them refused, naming the value and the bound."""
+    return Annotated[int, Field(ge=least, le=most)]
+
+
+def wholes(least: int, most: int) -> object:
+    """A list (or tuple) of ``whole(least, most)``."""
+    return Union[list[whole(least, most)], tuple[whole(least, most), ...]]
+
+
+def sized(least: int, most: int) -> object:
+    """A size, whole bytes from ``least`` to ``most`` ('4k' refused with the bytes it reads as)."""
+    return Annotated[int, BeforeValidator(_whole_bytes), Field(ge=least, le=most)]
+
+
+Seconds, AtLeastZeroSeconds, Runs = whole(1, MAX_SECONDS), whole(0, MAX_SECONDS), whole(1, MAX_RUNS)
+Rate = whole(0, MAX_RATE_BPS)  # bytes/s; 0: uncapped
+Bytes = sized(1, MAX_BLOCK)  # a block or a stripe unit
 Names = Union[list[str], tuple[str, ...]]
 PlainName = Annotated[str, AfterValidator(check_campaign_name)]
 Mappings = Union[list[Mapping[str, Any]], tuple[Mapping[str, Any], ...]]
@@ -200,10 +223,12 @@ Mappings = Union[list[Mapping[str, Any]], tuple[Mapping[str, Any], ...]]
 SCHEMA: dict[str, tuple[object, str]] = {
     "CAMPAIGN": (PlainName, "the campaign's folder under DATA_DIR and reports/: a plain name, no / and no leading dot"),
     "DEVICES": (Annotated[int, Field(gt=0, le=MAX_DEVICES)], f"emulated devices (at most {MAX_DEVICES})"),
-    "DEVICE_SIZE": (Annotated[int, BeforeValidator(_whole_bytes), Field(ge=512 * 2**20)], "bytes per emulated device (at least 512 MiB; no more "
-                                                           "than the backing directory's free space)"),
-    "CAP_READ_BPS": (AtLeastZero, "read cap per emulated device, bytes/s; 0: uncapped (no truth to hold runs to)"),
-    "CAP_WRITE_BPS": (AtLeastZero, "write cap per emulated device, bytes/s; 0: uncapped (no truth to hold runs to)"),
+    "DEVICE_SIZE": (sized(512 * 2**20, MAX_BYTES), "bytes per emulated device (512 MiB to 1 PiB; no more than "
+                                                  "the backing directory's free space)"),
+    "CAP_READ_BPS": (Rate, f"read cap per emulated device, bytes/s, at most {MAX_RATE_BPS / 1e12:g} TB/s; 0: "
+                           "uncapped (no truth to hold runs to)"),
+    "CAP_WRITE_BPS": (Rate, f"write cap per emulated device, bytes/s, at most {MAX_RATE_BPS / 1e12:g} TB/s; 0: "
+                            "uncapped (no truth to hold runs to)"),
     "CAP_SCALE": (Annotated[Any, AfterValidator(_cap_scale)],
                   "per-device factors of the caps, each in (0, 1], one per device (e.g. [1, 1, 1, 0.5]: the 4th at "
                   "half the cap); empty: every device at the full cap. The emulated array's loop devices only"),
@@ -214,22 +239,21 @@ SCHEMA: dict[str, tuple[object, str]] = {
     "BACKING_DIR": (Optional[str], "where the emulated devices' backing files go (None: /dev/shm when it has room)"),
     "RW": (Union[str, Names], "fio rw modes: read, write, randread, randwrite, rw, randrw; or filecreate, filestat, "
                               "filedelete"),
-    "BS": (Union[list[Bytes], tuple[Bytes, ...]], "block sizes, bytes"),
-    "NUMJOBS": (Union[list[Annotated[int, Field(gt=0, le=MAX_NUMJOBS)]],
-                      tuple[Annotated[int, Field(gt=0, le=MAX_NUMJOBS)], ...]],
+    "BS": (Union[list[Bytes], tuple[Bytes, ...]], "block sizes, bytes (each at most 1 GiB)"),
+    "NUMJOBS": (wholes(1, MAX_NUMJOBS),
                 f"total fio jobs over all targets (at most {MAX_NUMJOBS}: fio refuses more in one process)"),
-    "IODEPTH": (Positives, "queue depth per job"),
-    "REPETITIONS": (Positive, "measured runs per point (without PRECISION)"),
-    "PRECISION": (Optional[Annotated[float, Field(gt=0, lt=1)]],
+    "IODEPTH": (wholes(1, MAX_IODEPTH), f"queue depth per job (at most {MAX_IODEPTH})"),
+    "REPETITIONS": (Runs, f"measured runs per point (without PRECISION; at most {MAX_RUNS})"),
+    "PRECISION": (Optional[Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)]],
                   "repeat each point until its 95% interval's half-width is within this share of its mean (on the "
                   "log scale), e.g. 0.02, from 2 runs to MAX_REPETITIONS; None: REPETITIONS runs each point"),
-    "MAX_REPETITIONS": (Annotated[int, Field(ge=2)], "with PRECISION: the most runs of a point (at least 2)"),
+    "MAX_REPETITIONS": (whole(2, MAX_RUNS), f"with PRECISION: the most runs of a point (2 to {MAX_RUNS})"),
     "TAX_MARGIN": (float,  # its range is a rule's (rules: check_margin), named with the others
                    "two numbers within +/- this fraction are the same: the tax's verdict, and with PRECISION the "
                    "margin the group-sequential tax test decides against while a point runs"),
     "REFERENCE": (str, "the layout the tax is measured against (jbod: N x single where jbod is not measured), and "
                        "with PRECISION the one the group-sequential tax test decides against while a point runs"),
-    "BUILDS": (Positive, "each layout built this many times (a new mkfs, a new array each), each "
+    "BUILDS": (Runs, f"each layout built this many times (at most {MAX_RUNS}) (a new mkfs, a new array each), each "
                          "swept: builds as replicates; rows carry build (0 when built once)"),
     "BRACKET": (bool, "measure the tax reference again after the layouts taxed against it (built anew, every point, "
                       "rows of phase bracket): where it drifted beyond TAX_MARGIN at a point (significant at 5%), "
@@ -241,17 +265,17 @@ SCHEMA: dict[str, tuple[object, str]] = {
                           "run ends (fio's start, about 0.25 s, paid outside the time between runs; only where the "
                           "run makes no files and the run before ramps at least 1 s)"),
     "WARMUP": (bool, "one warm-up run per point before the measured ones (kept, flagged, never analysed)"),
-    "RUNTIME_S": (Positive, "seconds per run (time based)"),
-    "RAMP_S": (AtLeastZero, "seconds of ramp before fio measures"),
-    "FILE_SIZE": (Bytes, "bytes per fio job file"),
+    "RUNTIME_S": (Seconds, f"seconds per run (time based; at most {MAX_SECONDS}, a week)"),
+    "RAMP_S": (AtLeastZeroSeconds, f"seconds of ramp before fio measures (at most {MAX_SECONDS}, a week)"),
+    "FILE_SIZE": (sized(1, MAX_BYTES), "bytes per fio job file (at most 1 PiB)"),
     "PRECONDITION": (bool, "write every file a read may touch before a layout's first point"),
     "SS": (Optional[str], "fio's steady-state criterion, e.g. iops_slope:0.3% (None: off)"),
-    "SS_DUR_S": (Optional[Positive], "seconds over which fio judges SS"),
-    "SS_RAMP_S": (Optional[AtLeastZero], "seconds before fio starts judging SS"),
+    "SS_DUR_S": (Optional[Seconds], f"seconds over which fio judges SS (at most {MAX_SECONDS})"),
+    "SS_RAMP_S": (Optional[AtLeastZeroSeconds], f"seconds before fio starts judging SS (at most {MAX_SECONDS})"),
     "STEADY_ROUNDS": (bool, "repeat the precondition in rounds until SNIA steady state"),
-    "PRECONDITION_ROUNDS_MAX": (Annotated[int, Field(ge=5)], "most precondition rounds (at least 5)"),
+    "PRECONDITION_ROUNDS_MAX": (whole(5, MAX_RUNS), f"most precondition rounds (5 to {MAX_RUNS})"),
     "FS": (Literal[FILE_SYSTEMS], "file system of each layout: " + " | ".join(FILE_SYSTEMS)),
-    "CHUNK_BYTES": (Bytes, "stripe unit, bytes (a power of two of at least 4096)"),
+    "CHUNK_BYTES": (Bytes, "stripe unit, bytes (a power of two from 4096 to 1 GiB)"),
     "MOUNT_OPTIONS": (str, "mount options of each layout, comma-separated"),
     "ERASE": (Literal[ERASE_METHODS], "the erase before each layout: " + " | ".join(ERASE_METHODS)),
     "ERASE_FALLBACK": (Optional[Literal[ERASE_METHODS]], "the erase to use where ERASE is not supported (None: refuse)"),
@@ -271,9 +295,12 @@ SCHEMA: dict[str, tuple[object, str]] = {
     "DRY_RUN": (bool, "with TESTBED: print the exact commands and stop, touching nothing"),
     "WIPE": (Union[bool, str, Names, None], "with TESTBED: signature types the erase may remove; True: any"),
     "MOUNT_DIR": (Optional[str], "the existing mount point the layout mounted measures inside"),
-    "MOUNT_DEVICES": (Positive, "devices under MOUNT_DIR, for its efficiency against N x baseline"),
-    "USE_DEVICES": (Optional[Positive], "a test bed campaign on its first N devices only"),
-    "PRECONDITION_PASSES": (AtLeastZero, "on a test bed: each device written in full this often after its erase"),
+    "MOUNT_DEVICES": (whole(1, MAX_MOUNT_DEVICES), "devices under MOUNT_DIR, for its efficiency against N x baseline "
+                                                      f"(at most {MAX_MOUNT_DEVICES})"),
+    "USE_DEVICES": (Optional[whole(1, MAX_DEVICES)],
+                    f"a test bed campaign on its first N devices only (at most {MAX_DEVICES})"),
+    "PRECONDITION_PASSES": (whole(0, MAX_RUNS), "on a test bed: each device written in full this often after its "
+                                                f"erase (at most {MAX_RUNS})"),
     "RESUME": (bool, "continue the interrupted campaign in its own folder: finished runs are kept and not run "
                      "again, failed ones are measured again"),
     "FORCE_RESUME": (bool, "resume even when the campaign or the machine changed (the report says so)"),
@@ -290,11 +317,15 @@ SCHEMA: dict[str, tuple[object, str]] = {
                                      "is stated with this campaign's predictions, before its layouts are built (never "
                                      "from the layout and device count it predicts); None: this campaign's and the "
                                      "baseline's own rows only"),
-    "CPU_LATENCY_US": (Optional[AtLeastZero], "every run holds the CPUs to idle states they leave within this many "
-                                              "µs (/dev/cpu_dma_latency; 0: they poll), so no wake-up from deep idle "
-                                              "shapes a curve; None: the machine's own idle states"),
-    "HOSTS": (Positives, "host counts to run each point on (emulated: max(HOSTS) hosts are made)"),
-    "LINK_BPS": (Optional[Positive], "each emulated host's link cap, bytes/s of frames (None: uncapped)"),
+    "CPU_LATENCY_US": (Optional[whole(0, MAX_LATENCY_US)],
+                       f"every run holds the CPUs to idle states they leave within this many µs (at most "
+                       f"{MAX_LATENCY_US}; /dev/cpu_dma_latency; 0: they poll), so no wake-up from deep idle shapes a "
+                       "curve; None: the machine's own idle states"),
+    "HOSTS": (wholes(1, MAX_HOSTS), f"host counts to run each point on, each at most {MAX_HOSTS} (emulated: "
+                                    "max(HOSTS) hosts are made)"),
+    "LINK_BPS": (Optional[whole(1, MAX_RATE_BPS)], f"each emulated host's link cap, bytes/s of frames, at most "
+                                                 f"{MAX_RATE_BPS:.0e} "
+                                                 "(None: uncapped)"),
     "SUBNET": (str, "the private IPv4 range of the emulated hosts (refused if in use on this machine)"),
     "STORAGE": (Union[Literal[tuple(CLUSTER_STORAGE)], list[Literal[tuple(CLUSTER_STORAGE)]],
                       tuple[Literal[tuple(CLUSTER_STORAGE)], ...]],
@@ -309,7 +340,8 @@ SCHEMA: dict[str, tuple[object, str]] = {
     "SSH_IDENTITY": (Optional[str], "the private key ssh logs in to the hosts with (None: ssh's own choice)"),
     "SSH_CONFIG": (Optional[str], "an ssh_config file for the hosts (jump hosts...), or none (None: none; "
                                   "~/.ssh/config is never read, and no file changes the options flashscale pins)"),
-    "CLOCK_TOLERANCE_S": (Annotated[float, Field(gt=0)], "how far a host's clock may be off this machine's, s"),
+    "CLOCK_TOLERANCE_S": (Annotated[float, Field(gt=0, le=MAX_CLOCK_S, allow_inf_nan=False)],
+                          f"how far a host's clock may be off this machine's, s (at most {MAX_CLOCK_S:g})"),
 }
 
 

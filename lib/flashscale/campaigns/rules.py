@@ -27,8 +27,40 @@ NOTEBOOK_PARAMETERS: dict[str, str] = {
                   "quickstart, 03_layout_tax, 10_cluster, 11_job_file)",
     "LAYOUT": "the one layout the notebook measures (04_latency_iops, 05_metadata, 07_consistency)",
     "DEVICE_COUNTS": "the device counts the notebook measures, each a campaign of that many DEVICES (02_scaling)",
+    "NRFILES": "the file counts of each metadata point, files per job (05_metadata)",
+    "FILE_BYTES": "bytes of each file a metadata workload makes (05_metadata)",
+    "LOG_INTERVAL_MS": "ms between two samples of fio's bandwidth log (07_consistency)",
+    "JOB_FILE_REPETITIONS": "runs of each point of the job file (11_job_file)",
+    "BONNIE_PROCESSES": "bonnie++ processes at once, each point (09_applications)",
+    "BONNIE_FILE_MIB": "MiB of each bonnie++ process's file (09_applications)",
+    "BONNIE_FILES_K": "thousands of files bonnie++ creates (09_applications)",
+    "PGBENCH_SCALES": "pgbench's scale factors, each 16 MB of tables (09_applications)",
+    "PGBENCH_CLIENTS": "pgbench's clients, each point (09_applications)",
+    "PGBENCH_DURATION_S": "seconds of each pgbench run (09_applications)",
+    "TRANSFER_FILES": "files of each transfer (09_applications)",
+    "TRANSFER_FILE_MIB": "MiB of each transferred file (09_applications)",
+    "TRANSFER_STREAMS": "parallel copies of a transfer, each point (09_applications)",
 }
 MAX_DEVICE_COUNT = 256  # as DEVICES (parameters.MAX_DEVICES, which imports this module): each count is a DEVICES
+# Upper bounds the schema's numbers (parameters.MAX_*) and a notebook's own share, generous for a real study:
+MAX_SECONDS = 7 * 86400  # a run, its ramp, a steady-state window: a week (a 24 h run is a real study)
+MAX_BYTES = 2**50  # a device or a file: 1 PiB (a 100 TB device is a real study)
+MAX_BLOCK = 2**30  # a block size or stripe unit: 1 GiB (fio holds bs x iodepth of buffers a job)
+MAX_RUNS = 1000  # runs of a point, builds of a layout, precondition rounds or passes
+MAX_FILES = 10**9  # files a metadata or transfer workload makes
+# A notebook's own numbers (each declared by the notebooks in NOTEBOOK_PARAMETERS): (least, most, a list of them).
+NOTEBOOK_NUMBERS: dict[str, tuple[int, int, bool]] = {
+    "BASELINE_BS": (1, MAX_BLOCK, False), "NRFILES": (1, MAX_FILES, True), "FILE_BYTES": (0, MAX_BYTES, False),
+    "LOG_INTERVAL_MS": (1, 3_600_000, False), "JOB_FILE_REPETITIONS": (1, MAX_RUNS, False),
+    "BONNIE_PROCESSES": (1, 4000, True), "BONNIE_FILE_MIB": (1, MAX_BYTES // 2**20, False),
+    "BONNIE_FILES_K": (1, MAX_FILES // 1000, False), "PGBENCH_SCALES": (1, 100_000, True),
+    "PGBENCH_CLIENTS": (1, 10_000, True), "PGBENCH_DURATION_S": (1, MAX_SECONDS, False),
+    "TRANSFER_FILES": (1, MAX_FILES, False), "TRANSFER_FILE_MIB": (1, MAX_BYTES // 2**20, False),
+    "TRANSFER_STREAMS": (1, 4000, True),
+}
+NOTEBOOK_PARAMETERS = {name: meaning if name not in NOTEBOOK_NUMBERS else  # each number's meaning says its range
+                       f"{meaning}: {'each ' if NOTEBOOK_NUMBERS[name][2] else ''}{NOTEBOOK_NUMBERS[name][0]:,} to "
+                       f"{NOTEBOOK_NUMBERS[name][1]:,}" for name, meaning in NOTEBOOK_PARAMETERS.items()}
 
 
 def closest(name: str, known: Iterable[str]) -> str:
@@ -179,6 +211,19 @@ def _margin(p: Mapping[str, Any]) -> Optional[str]:
     return None
 
 
+def _whole_between(name: str, least: int, most: int, listed: bool) -> Callable[[Mapping[str, Any]], Optional[str]]:
+    """The rule that a notebook's own number ``name`` is a whole number from ``least`` to ``most`` (or, ``listed``, a
+    non-empty list of them): what ``NOTEBOOK_NUMBERS`` says of it."""
+    def problem(p: Mapping[str, Any]) -> Optional[str]:
+        value = p[name]
+        numbers = value if listed and isinstance(value, (list, tuple)) else [value] if not listed else []
+        if numbers and all(isinstance(n, int) and not isinstance(n, bool) and least <= n <= most for n in numbers):
+            return None
+        return (f"{name}={value!r:.200} must be {'a list of whole numbers, each' if listed else 'a whole number'} "
+                f"from {least} to {most:,}")
+    return problem
+
+
 # Each notebook's needs, found by reading its analysis (the notebooks that declare the parameters in brackets).
 RULES: tuple[Rule, ...] = (
     Rule(("REFERENCE", "LAYOUTS"), _reference_measured),         # quickstart, 03_layout_tax, 11: the tax
@@ -193,6 +238,7 @@ RULES: tuple[Rule, ...] = (
     Rule(("HOSTS", "REMOTE_HOSTS"), _remote_hosts_enough),       # 10_cluster on real hosts
     Rule(("CAP_SCALE", "DEVICES"), _cap_scale_per_device),       # a factor per emulated device, or none
     Rule(("CAP_SCALE",), _cap_scale_backend),                    # the loop devices only (not vm, cluster, testbed)
+    *(Rule((name,), _whole_between(name, *bounds)) for name, bounds in NOTEBOOK_NUMBERS.items()),  # each in range
 )
 
 

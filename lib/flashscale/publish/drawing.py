@@ -1,6 +1,6 @@
 """What every figure of ``plots`` and ``rate_plots`` draws the same way: one style, one colour per layout, the
-legend outside the panels, its title and alternative text, the spread of repetitions (smallest to largest) as error
-bars, n in the legend.
+legend outside the panels, its title and alternative text, the 95% interval of each point's mean as error bars (the
+tables' own, ``stats.repetition_stats``), n in the legend.
 
     @styled                              the figure function runs in ``STYLE`` (sizes, fonts, grid)
     panels(cols, rows, width, height)    a figure of panels, constrained layout, room below for the legend
@@ -12,9 +12,10 @@ bars, n in the legend.
     numjobs_axis(axis, numjobs)          x: numjobs on a log scale, a tick at each measured count
     done(fig, title, legend_title)       title, one legend below the panels, closed in pyplot, described
     legend_overlaps(fig)                 every legend that lies over plotted data, in words ([] when none does)
-    spread(rows, values)                 per sweep point of the rate rows: mean, ``{value}_min``, ``_max``, ``n``
-    with_spread(points, table, values)   derived points with the spread of their repetitions in ``table``
+    spread(rows, values)                 per sweep point of the rate rows: mean, ``{value}_lo``, ``_hi``, ``n``
+    with_spread(points, table, values)   derived points with the 95% interval of their repetitions in ``table``
     bounds(mean, low, high)              the (below, above) lengths of an error bar, never negative
+    interval_bars(mean, low, high)       ``bounds`` of an interval, 0 where there is none (one run)
     n_text(n)                            'n=3' or 'n=2-3'
 
 A shown figure carries ``legend_overlaps(fig)`` in its PNG's metadata, under ``LEGEND_KEY``, beside its alt text:
@@ -38,9 +39,11 @@ from matplotlib.path import Path
 from matplotlib.transforms import Bbox
 
 from ..analysis.baseline_and_tax import POINT, rates
+from ..analysis.stats import repetition_stats
 from ..arrays.layouts import DEVICE_LAYOUTS
 from .alt_text import described
 
+INTERVAL_BARS = "95% interval of the mean, as the tables give it"  # what every figure's error bars are
 LEGEND_KEY = "legend_overlaps"  # a shown figure's image/png metadata: legend_overlaps(fig), [] when clear
 PANEL_WIDTH, PANEL_HEIGHT, LEGEND_ROOM = 5.0, 3.0, 0.8  # inches: one panel, and the strip below for the legend
 STYLE = {
@@ -256,20 +259,28 @@ def legend_overlaps(fig: plt.Figure) -> list[str]:
 
 def spread(rows: pd.DataFrame, values=("bw_bytes",)) -> pd.DataFrame:
     """Per sweep point (POINT) of ``rows`` (rate rows, ``core.rates``): for each of ``values`` its mean (named as
-    the value), ``{value}_min`` and ``{value}_max``; ``n`` repetitions."""
-    present = [v for v in values if v in rows.columns]
-    grouped = rows.groupby(POINT, sort=True, observed=True)
-    out = grouped[present].agg(["mean", "min", "max"])
-    out.columns = [value if stat == "mean" else f"{value}_{stat}" for value, stat in out.columns]
-    return out.assign(n=grouped.size()).reset_index()
+    the value) and the 95% interval of the mean, ``{value}_lo`` and ``{value}_hi`` (``stats.repetition_stats``: the
+    tables' own; NaN for one run); ``n`` repetitions."""
+    found = [repetition_stats(rows, value)[[*POINT, "reps", value, f"{value}_lo", f"{value}_hi"]]
+             for value in values if value in rows.columns]
+    out = functools.reduce(lambda a, b: a.merge(b, on=[*POINT, "reps"], validate="one_to_one"), found)
+    return out.rename(columns={"reps": "n"})
 
 
 def with_spread(points: pd.DataFrame, table: pd.DataFrame, values=("bw_bytes",)) -> pd.DataFrame:
-    """``points`` (one row per sweep point: POINT columns) with ``{value}_min``, ``{value}_max`` and ``n`` from the
-    repetitions of each point in ``table`` (a results table; runs too short to time are no rate: ``core.rates``)."""
+    """``points`` (one row per sweep point: POINT columns) with ``{value}_lo``, ``{value}_hi`` (the 95% interval of
+    its mean) and ``n`` from the repetitions of each point in ``table`` (a results table; runs too short to time are
+    no rate: ``core.rates``)."""
     found = spread(rates(table), values).drop(columns=[v for v in values if v in points.columns])
     keep = [c for c in points.columns if c not in found.columns or c in POINT]
     return points[keep].merge(found, on=POINT, how="left", validate="one_to_one")
+
+
+def interval_bars(mean, low, high) -> list:
+    """``bounds`` of an interval from ``low`` to ``high`` around ``mean``, none (0 both ways) where it is NaN: a
+    point of one run has no interval."""
+    below, above = bounds(mean, low, high)
+    return [np.nan_to_num(below, nan=0.0), np.nan_to_num(above, nan=0.0)]
 
 
 def bounds(mean, low, high) -> list:

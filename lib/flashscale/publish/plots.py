@@ -21,30 +21,24 @@ import seaborn as sns
 from ..analysis import cluster_numbers, stand_in
 from ..analysis.baseline_and_tax import BASELINE_BS, MB, POINT, measured, rates
 from ..analysis.monitor import load as device_loads
-from ..analysis.stats import interval_t
-from .drawing import (bounds, done as _done, done_from_zero, from_zero, layout_colour, layout_colours,
-                      n_text as _n_text, numjobs_axis, panels, rw_colour, series_colours, styled, with_spread)
+from ..analysis.stats import repetition_stats
+from .drawing import (INTERVAL_BARS, bounds, done as _done, done_from_zero, from_zero, interval_bars as _interval_bars,
+                      layout_colour, layout_colours, n_text as _n_text, numjobs_axis, panels, rw_colour, series_colours,
+                      styled, with_spread)
 from ..measure.steady import steady_state
 from ..measure.units import size
 
-INTERVAL_BARS = "95% interval of the mean, as the tables give it"
 
 
 # Throughput: bandwidth against threads, devices, block size, time and repetitions
 
 
-def _spread(rows: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
-    """Per sweep point (POINT) of measured ``rows``: mean, the ``confidence`` interval of the mean (``low``,
-    ``high``: ``stats.interval_t``, the tables' own; NaN for one run) and ``n`` repetitions."""
-    grouped = rows.groupby(POINT, sort=True, observed=True)["bw_bytes"]
-    out = grouped.agg(mean="mean", n="size")
-    bounds_ = grouped.apply(lambda runs: interval_t(runs.to_numpy(float), confidence))
-    return out.assign(low=[lo for lo, _ in bounds_], high=[hi for _, hi in bounds_]).reset_index()
-
-
-def _interval_bars(mean: pd.Series, low: pd.Series, high: pd.Series) -> list:
-    """Error bars from ``low`` to ``high`` around ``mean`` (all in the axis's unit); none where there is no interval."""
-    return [(mean - low).fillna(0).clip(lower=0), (high - mean).fillna(0).clip(lower=0)]
+def _spread(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per sweep point (POINT) of measured ``rows``: mean, the 95% interval of the mean (``low``, ``high``:
+    ``stats.repetition_stats``, the tables' own; NaN for one run) and ``n`` repetitions."""
+    found = repetition_stats(rows)
+    return found[[*POINT, "bw_bytes", "bw_bytes_lo", "bw_bytes_hi", "reps"]].rename(
+        columns={"bw_bytes": "mean", "bw_bytes_lo": "low", "bw_bytes_hi": "high", "reps": "n"})
 
 
 def _panel_bs(points: pd.DataFrame, baseline: pd.DataFrame | None) -> dict[str, int]:
@@ -141,25 +135,23 @@ def throughput_vs_devices(best: pd.DataFrame, table: pd.DataFrame | None = None)
 @styled
 def cluster_throughput(table: pd.DataFrame, all_hosts: str = "all") -> plt.Figure:
     """A cluster campaign's aggregate rows (``host`` = ``all``): bandwidth against jobs per host, one line per layout
-    (where the hosts' data lives) and host count, one panel per rw; bars from the smallest to the largest
-    repetition, n in the legend."""
-    rows = cluster_numbers.measured_ok(table)
-    rows = rows[rows["host"] == all_hosts]
-    rws = sorted(rows["rw"].unique())
-    several = rows["layout"].nunique() > 1
+    (where the hosts' data lives) and host count, one panel per rw, at each the best point
+    (``cluster_numbers.curve``); bars of its 95% interval (the tables' own; none for one run), n in the legend."""
+    points = cluster_numbers.curve(table, all_hosts)
+    rws = sorted(points["rw"].unique())
+    several = points["layout"].nunique() > 1
     fig, axes = panels(len(rws))
-    colours = layout_colours(rows[["layout", "hosts"]].itertuples(index=False, name=None))
+    colours = layout_colours(points[["layout", "hosts"]].itertuples(index=False, name=None))
     for axis, rw in zip(axes[0], rws):
-        for (layout, hosts), group in rows[rows["rw"] == rw].groupby(["layout", "hosts"]):
-            spread = group.groupby("jobs_per_host")["bw_bytes"].agg(["mean", "min", "max", "size"]).reset_index()
-            axis.errorbar(spread["jobs_per_host"], spread["mean"] / MB, marker="o", capsize=3,
-                          yerr=bounds(spread["mean"] / MB, spread["min"] / MB, spread["max"] / MB),
-                          color=colours[(layout, hosts)],
-                          label=f"{f'{layout}, ' if several else ''}{hosts} host(s) ({_n_text(spread['size'])})")
+        for (layout, hosts), line in points[points["rw"] == rw].groupby(["layout", "hosts"]):
+            mean = line["bw_bytes"] / MB
+            axis.errorbar(line["jobs_per_host"], mean, marker="o", capsize=3, color=colours[(layout, hosts)],
+                          yerr=_interval_bars(mean, line["bw_bytes_lo"] / MB, line["bw_bytes_hi"] / MB),
+                          label=f"{f'{layout}, ' if several else ''}{hosts} host(s) ({_n_text(line['reps'])})")
         axis.set(title=rw, xlabel="jobs per host", ylabel="aggregate bandwidth, MB/s")
-        axis.set_xticks(sorted(rows["jobs_per_host"].unique()))
+        axis.set_xticks(sorted(points["jobs_per_host"].unique()))
     from_zero(axes)
-    return _done(fig, "Cluster throughput against jobs per host (bars: min-max over repetitions)",
+    return _done(fig, f"Cluster throughput against jobs per host (best point; bars: {INTERVAL_BARS})",
                  ("layout, " if several else "") + "hosts (reps)")
 
 
@@ -195,8 +187,8 @@ def _labelled(summary: pd.DataFrame) -> pd.DataFrame:
 @styled
 def by_block_size(curve: pd.DataFrame, table: pd.DataFrame | None = None) -> plt.Figure:
     """Best bandwidth and IOPS against block size, one line per rw (``core.best_by_bs``: one point per bs, with its
-    ``iops``). With ``table`` (the results ``curve`` came from), bars from the smallest to the largest repetition
-    of each point and n in the legend."""
+    ``iops``). With ``table`` (the results ``curve`` came from), bars of the 95% interval of each point's mean (the
+    tables' own, ``drawing.with_spread``; none for one run) and n in the legend."""
     fig, axes = panels(2)
     left, right = axes[0]
     data = with_spread(curve, table, ("bw_bytes", "iops")) if table is not None else curve
@@ -205,13 +197,13 @@ def by_block_size(curve: pd.DataFrame, table: pd.DataFrame | None = None) -> plt
         label = f"{rw} ({_n_text(group['n'])})" if table is not None else rw
         for axis, value, scale in ((left, "bw_bytes", MB), (right, "iops", 1.0)):
             mean = group[value] / scale
-            spread = bounds(mean, group[f"{value}_min"] / scale, group[f"{value}_max"] / scale) \
+            spread = _interval_bars(mean, group[f"{value}_lo"] / scale, group[f"{value}_hi"] / scale) \
                 if table is not None else None
             axis.errorbar(group["bs"], mean, yerr=spread, marker="o", capsize=3, label=label, color=rw_colour(rw))
     for axis, label in ((left, "bandwidth, MB/s"), (right, "IOPS")):
         axis.set(xscale="log", xlabel="block size, bytes", ylabel=label)
     from_zero(axes)
-    title = "bars: min-max over repetitions" if table is not None else "no repetitions given"
+    title = f"bars: {INTERVAL_BARS}" if table is not None else "no repetitions given"
     return _done(fig, f"One device: bandwidth and IOPS against block size ({title})",
                  "rw (reps)" if table is not None else "rw")
 
@@ -290,7 +282,7 @@ def efficiency(summary: pd.DataFrame) -> plt.Figure:
 def efficiency_vs_threads(points: pd.DataFrame, table: pd.DataFrame | None = None) -> plt.Figure:
     """Efficiency against numjobs (``core.point_efficiency``), one line per device count, one panel per rw: at each
     numjobs the point (bs, iodepth) with the best efficiency. With ``table`` (the results ``points`` came from), bars
-    from the smallest to the largest repetition of each point over devices x baseline, n in the legend."""
+    of the 95% interval of each point's mean (the tables' own) over devices x baseline, n in the legend."""
     data = with_spread(points, table) if table is not None else points
     best = data.sort_values("efficiency", ascending=False, kind="mergesort").drop_duplicates(
         ["rw", "devices", "numjobs"]).sort_values(["rw", "devices", "numjobs"], kind="mergesort")
@@ -301,8 +293,8 @@ def efficiency_vs_threads(points: pd.DataFrame, table: pd.DataFrame | None = Non
     for axis, rw in zip(axes.flat, rws):
         for devices, line in best[best["rw"] == rw].groupby("devices", sort=True):
             ideal = line["devices"] * line["baseline_bw_bytes"]
-            spread = bounds(line["efficiency"], line["bw_bytes_min"] / ideal, line["bw_bytes_max"] / ideal) \
-                if table is not None else None
+            spread = _interval_bars(line["efficiency"], line["bw_bytes_lo"] / ideal,
+                                    line["bw_bytes_hi"] / ideal) if table is not None else None
             n = f" ({_n_text(line['n'])})" if table is not None else ""
             axis.errorbar(line["numjobs"], line["efficiency"], yerr=spread, marker="o", capsize=3,
                           color=colours[(layout, devices)], label=f"{devices}{n}")
@@ -310,7 +302,7 @@ def efficiency_vs_threads(points: pd.DataFrame, table: pd.DataFrame | None = Non
         numjobs_axis(axis, best.loc[best["rw"] == rw, "numjobs"])
         axis.set(title=rw, xlabel="numjobs", ylabel="efficiency (1 = N x baseline)")
     from_zero(axes)
-    title = "bars: min-max over repetitions" if table is not None else "no repetitions given"
+    title = f"bars: {INTERVAL_BARS}" if table is not None else "no repetitions given"
     return _done(fig, f"Efficiency per point against threads ({title})",
                  "devices" + (" (reps)" if table is not None else "") + "; dotted: N x baseline")
 

@@ -1,6 +1,6 @@
 """Figures of rates beside bandwidth against threads: latency against IOPS, metadata rates, campaigns side by side,
-one shared file against a file per job. Each draws the spread of its repetitions (smallest to largest) as bars and
-n in its legend; ``plots`` names them too. Bandwidth in MB/s (1 MB = 10^6 bytes), latency in microseconds. Drawn as
+one shared file against a file per job. Each draws the 95% interval of each point's mean as bars (the analysis's
+own, ``stats.intervals_by``, as the tables give it; none for one run) and n in its legend; ``plots`` names them too. Bandwidth in MB/s (1 MB = 10^6 bytes), latency in microseconds. Drawn as
 every figure is (``drawing``): one style, a layout's colour, rates from zero, the legend below the panels.
 """
 from __future__ import annotations
@@ -13,8 +13,8 @@ import pandas as pd
 from ..analysis import baseline_and_tax
 from ..analysis.baseline_and_tax import MB
 from ..measure.units import size
-from .drawing import (bounds, done, done_from_zero, from_zero, layout_colours, n_text, panels, rw_colour, series_colours,
-                      styled)
+from .drawing import (INTERVAL_BARS, bounds, done, done_from_zero, from_zero, interval_bars, layout_colours, n_text,
+                      panels, rw_colour, series_colours, styled)
 
 
 def _has(data: pd.DataFrame, *columns: str) -> bool:
@@ -24,7 +24,7 @@ def _has(data: pd.DataFrame, *columns: str) -> bool:
 @styled
 def latency_vs_iops(points: pd.DataFrame) -> plt.Figure:
     """Mean and 99th percentile completion latency against IOPS, one line per (rw, block size), along iodepth
-    (``latency.by_point``); bars from the smallest to the largest repetition both ways, n in the legend."""
+    (``latency.by_point``); bars of the 95% interval of each mean both ways, n in the legend."""
     data = points.assign(curve=points["rw"] + " " + points["bs"].map(size)).sort_values("iops")
     fig, axes = panels(2)
     sizes = {rw: sorted(group["bs"].unique()) for rw, group in data.groupby("rw")}
@@ -32,23 +32,23 @@ def latency_vs_iops(points: pd.DataFrame) -> plt.Figure:
         for curve, line in data.groupby("curve", sort=True):
             rw, bs = line["rw"].iloc[0], line["bs"].iloc[0]
             y = line[column] / 1e3
-            yerr = bounds(y, line[f"{column}_min"] / 1e3, line[f"{column}_max"] / 1e3) \
-                if _has(line, f"{column}_min", f"{column}_max") else None
-            xerr = bounds(line["iops"], line["iops_min"], line["iops_max"]) if _has(line, "iops_min") else None
+            yerr = interval_bars(y, line[f"{column}_lo"] / 1e3, line[f"{column}_hi"] / 1e3) \
+                if _has(line, f"{column}_lo", f"{column}_hi") else None
+            xerr = interval_bars(line["iops"], line["iops_lo"], line["iops_hi"]) if _has(line, "iops_lo") else None
             n = f" ({n_text(line['reps'])})" if "reps" in line.columns else ""
             axis.errorbar(line["iops"], y, xerr=xerr, yerr=yerr, marker="o", capsize=3, label=f"{curve}{n}",
                           color=rw_colour(rw, sizes[rw].index(bs), len(sizes[rw])))
         axis.set(xlabel="IOPS", ylabel=f"completion latency {label}, us", yscale="log")
         axis.set_xlim(left=0)  # IOPS from zero; latency on its log scale
-    return done(fig, "Latency against IOPS (queue depth rising along each line; bars: min-max over repetitions)",
+    return done(fig, f"Latency against IOPS (queue depth rising along each line; bars: {INTERVAL_BARS})",
                 "rw, block size (reps)")
 
 
 @styled
 def metadata_rates(points: pd.DataFrame) -> plt.Figure:
     """Files created, statted and removed per second against the number of files (seed 004, Figures 9-11): one
-    panel per op, one line per (layout, numjobs) (``metadata.by_files`` rows); bars from the smallest to the largest
-    repetition (``rate_min``, ``rate_max``), n in the legend."""
+    panel per op, one line per (layout, numjobs) (``metadata.by_files`` rows); bars of the 95% interval of each mean
+    rate (``rate_lo``, ``rate_hi``), n in the legend."""
     ops = [op for op in ("create", "stat", "remove") if op in set(points["op"])]
     data = points.assign(curve=points["layout"] + " nj" + points["numjobs"].astype(str))
     fig, axes = panels(len(ops), width=4.5)
@@ -56,27 +56,27 @@ def metadata_rates(points: pd.DataFrame) -> plt.Figure:
     for axis, op in zip(axes.flat, ops):
         for curve, line in data[data["op"] == op].groupby("curve", sort=True):
             line = line.sort_values("files")
-            yerr = bounds(line["rate"], line["rate_min"], line["rate_max"]) if _has(line, "rate_min") else None
+            yerr = interval_bars(line["rate"], line["rate_lo"], line["rate_hi"]) if _has(line, "rate_lo") else None
             n = f" ({n_text(line['reps'])})" if "reps" in line.columns else ""
             colour = colours[(line["layout"].iloc[0], line["numjobs"].iloc[0])]
             axis.errorbar(line["files"], line["rate"], yerr=yerr, marker="o", capsize=3, label=f"{curve}{n}",
                           color=colour)
         axis.set(xscale="log", title=f"{op}s", xlabel="files", ylabel=f"{op}s per second")
     from_zero(axes)
-    return done(fig, "Metadata rates against the number of files (bars: min-max over repetitions)",
+    return done(fig, f"Metadata rates against the number of files (bars: {INTERVAL_BARS})",
                 "layout, numjobs (reps)")
 
 
 def _grouped_bars(axis, means: pd.DataFrame, low: pd.DataFrame | None, high: pd.DataFrame | None,
                   n: pd.DataFrame | None) -> None:
-    """One group per row of ``means``, one bar per column, bars from ``low`` to ``high`` when given, n in the
-    legend."""
+    """One group per row of ``means``, one bar per column, error bars from ``low`` to ``high`` when given (none where
+    they are NaN: one run), n in the legend."""
     width = 0.8 / max(1, means.shape[1])
     where = np.arange(len(means))
     colours = series_colours(means.shape[1])
     for i, column in enumerate(means.columns):
         height = means[column]
-        spread = bounds(height, low[column], high[column]) if low is not None else None
+        spread = interval_bars(height, low[column], high[column]) if low is not None else None
         label = f"{column} ({n_text(n[column])})" if n is not None else str(column)
         axis.bar(where - 0.4 + width * (i + 0.5), height, width, yerr=spread, capsize=3, label=label,
                  color=colours[i])
@@ -86,8 +86,8 @@ def _grouped_bars(axis, means: pd.DataFrame, low: pd.DataFrame | None, high: pd.
 @styled
 def comparison(wide: pd.DataFrame, spread: pd.DataFrame | None = None) -> plt.Figure:
     """``compare.side_by_side`` as grouped bars: one group per (layout, devices, rw), one bar per source. With
-    ``spread`` (``compare.best_spread`` of the same frame), bars from the smallest to the largest repetition of each
-    best point and n in the legend."""
+    ``spread`` (``compare.best_spread`` of the same frame), bars of the 95% interval of each best point's mean and n
+    in the legend."""
     fig, axes = panels(width=min(14, max(6, 0.6 * len(wide) * max(1, wide.shape[1]))))
     axis = axes[0][0]
     if wide.empty:
@@ -103,21 +103,21 @@ def comparison(wide: pd.DataFrame, spread: pd.DataFrame | None = None) -> plt.Fi
                  for c in ("low", "high", "n")}
         parts = {c: (v / (MB if c != "n" else 1)).set_axis(names) for c, v in pivot.items()}
     _grouped_bars(axis, shown, *(parts[c] if parts else None for c in ("low", "high", "n")))
-    return done_from_zero(fig, axis, "Campaigns side by side", "source" + (" (reps); bars: min-max" if parts else ""),
+    return done_from_zero(fig, axis, "Campaigns side by side", "source" + (" (reps); bars: 95% interval" if parts else ""),
                           ylabel="best bandwidth, MB/s", xlabel="")
 
 
 @styled
 def shared_vs_own(points: pd.DataFrame) -> plt.Figure:
     """Bandwidth of each mode (N-to-N, N-to-1) per point (layout, rw, and numjobs, bs, iodepth where they vary) as
-    bars from the smallest to the largest repetition (``bw_min``, ``bw_max``), n in the legend; black ticks: the
+    bars with the 95% interval of each mean (``bw_lo``, ``bw_hi``), n in the legend; black ticks: the
     cap sum of the devices that mode's files reach (``shared_file.summary`` rows)."""
     where = points["layout"] + " " + points["rw"]
     for column, unit in (("numjobs", " nj"), ("bs", " bs "), ("iodepth", " qd")):  # those that vary
         said = points[column].map(size) if column == "bs" else points[column].astype(str)
         where = where + (unit + said if points[column].nunique() > 1 else "")
     data = points.assign(where=where, mb_s=points["bw_bytes"] / MB, cap_mb_s=points["ceiling_bytes"] / MB,
-                         low=points["bw_min"] / MB, high=points["bw_max"] / MB)
+                         low=points["bw_lo"] / MB, high=points["bw_hi"] / MB)
     table = {c: data.pivot_table(index="where", columns="variant", values=c, sort=False, dropna=False)
              for c in ("mb_s", "cap_mb_s", "low", "high", "reps")}
     modes = sorted(table["mb_s"].columns, key=lambda mode: (mode != "n-to-n", mode))  # a file per job first
@@ -131,7 +131,7 @@ def shared_vs_own(points: pd.DataFrame) -> plt.Figure:
             if pd.notna(cap):
                 axis.hlines(cap, patch.get_x(), patch.get_x() + patch.get_width(), color="black", linewidth=2)
     return done_from_zero(fig, axis, "One shared file against a file per job",
-                          "files (reps; bars: min-max; black: the cap sum of the devices reached)", xlabel="",
+                          "files (reps; bars: 95% interval; black: the cap sum of the devices reached)", xlabel="",
                           ylabel="bandwidth, MB/s")
 
 

@@ -84,6 +84,11 @@ ioengine=psync
 invalidate=1
 filename={files}
 """
+# Three jobs in one group, no group_reporting, each held to 2000 IOPS and given a different amount to read: they run
+# about 0.5, 0.75 and 1 s, so the group's IOPS over the longest (fio's group_reporting) is 3/4 of their own IOPS
+# summed; written as json and, in a second run, json+ (the buckets the percentiles merge from)
+APART = ONE.replace("runtime=1\ntime_based=1\n", "rate_iops=2000\n").replace(
+    "[one]\n", "[short]\nio_size=4m\n\n[middle]\nio_size=6m\n\n[long]\nio_size=8m\n")
 # One job reported while it runs, every second (--status-interval=1): four whole JSON outputs in one file, each
 # counted from the run's start, the last the whole run
 INTERVALS = """[global]
@@ -206,6 +211,8 @@ def main() -> None:
             produce(f"fio333_groups_terse{version}", GROUPS.format(dir=folder),
                     ["--output-format=terse", f"--terse-version={version}"], work, suffix="txt")
         produce("fio333_fails", FAILS, ["--output-format=json"], work)
+        produce("fio333_apart", APART.format(dir=folder), ["--output-format=json"], work)
+        produce("fio333_apart_jsonplus", APART.format(dir=folder), ["--output-format=json+"], work)
         for name, job in (("groups", GROUPS), ("grouped", GROUPED), ("randrw", RANDRW)):
             produce(f"fio333_{name}_normal_json", job.format(dir=folder), ["--output-format=normal,json"], work,
                     suffix="txt")

@@ -175,7 +175,8 @@ def _notes(rows: list[dict], sources: str) -> list[str]:
     formats = sorted({line["format"] for line in kept})
     hosts = sorted({r["host"] for r in rows if r.get("host") and r["host"] != reader.ALL_HOSTS})
     said = [line for line in kept if line["said"]]
-    under = os.path.commonpath([line["path"] for line in kept]) if kept else ""
+    root = imported_from([line["path"] for line in lines])
+    under = f"{Path(root).name}/" if root.rstrip(os.sep) else "several folders"  # never the folders above it
     times = sorted(r["fio_time"] for r in rows if r.get("fio_time"))
     when = (f", written by fio {times[0][:10]}" + (f" to {times[-1][:10]}" if times[-1][:10] != times[0][:10] else "")
             if times else "")
@@ -184,10 +185,11 @@ def _notes(rows: list[dict], sources: str) -> list[str]:
              f"{'; hosts ' + ', '.join(hosts) if hosts else ''}{when}); each file's path and SHA-256 are in "
              f"{SOURCES_FILE}."]
     notes += [f"{len(said)} file(s) said otherwise than their names; the files' own values were kept: "
-              + "; ".join(f"{Path(line['path']).name}: {line['said']}" for line in said[:5])] if said else []
+              + "; ".join(f"{Path(line['path']).name}: {relative(line['said'], root)}" for line in said[:5])] \
+        if said else []
     refused: dict[str, list[str]] = {}
     for line in (line for line in lines if line["outcome"] == "refused"):
-        refused.setdefault(line["reason"], []).append(line["path"])
+        refused.setdefault(relative(line["reason"], root), []).append(line["path"])
     notes += [f"{sum(map(len, refused.values()))} file(s) refused, not imported: " + "; ".join(
         f"{named(paths, base=True)}: {reason}" for reason, paths in list(refused.items())[:5])] if refused else []
     failed = sum(1 for r in rows if r.get("status") == "failed")
@@ -286,5 +288,30 @@ def stored(folder: str | Path) -> results.CampaignResult:
 
 
 def sources(folder: str | Path) -> pd.DataFrame:
-    """The sources table of an import's folder (``sources.csv``), as a DataFrame."""
+    """The sources table of an import's folder (``sources.csv``), as a DataFrame: each file's path as it was read."""
     return pd.read_csv(Path(folder) / SOURCES_FILE, dtype={"said": "string", "reason": "string"})
+
+
+def imported_from(paths: Sequence[str]) -> str:
+    """The folder the files of ``paths`` were imported from: the deepest folder holding them all ("" for none)."""
+    folders = [os.path.dirname(str(p)) for p in paths]
+    return os.path.commonpath(folders) if folders else ""
+
+
+def relative(text: str, root: str) -> str:
+    """``text`` with every path under ``root`` said from ``root``'s own name on (``/home/x/results/a.json``:
+    ``results/a.json``): what a published report shows, never the folders above it of whoever imported."""
+    root = root.rstrip(os.sep)
+    return str(text).replace(root + os.sep, Path(root).name + os.sep) if root else str(text)
+
+
+def report_sources(folder: str | Path) -> pd.DataFrame:
+    """``sources`` as a published report shows it: every path, reason and sentence said from the folder imported
+    on (``relative``), so no report names where on its importer's machine the files were."""
+    table = sources(folder)
+    root = imported_from(list(table["path"]))
+    said = table.assign(**{c: [relative(v, root) if isinstance(v, str) else v for v in table[c]]
+                           for c in ("reason", "said")})
+    if root.rstrip(os.sep):  # files of folders with nothing in common above them: their names
+        return said.assign(path=[relative(p, root) for p in table["path"]])
+    return said.assign(path=[Path(p).name for p in table["path"]])

@@ -302,7 +302,20 @@ def _merged_latency(parts: list[tuple[Mapping, Mapping]], kind: str) -> dict:
     if kind == "clat" and buckets and all(latency.get("_bins") for _, latency in parts if latency.get("mean")):
         out["percentile"] = {f"{p:f}": v for p, v in percentiles_from_bins(buckets, WANTED, sum(buckets.values()))
                              .items()}
+    elif kind == "clat":
+        out.update(_worst_percentiles([latency for side, latency in parts if _samples(side, latency) > 0]))
     return out
+
+
+def _worst_percentiles(latencies: list[Mapping]) -> dict:
+    """Without json+ buckets to merge: each percentile every job listed, the largest of the jobs' (``_worst``
+    true). A bound, not an estimate: the pooled I/Os' p-quantile is never above the jobs' largest (at that value
+    every job has at least p of its I/Os done, so the pool has too) nor below their smallest."""
+    listed = [latency.get("percentile") for latency in latencies]
+    if not listed or not all(isinstance(p, Mapping) and p for p in listed):
+        return {}
+    keys = [key for key in listed[0] if all(key in p for p in listed)]
+    return {"percentile": {key: max(float(p[key]) for p in listed) for key in keys}, "_worst": True} if keys else {}
 
 
 def _merged_side(sides: list[Mapping]) -> dict:
@@ -340,13 +353,33 @@ def group_entry(entries: list[dict]) -> dict:
             shares = [e.get(name) for e in entries]
             known = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in shares)
             out[name] = sum(v * r for v, r in zip(shares, runtimes)) / out["job_runtime"] if known else math.nan
-    merged = "percentile" in out.get("read", {}).get("clat_ns", {}) or "percentile" in out.get("write", {}).get(
-        "clat_ns", {})
+    latency = [out[d]["clat_ns"] for d in ("read", "write") if "clat_ns" in out.get(d, {})
+               and "percentile" in out[d]["clat_ns"]]
+    percentiles = ("no clat percentiles" if not latency else
+                   "clat percentiles: the worst job's, each (no json+ buckets to merge: a bound, never below the "
+                   "group's)" if any(lat.get("_worst") for lat in latency) else
+                   "clat percentiles of the merged json+ bins (fio's own, as group_reporting gives them)")
     read_from = [f for e in entries for f in e.get("_read_from", []) if "percentile" not in f and "bins" not in f]
     out["_read_from"] = list(dict.fromkeys([*read_from, f"{len(entries)} job entries summed as group_reporting "
-                                            "does (sum_thread_stats)" + ("; clat percentiles of the merged json+ "
-                                                                         "bins" if merged else "; no percentiles")]))
+                                            "does (sum_thread_stats: I/Os and bytes over the longest job's runtime)",
+                                            *_runtimes_apart(entries, out), percentiles]))
     return out
+
+
+def _runtimes_apart(entries: list[dict], merged: Mapping) -> list[str]:
+    """Where the jobs' runtimes differ: how far their own IOPS summed lie from the group's (its I/Os over the
+    longest runtime, as fio's group_reporting and flashscale's own campaigns count them)."""
+    said = []
+    for direction in ("read", "write"):
+        sides = [e[direction] for e in entries if e.get(direction, {}).get("io_bytes", 0) > 0]
+        group = merged.get(direction, {}).get("iops", 0.0)
+        own = sum(side["iops"] for side in sides)
+        if not sides or group <= 0 or abs(own / group - 1) < 0.001:
+            continue
+        times = [side["runtime"] for side in sides]
+        said.append(f"{direction}: the jobs ran {min(times):g} to {max(times):g} ms, their own IOPS sum to "
+                    f"{own:.6g}, {100 * (own / group - 1):+.1f}% from the group's {group:.6g}")
+    return said
 
 
 def normalize(data: Mapping, source: str = "fio output") -> dict:
