@@ -45,7 +45,8 @@ def conformal_half(others, level: float = 0.9) -> float:
     """The split-conformal half-width from ``others`` (the other points' scores, NaN left out, infinite kept: a
     point no width covers): their k-th smallest, k = ceil(level x (n + 1)); NaN where k > n (too few for
     ``level``), infinite where the k-th is."""
-    scores = np.sort(np.asarray([s for s in others if not math.isnan(s)], dtype=float))
+    scores = np.asarray(others if isinstance(others, np.ndarray) else list(others), dtype=float)
+    scores = np.sort(scores[~np.isnan(scores)])
     k = math.ceil(check_level(level) * (len(scores) + 1) - 1e-9)
     return float(scores[k - 1]) if 1 <= k <= len(scores) else math.nan
 
@@ -63,19 +64,20 @@ def residual_halves(scores: pd.Series, layouts: pd.Series, mine: pd.Series, leve
     in words. ``noise``: each point's run-noise half-width (the least a layout's scale may be)."""
     e = scores.to_numpy(dtype=float)
     floor = np.zeros(len(e)) if noise is None else np.nan_to_num(noise.to_numpy(dtype=float))
-    names = layouts.astype(str).to_numpy()
+    codes, names = pd.factorize(layouts.astype(str))
     usable = mine.to_numpy(dtype=bool) & ~np.isnan(e)
     halves, tiers, how = [], [], []
     for i in range(len(e)):
         others = usable.copy()
         others[i] = False
-        own = others & (names == names[i])
-        tier, (half, said) = OWN, _own(e, names, own, i, level)
+        own = others & (codes == codes[i])
+        name = names[codes[i]]
+        tier, (half, said) = OWN, _own(e, name, own, level)
         if not said:
-            tier, (half, said) = SCALED, _scaled(e, floor, names, others, own, i, level)
+            tier, (half, said) = SCALED, _scaled(e, floor, codes, others, i, name, level)
         if not said:
             tier, half = POOLED, conformal_half(e[others], level)
-            said = (f"pooled over {int(others.sum())} other points ({names[i]} has {int(own.sum())} of its own"
+            said = (f"pooled over {int(others.sum())} other points ({name} has {int(own.sum())} of its own"
                     + (f"; {least_others(level)} needed)" if math.isnan(half) else ")"))
         halves.append(half)
         tiers.append(tier)
@@ -83,35 +85,35 @@ def residual_halves(scores: pd.Series, layouts: pd.Series, mine: pd.Series, leve
     return np.asarray(halves, dtype=float), tiers, how
 
 
-def _own(e: np.ndarray, names: np.ndarray, own: np.ndarray, i: int, level: float) -> tuple[float, str]:
+def _own(e: np.ndarray, name: str, own: np.ndarray, level: float) -> tuple[float, str]:
     count = int(own.sum())
     if count < least_others(level):
         return math.nan, ""
-    return conformal_half(e[own], level), f"{names[i]}'s own {count} other points alone"
+    return conformal_half(e[own], level), f"{name}'s own {count} other points alone"
 
 
-def _scaled(e: np.ndarray, floor: np.ndarray, names: np.ndarray, others: np.ndarray, own: np.ndarray, i: int,
+def _scaled(e: np.ndarray, floor: np.ndarray, codes: np.ndarray, others: np.ndarray, i: int, name: str,
             level: float) -> tuple[float, str]:
     """The scaled tier (module doc); (NaN, "") where the point's layout has fewer than ``LEAST_SCALE`` others with
     a finite error, or fewer than ``least_others(level)`` calibrating points have a scale."""
     finite = np.isfinite(e)
-    frame = pd.DataFrame({"name": names, "square": np.where(finite, e, 0.0) ** 2, "floor": floor,
-                          "n": finite.astype(float)})[others & finite]
-    sums = frame.groupby("name")[["square", "floor", "n"]].sum()
-    if names[i] not in sums.index or sums.loc[names[i], "n"] < LEAST_SCALE:
+    use, size = others & finite, int(codes.max()) + 1
+    square = np.bincount(codes[use], weights=e[use] ** 2, minlength=size)
+    least = np.bincount(codes[use], weights=floor[use], minlength=size)
+    count = np.bincount(codes[use], minlength=size).astype(float)
+    mine = codes[i]
+    if count[mine] < LEAST_SCALE:
         return math.nan, ""
-    mine = sums.loc[names[i]]
-    scale_i = max(math.sqrt(mine["square"] / mine["n"]), mine["floor"] / mine["n"])
-    group = sums.reindex(names[others]).to_numpy()
-    leave = np.where(finite[others], 1.0, 0.0)  # each calibrating point's scale leaves its own error out
-    n = group[:, 2] - leave
+    scale_i = max(math.sqrt(square[mine] / count[mine]), least[mine] / count[mine])
+    group, errors, leave = codes[others], e[others], finite[others].astype(float)  # each leaves its own error out
+    n = count[group] - leave
     keep = n >= LEAST_SCALE
     spare = np.where(keep, n, 1.0)
-    square = np.fmax(group[:, 0] - np.where(finite[others], e[others], 0.0) ** 2, 0.0)
-    scale = np.fmax(np.sqrt(square / spare), (group[:, 1] - leave * floor[others]) / spare)
-    ratios = np.where(scale > 0, e[others] / np.where(scale > 0, scale, 1.0), np.inf)[keep]
+    rest = np.fmax(square[group] - np.where(leave > 0, errors, 0.0) ** 2, 0.0)
+    scale = np.fmax(np.sqrt(rest / spare), (least[group] - leave * floor[others]) / spare)
+    ratios = np.where(scale > 0, errors / np.where(scale > 0, scale, 1.0), np.where(errors == 0, 0.0, np.inf))[keep]
     if len(ratios) < least_others(level) or scale_i <= 0:
         return math.nan, ""
     return conformal_half(ratios, level) * scale_i, (
-        f"scaled by {names[i]}'s {int(mine['n'])} other points (root mean square {scale_i:.1%}), the quantile of "
+        f"scaled by {name}'s {int(count[mine])} other points (root mean square {scale_i:.1%}), the quantile of "
         f"{len(ratios)} points' errors over their layouts'")
