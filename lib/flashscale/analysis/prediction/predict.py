@@ -326,8 +326,9 @@ def score(prediction: pd.DataFrame, frame: pd.DataFrame, confidence: float = 0.9
     unknowns leave (``predicted_lo_bw_bytes`` to ``predicted_hi_bw_bytes``, an open end meeting everything on its
     side: ``bounds.meets``), and ``predicted_width`` its hi / lo (inf where an end is open); the interval with two
     ends each point is scored by and whether the measurement lies inside it (``conformal.two_ended`` at ``level``:
-    ``scored_lo_bw_bytes``, ``scored_hi_bw_bytes``, ``scored_from``, ``scored_inside``). Points not measured are
-    left out."""
+    ``scored_lo_bw_bytes``, ``scored_hi_bw_bytes``, ``scored_from``, ``scored_inside``; the table's tier, source
+    and clip: ``scored_tier``, ``scored_residuals``, ``scored_clipped``, ``scored_unclipped``). Points not measured
+    are left out."""
     missing = [c for c in (*KEYS, "predicted_bw_bytes", "predicted_lo", "predicted_hi", "devices_limit_bw_bytes")
                if c not in prediction.columns]
     if missing:

@@ -143,13 +143,14 @@ def interval_sentences(scored: pd.DataFrame) -> list[str]:
     head += f": the measurement lay inside {inside} of them ({percent(inside / two.sum(), 0)})" if two.any() else ""
     if not two.all():
         head += f"; {int((~two).sum())} left open, not scored" + (
-            f" (the table's interval needs {conformal.least_others(level)} other points at {percent(level, 0)})"
+            f" (the table's interval needs {conformal.least_others(level)} other points at {percent(level, 0)}, "
+            f"each had {len(said) - 1})"
             if table else "")
     if len(said) < len(scored):
         head += f"; {len(scored) - len(said)} not predicted"
     errors = scored["error"].abs().dropna()
     tail = f" Median |error| {percent(float(errors.median()))} over {len(errors)} point(s)." if len(errors) else ""
-    return [head + "." + tail, *bounds.closing_sentences(scored)]
+    return [head + "." + tail, *conformal.table_sentences(said), *bounds.closing_sentences(scored)]
 
 
 def _met_sentences(scored: pd.DataFrame) -> list[str]:
