@@ -308,7 +308,7 @@ def _measure(spec: CampaignSpec, place: Place, runner: Runner, progress: bool, w
     the place undone, the table rebuilt and the notes written."""
     folder = campaign_folder.data_root(spec.data_dir) / spec.name
     notes = [*place.notes, *place.recover(folder)]
-    env = {**_environment(runner), **place.facts()}
+    env = {**_environment(runner), **place.facts(), **provenance.machine(place.devices())}
     directory, run_id, done, layouts_done = resume.open_campaign(
         folder, place.recorded(asdict(spec)), env, notes, spec.resume or spec.force_resume, spec.force_resume)
     with place.lock(directory), place.opened(directory):
