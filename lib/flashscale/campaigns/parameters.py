@@ -70,7 +70,7 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "PRECONDITION_PASSES": ("spec", "precondition_passes"), "RESUME": ("spec", "resume"),
     "FORCE_RESUME": ("spec", "force_resume"), "ON_FAILURE": ("spec", "on_failure"),
     "ADAPTIVE": ("sweep", "adaptive"), "VM_ACCEL": ("spec", "vm_accel"), "CEILINGS": ("spec", "ceilings"),
-    "CALIBRATION": ("spec", "calibrations"),
+    "CALIBRATION": ("spec", "calibrations"), "ARCHIVE": ("spec", "archive"),
     "CPU_LATENCY_US": ("sweep", "cpu_latency_us"),
     # a cluster campaign's own (fields of cluster.ClusterSpec, which a CampaignSpec does not have)
     "HOSTS": ("spec", "hosts"), "LINK_BPS": ("spec", "link_bps"), "SUBNET": ("spec", "subnet"),
@@ -83,7 +83,7 @@ PARAMETERS: dict[str, tuple[str, str]] = {
 # Parameters whose None or empty value means "none": the field's default (None, or nothing to wipe) applies.
 OPTIONAL_PARAMETERS = {"PRECISION", "CAP_FIT", "CALIBRATION", "ADAPTIVE", "BACKING_DIR", "TESTBED", "CONFIRM", "WIPE", "MOUNT_DIR", "ERASE_FALLBACK", "SS", "SS_DUR_S",
                        "SS_RAMP_S", "USE_DEVICES", "REMOTE_HOSTS", "CEILINGS",
-                       "CPU_LATENCY_US", "INVENTORY", "KNOWN_HOSTS", "SSH_IDENTITY", "SSH_CONFIG"}
+                       "CPU_LATENCY_US", "INVENTORY", "KNOWN_HOSTS", "SSH_IDENTITY", "SSH_CONFIG", "ARCHIVE"}
 
 PARTS = ("array", "sweep", "options", "spec")
 MAX_DEVICES = MAX_DEVICE_COUNT  # emulated devices (256): each a loop device and a backing file of this machine's
@@ -167,6 +167,17 @@ def _ceilings(value: object) -> object:
     """CEILINGS's type: a ceilings file or mapping that ``read_ceilings`` accepts (read now, before anything runs)."""
     try:
         read_ceilings(value)
+    except ConfigError as exc:
+        raise ValueError(str(exc)) from None
+    return value
+
+
+def _archive(value: object) -> object:
+    """ARCHIVE's type: a path ``measure.archive.checked_path`` accepts (checked now, before anything runs)."""
+    from ..measure.archive import checked_path  # here, not above: the archive's pandas only where one is given
+
+    try:
+        checked_path(value)
     except ConfigError as exc:
         raise ValueError(str(exc)) from None
     return value
@@ -290,6 +301,9 @@ SCHEMA: dict[str, tuple[object, str]] = {
                                      "is stated with this campaign's predictions, before its layouts are built (never "
                                      "from the layout and device count it predicts); None: this campaign's and the "
                                      "baseline's own rows only"),
+    "ARCHIVE": (Optional[Annotated[Any, AfterValidator(_archive)]],
+                "an archive file (flashscale archive; relative to the checkout) the campaign is added to when it "
+                "finishes, said in its notes; None: not archived"),
     "CPU_LATENCY_US": (Optional[AtLeastZero], "every run holds the CPUs to idle states they leave within this many "
                                               "µs (/dev/cpu_dma_latency; 0: they poll), so no wake-up from deep idle "
                                               "shapes a curve; None: the machine's own idle states"),
