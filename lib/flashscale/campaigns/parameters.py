@@ -163,24 +163,23 @@ def ceilings_file(file: Path, named: str, where: str = "") -> object:
         raise ConfigError(f"ceilings file {named!r} cannot be read as YAML: {exc}") from None
 
 
-def _ceilings(value: object) -> object:
-    """CEILINGS's type: a ceilings file or mapping that ``read_ceilings`` accepts (read now, before anything runs)."""
-    try:
-        read_ceilings(value)
-    except ConfigError as exc:
-        raise ValueError(str(exc)) from None
-    return value
+def _accepted_by(check):
+    """A parameter's type from ``check``, which raises ConfigError on a bad value (run now, before anything runs):
+    CEILINGS's ``read_ceilings``, ARCHIVE's ``_archive``."""
+    def accepted(value: object) -> object:
+        try:
+            check(value)
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+        return value
+    return accepted
 
 
-def _archive(value: object) -> object:
-    """ARCHIVE's type: a path ``measure.archive.checked_path`` accepts (checked now, before anything runs)."""
+def _archive(value: object) -> None:
+    """ARCHIVE's check: a path ``measure.archive.checked_path`` accepts."""
     from ..measure.archive import checked_path  # here, not above: the archive's pandas only where one is given
 
-    try:
-        checked_path(value)
-    except ConfigError as exc:
-        raise ValueError(str(exc)) from None
-    return value
+    checked_path(value)
 
 
 def _whole_bytes(value: object) -> object:
@@ -291,7 +290,7 @@ SCHEMA: dict[str, tuple[object, str]] = {
     "ON_FAILURE": (Literal["continue", "stop"], "after a failed fio run: continue the sweep, or stop it"),
     "ADAPTIVE": (Optional[Literal["numjobs", "iodepth"]], "explore this axis until throughput saturates instead of "
                                                         "measuring its whole grid (None: the whole grid)"),
-    "CEILINGS": (Optional[Annotated[Any, AfterValidator(_ceilings)]],
+    "CEILINGS": (Optional[Annotated[Any, AfterValidator(_accepted_by(read_ceilings))]],
                  "the ceilings the predictions stated before each layout is built hold it to: the path of a YAML file "
                  "as flashscale analyze --ceilings reads (relative to the checkout), or its mapping inline, e.g. "
                  "{memory_bw_bytes: 2e10}; memory, the network's links and PCIe (a link given here wins over the one "
@@ -301,7 +300,7 @@ SCHEMA: dict[str, tuple[object, str]] = {
                                      "is stated with this campaign's predictions, before its layouts are built (never "
                                      "from the layout and device count it predicts); None: this campaign's and the "
                                      "baseline's own rows only"),
-    "ARCHIVE": (Optional[Annotated[Any, AfterValidator(_archive)]],
+    "ARCHIVE": (Optional[Annotated[Any, AfterValidator(_accepted_by(_archive))]],
                 "an archive file (flashscale archive; relative to the checkout) the campaign is added to when it "
                 "finishes, said in its notes; None: not archived"),
     "CPU_LATENCY_US": (Optional[AtLeastZero], "every run holds the CPUs to idle states they leave within this many "
