@@ -87,6 +87,13 @@ def test_a_report_that_stops_says_why_and_names_the_executed_notebook(imported, 
     assert (tmp_path / "out" / "compare.ipynb").is_file()
 
 
+def test_a_report_folder_that_cannot_be_one_is_refused_before_the_comparison_runs(imported, tmp_path, capsys):
+    (tmp_path / "taken").write_text("a file\n")
+    assert main(["compare", str(tmp_path / "nowhere"), str(imported / "B"), "--report", str(tmp_path / "taken")]) == 1
+    assert "--report" in capsys.readouterr().err and "cannot be made a folder" in str(
+        pytest.raises(ConfigError, compare_report.report_folder, tmp_path / "taken" / "below").value)
+
+
 def test_one_metric_is_its_own_family_and_an_unknown_one_is_refused_by_name(imported):
     every = compare_report.compare(str(imported / "A"), str(imported / "B"))
     iops = compare_report.compare(str(imported / "A"), str(imported / "B"), metric="iops")

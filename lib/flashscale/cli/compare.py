@@ -56,6 +56,8 @@ def main(args: argparse.Namespace) -> int:
     from ..notebooks import compare_report
 
     gate = read_gate(args.fail_on) if args.fail_on else None
+    if args.report:
+        compare_report.report_folder(args.report)
     compared = compare_report.compare(args.a, args.b, args.margin, args.confidence, args.metric)
     changed = compared.changed
     failed = campaign_diff.gate(changed, *gate) if gate else changed.iloc[:0]

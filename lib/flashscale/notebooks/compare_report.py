@@ -84,6 +84,17 @@ def absolute(side: str) -> str:
     return str(Path(side).resolve())
 
 
+def report_folder(out: str | Path) -> Path:
+    """The folder ``--report`` names, made where absent; ConfigError naming it where it is a file or cannot be made
+    (checked before the comparison runs)."""
+    folder = Path(out)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise errors.ConfigError(f"--report {str(out)!r:.200}: cannot be made a folder ({exc.strerror})") from None
+    return folder
+
+
 def report(a: str, b: str, out: str | Path, margin: float | None = None, confidence: float = 0.95,
            metric: str = "") -> Path:
     """notebooks/compare.ipynb executed on A and B into ``out``/compare.ipynb and published as compare.html (module
@@ -91,9 +102,7 @@ def report(a: str, b: str, out: str | Path, margin: float | None = None, confide
     import papermill
 
     root = project_root()
-    folder = Path(out)
-    folder.mkdir(parents=True, exist_ok=True)
-    executed = folder / f"{NOTEBOOK}.ipynb"
+    executed = report_folder(out) / f"{NOTEBOOK}.ipynb"
     given = {"A": absolute(a), "B": absolute(b), "MARGIN": margin, "CONFIDENCE": confidence, "METRIC": metric or ""}
     try:
         execute.execute_notebook(execute.notebook_path(NOTEBOOK, root), executed, given, root, progress_bar=False)
