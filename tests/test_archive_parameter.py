@@ -91,6 +91,8 @@ def test_a_path_that_is_no_archive_this_user_can_write_is_refused_by_name(tmp_pa
         "a\x00b.sqlite": "is not the path of an archive file",
         "a\nb.sqlite": "is not the path of an archive file",
         "x" * 5000: "is not the path of an archive file",
+        "a" * 300: "cannot be looked at: File name too long",
+        str(tmp_path / ("b" * 300) / "a.sqlite"): "cannot be looked at: File name too long",
     }
     for value, said in refused.items():
         with pytest.raises(ConfigError, match=said):

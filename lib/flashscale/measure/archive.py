@@ -376,14 +376,19 @@ def checked_path(value) -> Path | None:
         raise ConfigError(f"{value!r:.120} is not the path of an archive file: expected at most {MOST_PATH} "
                           "printable characters, e.g. data/archive.sqlite")
     path = campaign_folder.data_root(value)
-    folder = path.parent
-    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
-        raise ConfigError(f"archive file {value!r:.120}: its folder {str(folder)!r:.120} does not exist or cannot "
-                          "be written (a path is relative to the checkout)")
-    if path.exists() or path.is_symlink():
-        if not path.is_file() or not os.access(path, os.R_OK | os.W_OK):
-            raise ConfigError(f"archive file {value!r:.120}: {str(path)!r:.120} is not a file this user can read "
-                              "and write")
+    try:
+        folder_ok = path.parent.is_dir() and os.access(path.parent, os.W_OK | os.X_OK)
+        there = folder_ok and (path.exists() or path.is_symlink())
+        usable = there and path.is_file() and os.access(path, os.R_OK | os.W_OK)
+    except OSError as exc:  # a name longer than the file system allows, a loop of links
+        raise ConfigError(f"archive file {value!r:.120} cannot be looked at: {exc.strerror}") from None
+    if not folder_ok:
+        raise ConfigError(f"archive file {value!r:.120}: its folder {str(path.parent)!r:.120} does not exist or "
+                          "cannot be written (a path is relative to the checkout)")
+    if there and not usable:
+        raise ConfigError(f"archive file {value!r:.120}: {str(path)!r:.120} is not a file this user can read and "
+                          "write")
+    if there:
         _connect(path, write=False).close()  # refused, naming why, where it is not a flashscale archive
     return path
 
