@@ -2,13 +2,15 @@
 
     points(a, b)                 the points both ran, matched by what ran (``match_columns``), and those only one ran
     changes(a, b, margin)        per shared point and metric: B over A, its 95% interval and the verdict
+    chosen(["bw"])               the metrics a comparison reads, by name or short name (``SHORT``)
     gate(changed, "slower", 0)   the rows a pipeline fails on
     sentence(changed)            the comparison in one sentence
 
 A point is what ran: layout, devices, rw, bs, numjobs, iodepth, and where a table has them the number of hosts (and
 in a cluster's table the host), the files, the variant, the stage and the workload. Where one table lacks a column
 the other has, the points are matched without it. The metrics (``METRICS``): bandwidth and IOPS (higher is
-better) and the 99th percentile of completion latency (lower is better), each where both tables have it.
+better) and the 99th percentile of completion latency (lower is better), each where both tables have it; or those
+of them asked for (``chosen``: the family is then those metrics' verdicts only).
 
 Each change is read by the one rule of ``analysis.agreement``, as the tax is (``significance``): Welch's t test of
 the difference of the runs' mean logs on Hsu's degrees of freedom (the two sides may differ in runs and in spread),
@@ -47,6 +49,7 @@ from ..measure import fio_output
 
 # metric -> (column, higher is better)
 METRICS = {"bandwidth": ("bw_bytes", True), "iops": ("iops", True), "p99 latency": ("clat_p99_ns", False)}
+SHORT = {"bw": "bandwidth", "iops": "iops", "p99": "p99 latency"}  # as analyze --metric names them
 EXTRAS = ("hosts", "nrfiles", "variant", "stage", "workload")  # also name a point, where both tables have them
 PLAUSIBLE = (1e-6, 1e16)  # bytes/s, IOPS or ns: what any run can report (10 PB/s; 115 days)
 COUNTS = ("devices", "bs", "numjobs", "iodepth", "hosts", "nrfiles")
@@ -177,14 +180,29 @@ def _grouped(frame: pd.DataFrame, by: list[str]) -> dict[tuple, pd.DataFrame]:
     return {key: group for key, group in rows.groupby([keys[c] for c in by], sort=False)}
 
 
-def changes(a: pd.DataFrame, b: pd.DataFrame, margin: float, confidence: float = 0.95) -> pd.DataFrame:
+def chosen(metrics=None) -> tuple[str, ...]:
+    """The metrics a comparison reads: every one of ``METRICS`` for None or none, else those named (a name of
+    ``METRICS`` or its short name, ``SHORT``), in ``METRICS``' order; AnalysisError naming one it does not know."""
+    if metrics is None or isinstance(metrics, str) and not metrics:
+        return tuple(METRICS)
+    names = [metrics] if isinstance(metrics, str) else list(metrics)
+    unknown = [m for m in names if not isinstance(m, str) or SHORT.get(m, m) not in METRICS]
+    if unknown:
+        raise AnalysisError(f"metric {unknown[0]!r:.60} is not one a comparison reads: choose from "
+                            f"{', '.join(SHORT)} ({', '.join(METRICS)})")
+    wanted = {SHORT.get(m, m) for m in names}
+    return tuple(m for m in METRICS if m in wanted) or tuple(METRICS)
+
+
+def changes(a: pd.DataFrame, b: pd.DataFrame, margin: float, confidence: float = 0.95,
+            metrics=None) -> pd.DataFrame:
     """Each shared point (``points``) and metric (``METRICS``, where both sides have it): its keys (as text), then
-    ``COLUMNS``: the runs and mean of each side, ``change`` (B / A - 1 of the means) and its interval at
+    ``COLUMNS`` (only ``metrics``, by ``chosen``, where given): the runs and mean of each side, ``change`` (B / A - 1 of the means) and its interval at
     ``confidence`` (of the ratio of the runs' geometric means), ``speed_hi`` (the interval's upper end on the
     better-is-higher scale: ``gate``'s threshold reads it), the ``verdict`` controlled as a family (module doc),
     its ``q`` and whether the family ``held`` it, ``runs_to_decide`` (an inconclusive verdict's runs a side, None
     where no number would) and ``said``: the verdict in words. Largest changes first."""
-    margin = check_margin(margin)
+    margin, read = check_margin(margin), chosen(metrics)
     if not 0.0 < confidence < 1.0:
         raise AnalysisError(f"confidence {confidence!r} must lie strictly between 0 and 1")
     shared, _ = points(a, b)
@@ -192,7 +210,7 @@ def changes(a: pd.DataFrame, b: pd.DataFrame, margin: float, confidence: float =
     groups_a, groups_b = _grouped(a, by), _grouped(b, by)
     rows = []
     for key in shared.itertuples(index=False, name=None):
-        for metric in METRICS:
+        for metric in read:
             one = _one(groups_a[key], groups_b[key], metric, margin, confidence)
             if one is not None:
                 rows.append({**dict(zip(by, key)), **one})

@@ -16,7 +16,7 @@ import re
 import pandas as pd
 
 NOT_COMPARED = re.compile(r"^(run_id|kind|campaign|notes|imports|resumed|added_at|spec\.(name|data_dir|resume|"
-                          r"force_resume|dry_run|calibrations)|environment\.software\.dirty)(\.|$)")
+                          r"force_resume|dry_run|calibrations|archive)|environment\.software\.dirty)(\.|$)")
 # the likeliest causes of a change first: the kernel, fio, the machine, its CPUs, the devices, the caps an emulated
 # array held, the layouts' parameters, then the software that measured
 FIRST = ("environment.kernel", "environment.fio", "rows.fio_version", "environment.hostname", "rows.host",

@@ -49,7 +49,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from ..measure import campaign_folder, monitoring, results, resume
+from ..measure import archive, campaign_folder, monitoring, results, resume
 from ..measure.results import CampaignResult
 from ..arrays import fill
 from ..system.commands import Runner
@@ -105,6 +105,7 @@ class CampaignSpec:
     calibrations: tuple[str, ...] = ()  # CALIBRATION: campaign folders of the layouts on fewer devices
     tax_margin: float = DEFAULT_MARGIN  # TAX_MARGIN: the tax test decides against it as runs arrive (PRECISION)
     reference: str = STANDS_IN          # REFERENCE: what that test decides against (measure.reference.reference_of)
+    archive: str | None = None          # ARCHIVE: the archive file the campaign is added to when it finishes
 
     def __post_init__(self) -> None:
         parameters.check_campaign_name(self.name)
@@ -292,14 +293,16 @@ def run(spec: CampaignSpec, runner: Runner | None = None, progress: bool = True,
     (not inside the VM lab, which cannot see the host's folders)."""
     if resume.reanalyzing() and guest is None:  # flashscale run --reanalyze: the stored campaign, nothing measured
         stored = resume.stored_campaign(campaign_folder.data_root(spec.data_dir) / spec.name, asdict(spec))
-        return CampaignResult(*stored)
+        return archive.at_end(spec.archive, CampaignResult(*stored), write=False)
     runner = runner or Runner()
     with _sigterm_as_interrupt():
         place = choose(spec, runner, guest)
         place.check(spec.layouts, workloads)  # before anything is made or erased
         if place.runs_inside:
-            return place.run_inside(asdict(spec), campaign_folder.data_root(spec.data_dir), progress)
-        return _measure(spec, place, runner, progress, workloads, baseline)
+            return archive.at_end(spec.archive, place.run_inside(asdict(spec), campaign_folder.data_root(
+                spec.data_dir), progress))
+        result = _measure(spec, place, runner, progress, workloads, baseline)
+        return result if guest is not None else archive.at_end(spec.archive, result)  # the VM's: the host adds it
 
 
 def _measure(spec: CampaignSpec, place: Place, runner: Runner, progress: bool, workloads: Sequence,
@@ -308,7 +311,7 @@ def _measure(spec: CampaignSpec, place: Place, runner: Runner, progress: bool, w
     the place undone, the table rebuilt and the notes written."""
     folder = campaign_folder.data_root(spec.data_dir) / spec.name
     notes = [*place.notes, *place.recover(folder)]
-    env = {**_environment(runner), **place.facts()}
+    env = {**_environment(runner), **place.facts(), **provenance.machine(place.devices())}
     directory, run_id, done, layouts_done = resume.open_campaign(
         folder, place.recorded(asdict(spec)), env, notes, spec.resume or spec.force_resume, spec.force_resume)
     with place.lock(directory), place.opened(directory):

@@ -71,7 +71,7 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "PRECONDITION_PASSES": ("spec", "precondition_passes"), "RESUME": ("spec", "resume"),
     "FORCE_RESUME": ("spec", "force_resume"), "ON_FAILURE": ("spec", "on_failure"),
     "ADAPTIVE": ("sweep", "adaptive"), "VM_ACCEL": ("spec", "vm_accel"), "CEILINGS": ("spec", "ceilings"),
-    "CALIBRATION": ("spec", "calibrations"),
+    "CALIBRATION": ("spec", "calibrations"), "ARCHIVE": ("spec", "archive"),
     "CPU_LATENCY_US": ("sweep", "cpu_latency_us"),
     # a cluster campaign's own (fields of cluster.ClusterSpec, which a CampaignSpec does not have)
     "HOSTS": ("spec", "hosts"), "LINK_BPS": ("spec", "link_bps"), "SUBNET": ("spec", "subnet"),
@@ -84,7 +84,7 @@ PARAMETERS: dict[str, tuple[str, str]] = {
 # Parameters whose None or empty value means "none": the field's default (None, or nothing to wipe) applies.
 OPTIONAL_PARAMETERS = {"PRECISION", "CAP_FIT", "CALIBRATION", "ADAPTIVE", "BACKING_DIR", "TESTBED", "CONFIRM", "WIPE", "MOUNT_DIR", "ERASE_FALLBACK", "SS", "SS_DUR_S",
                        "SS_RAMP_S", "USE_DEVICES", "REMOTE_HOSTS", "CEILINGS",
-                       "CPU_LATENCY_US", "INVENTORY", "KNOWN_HOSTS", "SSH_IDENTITY", "SSH_CONFIG"}
+                       "CPU_LATENCY_US", "INVENTORY", "KNOWN_HOSTS", "SSH_IDENTITY", "SSH_CONFIG", "ARCHIVE"}
 
 PARTS = ("array", "sweep", "options", "spec")
 MAX_DEVICES = MAX_DEVICE_COUNT  # emulated devices (256): each a loop device and a backing file of this machine's
@@ -172,13 +172,23 @@ def ceilings_file(file: Path, named: str, where: str = "") -> object:
         raise ConfigError(f"ceilings file {named!r} cannot be read as YAML: {exc}") from None
 
 
-def _ceilings(value: object) -> object:
-    """CEILINGS's type: a ceilings file or mapping that ``read_ceilings`` accepts (read now, before anything runs)."""
-    try:
-        read_ceilings(value)
-    except ConfigError as exc:
-        raise ValueError(str(exc)) from None
-    return value
+def _accepted_by(check):
+    """A parameter's type from ``check``, which raises ConfigError on a bad value (run now, before anything runs):
+    CEILINGS's ``read_ceilings``, ARCHIVE's ``_archive``."""
+    def accepted(value: object) -> object:
+        try:
+            check(value)
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+        return value
+    return accepted
+
+
+def _archive(value: object) -> None:
+    """ARCHIVE's check: a path ``measure.archive.checked_path`` accepts."""
+    from ..measure.archive import checked_path  # here, not above: the archive's pandas only where one is given
+
+    checked_path(value)
 
 
 def _whole_bytes(value: object) -> object:
@@ -307,7 +317,7 @@ SCHEMA: dict[str, tuple[object, str]] = {
     "ON_FAILURE": (Literal["continue", "stop"], "after a failed fio run: continue the sweep, or stop it"),
     "ADAPTIVE": (Optional[Literal["numjobs", "iodepth"]], "explore this axis until throughput saturates instead of "
                                                         "measuring its whole grid (None: the whole grid)"),
-    "CEILINGS": (Optional[Annotated[Any, AfterValidator(_ceilings)]],
+    "CEILINGS": (Optional[Annotated[Any, AfterValidator(_accepted_by(read_ceilings))]],
                  "the ceilings the predictions stated before each layout is built hold it to: the path of a YAML file "
                  "as flashscale analyze --ceilings reads (relative to the checkout), or its mapping inline, e.g. "
                  "{memory_bw_bytes: 2e10}; memory, the network's links and PCIe (a link given here wins over the one "
@@ -317,6 +327,9 @@ SCHEMA: dict[str, tuple[object, str]] = {
                                      "is stated with this campaign's predictions, before its layouts are built (never "
                                      "from the layout and device count it predicts); None: this campaign's and the "
                                      "baseline's own rows only"),
+    "ARCHIVE": (Optional[Annotated[Any, AfterValidator(_accepted_by(_archive))]],
+                "an archive file (flashscale archive; relative to the checkout) the campaign is added to when it "
+                "finishes, said in its notes; None: not archived"),
     "CPU_LATENCY_US": (Optional[whole(0, MAX_LATENCY_US)],
                        f"every run holds the CPUs to idle states they leave within this many µs (at most "
                        f"{MAX_LATENCY_US}; /dev/cpu_dma_latency; 0: they poll), so no wake-up from deep idle shapes a "

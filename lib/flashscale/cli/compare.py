@@ -3,8 +3,9 @@
 A and B are campaign folders, results tables (.parquet, .csv) or archive queries (archive:FILE?layout=md-raid0&last=3).
 What differs between their machines and environments is listed first, then each point both ran and each metric
 (bandwidth, IOPS, p99 latency): B's change from A with its 95% interval and the verdict, largest changes first.
---fail-on slower exits 5 where a verdict is slower. Guide: docs/howto/compare.md; every option:
-docs/reference/commands.md#flashscale-compare.
+--fail-on slower exits 5 where a verdict is slower; --report DIR also executes the report notebook
+(notebooks/compare.ipynb) into DIR/compare.ipynb and publishes DIR/compare.html. Guide: docs/howto/compare.md;
+every option: docs/reference/commands.md#flashscale-compare.
 """
 from __future__ import annotations
 
@@ -31,8 +32,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fail-on", default=None, metavar="slower[:PCT]|inconclusive",
                         help=f"exit {GATE_FAILED} where a verdict is slower (slower:5 only where it is slower by "
                              "5%% or more, its whole interval); inconclusive: also where a verdict is not decided")
+    parser.add_argument("--metric", choices=["bw", "iops", "p99"], default=None,
+                        help="compare this metric only (default: bandwidth, IOPS and p99 latency, each where both "
+                             "sides have it); the verdicts are controlled together over the metrics compared")
     parser.add_argument("--figure", default=None, metavar="FILE.png",
                         help="also draw the changes with their intervals into FILE (.png or .svg)")
+    parser.add_argument("--report", default=None, metavar="DIR",
+                        help="also execute the report notebook into DIR: compare.ipynb, executed, and compare.html")
 
 
 def read_gate(text: str) -> tuple[str, float]:
@@ -45,49 +51,29 @@ def read_gate(text: str) -> tuple[str, float]:
     return match[1], float(match[2] or 0) / 100
 
 
-def margin_of(args: argparse.Namespace, sides) -> tuple[float, str]:
-    """The margin and where it came from: --margin, else A's TAX_MARGIN, else B's, else the default; the note says
-    a stated margin that differs from the one used."""
-    from ..analysis.agreement import check_margin
-
-    stated = []
-    for name, side in zip("AB", sides):
-        for record in side.records:
-            value = (record.get("spec") or {}).get("tax_margin") if isinstance(record.get("spec"), dict) else None
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 1:
-                stated.append((name, float(value)))
-    margin = check_margin(args.margin) if args.margin is not None else (
-        stated[0][1] if stated else defaults.DEFAULT_MARGIN)
-    source = "--margin" if args.margin is not None else (f"{stated[0][0]}'s TAX_MARGIN" if stated else "default")
-    others = sorted({f"{n} stated {100 * v:g}%" for n, v in stated if abs(v - margin) > 1e-12})
-    return margin, f"margin {100 * margin:g}% ({source}" + (f"; {', '.join(others)})" if others else ")")
-
-
 def main(args: argparse.Namespace) -> int:
-    from ..analysis import campaign_diff, environment_diff
-    from ..measure import sides
+    from ..analysis import campaign_diff
+    from ..notebooks import compare_report
 
     gate = read_gate(args.fail_on) if args.fail_on else None
-    a, b = sides.read(args.a), sides.read(args.b)
-    margin, margin_note = margin_of(args, (a, b))
-    changed = campaign_diff.changes(a.rows, b.rows, margin, args.confidence)
-    _, alone = campaign_diff.points(a.rows, b.rows)
-    differs = environment_diff.differences(*(environment_diff.combined(
-        [environment_diff.facts(r, s.rows) for r in s.records] or [environment_diff.facts(None, s.rows)])
-        for s in (a, b)))
+    if args.report:
+        compare_report.report_folder(args.report)
+    compared = compare_report.compare(args.a, args.b, args.margin, args.confidence, args.metric)
+    changed = compared.changed
     failed = campaign_diff.gate(changed, *gate) if gate else changed.iloc[:0]
-    said = campaign_diff.sentence(changed, alone)
     if args.figure:
         from ..publish import comparison
 
-        comparison.save(comparison.changes_figure(changed, margin), args.figure)
+        comparison.save(comparison.changes_figure(changed, compared.margin), args.figure)
     if args.format == "csv":
         changed.to_csv(sys.stdout, index=False)
     elif args.format == "json":
-        print(json.dumps(_json(changed, alone, differs, margin, margin_note, said, failed, (a, b)), indent=1,
-                         default=str))
+        print(json.dumps(_json(compared, failed), indent=1, default=str))
     else:
-        print(_table(changed, alone, differs, margin_note, said, failed, (a, b)))
+        print(_table(compared, failed))
+    if args.report:
+        html = compare_report.report(args.a, args.b, args.report, args.margin, args.confidence, args.metric)
+        print(f"Report: {html}", file=sys.stderr)
     return GATE_FAILED if len(failed) else 0
 
 
@@ -95,13 +81,15 @@ def _records(frame) -> list[dict]:
     return json.loads(frame.to_json(orient="records"))
 
 
-def _json(changed, alone, differs, margin, margin_note, said, failed, sides) -> dict:
-    return {"a": sides[0].label, "b": sides[1].label, "margin": margin, "margin_note": margin_note,
-            "environment": _records(differs), "changes": _records(changed), "only_in_one": _records(alone),
-            "sentence": said, "gate_failed": _records(failed)}
+def _json(compared, failed) -> dict:
+    return {"a": compared.a.label, "b": compared.b.label, "margin": compared.margin,
+            "margin_note": compared.margin_note, "environment": _records(compared.differs),
+            "changes": _records(compared.changed), "only_in_one": _records(compared.alone),
+            "sentence": compared.said, "gate_failed": _records(failed)}
 
 
-def _table(changed, alone, differs, margin_note, said, failed, sides) -> str:
+def _table(compared, failed) -> str:
     from ..publish import comparison
 
-    return comparison.text(changed, alone, differs, margin_note, said, failed, sides, WIDTH, MOST_DIFFERENCES)
+    return comparison.text(compared.changed, compared.alone, compared.differs, compared.margin_note, compared.said,
+                           failed, (compared.a, compared.b), WIDTH, MOST_DIFFERENCES)

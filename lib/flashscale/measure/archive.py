@@ -9,6 +9,8 @@ its campaign.json (``record``) and its results table (``rows``: JSON, one object
     listed(archive, Filters(...))              the entries that match, oldest first
     merge(archive, other)                      another archive's campaigns added: (added, already there)
     rows_of(archive, entries)                  their rows (a ``source`` column names each) and records
+    checked_path(ARCHIVE)                      a campaign's ARCHIVE parameter checked before anything runs
+    at_end(ARCHIVE, result)                    a finished campaign added, said in its notes
 
 A campaign is known by the SHA-256 of its content (``content_id``: its record with the device identities hashed,
 and its rows), not by where it was found or when it was added: the same campaign added on two machines has one id,
@@ -27,9 +29,11 @@ is not its id, and nothing read becomes a path or an option.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
+import os
 import re
 import sqlite3
 from dataclasses import dataclass
@@ -40,7 +44,7 @@ import numpy as np
 import pandas as pd
 
 from . import campaign_folder, results
-from ..errors import AnalysisError, ConfigError
+from ..errors import AnalysisError, ConfigError, FlashscaleError
 
 FORMAT = "flashscale-archive-1"
 SCHEMA = (
@@ -356,3 +360,55 @@ def rows_of(archive: str | Path, entries: list[Entry]) -> tuple[pd.DataFrame, li
     if not frames:
         return pd.DataFrame(), records
     return pd.concat(frames, ignore_index=True), records
+
+
+MOST_PATH = 4096  # characters of an ARCHIVE path (Linux's PATH_MAX)
+
+
+def checked_path(value) -> Path | None:
+    """A campaign's ``ARCHIVE`` (module doc) as the file it names: relative to the checkout as ``DATA_DIR`` is; None
+    for None or "". ConfigError naming the value, before anything runs, where it is not a path of printable text,
+    its folder does not exist or cannot be written, or the file there is not a flashscale archive this user can
+    write (a folder, a device, another database: each refused, never made into one)."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str) or len(value) > MOST_PATH or any(ord(c) < 32 or ord(c) == 127 for c in value):
+        raise ConfigError(f"{value!r:.120} is not the path of an archive file: expected at most {MOST_PATH} "
+                          "printable characters, e.g. data/archive.sqlite")
+    path = campaign_folder.data_root(value)
+    try:
+        folder_ok = path.parent.is_dir() and os.access(path.parent, os.W_OK | os.X_OK)
+        there = folder_ok and (path.exists() or path.is_symlink())
+        usable = there and path.is_file() and os.access(path, os.R_OK | os.W_OK)
+    except OSError as exc:  # a name longer than the file system allows, a loop of links
+        raise ConfigError(f"archive file {value!r:.120} cannot be looked at: {exc.strerror}") from None
+    if not folder_ok:
+        raise ConfigError(f"archive file {value!r:.120}: its folder {str(path.parent)!r:.120} does not exist or "
+                          "cannot be written (a path is relative to the checkout)")
+    if there and not usable:
+        raise ConfigError(f"archive file {value!r:.120}: {str(path)!r:.120} is not a file this user can read and "
+                          "write")
+    if there:
+        _connect(path, write=False).close()  # refused, naming why, where it is not a flashscale archive
+    return path
+
+
+def at_end(value, result: results.CampaignResult, write: bool = True) -> results.CampaignResult:
+    """``result`` (a finished campaign) added to the archive ``ARCHIVE`` names (``checked_path``), a sentence in its
+    notes saying where and as which campaign, or why not (the campaign is complete either way: a later
+    ``flashscale archive add`` adds it); ``write``: the campaign's notes.json too (not by a reanalysis, which
+    changes nothing of the campaign's). Unchanged without an ARCHIVE or a table."""
+    if not value or result.table is None:
+        return result
+    try:
+        path = checked_path(value)
+        added = add(path, result.directory)
+        said = [f"{'Archived' if new else 'Already archived'} in {path} as campaign {entry.id[:12]} (ARCHIVE): "
+                f"flashscale compare 'archive:{path}?id={entry.id[:12]}' reads it." for entry, new in added]
+    except (FlashscaleError, OSError, sqlite3.Error) as exc:
+        said = [f"Not archived (ARCHIVE={value!r:.120}): {exc}. The campaign is complete: flashscale archive add "
+                f"{result.directory} --archive FILE adds it."]
+    notes = [*result.notes, *said]
+    if write:
+        campaign_folder.write_notes(result.directory, notes)
+    return dataclasses.replace(result, notes=notes)

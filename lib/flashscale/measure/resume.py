@@ -39,7 +39,7 @@ from .campaign_folder import CAMPAIGN_JSON, NOTES_JSON  # written when a campaig
 # tax_margin (TAX_MARGIN) is the analysis's: a stored campaign is read again at another margin; with PRECISION it
 # also told the sequential test when a point had run enough, which each row's reps_reason keeps.
 # reference (REFERENCE) likewise: a stored campaign is read again against another of its layouts.
-NOT_COMPARED = {"resume", "force_resume", "on_failure", "tax_margin", "reference",
+NOT_COMPARED = {"resume", "force_resume", "on_failure", "tax_margin", "reference", "archive",  # kept where: not what
                 "sweep.start_ahead"}  # how, not what: fio started ahead runs the same job (measure.ahead)
 # The machine's facts that must not change under a resumed campaign. Its software (``environment.software``) may:
 # a resume after a package upgrade is allowed, said in the notes and kept in campaign.json's ``resumed`` entry.

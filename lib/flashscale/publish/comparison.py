@@ -2,6 +2,8 @@
 
     text(changed, alone, differs, ...)   what differs first, then the changes (largest first), the sentence; each
                                          line at most ``width`` characters
+    changes_table(changed)               the changes as the report's table shows them: one row a point and metric
+    sentences(changed, alone, said)      the verdicts in words: the count, then each one beyond the margin
     changes_figure(changed, margin)      each change with its interval, the margin's band shaded, by verdict
     save(fig, path)                      the figure written as .png or .svg
 """
@@ -72,11 +74,39 @@ def same_keys(frame: pd.DataFrame) -> tuple[str, ...]:
     return tuple(k for k in frame.columns if k not in (*COLUMNS, "side") and frame[k].nunique() <= 1)
 
 
+HEAD = ["point", "metric", "A", "B", "change [95%]", "verdict"]
+
+
+def _shown(changed: pd.DataFrame) -> list[list[str]]:
+    """Each change as the text of ``HEAD``'s columns, the keys every point shares left out of its label."""
+    same = same_keys(changed)
+    return [[point_label(r, same), r["metric"], _value(r["a"], r["metric"]), _value(r["b"], r["metric"]),
+             _change(r), _verdict(r)] for r in changed.to_dict("records")]
+
+
+def changes_table(changed: pd.DataFrame) -> pd.DataFrame:
+    """The changes, largest first, as text in ``HEAD``'s columns (the report's table; the terminal's is ``text``)."""
+    return pd.DataFrame(_shown(changed), columns=HEAD)
+
+
+def sentences(changed: pd.DataFrame, alone: pd.DataFrame, said: str) -> list[str]:
+    """The verdicts in words: ``said`` (``campaign_diff.sentence``), then each slower and faster one, largest first
+    ("64 KiB bandwidth: slower beyond the 2% margin, -5.0% [-5.3, -4.8]"), then whether every point is shared."""
+    lines = [said]
+    for row, cells in zip(changed.to_dict("records"), _shown(changed)):
+        if row["verdict"] in ("slower", "faster"):
+            lines.append(f"{cells[0]} {row['metric']}: {row['said']}, {cells[4]}.")
+    if not len(changed):
+        return lines
+    if not lines[1:]:
+        lines.append("No verdict is slower or faster: every change is within the margin or not yet decided.")
+    if alone.empty:
+        lines.append("Every point was measured by both campaigns.")
+    return lines
+
+
 def _changes_lines(changed: pd.DataFrame, width: int) -> list[str]:
-    rows, same = changed.to_dict("records"), same_keys(changed)
-    shown = [[point_label(r, same), r["metric"], _value(r["a"], r["metric"]), _value(r["b"], r["metric"]),
-              _change(r), _verdict(r)] for r in rows]
-    head = ["point", "metric", "A", "B", "change [95%]", "verdict"]
+    shown, head = _shown(changed), HEAD
     widths = [max(len(c[i]) for c in [head, *shown]) for i in range(len(head))]
     over = sum(widths) + 2 * (len(widths) - 1) - width
     if over > 0:  # the point's label gives way first

@@ -14,6 +14,7 @@ bytes/s, latency in ns; the headline's text in MB/s (1 MB = 1e6 bytes).
     shared_file        06: N-to-1 against N-to-N
     consistency        07: run-to-run and within-run variation
     comparison         08: sources compared and their largest spread
+    compare            flashscale compare's report: each change with its interval and verdict, what differs
     reference_studies  published figures against ours
     applications       09: each application's best number per layout, and the bottleneck verdicts
     cluster            10: aggregate per host count, cluster efficiency, the binding limit, failed hosts
@@ -227,6 +228,19 @@ def comparison(where: pd.DataFrame, absent: list[str], frame: pd.DataFrame, wide
               for k, r in wide.iterrows() if r.notna().sum() > 1}
     return {"sources": list(where["source"]), "absent": absent, "rows": len(frame), "spread": spread,
             "headline": {"sources": str(len(where)), "largest spread": percent(max(spread.values(), default=1) - 1, 0)}}
+
+
+def compare(changed: pd.DataFrame, alone: pd.DataFrame, differs: pd.DataFrame, margin: float) -> dict:
+    """compare: the margin, how many verdicts of each kind, every change (its point, metric, both means, the change
+    and its interval, the verdict, the runs a side), what differs (what, a, b) and how many points one side ran."""
+    keep = [c for c in changed.columns if c not in ("said", "held", "q", "speed_hi")]
+    counts = changed["verdict"].value_counts() if len(changed) else pd.Series(dtype=int)
+    largest = percent(changed["change"].iloc[0], 1, signed=True) if len(changed) else "-"
+    return {"margin": margin, "verdicts": {str(k): int(v) for k, v in counts.items()},
+            "changes": [{k: plain(v) for k, v in row.items()} for row in changed[keep].to_dict("records")],
+            "environment": differs.to_dict("records"), "only_in_one": len(alone),
+            "headline": {"verdicts": str(len(changed)), "slower": str(int(counts.get("slower", 0))),
+                         "largest change": largest}}
 
 
 def reference_studies(claims: pd.DataFrame, ceil003: pd.DataFrame) -> dict:

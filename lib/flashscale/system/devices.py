@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .commands import Runner
-from .machine import Machine, read as _read
+from .machine import ATTRIBUTE_BYTES, Machine, read as _read
 from .usage import Usage
 from ..errors import RefusedError
 
@@ -201,12 +201,27 @@ class System(Usage, Machine):
         if not reasons:
             reasons = [f"carries a {s} signature" for s in self.signatures(path)]
         return DeviceInfo(path=path, id=ident, model=self.model(disk), serial=self.serial(disk),
-                          firmware=_read(self.node(disk) / "device" / "firmware_rev")
-                          or _read(self.node(disk) / "device" / "rev"),
+                          firmware=self._firmware_rev(disk),
                           size_bytes=int(_read(node / "size") or 0) * 512,
                           rotational=None if rotational is None else rotational == "1",
                           numa_node=int(numa) if numa and int(numa) >= 0 else None,
                           safe=not reasons, reasons=reasons)
+
+    def _firmware_rev(self, disk: str) -> str | None:
+        """What the device behind ``disk`` says its firmware is: NVMe's and SATA's ``firmware_rev``, SCSI's
+        ``rev`` (each read bounded); None where it says nothing."""
+        device = self.node(disk) / "device"
+        return _read(device / "firmware_rev", ATTRIBUTE_BYTES) or _read(device / "rev", ATTRIBUTE_BYTES)
+
+    def firmware(self, name: str) -> str:
+        """The firmware of the device under ``name`` as campaign.json records it: its revision; ``none: ...`` for
+        a device the kernel makes (loop, null_blk: no ``device`` behind it); ``unknown: ...`` for a device that
+        states none (a virtio disk)."""
+        disk = self.parent_of(name) or name
+        if not (self.node(disk) / "device").exists():
+            return f"none: {disk} is made by the kernel (a loop or null_blk device), no hardware behind it"
+        found = self._firmware_rev(disk)
+        return found[:64] if found else f"unknown: {disk}'s device states none (no firmware_rev, no rev)"
 
     def block_names(self) -> list[str]:
         """Every whole device with a size (unattached loop devices have none), then its partitions."""

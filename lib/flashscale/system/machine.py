@@ -11,14 +11,34 @@ import shutil
 from pathlib import Path
 
 NETNS_DIR = Path("/run/netns")  # where ``ip netns add`` names a network namespace
+ATTRIBUTE_BYTES = 4096  # the most of one sysfs attribute read where a fact is recorded (sysfs gives a page at most)
+CPUFREQ = "cpufreq/scaling_governor"
 
 
-def read(path: Path) -> str | None:
+def read(path: Path, most: int | None = None) -> str | None:
+    """The text of ``path``, its whitespace made single spaces; None where it is absent, empty or unreadable.
+    ``most``: read no more than this many bytes (a fact recorded from a file that could be anything)."""
     try:
-        text = path.read_bytes().decode(errors="replace").strip()
+        if most is None:
+            data = path.read_bytes()
+        else:
+            with open(path, "rb") as fh:
+                data = fh.read(most)
+        text = data.decode(errors="replace").strip()
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError, OSError):
         return None
     return " ".join(text.split()) or None
+
+
+def _ranges(numbers: list[int]) -> str:
+    """``[0, 1, 2, 3, 6]`` as ``0-3,6``."""
+    spans: list[list[int]] = []
+    for n in sorted(numbers):
+        if spans and n == spans[-1][1] + 1:
+            spans[-1][1] = n
+        else:
+            spans.append([n, n])
+    return ",".join(f"{lo}-{hi}" if hi > lo else f"{lo}" for lo, hi in spans)
 
 
 class Machine:
@@ -128,6 +148,26 @@ class Machine:
         steal, in clock ticks."""
         return {f[0]: tuple(int(v) for v in f[1:9]) for f in map(str.split, (self.proc / "stat").read_text()
                                                                    .splitlines()) if f and f[0].startswith("cpu")}
+
+    def governor(self) -> str:
+        """The CPUs' frequency governor as campaign.json records it: ``performance``; where CPUs differ, each
+        governor with its CPUs (``performance (cpu 0-3); powersave (cpu 4-7)``); where no CPU has
+        ``cpufreq/scaling_governor`` (a VM, cpufreq off), ``unknown: ...`` saying why. Each read bounded."""
+        cpus = self.sys / "devices" / "system" / "cpu"
+        found = {int(p.name[3:]): read(p / CPUFREQ, ATTRIBUTE_BYTES)
+                 for p in (cpus.glob("cpu*") if cpus.is_dir() else ()) if p.name[3:].isdigit()}
+        if not found:
+            return f"unknown: {cpus} lists no CPU"
+        if not any(found.values()):
+            return (f"unknown: no CPU has {CPUFREQ} under {cpus} (no frequency-scaling driver: usual in a VM, or "
+                    "cpufreq off)")
+        groups: dict[str, list[int]] = {}
+        for cpu, governor in found.items():
+            groups.setdefault((governor or "unknown")[:64], []).append(cpu)
+        if len(groups) == 1:
+            return next(iter(groups))
+        return "; ".join(f"{name} (cpu {_ranges(numbers)})" for name, numbers in
+                         sorted(groups.items(), key=lambda g: min(g[1])))
 
     def cpu_facts(self) -> dict:
         """Each CPU's frequency governor, and the idle states (C-states) the kernel offers and whether each is

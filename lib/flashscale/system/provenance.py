@@ -5,6 +5,8 @@ draw it.
                              "lock": {"file": "requirements.lock", "sha256": "..."}, "python": "3.11.2",
                              "packages": {"pandas": "3.1.1", "numpy": "2.4.6", ...}}
     differences(then, now)  ["pandas 3.0.0 then, 3.1.1 now", "lock a1b2c3d4 then, e5f6a7b8 now"]
+    machine(devices)        {"governor": "performance", "firmware": {"nvme0n1": "3B2QGXA7"}}: what else shapes a
+                            number, read through ``System`` (``flashscale compare`` lists both among what differs)
 
 ``campaign.json`` and every run's ``env.json`` carry ``software()`` as measured; a report says it again as it was
 analysed (``publish.report.how_made``), and ``differences`` names what changed between the two (a campaign
@@ -32,6 +34,7 @@ import importlib.metadata
 import platform
 import re
 from pathlib import Path
+from typing import Sequence
 
 from ..errors import FlashscaleError
 from .commands import Runner
@@ -110,6 +113,18 @@ def _read(root: Path | None, runner: Runner) -> dict:
     packages = {name: version for name in PACKAGES if (version := _version(name)) is not None}
     return {"flashscale": _version("flashscale"), "commit": commit, "dirty": dirty, "lock": lock(root),
             "python": platform.python_version(), "packages": packages}
+
+
+def machine(devices: Sequence = (), system=None) -> dict:
+    """What campaign.json's environment says of the machine beside its kernel and fio: the CPUs' frequency governor
+    (``System.governor``: ``unknown: ...`` with why where the machine has none, as in most VMs) and the firmware of
+    each device the place names (``Place.devices``), by kernel name (``System.firmware``); an emulated array names
+    none (its loop devices, made later, have no firmware)."""
+    from .devices import System
+
+    system = system or System()
+    names = [system.name_of(device.path) for device in devices]
+    return {"governor": system.governor(), "firmware": {name: system.firmware(name) for name in names}}
 
 
 def short(digest: str) -> str:
