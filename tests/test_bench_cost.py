@@ -85,7 +85,7 @@ def test_the_precise_mode_takes_the_sequential_tests_verdict():
 
 
 def test_the_kept_run_rescores_to_the_table_docs_validation_shows():
-    kept = ROOT / "benchmarks" / "results" / "cost" / "20261203T1612Z"
+    kept = ROOT / "benchmarks" / "results" / "cost" / "20261207T1654Z"
     table = scoring.markdown(scoring.score(scoring.load(kept)))
     assert table in (ROOT / "docs" / "validation.md").read_text()
 
