@@ -13,9 +13,12 @@ bench refuses to run where the caps ask more than half of it (``measure.truth.fi
 Seed 000's questions, per campaign: the single-device baseline (truth: the cap's mean), jbod's efficiency over 2 x
 the baseline (truth 1.0), btrfs-raid0's tax against jbod (truth 8%) and its verdict against a 2% margin (right:
 tax). Fixed: 3 runs a point. Precise: the library's own sweep (``measure.sweep.Sweep`` with ``precision`` 0.02 and
-``max_repetitions`` 10) and its stopping rule (``analysis.repetitions.stopping``), jbod's point, the tax reference,
-run to the most as a campaign runs it, btrfs-raid0's then going on while the sequential tax test
-(``analysis.significance.sequential_tax``) has not decided. A fixed and a precise
+``max_repetitions`` 10) and its rules: the single device until precise (``analysis.repetitions.stopping``), jbod
+(the tax reference) and btrfs-raid0 sampled as the decision needs them (``analysis.repetitions.shared_point``):
+each until precise, then a run of each side the next look of the sequential tax test
+(``analysis.significance.sequential_tax``, looks at the fewer side's runs) needs, until it decides. The two
+interleave because their devices differ; a campaign, which builds jbod and btrfs-raid0 on the same devices one
+after the other, runs jbod to the most first (``measure.recorder``). A fixed and a precise
 campaign alternate, so the machine's load falls on both alike. Printed for both, per scenario: device time (runs x
 (runtime + ramp)), the coverage of the truth by the 95% intervals, and the share of right verdicts
 (``bench_cost_score``). Target (issue 42): the same coverage (>= 93%) and right verdicts (>= 95%) in a third of the
@@ -42,7 +45,6 @@ import bench_cost_score as scoring
 from flashscale.analysis import repetitions
 from flashscale.arrays.emulated import ArraySpec, EmulatedArray
 from flashscale.measure import fio, fio_output, harness, truth
-from flashscale.measure.reference import as_reference
 from flashscale.measure.sweep import Sweep
 from flashscale.system.commands import Runner
 from flashscale.system.devices import System
@@ -91,37 +93,60 @@ class Emulated:
                 "devices": paths}
 
 
-def point(source, rng, spread: float, question, sweep: Sweep, label: str, reference=None,
-          shared: bool = False) -> list[dict]:
-    """One question's point run as ``sweep`` says (fixed, or until precise and, against ``reference``'s rates, until
-    the sequential tax test decides; a ``shared`` point, the tax reference, to the most:
-    ``measure.reference.as_reference``, as a campaign runs it): its rows, each with the caps set before it and its reason to stop."""
-    name, devices, level = question
+def point(source, rng, spread: float, question, sweep: Sweep, label: str) -> list[dict]:
+    """One question's point run as ``sweep`` says, alone (fixed, or until precise: ``analysis.repetitions.stopping``
+    with no tax asked): its rows, each with the caps set before it and its reason to stop."""
     stop = repetitions.stopping(sweep.precision, sweep.max_repetitions)
     rows: list[dict] = []
     while True:
-        caps = draw(rng, spread, level, len(devices))
-        measured = source.run(devices, caps, sweep, f"{label}-{name}-r{len(rows)}")
-        rows.append({"question": name, "rep": len(rows), **measured, "caps_set": caps,
-                     "truth_bps": float(round(level * CAP) * len(devices)), "run_s": sweep.runtime_s + sweep.ramp_s,
-                     "most": sweep.max_repetitions if stop else 0})
+        run(source, rng, spread, question, sweep, label, rows, len(rows))
         values = [r["bw_bytes"] for r in rows]
-        if stop is None:
-            reason = "fixed" if len(rows) >= sweep.repetitions else "more"
-        elif shared:
-            reason = as_reference(values, sweep.max_repetitions)
-        else:
-            reason = stop(values, reference)  # the sweep's own rule: precise, then decided against the reference
+        reason = ("fixed" if len(rows) >= sweep.repetitions else "more") if stop is None else stop(values, None)
         if reason != "more":
             return [{**r, "reps_reason": reason} for r in rows]
 
 
+def run(source, rng, spread: float, question, sweep: Sweep, label: str, rows: list[dict], rep: int) -> float:
+    """One run of ``question``'s point under caps drawn now, its row appended to ``rows`` (in the order run): its
+    rate."""
+    name, devices, level = question
+    caps = draw(rng, spread, level, len(devices))
+    measured = source.run(devices, caps, sweep, f"{label}-{name}-r{rep}")
+    rows.append({"question": name, "rep": rep, **measured, "caps_set": caps,
+                 "truth_bps": float(round(level * CAP) * len(devices)), "run_s": sweep.runtime_s + sweep.ramp_s,
+                 "most": sweep.max_repetitions if sweep.precision is not None else 0})
+    return float(measured["bw_bytes"])
+
+
+def shared(source, rng, spread: float, sweep: Sweep, label: str) -> list[dict]:
+    """jbod (the tax reference) and btrfs-raid0 run as ``analysis.repetitions.shared_point`` samples them: jbod until
+    precise, btrfs-raid0 until precise, then a run of each side a look needs until the sequential tax test decides
+    (its devices are not jbod's, so the two interleave): their rows in the order run, each side's last with its
+    reason (``reference``; ``decided`` or ``max``)."""
+    rows: list[dict] = []
+    counts = {q[0]: 0 for q in QUESTIONS[1:]}
+
+    def side(question):
+        def measure() -> float:
+            counts[question[0]] += 1
+            return run(source, rng, spread, question, sweep, label, rows, counts[question[0]] - 1)
+        return measure
+
+    jbod, btrfs = QUESTIONS[1], QUESTIONS[2]
+    taken = repetitions.shared_point(side(jbod), {btrfs[0]: side(btrfs)}, sweep.precision, sweep.max_repetitions,
+                                     margin=scoring.MARGIN)
+    last = {name: max(r["rep"] for r in rows if r["question"] == name) for name in counts}
+    why = {jbod[0]: taken.reason(repetitions.REFERENCE), btrfs[0]: taken.reason(btrfs[0])}
+    return [{**r, "reps_reason": why[r["question"]] if r["rep"] == last[r["question"]] else "more"} for r in rows]
+
+
 def campaign(source, rng, spread: float, sweep: Sweep, label: str) -> list[dict]:
-    """Seed 000's three points, in order: the single device, jbod, btrfs-raid0 (decided against jbod's runs)."""
+    """Seed 000's three points: the single device, then jbod and btrfs-raid0, btrfs-raid0's tax decided against
+    jbod's runs: fixed, each point in turn; precise, the two sampled as the decision needs (``shared``)."""
     single = point(source, rng, spread, QUESTIONS[0], sweep, label)
-    jbod = point(source, rng, spread, QUESTIONS[1], sweep, label, shared=True)
-    btrfs = point(source, rng, spread, QUESTIONS[2], sweep, label, reference=[r["bw_bytes"] for r in jbod])
-    return single + jbod + btrfs
+    if sweep.precision is None:
+        return single + [r for q in QUESTIONS[1:] for r in point(source, rng, spread, q, sweep, label)]
+    return single + shared(source, rng, spread, sweep, label)
 
 
 def measure(source, scenarios: dict[str, float], campaigns: int, runtime_s: int, ramp_s: int, most: int = MOST,

@@ -41,8 +41,8 @@ def right_verdict(truth_tax: float, margin: float = MARGIN) -> str:
 def verdict(btrfs: np.ndarray, jbod: np.ndarray, most: int) -> str:
     """btrfs-raid0's verdict against jbod: the sequential test's final look where the point ran until it decided
     (``most`` > 0), else the fixed grid's 95% test read against the margin."""
-    if most:
-        return significance.sequential_tax(btrfs, jbod, most, MARGIN).verdict
+    if most:  # its last look, at the fewer side's runs (the reference sampled as the looks needed it, or to the most)
+        return significance.sequential_tax(btrfs, jbod, most, MARGIN, reference_grows=True).verdict
     return significance.practical(significance.tax_test(btrfs, jbod), MARGIN)
 
 

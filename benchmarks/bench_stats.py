@@ -14,6 +14,9 @@ the truth a verdict is scored against is that ratio. Procedures, each with the r
 * ``sequential``: ``significance.sequential_tax`` (PRECISION's group-sequential test), the layout's runs one at a
   time from two to ``most`` (MAX_REPETITIONS), a look after each, against a reference of 3 runs or of ``most`` (a
   campaign runs its tax reference to the most); the truth on an edge as above: stated alpha, 5%, the whole.
+* ``shared``: the same test where the reference is sampled as the looks need it (``repetitions.shared_point``,
+  ``sequential_tax`` with ``reference_grows``: looks at the fewer side's runs): the reference from 2 runs (or until
+  precise at 2%, the layout too, at a most of 10), then a run of each side a look needs; stated alpha, 5%, the whole.
 * ``interval``: the throughput interval of a point (``stats.interval_t``, 95%) and whether it holds the true mean
   rate; stated 5% missed. Its noise is mean 1, the quantity it is the interval of.
 * ``family``: a report of 12 verdicts (4 layouts a true tax on the margin's edge, 4 a tax of 8%, 4 none), read by
@@ -58,7 +61,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from flashscale.analysis import agreement, drift as drifts, family as families, outliers, significance, stats
+from flashscale.analysis import agreement, drift as drifts, family as families, outliers, repetitions, significance, stats
 
 BW = 400e6  # bytes/s
 KIB = 1024.0  # fio's bandwidth resolution
@@ -67,7 +70,7 @@ SPREADS = ((0.0, 0.0), (0.001, 0.001), (0.02, 0.02), (0.2, 0.2), (0.05, 0.01), (
 MARGINS = (0.005, 0.02, 0.1)
 MOSTS = (2, 3, 5, 10)
 EDGES = ("lower", "upper")
-STATED = {"fixed": 0.05, "significance": 0.05, "sequential": 0.05, "interval": 0.05, "family": 0.025,
+STATED = {"fixed": 0.05, "significance": 0.05, "sequential": 0.05, "shared": 0.05, "interval": 0.05, "family": 0.025,
           "outlier": outliers.LEVEL, "drift": 0.05}
 SIGMAS = 3.0  # how many Monte Carlo errors a measured rate may exceed its stated one by
 CODE = {"tax": "t", "gain": "g", "equivalent": "e", "inconclusive": "i", agreement.ONE_RUN: "o"}
@@ -127,6 +130,24 @@ def sequential(setting: dict, draws: int, seed: int) -> dict:
     return {"sequential": sum(wrong_at_edge(v, edge) for v in said) / draws,
             "decided": sum(v in ("tax", "gain", "equivalent") for v in said) / draws,
             "mean_runs": float(np.mean(runs)), "verdicts": "".join(CODE[v] for v in said), "runs": runs}
+
+
+def shared(setting: dict, draws: int, seed: int) -> dict:
+    rng = np.random.default_rng(seed)
+    most, (sl, sr), margin, edge, precision = (setting["most"], setting["spreads"], setting["margin"], setting["edge"],
+                                               setting["precision"])
+    ratio = true_ratio(margin, edge)
+    said, runs = [], []
+    for _ in range(draws):
+        taken = repetitions.shared_point(lambda: float(rates(rng, 1.0, sr, 1)[0]),
+                                         {"layout": lambda: float(rates(rng, ratio, sl, 1)[0])}, precision, most,
+                                         margin=margin)
+        said.append(taken.looks["layout"].verdict)
+        runs.append((len(taken.layouts["layout"]), len(taken.reference)))
+    return {"shared": sum(wrong_at_edge(v, edge) for v in said) / draws,
+            "decided": sum(v in ("tax", "gain", "equivalent") for v in said) / draws,
+            "mean_runs": [float(x) for x in np.mean(runs, axis=0)], "verdicts": "".join(CODE[v] for v in said),
+            "runs": runs}
 
 
 def interval(setting: dict, draws: int, seed: int, stall: float = 0.0) -> dict:
@@ -202,6 +223,9 @@ def grid() -> list[tuple[str, dict]]:
     work += [("sequential", {"most": most, "m": m, "spreads": s, "margin": g, "edge": e})
              for most, s, g, e in itertools.product(MOSTS, SPREADS, MARGINS, EDGES)
              for m in sorted({3, most})]
+    work += [("shared", {"most": most, "spreads": s, "margin": g, "edge": e, "precision": p})
+             for most, s, g, e in itertools.product(MOSTS, SPREADS, MARGINS, EDGES)
+             for p in ((None, 0.02) if most == 10 else (None,))]
     work += [("interval", {"n": n, "spread": s}) for n in RUNS for s in (0.0, 0.001, 0.02, 0.05, 0.2)]
     work += [("family", {"n": n, "spread": s}) for n in (2, 3, 5) for s in (0.02, 0.05)]
     work += [("outlier", {"n": n, "spread": s, "margin": g})
@@ -218,7 +242,7 @@ def draws_of(procedure: str, draws: int) -> int:
 
 def run(job: tuple[str, dict, int, int]) -> dict:
     procedure, setting, draws, seed = job
-    found = {"fixed": fixed, "sequential": sequential, "interval": interval, "family": family,
+    found = {"fixed": fixed, "sequential": sequential, "shared": shared, "interval": interval, "family": family,
              "outlier": outlier, "drift": drift}[procedure](
         setting, draws_of(procedure, draws), seed)
     return {"procedure": procedure, "setting": setting, "seed": seed, **found}
@@ -230,7 +254,8 @@ def error(stated: float, draws: int) -> float:
 
 def held(result: dict, draws: int) -> list[tuple[str, float, float, float, bool]]:
     """Each rate this result measured: (name, stated, measured, Monte Carlo error, within it)."""
-    names = {"fixed": ("fixed", "significance"), "sequential": ("sequential",), "interval": ("interval",),
+    names = {"fixed": ("fixed", "significance"), "sequential": ("sequential",), "shared": ("shared",),
+             "interval": ("interval",),
              "family": ("family",), "outlier": ("outlier",), "drift": ("drift",)}[result["procedure"]]
     n = draws_of(result["procedure"], draws)
     return [(name, STATED[name], result[name], error(STATED[name], n),

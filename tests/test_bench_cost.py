@@ -85,6 +85,28 @@ def test_the_precise_mode_takes_the_sequential_tests_verdict():
 
 
 def test_the_kept_run_rescores_to_the_table_docs_validation_shows():
-    kept = ROOT / "benchmarks" / "results" / "cost" / "20261203T1612Z"
+    kept = ROOT / "benchmarks" / "results" / "cost" / "20261207T1654Z"
     table = scoring.markdown(scoring.score(scoring.load(kept)))
     assert table in (ROOT / "docs" / "validation.md").read_text()
+
+
+def test_the_precise_campaign_samples_jbod_as_the_tax_decision_needs_it():
+    """Simulated runs (the sum of the caps drawn), caps varying 1% run to run: jbod, the tax reference, runs until
+    precise and then as btrfs-raid0's looks need it, the two interleaved, each run's caps the seeded draw in the
+    order run; jbod ends with the look's runs, not the most, and the verdict scored is that look's."""
+    rows = pd.DataFrame(bench_cost.measure(bench_cost.Simulated(), {"varying": 0.01}, campaigns=3, runtime_s=2,
+                                           ramp_s=1, say=lambda *_: None))
+    rng = np.random.default_rng([0, 0, 1])
+    precise = rows[rows["mode"] == "precise"]
+    for row in precise.itertuples():  # the order run is the order kept
+        level = dict((q, lv) for q, _, lv in bench_cost.QUESTIONS)[row.question]
+        assert row.caps_set == bench_cost.draw(rng, 0.01, level, len(row.caps_set))
+    for _, got in precise.groupby("campaign"):
+        jbod, btrfs = (got[got["question"] == q]["bw_bytes"].to_numpy(float) for q in ("jbod", "btrfs-raid0"))
+        look = scoring.significance.sequential_tax(btrfs, jbod, bench_cost.MOST, scoring.MARGIN, reference_grows=True)
+        assert look.decided and look.look == min(len(jbod), len(btrfs)) and len(jbod) < bench_cost.MOST
+        assert got.groupby("question")["reps_reason"].last().to_dict() == {
+            "single": "precise", "jbod": "reference", "btrfs-raid0": "decided"}
+        assert scoring.score_campaign(got)["verdict"] == look.verdict == "tax"
+        order = got["question"].tolist()
+        assert order.index("btrfs-raid0") < len(order) - 1 - order[::-1].index("jbod")  # jbod ran after btrfs began

@@ -26,6 +26,11 @@ def test_a_setting_s_rates_are_its_verdicts_counted():
     sequential = bench_stats.run(("sequential", {"most": 3, "m": 3, "spreads": (0.02, 0.02), "margin": 0.1,
                                                  "edge": "lower"}, 200, 1))
     assert len(sequential["runs"]) == 200 and set(sequential["runs"]) <= {2, 3}
+    shared = bench_stats.run(("shared", {"most": 5, "spreads": (0.02, 0.02), "margin": 0.02, "edge": "lower",
+                                         "precision": None}, 200, 1))
+    assert len(shared["verdicts"]) == 200 and shared["shared"] == pytest.approx(
+        sum(c in ("e", "t") for c in shared["verdicts"]) / 200)
+    assert all(2 <= n <= 5 and 2 <= m <= 5 and min(n, m) >= 2 for n, m in shared["runs"])
 
 
 def test_a_rate_above_its_stated_one_by_more_than_three_errors_fails():

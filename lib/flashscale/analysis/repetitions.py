@@ -19,15 +19,27 @@ why it stopped, so a reader can tell a point that stopped at 2 runs from one tha
 Where a layout's tax is asked (``decision``: the reference's runs at the matching point are given, ``measure.reference.reference_runs``:
 jbod's, or N x the single device's where the campaign has no jbod), a precise point goes on until the tax is
 ``decided`` by ``significance.sequential_tax`` (a tax, a gain or equivalent against the margin, its error rates held
-over every look by alpha spending) or the most runs have run (``max``: its verdict inconclusive). The reference's
-own points run to the most (``reference``, ``measure.recorder``): every layout's test shares its runs, and
-Welch's test learns the reference's spread from them alone.
+over every look by alpha spending) or the most runs have run (``max``: its verdict inconclusive). In a campaign the
+reference's own points run to the most (``reference``, ``measure.recorder``): it is built and measured before the
+layouts, on the same devices, so none of its runs can come after theirs without building it again, and every
+layout's test shares its runs.
+
+Where the reference can be run beside its layouts (``shared_point``: ``make bench-cost``, whose points are on
+devices of their own), it is sampled as the decisions need it instead, Welch's form throughout: it runs until it is
+precise itself, and then only when a layout's next look needs it. A look is read at j = the fewer side's runs
+(``significance.sequential_tax`` with ``reference_grows``), the side ahead waits, and the next look needs a run of
+each side at j. The reference thus stops where its runs no longer limit the decisions it serves, and gets runs
+where they do. One reference serving K layouts ends with as many runs as the most demanding of them needed. The
+optimal allocation of Welch's test (m / n = sqrt(K) s_ref / s_layout) would give it more still. But a look's
+degrees of freedom are Hsu's (the fewer side's runs - 1), so a run of the reference beyond a layout's adds no
+look.
 """
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass, field
 from functools import partial
-from typing import Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -83,6 +95,62 @@ def decision(values: Sequence[float], reference: Sequence[float] | None, precisi
     if look.verdict in DECISIVE:
         return DECIDED
     return MOST if len(values) >= most else MORE
+
+
+@dataclass
+class SharedPoint:
+    """One point's runs as ``shared_point`` took them: the reference's, each layout's, who ran in what order
+    (``order``: the reference or a layout's name, a run each) and each layout's last look (``looks``)."""
+
+    reference: list[float] = field(default_factory=list)
+    layouts: dict[str, list[float]] = field(default_factory=dict)
+    looks: dict[str, significance.SequentialLook] = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)
+
+    def reason(self, name: str) -> str:
+        """Why ``name``'s runs stopped: ``reference`` for the reference (where the decisions it serves stopped
+        needing its runs), ``decided`` or ``max`` for a layout (``REPS_REASONS``)."""
+        if name not in self.looks:
+            return REFERENCE
+        return DECIDED if self.looks[name].verdict in DECISIVE else MOST
+
+
+def shared_point(reference: Callable[[], float], layouts: Mapping[str, Callable[[], float]],
+                 precision: float | None, most: int, least: int = 2, margin: float = DEFAULT_MARGIN) -> SharedPoint:
+    """A point measured on a reference and the layouts taxed against it, where the reference can be run between
+    the layouts' runs (each callable measures one run, a rate): the reference runs until its own ``stop_reason``
+    (precise at ``precision``, or ``least`` runs where None) and then only as a look needs it. Each layout in
+    turn runs until precise itself, then a look is read (``significance.sequential_tax`` with
+    ``reference_grows``) and, undecided, each side the next look ``needs`` runs once: every look is read once,
+    after the run that made it, as the boundaries count them. A run of the reference is every later layout's too.
+    The runs and looks (``SharedPoint``)."""
+    point = SharedPoint()
+
+    def run(name: str, draw: Callable[[], float], runs: list[float]) -> None:
+        runs.append(float(draw()))
+        point.order.append(name)
+
+    def short(runs: list[float]) -> bool:  # its own precision (or its least runs) not yet reached
+        if precision is None:
+            return len(runs) < least
+        return stop_reason(runs, precision, most, least) == MORE
+
+    while short(point.reference):
+        run(REFERENCE, reference, point.reference)
+    for name, draw in layouts.items():
+        runs = point.layouts.setdefault(name, [])
+        while short(runs):
+            run(name, draw, runs)
+        while True:
+            look = significance.sequential_tax(runs, point.reference, most, margin, reference_grows=True)
+            if look.decided:
+                break
+            if "layout" in look.needs:
+                run(name, draw, runs)
+            if "reference" in look.needs:
+                run(REFERENCE, reference, point.reference)
+        point.looks[name] = look
+    return point
 
 
 def stopping(precision: float | None, most: int, least: int = 2, margin: float = DEFAULT_MARGIN):

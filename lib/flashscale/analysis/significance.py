@@ -309,10 +309,12 @@ class SequentialLook:
     decided: bool
     level: float
     test: TaxTest
+    look: int = 0  # the look's runs a side: the layout's, or the fewer side's where the reference grows
+    needs: tuple[str, ...] = ()  # the sides whose next run the next look needs ("layout", "reference"); () decided
 
 
 def sequential_tax(layout_reps, reference_reps, most: int, margin: float = DEFAULT_MARGIN, alpha: float = 0.05,
-                   method: str = "welch") -> SequentialLook:
+                   method: str = "welch", reference_grows: bool = False) -> SequentialLook:
     """The tax verdict of a layout whose runs arrive one at a time, against a reference whose runs are done: a
     group-sequential equivalence test (TOST against ``margin``, both one-sided tests and the tax or gain beyond the
     margin) looking after each of the layout's runs from the second to ``most``, each look read at the nominal level
@@ -348,16 +350,32 @@ def sequential_tax(layout_reps, reference_reps, most: int, margin: float = DEFAU
 
     Welch's test by default: the two sides differ in runs, and often in spread (a layout at 5% against ten
     reference runs at 1%, pooled, was wrong in 7.6% of draws at the margin's edge, Welch's in 1.9%). Measured in
-    tests/test_significance_sequential.py and by ``make bench-stats``."""
+    tests/test_significance_sequential.py and by ``make bench-stats``.
+
+    ``reference_grows``: the reference is sampled too, as the looks need it (``repetitions.shared_point``), not run
+    to the most first. A look is then at j = the fewer side's runs (``look``), its information fraction j / ``most``
+    and its degrees of freedom Hsu's j - 1: a run of the side already ahead adds no look (it is read at the next
+    look), and the next look needs a run of each side that has only j (``needs``); the last look is the one at
+    ``most`` runs a side, which spends what the earlier ones left. j / most is never more than the information the
+    look holds, whatever the two spreads: 1 / (s_l^2 / n + s_r^2 / m) over its value at ``most`` a side lies between
+    min(n, m) / most and max(n, m) / most, so the boundaries spend at most what the information allows (exact where
+    both sides have j runs, as the interleaved design keeps them). The caller reads each look once, after the run
+    that made it (``repetitions.shared_point``): a look read again after a run of the side ahead would be a look
+    the boundaries did not count. Measured in tests/test_shared_reference.py and by ``make bench-stats``
+    (``shared``)."""
     layout = _repetitions(layout_reps, "layout")
     reference = _repetitions(reference_reps, "reference")
     n, m = int(layout.size), int(reference.size)
     if n < 2 or m < 2 or most < 2:
         raise AnalysisError(f"a sequential tax test looks from two runs a side; got {n} of the layout, {m} of the "
                             f"reference, at most {most}")
-    last = max(most, n)
+    look = min(n, m) if reference_grows else n
+    last = max(most, look)
     fractions = tuple(round(k / last, 12) for k in range(2, last + 1))
-    level = max(group_sequential.nominal_levels(fractions, T_SPEND * alpha / 2.0)[n - 2], 1e-12)
+    level = max(group_sequential.nominal_levels(fractions, T_SPEND * alpha / 2.0)[look - 2], 1e-12)
     test = tax_test(layout, reference, confidence=1.0 - 2.0 * level, method=method)
     said = practical(test, margin)
-    return SequentialLook(said, said in ("tax", "gain", "equivalent") or n >= most, level, test)
+    decided = said in ("tax", "gain", "equivalent") or look >= most
+    needs = () if decided else tuple(side for side, runs in (("layout", n), ("reference", m))
+                                     if runs <= look and (reference_grows or side == "layout"))
+    return SequentialLook(said, decided, level, test, look, needs)

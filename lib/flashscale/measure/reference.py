@@ -77,7 +77,10 @@ def as_reference(runs, most: int) -> str:
     ``reference`` once the most have run, else ``more``. Every layout's sequential test shares its runs, and Welch's
     test learns its spread from them alone: against three reference runs at 2% a true 8% tax was decided in 72% of
     draws and equivalence at none in 0.4%, against ten in 100% (in 4.5 runs of the layout, not 6.1) and 13%
-    (tests/test_significance_sequential.py)."""
+    (tests/test_significance_sequential.py). It runs to the most because it is measured before its layouts, on
+    their devices: no run of it can come after theirs without building it again. Where it can run between their
+    runs, ``analysis.repetitions.shared_point`` samples it as the decisions need it instead (until precise, then
+    as each layout's next look needs it)."""
     return "reference" if len(runs) >= most else "more"
 
 

@@ -15,8 +15,9 @@ LEAST_REPETITIONS = 2  # with a precision: the runs every point takes first (an 
 MAX_REPETITIONS = 10  # with a precision: the most runs a point takes (MAX_REPETITIONS)
 # Why a point's runs stopped (each row's ``reps_reason``): ``fixed``, the sweep's ``repetitions``; ``precise``, its
 # interval was within ``precision``; ``max``, ``max_repetitions`` ran first; ``decided``, a sequential tax test
-# reached its verdict (``analysis.significance.sequential_tax``); ``reference``, the tax reference's point ran to
-# ``max_repetitions``, its runs shared by every layout's sequential test (``measure.recorder``). ``more``: a run
+# reached its verdict (``analysis.significance.sequential_tax``); ``reference``, the tax reference's point, its runs
+# shared by every layout's sequential test: run to ``max_repetitions`` in a campaign (``measure.recorder``), or as far
+# as its layouts' looks needed where it runs between theirs (``analysis.repetitions.shared_point``). ``more``: a run
 # after which the point went on.
 REPS_REASONS = ("fixed", "precise", "max", "decided", "reference", "more")
 
