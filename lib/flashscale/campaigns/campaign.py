@@ -45,7 +45,7 @@ import threading
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import pandas as pd
 
@@ -73,7 +73,7 @@ from ..analysis.significance import DEFAULT_MARGIN
 from ..system import provenance
 
 __all__ = ["DEFAULT_CAMPAIGN", "EMULATION_MODES", "EMULATIONS", "PARTS", "CampaignSpec", "DryRun", "choose",
-           "layout_support", "place_here", "plan", "run", "preregistration"]
+           "layout_support", "place_here", "plan", "run", "run_at", "preregistration"]
 
 DEFAULT_CAMPAIGN = "quickstart"
 EMULATION_MODES = ("auto", "loop", "directory", "vm")  # EMULATION's values: each picks its place (``EMULATIONS``)
@@ -290,20 +290,31 @@ def run(spec: CampaignSpec, runner: Runner | None = None, progress: bool = True,
     spec, whose lock the host holds. ``baseline``: another campaign's folder (a study's ``01_baseline``) whose
     single-device rows the stated predictions read when this campaign measures no ``single`` before its layouts
     (not inside the VM lab, which cannot see the host's folders)."""
-    if resume.reanalyzing() and guest is None:  # flashscale run --reanalyze: the stored campaign, nothing measured
+    runner = runner or Runner()
+    return run_at(spec, lambda: choose(spec, runner, guest), runner, progress, workloads, inside=guest is not None,
+                  states=lambda place, directory: preregistration(spec, place, directory, baseline))
+
+
+def run_at(spec, where: Callable[[], Place], runner: Runner, progress: bool = True, workloads: Sequence = (),
+           inside: bool = False, states: Callable | None = None) -> CampaignResult:
+    """The one campaign loop, whatever the spec (a ``CampaignSpec``, a cluster's ``ClusterSpec``) and the place
+    ``where`` gives (picked once; where fio runs is its affair): the stored campaign with ``--reanalyze`` (not
+    ``inside`` the VM lab), else the place checked before anything is made or erased, then measured here
+    (``_measure``: resumed or fresh, held, recovered) or inside it. ``states``: what states each layout's prediction
+    before it is built (``preregistration``), None where the place states its own (a cluster's host counts)."""
+    if resume.reanalyzing() and not inside:  # flashscale run --reanalyze: the stored campaign, nothing measured
         stored = resume.stored_campaign(campaign_folder.data_root(spec.data_dir) / spec.name, asdict(spec))
         return CampaignResult(*stored)
-    runner = runner or Runner()
     with _sigterm_as_interrupt():
-        place = choose(spec, runner, guest)
+        place = where()
         place.check(spec.layouts, workloads)  # before anything is made or erased
         if place.runs_inside:
             return place.run_inside(asdict(spec), campaign_folder.data_root(spec.data_dir), progress)
-        return _measure(spec, place, runner, progress, workloads, baseline)
+        return _measure(spec, place, runner, progress, workloads, states)
 
 
-def _measure(spec: CampaignSpec, place: Place, runner: Runner, progress: bool, workloads: Sequence,
-             baseline: Path | None) -> CampaignResult:
+def _measure(spec, place: Place, runner: Runner, progress: bool, workloads: Sequence,
+             states: Callable | None) -> CampaignResult:
     """The campaign at ``place``: its folder opened (or resumed) and held, the place made, its layouts measured,
     the place undone, the table rebuilt and the notes written."""
     folder = campaign_folder.data_root(spec.data_dir) / spec.name
@@ -319,9 +330,10 @@ def _measure(spec: CampaignSpec, place: Place, runner: Runner, progress: bool, w
         notes += [moved] if moved else []
         bracketed = _brackets(spec, todo, layouts_done)
         layouts = len(todo) + int(bracketed)  # the reference's bracket: its sweep once more
-        with _progress_bar(spec.sweep.runs() * layouts, spec.name, progress) as bar:
+        counts = len(place.host_counts()) or 1  # each layout swept on each host count
+        with _progress_bar(spec.sweep.runs() * layouts * counts, spec.name, progress) as bar:
             recorder = _recorder(spec, place, directory, runner, run_id, bar, env, workloads, done, todo,
-                                 preregistration(spec, place, directory, baseline), layouts)
+                                 states(place, directory) if states else None, layouts, counts)
             try:
                 notes += place.run(todo, recorder) if todo or bracketed else []
             finally:
@@ -332,22 +344,22 @@ def _measure(spec: CampaignSpec, place: Place, runner: Runner, progress: bool, w
     return CampaignResult(table, directory, place.backend, notes)
 
 
-def _recorder(spec: CampaignSpec, place: Place, directory: Path, runner: Runner, run_id: str, bar, env: dict,
-              workloads: Sequence, done: frozenset, todo: list[str], before_build: preregistered.Preregistration,
-              layouts: int) -> Recorder:
+def _recorder(spec, place: Place, directory: Path, runner: Runner, run_id: str, bar, env: dict,
+              workloads: Sequence, done: frozenset, todo: list[str],
+              before_build: preregistered.Preregistration | None, layouts: int, counts: int) -> Recorder:
     """What measures each layout's sweep: the place's caps, the progress of every run (``layouts`` sweeps: those of
-    ``todo`` and the bracket's), the predictions stated."""
+    ``todo`` and the bracket's, each on ``counts`` host counts), the predictions stated."""
     caps, layout_caps = place.caps(todo)
     return Recorder(spec.name, spec.host, spec.sweep, directory, runner, run_id, caps, bar, env, workloads,
                     on_failure=spec.on_failure, done=done, layout_caps=layout_caps, before_build=before_build,
                     stopping=repetitions.stopping(spec.sweep.precision, spec.sweep.max_repetitions,
                                                   LEAST_REPETITIONS, spec.tax_margin),
                     tax_reference=reference_of(spec.layouts, spec.reference),
-                    progress=Progress(spec.sweep, layouts, directory, bar,
+                    progress=Progress(spec.sweep, layouts, directory, bar, repeat=counts,
                                       workload_runs=sum(w.runs() for w in workloads)))
 
 
-def _brackets(spec: CampaignSpec, todo: Sequence[str], layouts_done: frozenset) -> bool:
+def _brackets(spec, todo: Sequence[str], layouts_done: frozenset) -> bool:
     """Whether the reference's bracket (BRACKET) is still to run, as ``Place.bracket`` decides: asked, not run yet
     (a resume whose layouts were all done runs it), and the campaign measures the reference and a layout taxed
     against it; else the progress would count a sweep that never runs."""
@@ -358,7 +370,7 @@ def _brackets(spec: CampaignSpec, todo: Sequence[str], layouts_done: frozenset) 
     return against in measured and bool(measured - {against, SINGLE, bracket_name(against)})
 
 
-def _reference_first(todo: list[str], spec: CampaignSpec) -> tuple[list[str], str | None]:
+def _reference_first(todo: list[str], spec) -> tuple[list[str], str | None]:
     """With PRECISION or BRACKET, the layout the taxes are decided against (``reference_of``) is measured before
     the layouts taxed against it (all but the single device, which never is against jbod): the sequential tax test
     needs its runs at a point before another layout's runs there can stop on a decision, and a bracket brackets

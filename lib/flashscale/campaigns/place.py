@@ -12,7 +12,9 @@ cleanup), picked once by ``campaign.choose``, so no code outside the place modul
                                       folder), undone on leaving it: on success, on error and on Ctrl-C (``undo``)
     place.run(todo, recorder)         its truth first, where one is known (``truth``: the harness measures its
                                       devices uncapped and holds the caps they carry), then each layout built
-                                      (``build``), swept and torn down
+                                      (``build``), swept and torn down (``swept``: a cluster's hosts make theirs
+                                      and sweep it where their fio runs, ``measure.fio_client.OnHosts``)
+    place.host_counts()               the host counts each layout is swept on (a cluster's ``HOSTS``; none here)
 
 The places: the emulated array (``emulated.OnEmulatedArray``), plain directories (``directories.OnDirectories``),
 a test bed of real devices (``testbed.OnTestBed``) and the VM lab's devices inside its guest
@@ -236,14 +238,19 @@ class Place(ABC):
         return self.array.rw_caps(), {n: self.array.rw_caps(n) for n in names if not describe(n).existing}
 
     # the campaign folder
-    def recover(self, folder: Path) -> list[str]:
-        """Undo what a run of this campaign that died left (its stale lock's), before anything else; the notes."""
+    def recover(self, folder: Path, contacts=None) -> list[str]:
+        """Undo what a run of this campaign that died left (its stale lock's), before anything else; the notes.
+        ``contacts``: how the hosts of what it left on real hosts are reached (``system.ssh.shipped.Contacts``)."""
         holder = lock.stale_holder(folder / lock.LOCK_FILE, self.system)  # refuses while another holds it
-        return lock.recover(holder, self.runner, self.system) if holder is not None else []
+        return lock.recover(holder, self.runner, self.system, contacts=contacts) if holder is not None else []
 
     def lock(self, directory: Path):
         """The campaign folder held by this run while it measures."""
         return lock.Lock.take(directory, self.system)
+
+    def host_counts(self) -> tuple[int, ...]:
+        """The host counts each layout is swept on: none where fio runs here."""
+        return ()
 
     def recorded(self, spec: dict) -> dict:
         """The spec campaign.json records (and a resume compares): the one given."""
@@ -299,7 +306,7 @@ class Place(ABC):
             existing = describe(name).existing
             for build in range(1 if existing else recorder.sweep_spec.builds):
                 recorder.build = build
-                self._swept(name, f"{name}-build{build}" if build else name, recorder)
+                self.swept(name, f"{name}-build{build}" if build else name, recorder)
         recorder.build = 0
         return said + self.bracket(todo, recorder)
 
@@ -320,13 +327,13 @@ class Place(ABC):
                     "layout taxed against it."]
         recorder.build = recorder.sweep_spec.bracket_build()
         try:
-            self._swept(against, f"{against}-bracket", recorder, phase=BRACKET_PHASE)
+            self.swept(against, f"{against}-bracket", recorder, phase=BRACKET_PHASE)
         finally:
             recorder.build = 0
         return [f"{against} was measured again after the layouts taxed against it (BRACKET): its drift at each "
                 "point is in the report."]
 
-    def _swept(self, name: str, label: str, recorder: Recorder, phase: str = "measure") -> None:
+    def swept(self, name: str, label: str, recorder: Recorder, phase: str = "measure") -> None:
         """Layout ``name`` built (an existing mount point used), its teardown's manifest named ``label``, swept and
         torn down."""
         existing = describe(name).existing
