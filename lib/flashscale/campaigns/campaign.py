@@ -64,7 +64,7 @@ from ..errors import ConfigError, UnsupportedError
 from ..arrays.guard import confirmation
 from ..arrays.layouts import Options
 from ..measure.progress import Progress
-from ..measure.recorder import Recorder, check_on_failure
+from ..measure.recorder import Recorder
 from ..measure.results import bracket_name
 from ..measure.reference import SINGLE, STANDS_IN, reference_of
 from ..measure.sweep import LEAST_REPETITIONS, Sweep
@@ -73,7 +73,7 @@ from ..analysis.significance import DEFAULT_MARGIN
 from ..system import provenance
 
 __all__ = ["DEFAULT_CAMPAIGN", "EMULATION_MODES", "EMULATIONS", "PARTS", "CampaignSpec", "DryRun", "choose",
-           "layout_support", "place_here", "plan", "run", "run_at", "preregistration"]
+           "layout_support", "place_here", "run", "run_at", "preregistration"]
 
 DEFAULT_CAMPAIGN = "quickstart"
 EMULATION_MODES = ("auto", "loop", "directory", "vm")  # EMULATION's values: each picks its place (``EMULATIONS``)
@@ -107,13 +107,9 @@ class CampaignSpec:
     reference: str = STANDS_IN          # REFERENCE: what that test decides against (measure.reference.reference_of)
 
     def __post_init__(self) -> None:
+        """What a parameter's type says is checked where it enters (``parameters.check``: the schema); here what
+        the values mean together, and the files they name."""
         parameters.check_campaign_name(self.name)
-        for flag in ("resume", "force_resume"):
-            if not isinstance(getattr(self, flag), bool):
-                raise ConfigError(f"{flag.upper()}={getattr(self, flag)!r} must be True or False")
-        check_on_failure(self.on_failure)
-        if self.emulation not in EMULATION_MODES:
-            raise ConfigError(f"emulation={self.emulation!r} is not one of {', '.join(EMULATION_MODES)}")
         known = MEASURABLE
         bad = [name for name in self.layouts if name not in known]
         if bad or not self.layouts:
@@ -123,16 +119,9 @@ class CampaignSpec:
             raise ConfigError("layout 'mounted' needs MOUNT_DIR, the existing mount point to measure inside")
         if self.mount_dir is not None and not Path(self.mount_dir).is_dir():
             raise ConfigError(f"MOUNT_DIR={self.mount_dir!r} is not an existing directory")
-        if isinstance(self.mount_devices, bool) or not isinstance(self.mount_devices, int) or self.mount_devices < 1:
-            raise ConfigError(f"MOUNT_DEVICES={self.mount_devices!r} must be a whole number of at least 1")
         if self.testbed is not None and not Path(self.testbed).is_file():
             raise ConfigError(f"TESTBED={self.testbed!r} is not a test bed file")
-        n = self.use_devices
-        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
-            raise ConfigError(f"USE_DEVICES={n!r} must be a whole number of at least 1")
         fill.check_passes(self.precondition_passes)
-        if not isinstance(self.dry_run, bool):
-            raise ConfigError(f"DRY_RUN={self.dry_run!r} must be True or False")
         if self.confirm is not None:
             object.__setattr__(self, "confirm", confirmation(self.confirm))
         if not isinstance(self.wipe, bool):
@@ -258,13 +247,6 @@ def layout_support(names: Sequence[str], emulation: str = "auto", testbed: str |
     return place_here(emulation, testbed, runner).support(names, mount_dir)
 
 
-def plan(spec: CampaignSpec, runner: Runner | None = None) -> str:
-    """The exact commands a test bed campaign would execute (its dry run); nothing is touched."""
-    if spec.testbed is None:
-        raise ConfigError("plan() is for a test bed campaign (TESTBED); the emulated array is flashscale's own")
-    return choose(spec, runner).plan(spec.layouts)
-
-
 @contextmanager
 def _sigterm_as_interrupt():
     """While measuring, SIGTERM (a kernel shut down, a job killed) unwinds like Ctrl-C, so teardown runs."""
@@ -308,9 +290,8 @@ def run_at(spec, where: Callable[[], Place], runner: Runner, progress: bool = Tr
     with _sigterm_as_interrupt():
         place = where()
         place.check(spec.layouts, workloads)  # before anything is made or erased
-        if place.runs_inside:
-            return place.run_inside(asdict(spec), campaign_folder.data_root(spec.data_dir), progress)
-        return _measure(spec, place, runner, progress, workloads, states)
+        inside = place.run_inside(asdict(spec), campaign_folder.data_root(spec.data_dir), progress)
+        return inside if inside is not None else _measure(spec, place, runner, progress, workloads, states)
 
 
 def _measure(spec, place: Place, runner: Runner, progress: bool, workloads: Sequence,

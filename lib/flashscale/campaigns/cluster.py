@@ -10,25 +10,15 @@ byte crosses it; truth hosts x the smaller of devices x cap and the data the lin
 The tax of the network storage is measured against the local one (``analysis.cluster_numbers.tax``). Local storage is
 measured first: one host alone on it is the baseline of every prediction.
 
-Predicted before measuring: before each host count of each storage is measured, the campaign states what the
-cluster and each host should deliver at every point (``analysis.cluster_numbers.predict_hosts``), from one host measured
-alone on its own storage (the 1-host rows of ``local``: the devices' curve is a host's), with each host's link a
-term where the data crosses it (``nbd``: the data a link carries, as the truth counts it), and appends it with
-``predicted_at`` to ``predictions.csv`` (``result.predictions``); a layout and host count already there is kept as it
-was stated. Nothing is predicted before one host was measured alone (``HOSTS`` without 1: a note says so).
-
-Real hosts over SSH (``KNOWN_HOSTS`` given; hosts from ``REMOTE_HOSTS`` or an Ansible ``INVENTORY``'s
-``HOST_GROUP``): ``campaigns.ssh_cluster`` connects to every host, ships flashscale there, checks each host before anything
-runs, builds each of ``LAYOUTS`` on the devices the hosts test bed (``TESTBED``) names by identity and ``CONFIRM``
-confirms, through the same guard, starts a fio server on a unix socket of each host's root-only place reached
-through a forward of the connection (no TCP port: the emulated hosts' servers, each in its own network namespace,
-stay on TCP), and undoes everything; ``local`` and ``mounted`` are a directory of ours in each host's
-``local_dir`` and ``mount_dir``.
-
-Real hosts without SSH (``REMOTE_HOSTS`` and no ``KNOWN_HOSTS``: each host's own ``fio --server`` at address and
-port, started by hand): flashscale measures inside the mount point each host names (layout ``mounted``), and in its
-local directory (layout ``local``) when every host names one, and only there; nothing is built on such a host.
-Anyone who reaches such a server's port can run any job on it as root: prefer SSH.
+Predicted before measuring (``hosts.state``): before each host count of each storage is measured, what the cluster
+and each host should deliver, from one host measured alone on local storage, appended to ``predictions.csv``
+(``result.predictions``). Real hosts over SSH (``KNOWN_HOSTS`` given; hosts from ``REMOTE_HOSTS`` or an Ansible
+``INVENTORY``'s ``HOST_GROUP``): each of ``LAYOUTS`` built on the devices the hosts test bed (``TESTBED``) names and
+``CONFIRM`` confirms, through the same guard, fio served on a forwarded unix socket (``campaigns.ssh_cluster``);
+``local`` and ``mounted`` are a directory of ours in each host's ``local_dir`` and ``mount_dir``. Real hosts without
+SSH (``REMOTE_HOSTS`` alone, each serving ``fio --server`` itself at address and port): measured inside the mount
+point each names, and its local directory when every host names one; nothing is built there. Anyone who reaches such
+a server's port can run any job on it as root: prefer SSH.
 
 Where it runs is a place (``campaigns.hosts``: emulated hosts, hosts serving fio, hosts over SSH; the interface
 every campaign's place implements, ``campaigns.place.Place``), picked once by ``hosts.choose``, and it runs through
@@ -38,11 +28,9 @@ dead run left here and on the hosts undone first, the runs it finished kept), th
 they are emulated) as every campaign has them; its fio runs on the hosts (``measure.fio_client.OnHosts``), and
 ``HOSTS`` is one more axis of the sweep. Refused, naming why: ``BATCH_REPS``, ``BRACKET``, ``STEADY_ROUNDS``.
 
-Rows go to ``data/campaigns/<name>/rows.jsonl`` as each point finishes (``results.parquet`` is rebuilt from them).
-``host`` is the host's name, or ``all`` for the cluster's own aggregate (``measure.fio_client.aggregate``); ``hosts``
-is how many hosts ran the point; ``status`` is ``ok`` or ``failed``, with ``error`` (as a campaign's failed rows, with
-NaN numbers) saying why. A host that fails is probed
-again; one that no longer answers is recorded as failed, with the reason, at every later point.
+Rows: ``host`` is the host's name, or ``all`` for the cluster's own aggregate (``measure.fio_client.aggregate``);
+``hosts`` how many hosts ran the point; ``status`` ``ok`` or ``failed``, with ``error`` saying why. A host that fails is
+probed again; one that no longer answers is recorded as failed, with the reason, at every later point.
 """
 from __future__ import annotations
 
@@ -58,7 +46,6 @@ from .hosts import Target, choose as choose_place, state  # noqa: F401 (a cluste
 from ..errors import ConfigError, RefusedError
 from ..measure import fio_client as fio_cluster
 from ..measure.fio_client import ALL  # noqa: F401 (the cluster's own rows)
-from ..measure.recorder import check_on_failure
 from ..measure.results import CampaignResult
 from ..measure.sweep import Sweep
 from ..system.commands import Runner
@@ -142,14 +129,10 @@ class ClusterSpec:
     tax_margin: ClassVar[float] = DEFAULT_MARGIN
 
     def __post_init__(self) -> None:
+        """Each parameter's type is checked where it enters (``parameters.check``: the schema); here what the
+        values mean together."""
         parameters.check_campaign_name(self.name)
-        for flag in ("resume", "force_resume"):
-            if not isinstance(getattr(self, flag), bool):
-                raise ConfigError(f"{flag.upper()}={getattr(self, flag)!r} must be True or False")
-        check_on_failure(self.on_failure)
         counts = tuple(self.hosts)
-        if not counts or any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in counts):
-            raise ConfigError(f"hosts={list(counts)!r} must list host counts >= 1")
         remote.resolve_hosts(self, RemoteHost.from_mapping)
         if self.remote and max(counts) > len(self.remote):
             raise ConfigError(f"hosts={list(counts)} but only {len(self.remote)} remote hosts are named")
@@ -172,8 +155,7 @@ class ClusterSpec:
         if self.remote and storage != ("local",):
             raise ConfigError(f"storage={list(storage)} is for the emulated hosts; a real host measures its "
                               "mount_dir (and its local_dir, when it names one)")
-        locals_named = {h.local_dir is not None for h in self.remote}
-        if len(locals_named) > 1:
+        if len({h.local_dir is not None for h in self.remote}) > 1:
             raise ConfigError("give local_dir for every remote host or for none: the tax compares the same hosts")
         object.__setattr__(self, "hosts", counts)
         object.__setattr__(self, "storage", storage)

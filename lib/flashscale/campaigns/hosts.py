@@ -26,7 +26,7 @@ from ..arrays.emulated import cap_fit_policy
 from ..arrays.layouts import Layout
 from ..errors import AnalysisError, ConfigError
 from ..measure import campaign_folder, harness, results
-from ..measure.fio_client import Endpoint, OnHosts, Target
+from ..measure.fio_client import Endpoint, OnHosts, Target, check_servers
 from ..measure.units import rate, size
 from ..system import netns
 from ..system.commands import Runner
@@ -34,7 +34,6 @@ from ..system.host import cores as host_cores
 from ..system.teardown import manifest_dir
 from . import over_ssh, preregistered
 from .place import Place, caps_words
-from .ssh_cluster import Served
 
 LOCAL, MOUNTED = "local", "mounted"  # a host's own local directory, and the mount point it names
 STORAGES = {layout: storage for storage, layout in STORAGE.items()}  # the layout its rows name -> its storage
@@ -80,9 +79,6 @@ class Hosts(Place):
     def host_counts(self) -> tuple[int, ...]:
         return self.spec.hosts
 
-    def build(self, name, teardown):
-        raise ConfigError("a cluster's hosts are built by their own place (EmulatedCluster, over SSH)")
-
     def run(self, todo: Sequence[str], recorder) -> list[str]:
         """Every campaign's run (truth, builds, sweeps), then what the hosts' runs said."""
         said = super().run(todo, recorder)
@@ -98,7 +94,8 @@ class Hosts(Place):
                             cpu_latency_us=self.spec.sweep.cpu_latency_us if here else None, dead=dead,
                             windows=windows,
                             before=lambda now: state(recorder.directory, now, self.spec.sweep.points(), cores))
-        transport.check(recorder.environment["fio"])
+        check_servers([h.endpoint for h in hosts if h.endpoint.name not in (dead or {})], self.runner,
+                      recorder.directory, recorder.environment["fio"])
         first = hosts[0]
         layout = Layout(first.layout, first.devices, first.targets, first.backend,
                         f"{first.layout} on each of {len(hosts)} host(s)")
@@ -151,9 +148,7 @@ class EmulatedHosts(Hosts):
                                           caps, h.host.link, emulated.network_bw_bytes, asked=self.array.rw_caps(),
                                           carried={d: by_host[h.name] for d, by_host in carried.items()})
                                    for h in emulated.hosts], phase)
-
-    def run(self, todo: Sequence[str], recorder) -> list[str]:
-        return super().run(todo, recorder) + self.link_notes()
+        self.said += self.link_notes()
 
     def link_notes(self) -> list[str]:
         """What the report says of the links capped (``LINK_BPS``), per storage measured."""
@@ -238,12 +233,11 @@ class HostsOverSsh(Hosts):
 
     def swept(self, name: str, label: str, recorder, phase: str = "measure") -> None:
         with self.cluster.layout(name) as (served, dead):
-            by_name = {s.name: s for s in served}
-            shares = [by_name.get(h.name) or Served(h.name, "", name, (), 0, h.link_bps) for h in self.spec.remote]
-            self._sweep(recorder, [
-                Target(Endpoint(s.name, socket=s.socket) if s.socket else Endpoint(s.name, "unreachable"), s.layout,
-                       s.targets, s.devices, {}, network_bw_bytes=s.link_bps if s.layout == MOUNTED else None,
-                       backend="remote") for s in shares], phase, dead, self.cluster.windows)
+            by_name = {s.name: s for s in served}  # a host in ``dead`` has failed rows
+            self._sweep(recorder, [by_name.get(h.name) or Target(
+                Endpoint(h.name, "unreachable"), name, (), 0, {}, backend=self.backend,
+                network_bw_bytes=h.link_bps if name == MOUNTED else None) for h in self.spec.remote],
+                phase, dead, self.cluster.windows)
 
 
 def choose(spec, runner: Runner) -> Hosts:

@@ -112,11 +112,10 @@ def remote_cluster(spec, directory: Path, runner: Runner, fio_version: str) -> R
 
 
 def contacts_of(spec, folder: Path, runner: Runner) -> Contacts:
-    """How the hosts of ``spec`` are reached to undo what a dead run of it left there (``Place.recover``); the zip
-    shipped to them written to ``folder``."""
-    options = ssh_options(_path(spec.known_hosts), _path(spec.ssh_identity), spec.ssh_config)
-    hosts = [SshHost(h.name, h.address, h.ssh_port, h.user) for h in spec.remote]
-    return Contacts({h.name: Link(h, options, runner, None) for h in hosts}, Zip.write(folder))
+    """How the hosts of ``spec`` are reached to undo what a dead run of it left there (``Place.recover``), as
+    ``contacts`` reaches them for ``flashscale reap``; the zip shipped to them written to ``folder``."""
+    return contacts({"KNOWN_HOSTS": spec.known_hosts, "SSH_IDENTITY": spec.ssh_identity,
+                     "SSH_CONFIG": spec.ssh_config, "REMOTE_HOSTS": [asdict(h) for h in spec.remote]}, folder, runner)
 
 
 def contacts(parameters: Mapping, folder: Path, runner: Runner) -> Contacts | None:
@@ -125,8 +124,6 @@ def contacts(parameters: Mapping, folder: Path, runner: Runner) -> Contacts | No
     reads them; the zip it ships written to ``folder`` (ours, 0700). None when the parameters name no SSH hosts."""
     if not parameters.get("KNOWN_HOSTS"):
         return None
-    options = ssh_options(_path(parameters["KNOWN_HOSTS"]), _path(parameters.get("SSH_IDENTITY")),
-                          parameters.get("SSH_CONFIG"))
     if parameters.get("INVENTORY"):
         hosts = [SshHost(h.name, h.address, h.port, h.user)
                  for h in inventory.read(_path(parameters["INVENTORY"]), parameters.get("HOST_GROUP") or "all")]
@@ -134,6 +131,8 @@ def contacts(parameters: Mapping, folder: Path, runner: Runner) -> Contacts | No
         given = [dict(h) for h in parameters.get("REMOTE_HOSTS") or () if isinstance(h, Mapping)]
         hosts = [SshHost(h.get("name"), h.get("address"), h.get("ssh_port", 22), h.get("user", "root"))
                  for h in given]
+    options = ssh_options(_path(parameters["KNOWN_HOSTS"]), _path(parameters.get("SSH_IDENTITY")),
+                          parameters.get("SSH_CONFIG"))
     return Contacts({h.name: Link(h, options, runner, None) for h in hosts}, Zip.write(folder))
 
 def ssh_options(known_hosts: str | None, identity: str | None, config: str | None) -> SshOptions:

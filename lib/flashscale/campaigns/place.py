@@ -19,13 +19,12 @@ cleanup), picked once by ``campaign.choose``, so no code outside the place modul
 The places: the emulated array (``emulated.OnEmulatedArray``), plain directories (``directories.OnDirectories``),
 a test bed of real devices (``testbed.OnTestBed``) and the VM lab's devices inside its guest
 (``testbed.InVmGuest``), the VM lab seen from its host (``vmlab.InVmLab``, whose campaign runs inside the lab:
-``runs_inside``), and a cluster's hosts (``hosts``: emulated, serving fio, over SSH). A new place implements this
+``run_inside``), and a cluster's hosts (``hosts``: emulated, serving fio, over SSH). A new place implements this
 class in its own module, adds a room in ``system``/``arrays`` where it needs one, and is named in the factory.
 """
 from __future__ import annotations
 
 import contextlib
-from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Sequence
@@ -99,14 +98,13 @@ def caps_words(array: ArraySpec) -> str:
     return f"{caps} each" + (f"; {', '.join(scaled)} of the cap" if scaled else "") if caps else "no caps"
 
 
-class Place(ABC):
+class Place:
     """One place a campaign runs (the module's docstring). ``array``: the devices' count and caps (the emulated
     array's, or the caps a capped test bed holds); ``options``: how layouts are built; ``mounted``: the mount point
     ``mounted`` measures in."""
 
     backend: ClassVar[str]              # what rows and campaign.json call the place
     caps_each_device: ClassVar[bool] = False  # CAP_SCALE applies: each device capped at its own fraction
-    runs_inside: ClassVar[bool] = False  # the campaign runs inside it (``run_inside``), not in this process
 
     def __init__(self, runner: Runner, array: ArraySpec, options: Options = Options(), mounted: Mounted = Mounted(),
                  notes: Sequence[str] = (), fallback: str | None = None):
@@ -287,13 +285,15 @@ class Place(ABC):
         return Teardown(manifest_dir() / f"{recorder.campaign}-{recorder.run_id}-{name}.json", self.runner,
                         self.system)
 
-    @abstractmethod
     def build(self, name: str, teardown: Teardown) -> Layout:
-        """Layout ``name`` built (through the guard), everything it makes recorded in ``teardown``."""
+        """Layout ``name`` built (through the guard), everything it makes recorded in ``teardown``; a place whose
+        layouts are made elsewhere (a cluster's hosts: ``swept``; the VM lab: ``run_inside``) builds none here."""
+        raise ConfigError(f"the {self.backend} place builds no layout in this process ({name}: made where it runs)")
 
     def run_inside(self, spec: dict, data_root: Path, progress: bool):
-        """Where ``runs_inside``: the campaign ``spec`` run inside the place; its ``measure.results.CampaignResult``."""
-        raise ConfigError(f"the {self.backend} backend measures in this process: it has nothing to run inside")
+        """The campaign ``spec`` run inside the place, its ``measure.results.CampaignResult``, where it hands the
+        whole campaign to another machine (the VM lab); None where the campaign measures in this process."""
+        return None
 
     def run(self, todo: Sequence[str], recorder: Recorder) -> list[str]:
         """Its truth first (``truth``), then each layout of ``todo`` built, swept and torn down, ``builds`` times

@@ -201,11 +201,15 @@ class Target:
     asked: dict = field(default_factory=dict)  # the caps per rw asked, where ``caps`` were lowered to fit the harness
     carried: dict = field(default_factory=dict)  # direction -> what the host carried with its caps lifted
 
+    name = property(lambda self: self.endpoint.name)  # the host's, as its rows name it
+    socket = property(lambda self: self.endpoint.socket)  # where its server is reached, over SSH (else None)
 
-def _carried(carried: dict, rw: str) -> float:
-    """What a host carried in ``rw``'s one direction with its caps lifted; NaN for a mixed rw or none measured."""
+
+def carried(by_direction: dict, rw: str | None) -> float:
+    """What the harness carried uncapped (``by_direction``: a host's, a test bed's) in ``rw``'s direction; NaN if
+    not measured, or for a mixed rw (each of its directions was probed alone)."""
     directions = fio_output.DIRECTIONS.get(rw, ())
-    return float(carried.get(directions[0], float("nan"))) if len(directions) == 1 else float("nan")
+    return float(by_direction.get(directions[0], float("nan"))) if len(directions) == 1 else float("nan")
 
 
 class OnHosts:
@@ -225,18 +229,12 @@ class OnHosts:
         self.notes: list[str] = []
         self.now = self.hosts
 
-    def check(self, version: str) -> None:
-        """Every live host's server answers and runs ``version`` (``check_servers``), before the first run."""
-        check_servers([h.endpoint for h in self.hosts if h.endpoint.name not in self.dead], self.runner,
-                      self.directory, version)
-
-    def at(self, count: int, state: bool = True) -> str:
-        """The runs from now on are on the first ``count`` hosts (``state``: told to ``before`` first); the folder
-        their runs' folders go under."""
+    def at(self, count: int, state: bool = True) -> int:
+        """The runs from now on are on the first ``count`` hosts (``state``: told to ``before`` first)."""
         self.now = self.hosts[:count]
         said = self.before(self.now) if state and self.before else None
         self.notes += [said] if said else []
-        return f"hosts{count}"
+        return count
 
     def run(self, job: fio.FioJob, raw: Path, shared: dict) -> list[dict]:
         """One run of ``job`` (its targets each host's own) on the hosts at once: each host's row and the cluster's,
@@ -270,7 +268,7 @@ class OnHosts:
                "bs": job.bs, "numjobs": job.numjobs, "jobs_per_host": job.numjobs, "iodepth": job.iodepth,
                "backend": host.backend, "cap_bps": host.caps.get(direction, float("nan")),
                "cap_asked_bps": (host.asked or host.caps).get(direction, float("nan")),
-               "harness_bw_bytes": _carried(host.carried, job.rw),
+               "harness_bw_bytes": carried(host.carried, job.rw),
                "network_bw_bytes": float("nan") if network is None else float(network)}
         if isinstance(result, str):
             return {**row, **results.failed(result)}

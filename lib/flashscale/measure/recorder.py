@@ -29,12 +29,13 @@ from typing import Callable, Sequence
 from pathlib import Path
 
 from ..arrays.layouts import Layout
-from ..errors import CommandError, ConfigError, FioError
+from ..errors import CommandError, FioError
 from ..system.commands import Runner
 from .. import faults
 from ..system import idle, monitor
 from ..system.devices import System
 from . import adaptive, ahead, batch, campaign_folder, fio, fio_output, monitoring, precondition, rate_log, results
+from .fio_client import carried
 from .resume import run_key
 from .progress import Progress
 from .results import BRACKET_PHASE, bracket_name
@@ -42,14 +43,7 @@ from .reference import as_reference, reference_runs
 from .sweep import Sweep
 from . import truth
 
-ON_FAILURE = ("continue", "stop")
 NAN = float("nan")
-
-
-def check_on_failure(value: object) -> str:
-    if value not in ON_FAILURE:
-        raise ConfigError(f"ON_FAILURE={value!r} must be one of {', '.join(ON_FAILURE)}")
-    return value
 
 
 @dataclass
@@ -100,8 +94,7 @@ class Recorder:
     phase = "measure"  # the phase of the sweep's rows: measure, or the reference's bracket (BRACKET_PHASE)
     measuring: str | None = None  # the name of the layout being measured (its caps are ``caps_of`` it)
     transport = None  # where the layout's fio runs: None here, else a cluster's hosts (``fio_client.OnHosts``)
-    count: int | None = None  # the hosts the runs are on now (a cluster's), None here
-    within: tuple[str, ...] = ()  # the folder of the host count's runs, under the layout's
+    count: int | None = None  # the hosts the runs are on now (a cluster's: under ``hosts<count>/``), None here
 
     def building(self, name: str) -> None:
         """Layout ``name`` is about to be built: ``before_build`` hears it (the campaign states its prediction)."""
@@ -157,13 +150,13 @@ class Recorder:
             self.progress.layout_done(layout.name)
 
     def _at(self, count: int | None, state: bool = True) -> None:
-        """The runs from now on are on ``count`` hosts (a cluster's transport), their folders under its own."""
-        self.count = count
-        self.within = (self.transport.at(count, state),) if self.transport is not None else ()
+        """The runs from now on are on ``count`` hosts (a cluster's transport: told first)."""
+        self.count = self.transport.at(count, state) if self.transport is not None else None
 
     def _raw(self, layout: str, point: str, rep: int | None = None) -> Path:
         """A run's folder (``rep``), or its point's: ``raw/<layout>/[hosts<k>/]<point>/rep<k>``."""
-        return campaign_folder.raw_dir(layout, *self.within, point, *([f"rep{rep}"] if rep is not None else []))
+        hosts = [f"hosts{self.count}"] if self.count is not None else []
+        return campaign_folder.raw_dir(layout, *hosts, point, *([f"rep{rep}"] if rep is not None else []))
 
     def _key(self, layout: str, point: str, rep: int) -> tuple:
         return run_key(layout, point, rep, self.count)
@@ -351,7 +344,7 @@ class Recorder:
                 "run_id": self.run_id, "backend": layout.backend,
                 "cap_bps": self.caps_of(layout.name).get(rw, NAN) if cgroup_procs else NAN,
                 "cap_asked_bps": self.asked_of(layout.name).get(rw, NAN) if cgroup_procs else NAN,
-                "harness_bw_bytes": self._carried(rw) if cgroup_procs else NAN, "warmup": warmup,
+                "harness_bw_bytes": carried(self.harness, rw) if cgroup_procs else NAN, "warmup": warmup,
                 "build": self.build,
                 "phase": phase,
                 "round": round_number, **({"workload": workload} if workload is not None else {}),
@@ -372,12 +365,6 @@ class Recorder:
     def caps_of(self, layout: str | None) -> dict:
         """The caps per rw of ``layout``'s runs: its own (``layout_caps``), else the array's."""
         return self.layout_caps.get(layout, self.caps)
-
-    def _carried(self, rw: str | None) -> float:
-        """What the harness carried uncapped in ``rw``'s direction; NaN if not measured, or for a mixed rw (each of
-        its directions was probed alone)."""
-        directions = fio_output.DIRECTIONS.get(rw, ())
-        return float(self.harness.get(directions[0], NAN)) if len(directions) == 1 else NAN
 
     def truth_caps(self, cgroup_procs: Sequence[Path], layout: Layout | None = None) -> dict:
         """The caps of the known truth (``truth.evidence``) of a run on ``layout`` (default: the layout being
@@ -408,10 +395,9 @@ class Recorder:
         label = f"round{round_number}" if round_number else f"rep{rep}"
         if self.transport is not None:
             self.progress.started(layout.name, point or job.point, f"{label} on {self.count} host(s)")
-            return self.transport.run(job, raw_dir, {
-                "campaign": self.campaign, "run_id": self.run_id, "build": self.build, "phase": phase,
-                "warmup": warmup, "rep": rep, "round": round_number, "point": point or job.point,
-                "raw_dir": str(raw_dir), "adaptive": adaptive})
+            return self.transport.run(job, raw_dir, {  # each host's own columns over the header's
+                **self.header(layout, warmup=warmup, phase=phase, round_number=round_number), "rep": rep,
+                "point": point or job.point, "raw_dir": str(raw_dir), "adaptive": adaptive})
         self.progress.started(layout.name, point or job.point, label)
         job, then = rate_log.logged(job), (rate_log.logged(then[0]), then[1]) if then else None
         started = results.now()
