@@ -79,6 +79,10 @@ class Hosts(Place):
     def host_counts(self) -> tuple[int, ...]:
         return self.spec.hosts
 
+    def layouts(self, names: Sequence[str]) -> tuple[list[str], list[str]]:
+        """A real host's layouts, in order (``over_ssh.order``): those built, then its directories."""
+        return over_ssh.order(self.spec), []
+
     def run(self, todo: Sequence[str], recorder) -> list[str]:
         """Every campaign's run (truth, builds, sweeps), then what the hosts' runs said."""
         said = super().run(todo, recorder)
@@ -180,8 +184,6 @@ class ServingHosts(Hosts):
                 f"{h.local_dir if layout == LOCAL else h.mount_dir} (a directory of ours, removed after)"
                 for layout in todo for h in self.spec.remote]
 
-    def layouts(self, names: Sequence[str]) -> tuple[list[str], list[str]]:
-        return over_ssh.order(self.spec), []
 
     def check(self, names: Sequence[str] = (), workloads: Sequence = ()) -> None:
         """Also ``BUILDS``: nothing is built on a host serving fio itself, so a second build is the same directory."""
@@ -215,8 +217,6 @@ class HostsOverSsh(Hosts):
         return built + [f"# layout {layout}: a directory of ours in each host's {layout} directory"
                         for layout in todo if layout not in self.spec.layouts]
 
-    def layouts(self, names: Sequence[str]) -> tuple[list[str], list[str]]:
-        return over_ssh.order(self.spec), []
 
     def recover(self, folder: Path, contacts=None) -> list[str]:
         """A run that died left things on the hosts too: reached as this campaign reaches them."""

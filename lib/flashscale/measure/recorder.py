@@ -68,7 +68,7 @@ class Recorder:
     workloads: Sequence[Callable[["Recorder", Layout, list[Path]], None]] = ()
     on_failure: str = "continue"
     done_rows: dict = field(default_factory=dict)  # resumed runs' rows, for an adaptive sweep or a precision
-    done: frozenset = frozenset()  # (layout, point, rep) of runs a resumed campaign measured already
+    done: frozenset = frozenset()  # the runs a resumed campaign measured already (``resume.run_key``)
     progress: Progress | None = None  # None: one that only moves ``bar``
     layout_caps: dict = field(default_factory=dict)  # layout name -> its caps per rw, where they are not ``caps``
     before_build: Callable[[str], None] | None = None  # told each layout's name before it is built (its prediction)
