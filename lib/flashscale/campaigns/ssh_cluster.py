@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from ..errors import FlashscaleError, RefusedError
-from ..measure import fio_client as fio_cluster
+from ..measure import campaign_folder, fio_client as fio_cluster
 from ..measure.fio_client import Target
 from ..system.ssh import forwarded, shipped
 from ..system import private
@@ -355,8 +355,7 @@ class RemoteCluster(Built):
             (folder / f"monitor-{host.name}.jsonl").write_text("".join(json.dumps(s) + "\n" for s in mine))
             what = {k: v for k, v in run.items() if k not in ("start", "end")}
             kept += [{**what, "workload": "fio", "host": host.name, **s} for s in mine]
-        with open(self.directory / "monitor.jsonl", "a") as fh:
-            fh.writelines(json.dumps(row, default=str) + "\n" for row in kept)
+        campaign_folder.append_monitor(self.directory, kept)
 
     # ---- leaving --------------------------------------------------------------------------------------------
     def close(self) -> None:

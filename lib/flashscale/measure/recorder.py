@@ -109,7 +109,7 @@ class Recorder:
         (the module's docstring), None here; the precondition runs on every host, then each host count is swept."""
         self.phase, self.transport = phase, transport
         counts = transport.counts if transport is not None else (None,)
-        self._at(max(counts), state=False)  # the precondition: on every host
+        self.count = transport.at(max(counts), state=False) if transport else None  # the precondition: every host
         first = precondition.job(self.sweep_spec, layout.targets) if self.sweep_spec.precondition else None
         # a resumed layout is preconditioned anew, beside the interrupted run's precondition
         self.precondition_dir = campaign_folder.fresh_name(self.directory / campaign_folder.raw_dir(layout.name),
@@ -131,8 +131,8 @@ class Recorder:
                          phase=precondition.PHASE, point=precondition.point(first))
         points = list(self.sweep_spec.points())
         try:
-            for count in counts:
-                self._at(count)
+            for count in counts:  # each told to the transport first (its predictions stated)
+                self.count = transport.at(count) if transport else None
                 if self.sweep_spec.adaptive:
                     self._explore(layout, cgroup_procs)
                 for point, following in zip([] if self.sweep_spec.adaptive else points, [*points[1:], None]):
@@ -148,10 +148,6 @@ class Recorder:
         if self.build == self.sweep_spec.builds - 1:  # the layout's last build: the layout is done
             campaign_folder.mark_layout_done(self.directory, layout.name)
             self.progress.layout_done(layout.name)
-
-    def _at(self, count: int | None, state: bool = True) -> None:
-        """The runs from now on are on ``count`` hosts (a cluster's transport: told first)."""
-        self.count = self.transport.at(count, state) if self.transport is not None else None
 
     def _raw(self, layout: str, point: str, rep: int | None = None) -> Path:
         """A run's folder (``rep``), or its point's: ``raw/<layout>/[hosts<k>/]<point>/rep<k>``."""
