@@ -7,22 +7,13 @@ The array and every layout are torn down before ``run`` returns or raises, inclu
 to ``rows.jsonl`` as each run finishes, so an interrupted campaign keeps what it measured; each run's start and end,
 with the runs left and an ETA, go to ``progress.log`` beside them and to the bar (``measure.progress``).
 
-Where it runs is a place (``campaigns.place.Place``), picked once by ``choose`` and then only asked through its
-interface (check, facts, layouts, make, truth, build, undo); its ``backend`` names it in the rows:
-
-    loop        the emulated array flashscale makes itself: loop devices capped by block throttling (the default;
-                ``emulated.OnEmulatedArray``)
-    directory   plain directories on the local disk, when loop devices cannot be made (said so in ``notes``;
-                ``directories.OnDirectories``)
-    vm          NVMe devices of a virtual machine with a real kernel (``vmlab.InVmLab``): the campaign runs inside it
-                as a test bed of the VM's devices (``testbed.InVmGuest``), capped by the guest's block throttling, so
-                md, IMSM and LVM are built by the same code as on real devices, through the same guard
-    testbed     real devices named by identity in a test bed file (``TESTBED``; ``testbed.OnTestBed``), every
-                destructive step through the guard; after each erase every device is written in full
-                ``PRECONDITION_PASSES`` times (2: SNIA's workload-independent precondition, ``arrays.fill``). A test
-                bed campaign is a dry run unless ``DRY_RUN=False``: it raises ``DryRun`` with the exact commands it
-                would execute, having touched nothing. To measure, ``CONFIRM`` must list the test bed's identities,
-                as strings.
+Where it runs is a place (``campaigns.place``, which lists every place and its interface), picked once by ``choose``
+over ``EMULATION`` and ``TESTBED``, then run by the one loop every campaign runs (``run_at``, a cluster's too); its
+``backend`` names it in the rows: ``loop`` (the emulated array: loop devices capped by block throttling, the
+default), ``directory`` (plain directories where loop devices cannot be made, said in ``notes``), ``vm`` (a VM with a
+real kernel, where md, IMSM and LVM are built by the same code as on real devices) and ``testbed`` (real devices
+named by identity, each written in full ``PRECONDITION_PASSES`` times after each erase; a dry run raising ``DryRun``
+with the exact commands unless ``DRY_RUN=False``, and ``CONFIRM`` must list the test bed's identities).
 
 Interrupted and resumed: ``RESUME=True`` continues the campaign in its own folder (``measure.resume``): finished
 runs are kept exactly once and not run again, the run that was cut short runs again, the layout it was on is

@@ -3,30 +3,23 @@
     spec = ClusterSpec.from_parameters(CAMPAIGN="cluster", HOSTS=[1, 2], DEVICES=2, ...)
     result = run(spec)          # result.table, result.notes, result.directory
 
-Emulated (the default): ``arrays.emulated_cluster.EmulatedCluster`` makes max(HOSTS) hosts, each a network namespace with its
-own capped array and fio server, once for each storage in ``STORAGE``: ``local`` (layout ``jbod``: each host's own
-xfs; truth hosts x devices x cap) and ``nbd`` (layout ``nbd``: each host's devices served over its link, so every
-byte crosses it; truth hosts x the smaller of devices x cap and the data the link carries, ``LINK_BPS`` of frames).
-The tax of the network storage is measured against the local one (``analysis.cluster_numbers.tax``). Local storage is
-measured first: one host alone on it is the baseline of every prediction.
+Emulated (the default, ``hosts.EmulatedHosts``): max(HOSTS) hosts, each a network namespace with its own capped array
+and fio server, made for each storage in ``STORAGE``: ``local`` (layout ``jbod``; truth hosts x devices x cap) and
+``nbd`` (layout ``nbd``: every byte crosses the host's link, ``LINK_BPS`` of frames, which the truth counts). The
+network storage's tax is against the local one (``analysis.cluster_numbers.tax``), measured first.
 
 Predicted before measuring (``hosts.state``): before each host count of each storage is measured, what the cluster
 and each host should deliver, from one host measured alone on local storage, appended to ``predictions.csv``
-(``result.predictions``). Real hosts over SSH (``KNOWN_HOSTS`` given; hosts from ``REMOTE_HOSTS`` or an Ansible
-``INVENTORY``'s ``HOST_GROUP``): each of ``LAYOUTS`` built on the devices the hosts test bed (``TESTBED``) names and
-``CONFIRM`` confirms, through the same guard, fio served on a forwarded unix socket (``campaigns.ssh_cluster``);
-``local`` and ``mounted`` are a directory of ours in each host's ``local_dir`` and ``mount_dir``. Real hosts without
-SSH (``REMOTE_HOSTS`` alone, each serving ``fio --server`` itself at address and port): measured inside the mount
-point each names, and its local directory when every host names one; nothing is built there. Anyone who reaches such
-a server's port can run any job on it as root: prefer SSH.
+(``result.predictions``). Real hosts (``hosts.HostsOverSsh``, ``hosts.ServingHosts``): over SSH (``KNOWN_HOSTS``;
+``REMOTE_HOSTS`` or an Ansible ``INVENTORY``'s ``HOST_GROUP``) each of ``LAYOUTS`` is built on the devices ``TESTBED``
+names and ``CONFIRM`` confirms, through the same guard; without SSH each host serves fio itself and is measured in
+the directories it names, where anyone who reaches its port can run any job as root: prefer SSH.
 
-Where it runs is a place (``campaigns.hosts``: emulated hosts, hosts serving fio, hosts over SSH; the interface
-every campaign's place implements, ``campaigns.place.Place``), picked once by ``hosts.choose``, and it runs through
-every campaign's loop (``campaign.run_at``, ``measure.recorder``): ``RESUME`` (after a crash or ``kill -9``: what the
-dead run left here and on the hosts undone first, the runs it finished kept), the folder's lock, ``PRECISION``
-(each point's runs until the cluster's rate is precise) and ``BUILDS`` (each layout built anew, on new hosts where
-they are emulated) as every campaign has them; its fio runs on the hosts (``measure.fio_client.OnHosts``), and
-``HOSTS`` is one more axis of the sweep. Refused, naming why: ``BATCH_REPS``, ``BRACKET``, ``STEADY_ROUNDS``.
+Where it runs is a place (``campaigns.hosts``), picked once by ``hosts.choose`` and run by every campaign's loop
+(``campaign.run_at``, ``measure.recorder``, fio run on the hosts by ``measure.fio_client.OnHosts``, ``HOSTS`` one more
+axis): ``RESUME`` after a crash or ``kill -9`` (what the dead run left here and on the hosts undone first), the
+folder's lock, ``PRECISION`` and ``BUILDS`` as every campaign has them; ``BATCH_REPS``, ``BRACKET`` and
+``STEADY_ROUNDS`` are refused, naming why.
 
 Rows: ``host`` is the host's name, or ``all`` for the cluster's own aggregate (``measure.fio_client.aggregate``);
 ``hosts`` how many hosts ran the point; ``status`` ``ok`` or ``failed``, with ``error`` saying why. A host that fails is

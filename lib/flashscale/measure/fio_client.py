@@ -15,10 +15,7 @@ What fio 3.33 does, and what this module does about it:
 - A server on a unix socket (``Endpoint.socket``: ``--client=sock:PATH``, how an SSH campaign reaches a host's
   server through its forward) is named in ``client_stats`` by that path, with fio's default port.
 
-``OnHosts`` is where a cluster campaign's fio runs (``measure.recorder``'s transport: the recorder's loop is every
-campaign's, this says only how one run goes): one job a host on the first ``count`` hosts at once, each host's row
-and the cluster's aggregate (``host`` all) from one run, a host that no longer answers recorded as failed at every
-later run, the bytes each host's link carried.
+``OnHosts`` is where a cluster campaign's fio runs: the transport of every campaign's recorder (``measure.recorder``).
 """
 from __future__ import annotations
 
@@ -213,11 +210,11 @@ def carried(by_direction: dict, rw: str | None) -> float:
 
 
 class OnHosts:
-    """fio run through its client on the first ``count`` of ``hosts`` (one layout; ``at`` moves the count, and tells
-    ``before`` the hosts it is about to measure: the cluster's predictions), each run's rows per host and for the
-    cluster. ``dead``: hosts known not to answer, with why; ``windows`` (when given) gets each run's raw folder,
-    start and end (``time.time``: a real host's monitor samples are placed by it); ``cpu_latency_us``: this
-    machine's CPUs held (None: the hosts' CPUs are their own)."""
+    """fio run through its client on the first ``count`` of ``hosts`` at once (one layout; ``at`` moves the count and
+    tells ``before``, the cluster's predictions), each host's row and the cluster's from one run; a host that no
+    longer answers (``dead``: why) failed at every later run. ``windows`` (when given) gets each run's raw folder,
+    start and end (a real host's monitor samples are placed by them); ``cpu_latency_us``: this machine's CPUs held
+    (None: the hosts' CPUs are their own)."""
 
     def __init__(self, hosts: Sequence[Target], counts: Sequence[int], directory: Path, runner: Runner, *,
                  cpu_latency_us: int | None, before: Callable[[list[Target]], str | None] | None = None,
