@@ -166,6 +166,6 @@ def test_a_cluster_campaign_keeps_a_precision_and_refuses_batched_runs_naming_th
     (tests/test_cluster_loop.py measures it); BATCH_REPS is refused, naming the value: a cluster's run is one fio
     client's, one job file a host."""
     from flashscale.campaigns.cluster import ClusterSpec
-    assert ClusterSpec("c", sweep=Sweep(precision=0.02)).sweep.precision == 0.02
+    assert ClusterSpec("c", sweep=Sweep(precision=0.02)).sweep.precision == pytest.approx(0.02)
     with pytest.raises(ConfigError, match="batch_reps=True: a run is one fio client's"):
         ClusterSpec("c", sweep=Sweep(batch_reps=True))

@@ -148,6 +148,9 @@ class ClusterSpec:
         if self.remote and storage != ("local",):
             raise ConfigError(f"storage={list(storage)} is for the emulated hosts; a real host measures its "
                               "mount_dir (and its local_dir, when it names one)")
+        if self.remote and not self.known_hosts and self.sweep.builds != 1:
+            raise ConfigError(f"BUILDS={self.sweep.builds}: hosts serving fio themselves build nothing (their "
+                              "directories are measured as they are); over SSH (KNOWN_HOSTS) each build is new")
         if len({h.local_dir is not None for h in self.remote}) > 1:
             raise ConfigError("give local_dir for every remote host or for none: the tax compares the same hosts")
         object.__setattr__(self, "hosts", counts)

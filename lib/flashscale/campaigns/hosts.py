@@ -24,7 +24,7 @@ from ..analysis import cluster_numbers as cluster_analysis
 from ..arrays.emulated_cluster import STORAGE, EmulatedCluster
 from ..arrays.emulated import cap_fit_policy
 from ..arrays.layouts import Layout
-from ..errors import AnalysisError, ConfigError
+from ..errors import AnalysisError
 from ..measure import campaign_folder, harness, results
 from ..measure.fio_client import Endpoint, OnHosts, Target, check_servers
 from ..measure.units import rate, size
@@ -90,8 +90,7 @@ class Hosts(Place):
 
     def _sweep(self, recorder, hosts: list[Target], phase: str, dead: dict | None = None,
                windows: list | None = None) -> None:
-        """``hosts`` (one layout, their servers fresh) swept by ``recorder`` on each host count, fio run through its
-        client (``OnHosts``: this machine's CPUs held where the hosts are emulated on it)."""
+        """``hosts`` (one layout, their servers fresh) swept by ``recorder`` on each host count (``OnHosts``)."""
         here = not self.spec.remote  # emulated hosts share this machine's CPUs; a real host's are its own
         cores = host_cores() if here else None
         transport = OnHosts(hosts, self.spec.hosts, recorder.directory, self.runner,
@@ -185,13 +184,6 @@ class ServingHosts(Hosts):
                 for layout in todo for h in self.spec.remote]
 
 
-    def check(self, names: Sequence[str] = (), workloads: Sequence = ()) -> None:
-        """Also ``BUILDS``: nothing is built on a host serving fio itself, so a second build is the same directory."""
-        super().check(names, workloads)
-        if self.spec.sweep.builds != 1:
-            raise ConfigError(f"BUILDS={self.spec.sweep.builds}: hosts serving fio themselves build nothing (their "
-                              "directories are measured as they are); over SSH (KNOWN_HOSTS) each build is new")
-
     def swept(self, name: str, label: str, recorder, phase: str = "measure") -> None:
         self._sweep(recorder, [Target(Endpoint(h.name, h.address, h.port), name,
                                       (h.local_dir if name == LOCAL else h.mount_dir,), h.devices, {},
@@ -224,8 +216,7 @@ class HostsOverSsh(Hosts):
             return super().recover(folder, over_ssh.contacts_of(self.spec, Path(work), self.runner))
 
     def run(self, todo: Sequence[str], recorder) -> list[str]:
-        """Every host connected, shipped to and checked, each layout built, swept and undone on them, then every
-        host's share undone (``ssh_cluster.RemoteCluster``); what it said of the hosts after the others."""
+        """Every host connected, shipped to and checked (``ssh_cluster.RemoteCluster``), its layouts swept, undone."""
         with over_ssh.remote_cluster(self.spec, recorder.directory, self.runner,
                                      recorder.environment["fio"]) as self.cluster:
             said = super().run(todo, recorder)
