@@ -115,8 +115,7 @@ class ClusterSpec:
     resume: bool = False                # continue the interrupted campaign in its own folder (campaign.run_at)
     force_resume: bool = False          # resume even when the campaign or the machine changed (said in notes)
     on_failure: str = "continue"        # after a failed run (the cluster's row failed): continue, or stop
-    # what every campaign's loop reads of a spec, the same on every cluster: the driver's name (each row names its
-    # host), and no tax decided as runs arrive (a cluster's tax is each storage's against local, read after)
+    # what every campaign's loop reads of a spec: the driver's name, no tax decided as runs arrive (read after)
     host: ClassVar[str] = "localhost"
     reference: ClassVar[str | None] = None
     tax_margin: ClassVar[float] = DEFAULT_MARGIN

@@ -40,11 +40,10 @@ STORAGES = {layout: storage for storage, layout in STORAGE.items()}  # the layou
 
 
 def state(directory: Path, hosts: Sequence[Target], points: Sequence[dict], cores: float | None) -> str | None:
-    """Before ``hosts`` (one layout) are measured: what they should deliver at every point, appended to
-    ``predictions.csv`` with the time (``analysis.cluster_numbers.predict_hosts``, from ``analysis.cluster_numbers.host_curve`` of
-    the rows measured so far; ``cores``: this machine's, shared by the hosts, or None), each host's link a term where
-    its data crosses it. Kept as it was when this layout and host count was stated before. Nothing when no host was
-    measured alone on its own storage first: a sentence saying so (none for that baseline itself)."""
+    """Before ``hosts`` (one layout) are measured: what they should deliver at every point (``cluster_numbers.
+    predict_hosts`` from ``host_curve`` of the rows so far; ``cores``: this machine's, or None; each host's link a term
+    where its data crosses it), appended to ``predictions.csv``, kept as stated before; without one host measured
+    alone on its own storage first, a sentence saying so (none for that baseline itself)."""
     layout, count = hosts[0].layout, len(hosts)
     earlier = campaign_folder.read_predictions(directory)
     if not earlier.empty and ((earlier["layout"] == layout) & (earlier["hosts"] == count)).any():

@@ -203,8 +203,7 @@ class Target:
 
 
 def carried(by_direction: dict, rw: str | None) -> float:
-    """What the harness carried uncapped (``by_direction``: a host's, a test bed's) in ``rw``'s direction; NaN if
-    not measured, or for a mixed rw (each of its directions was probed alone)."""
+    """What the harness carried uncapped (``by_direction``) in ``rw``'s direction; NaN unmeasured or for a mixed rw."""
     directions = fio_output.DIRECTIONS.get(rw, ())
     return float(by_direction.get(directions[0], float("nan"))) if len(directions) == 1 else float("nan")
 

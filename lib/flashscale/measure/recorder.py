@@ -15,10 +15,9 @@ kept as a failed row (``status`` failed, ``error`` fio's own message, NaN number
 sweep goes on (continue) or stops there (stop: FioError, every row before it kept). On a resumed campaign, the
 runs in ``done`` (``resume.run_key``: layout, point, rep, and the host count where there is one) are not run again.
 
-Where fio runs is the sweep's transport: here by default (``measure.fio``, each run started ahead, its devices
-sampled, its bandwidth logged: one row a run), or the hosts of a cluster (``fio_client.OnHosts``: one run gives each
-host's row and the cluster's, last, whose rate the run's repetitions decide on), whose host counts are one more
-axis of the sweep (``OnHosts.counts``, outermost: each count's runs under ``raw/<layout>/hosts<k>/``).
+Where fio runs is the sweep's transport: here (``measure.fio``, started ahead, sampled, logged: one row a run), or a
+cluster's hosts (``fio_client.OnHosts``: each host's row and the cluster's, last, whose rate the repetitions decide
+on), whose host counts are the sweep's outermost axis (``OnHosts.counts``: runs under ``raw/<layout>/hosts<k>/``).
 """
 from __future__ import annotations
 
@@ -154,9 +153,6 @@ class Recorder:
         hosts = [f"hosts{self.count}"] if self.count is not None else []
         return campaign_folder.raw_dir(layout, *hosts, point, *([f"rep{rep}"] if rep is not None else []))
 
-    def _key(self, layout: str, point: str, rep: int) -> tuple:
-        return run_key(layout, point, rep, self.count)
-
     def _point(self, layout: Layout, point: dict, cgroup_procs: list[Path], adaptive: str | None = None,
                following: dict | None = None) -> list[float]:
         """Every repetition of one point (those a resumed campaign measured already are not run again); with a
@@ -198,7 +194,7 @@ class Recorder:
         else:
             return None
         raw = self._raw(layout.name, nxt.point, rep)
-        return None if self._key(layout.name, nxt.point, rep) in self.done else (nxt, self.directory / raw)
+        return None if run_key(layout.name, nxt.point, rep, self.count) in self.done else (nxt, self.directory / raw)
 
     def _reason(self, measured: list[float], value: float | None, warmup: bool, layout: Layout, point: str) -> str:
         """Why the point stops after this run (of rate ``value``; None: it failed), given those before it and the
@@ -220,7 +216,7 @@ class Recorder:
         """Whether the point's runs go into one fio process (``measure.batch``): the sweep asks for it
         (``batch_reps``), nothing decides between them (no precision), none was measured before a resume."""
         return (self.sweep_spec.batch_reps and self.sweep_spec.precision is None and len(reps) > 1
-                and not any(self._key(layout.name, job.point, rep) in self.done for rep, _ in reps))
+                and not any(run_key(layout.name, job.point, rep, self.count) in self.done for rep, _ in reps))
 
     def _batched(self, layout: Layout, job: fio.FioJob, reps: list[tuple[int, bool]], cgroup_procs: list[Path],
                  adaptive: str | None) -> list[dict | None]:
@@ -265,7 +261,7 @@ class Recorder:
     def _rep(self, layout: Layout, job: fio.FioJob, rep: int, warmup: bool, cgroup_procs: list[Path],
              adaptive: str | None, reason, then=None) -> dict | None:
         """One repetition: measured and kept with its ``reps_reason``, or the resumed campaign's row."""
-        key = self._key(layout.name, job.point, rep)
+        key = run_key(layout.name, job.point, rep, self.count)
         if key in self.done:
             self.progress.skipped()
             return self.done_rows.get(key)

@@ -81,8 +81,7 @@ def _software_changed(before: dict, environment: dict) -> str | None:
 
 
 def run_key(layout: str, point: str, rep: int, hosts: int | None = None) -> tuple:
-    """What names one run of a sweep: (layout, point, rep), and the host count it ran on where it has one (a
-    cluster's rows, each host's and the cluster's of one run alike)."""
+    """What names one run of a sweep: (layout, point, rep), and its host count where it has one (a cluster's)."""
     return (layout, point, rep) if hosts is None else (layout, point, rep, hosts)
 
 
