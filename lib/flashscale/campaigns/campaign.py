@@ -270,11 +270,10 @@ def run(spec: CampaignSpec, runner: Runner | None = None, progress: bool = True,
 
 def run_at(spec, where: Callable[[], Place], runner: Runner, progress: bool = True, workloads: Sequence = (),
            inside: bool = False, states: Callable | None = None) -> CampaignResult:
-    """The one campaign loop, whatever the spec (a ``CampaignSpec``, a cluster's ``ClusterSpec``) and the place
-    ``where`` gives (picked once; where fio runs is its affair): the stored campaign with ``--reanalyze`` (not
-    ``inside`` the VM lab), else the place checked before anything is made or erased, then measured here
-    (``_measure``: resumed or fresh, held, recovered) or inside it. ``states``: what states each layout's prediction
-    before it is built (``preregistration``), None where the place states its own (a cluster's host counts)."""
+    """The one campaign loop, whatever the spec (``CampaignSpec``, ``ClusterSpec``) and the place ``where`` picks:
+    the stored campaign with ``--reanalyze`` (not ``inside`` the VM lab), else the place checked before anything is
+    made or erased, then measured here (``_measure``: resumed or fresh, held, recovered) or inside it. ``states``: what
+    states each layout's prediction before it is built, None where the place states its own (a cluster's)."""
     if resume.reanalyzing() and not inside:  # flashscale run --reanalyze: the stored campaign, nothing measured
         stored = resume.stored_campaign(campaign_folder.data_root(spec.data_dir) / spec.name, asdict(spec))
         return CampaignResult(*stored)

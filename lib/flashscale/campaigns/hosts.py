@@ -9,10 +9,8 @@
     HostsOverSsh    real hosts reached over SSH (``KNOWN_HOSTS``): ``campaigns.over_ssh`` builds each layout on them
                     through the same guard, serves fio on their loopback and undoes everything
 
-Each makes a layout's hosts (``swept``: each a ``measure.fio_client.Target``, where its fio server is, what its jobs
-name, its devices, caps and link) and hands them to the campaign's recorder as where its fio runs
-(``measure.fio_client.OnHosts``), swept on each host count of ``HOSTS``; before each count is measured, what the
-hosts should deliver is stated (``state``).
+Each makes a layout's hosts (``swept``: each a ``measure.fio_client.Target``) and hands them to the recorder as where
+its fio runs (``measure.fio_client.OnHosts``), swept on each count of ``HOSTS``, each count predicted first (``state``).
 """
 from __future__ import annotations
 

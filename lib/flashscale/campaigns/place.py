@@ -12,8 +12,7 @@ cleanup), picked once by ``campaign.choose``, so no code outside the place modul
                                       folder), undone on leaving it: on success, on error and on Ctrl-C (``undo``)
     place.run(todo, recorder)         its truth first, where one is known (``truth``: the harness measures its
                                       devices uncapped and holds the caps they carry), then each layout built
-                                      (``build``), swept and torn down (``swept``: a cluster's hosts make theirs
-                                      and sweep it where their fio runs, ``measure.fio_client.OnHosts``)
+                                      (``build``), swept and torn down (``swept``: a cluster's hosts, their own)
     place.host_counts()               the host counts each layout is swept on (a cluster's ``HOSTS``; none here)
 
 The places: the emulated array (``emulated.OnEmulatedArray``), plain directories (``directories.OnDirectories``),

@@ -387,8 +387,7 @@ def _run_folders(folder: Path) -> list[Path]:
 
 
 def _kept_rows(run: Path, folder: Path) -> list[dict]:
-    """The rows a run's ``env.json`` holds (``row``, the run's; ``rows``, every row of a cluster's run), when they
-    read as rows and name this run's own folder; none otherwise."""
+    """The rows a run's ``env.json`` holds (``row``; a cluster's run ``rows``), when they name this run's folder."""
     try:
         kept = json.loads((run / RUN_ENV_JSON).read_text())
         rows = kept.get("rows") or [kept.get("row")]

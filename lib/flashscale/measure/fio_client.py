@@ -209,11 +209,10 @@ def carried(by_direction: dict, rw: str | None) -> float:
 
 
 class OnHosts:
-    """fio run through its client on the first ``count`` of ``hosts`` at once (one layout; ``at`` moves the count and
-    tells ``before``, the cluster's predictions), each host's row and the cluster's from one run; a host that no
-    longer answers (``dead``: why) failed at every later run. ``windows`` (when given) gets each run's raw folder,
-    start and end (a real host's monitor samples are placed by them); ``cpu_latency_us``: this machine's CPUs held
-    (None: the hosts' CPUs are their own)."""
+    """fio run through its client on the first ``count`` of ``hosts`` at once (``at`` moves the count and tells
+    ``before``: the predictions), each host's row and the cluster's from one run; a host that no longer answers
+    (``dead``: why) failed at every later run. ``windows`` gets each run's raw folder, start and end (a real host's
+    monitor samples go by them); ``cpu_latency_us``: this machine's CPUs held (None: the hosts' own)."""
 
     def __init__(self, hosts: Sequence[Target], counts: Sequence[int], directory: Path, runner: Runner, *,
                  cpu_latency_us: int | None, before: Callable[[list[Target]], str | None] | None = None,
