@@ -142,7 +142,7 @@ def test_bracket_must_be_true_or_false_and_a_cluster_refuses_it(bad):
     with pytest.raises(ConfigError, match="bracket="):
         Sweep(bracket=bad)
     from flashscale.campaigns.cluster import ClusterSpec
-    with pytest.raises(ConfigError, match="not yet PRECISION, BATCH_REPS, BUILDS or BRACKET"):
+    with pytest.raises(ConfigError, match=r"a cluster campaign refuses bracket=True: .*no reference is swept again"):
         ClusterSpec("c", sweep=Sweep(bracket=True))
 
 

@@ -161,11 +161,11 @@ def test_on_capped_loop_devices_a_precision_takes_fewer_runs_than_the_default(tm
     assert not leftover_mounts(done.directory)
 
 
-def test_a_cluster_campaign_refuses_a_precision_it_would_not_keep():
-    """A cluster campaign runs its own repetition loop (campaigns.cluster): PRECISION there would silently run the
-    least two runs a point, so it is refused, naming the value."""
+def test_a_cluster_campaign_keeps_a_precision_and_refuses_batched_runs_naming_them():
+    """A cluster campaign runs through every campaign's loop (measure.recorder): PRECISION is kept as it is asked
+    (tests/test_cluster_loop.py measures it); BATCH_REPS is refused, naming the value: a cluster's run is one fio
+    client's, one job file a host."""
     from flashscale.campaigns.cluster import ClusterSpec
-    with pytest.raises(ConfigError, match="precision=0.02"):
-        ClusterSpec("c", sweep=Sweep(precision=0.02))
-    with pytest.raises(ConfigError, match="batch_reps=True"):
+    assert ClusterSpec("c", sweep=Sweep(precision=0.02)).sweep.precision == pytest.approx(0.02)
+    with pytest.raises(ConfigError, match="batch_reps=True: a run is one fio client's"):
         ClusterSpec("c", sweep=Sweep(batch_reps=True))

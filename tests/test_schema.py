@@ -39,7 +39,9 @@ def test_every_parameter_has_a_type_a_default_and_a_meaning():
             "SSH_IDENTITY", "SSH_CONFIG", "CLOCK_TOLERANCE_S"} == ours["cluster"] - ours["campaign"]
     # LAYOUTS, TESTBED, CONFIRM, WIPE and the layouts' options: built on real hosts over SSH as on a test bed
     assert cluster.PARTS["spec"] is cluster.ClusterSpec and {"LAYOUTS", "TESTBED", "CONFIRM", "FS"} <= ours["cluster"]
-    assert {"EMULATION", "MOUNT_DIR", "RESUME"}.isdisjoint(ours["cluster"])
+    assert {"EMULATION", "MOUNT_DIR"}.isdisjoint(ours["cluster"])
+    # every campaign's loop: a cluster resumes, and stops or goes on after a failed run, as a campaign does
+    assert {"RESUME", "FORCE_RESUME", "ON_FAILURE"} <= ours["cluster"] & ours["campaign"]
     fields = parameters.model(campaign.PARTS).model_fields
     assert fields["DEVICES"].default == campaign.ArraySpec().devices
     assert fields["NUMJOBS"].default == campaign.Sweep().numjobs

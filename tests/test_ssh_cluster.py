@@ -29,8 +29,10 @@ from flashscale.arrays.emulated import ArraySpec, EmulatedArray
 from flashscale.campaigns import cluster
 from flashscale.campaigns.ssh_cluster import Plan, RemoteCluster
 from flashscale.errors import RefusedError
+from flashscale.measure import campaign_folder
 from flashscale.measure.sweep import Sweep
 from flashscale.system.devices import System
+from flashscale.system.lock import LOCK_FILE
 from flashscale.system import netns
 from flashscale.system.ssh.forwarded import END_S
 from flashscale.system.machine import NETNS_DIR
@@ -437,6 +439,35 @@ def test_kill_9_of_the_driver_then_reap_leaves_nothing_on_any_host(lab, tmp_path
     assert str(tmp_path) not in subprocess.run(["ps", "-ww", "-eo", "args"], capture_output=True, text=True).stdout
     nothing_left(made)
     print(f"the fio servers stopped {stopped_s:.1f} s after the driver was killed")
+
+
+@long
+def test_kill_9_of_the_driver_then_resume_measures_the_rest_once_and_leaves_nothing_on_any_host(lab, tmp_path, revive):
+    """The driver killed (SIGKILL) once its first point's rows are written; the same campaign with RESUME=True finds
+    the dead run's lock, undoes what it left here and on every host (reached as the campaign reaches them), keeps
+    the rows it wrote and measures only the rest: every run once, nothing left anywhere after."""
+    made = lab[0]
+    driver = _driver_at_first_row(lab, tmp_path, "resumed", stderr=subprocess.DEVNULL)
+    driver.kill()
+    driver.wait()
+    folder = tmp_path / "resumed"
+    kept, _ = campaign_folder.read_rows(folder)
+    assert kept and (folder / LOCK_FILE).exists()
+    given = parameters(lab, tmp_path, "resumed", NUMJOBS=[1, 2, 4], RESUME=True)
+    result = cluster.run(cluster.ClusterSpec.from_parameters(**given))
+    assert result.directory == folder
+    rows = result.table[result.table["phase"] == "measure"]
+    assert (rows.groupby(["hosts", "point", "rep", "host"]).size() == 1).all()  # nothing measured twice
+    assert (rows["status"] == "ok").all(), rows[["host", "jobs_per_host", "error"]]
+    assert sorted(set(rows["jobs_per_host"])) == [1, 2, 4] and set(rows["host"]) == {"host0", "host1", cluster.ALL}
+    started = dict(zip(zip(rows["raw_dir"], rows["host"]), rows["started_at"]))
+    assert all(started[(r["raw_dir"], r["host"])] == r["started_at"] for r in kept)  # the dead run's rows, as written
+    said = " ".join(result.notes)
+    assert "undid what the interrupted run" in said and "Resumed the interrupted campaign" in said
+    # the dead run's lock was taken over; this process keeps it while the lab's own manifests (its pid's) live
+    held = json.loads((folder / LOCK_FILE).read_text()) if (folder / LOCK_FILE).exists() else {"pid": os.getpid()}
+    assert held["pid"] == os.getpid()
+    nothing_left(made)
 
 
 @long

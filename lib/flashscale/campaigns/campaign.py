@@ -7,22 +7,13 @@ The array and every layout are torn down before ``run`` returns or raises, inclu
 to ``rows.jsonl`` as each run finishes, so an interrupted campaign keeps what it measured; each run's start and end,
 with the runs left and an ETA, go to ``progress.log`` beside them and to the bar (``measure.progress``).
 
-Where it runs is a place (``campaigns.place.Place``), picked once by ``choose`` and then only asked through its
-interface (check, facts, layouts, make, truth, build, undo); its ``backend`` names it in the rows:
-
-    loop        the emulated array flashscale makes itself: loop devices capped by block throttling (the default;
-                ``emulated.OnEmulatedArray``)
-    directory   plain directories on the local disk, when loop devices cannot be made (said so in ``notes``;
-                ``directories.OnDirectories``)
-    vm          NVMe devices of a virtual machine with a real kernel (``vmlab.InVmLab``): the campaign runs inside it
-                as a test bed of the VM's devices (``testbed.InVmGuest``), capped by the guest's block throttling, so
-                md, IMSM and LVM are built by the same code as on real devices, through the same guard
-    testbed     real devices named by identity in a test bed file (``TESTBED``; ``testbed.OnTestBed``), every
-                destructive step through the guard; after each erase every device is written in full
-                ``PRECONDITION_PASSES`` times (2: SNIA's workload-independent precondition, ``arrays.fill``). A test
-                bed campaign is a dry run unless ``DRY_RUN=False``: it raises ``DryRun`` with the exact commands it
-                would execute, having touched nothing. To measure, ``CONFIRM`` must list the test bed's identities,
-                as strings.
+Where it runs is a place (``campaigns.place``, which lists every place and its interface), picked once by ``choose``
+over ``EMULATION`` and ``TESTBED``, then run by the one loop every campaign runs (``run_at``, a cluster's too); its
+``backend`` names it in the rows: ``loop`` (the emulated array: loop devices capped by block throttling, the
+default), ``directory`` (plain directories where loop devices cannot be made, said in ``notes``), ``vm`` (a VM with a
+real kernel, where md, IMSM and LVM are built by the same code as on real devices) and ``testbed`` (real devices
+named by identity, each written in full ``PRECONDITION_PASSES`` times after each erase; a dry run raising ``DryRun``
+with the exact commands unless ``DRY_RUN=False``, and ``CONFIRM`` must list the test bed's identities).
 
 Interrupted and resumed: ``RESUME=True`` continues the campaign in its own folder (``measure.resume``): finished
 runs are kept exactly once and not run again, the run that was cut short runs again, the layout it was on is
@@ -45,7 +36,7 @@ import threading
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import pandas as pd
 
@@ -64,7 +55,7 @@ from ..errors import ConfigError, UnsupportedError
 from ..arrays.guard import confirmation
 from ..arrays.layouts import Options
 from ..measure.progress import Progress
-from ..measure.recorder import Recorder, check_on_failure
+from ..measure.recorder import Recorder
 from ..measure.results import bracket_name
 from ..measure.reference import SINGLE, STANDS_IN, reference_of
 from ..measure.sweep import LEAST_REPETITIONS, Sweep
@@ -73,7 +64,7 @@ from ..analysis.significance import DEFAULT_MARGIN
 from ..system import provenance
 
 __all__ = ["DEFAULT_CAMPAIGN", "EMULATION_MODES", "EMULATIONS", "PARTS", "CampaignSpec", "DryRun", "choose",
-           "layout_support", "place_here", "plan", "run", "preregistration"]
+           "layout_support", "place_here", "run", "run_at", "preregistration"]
 
 DEFAULT_CAMPAIGN = "quickstart"
 EMULATION_MODES = ("auto", "loop", "directory", "vm")  # EMULATION's values: each picks its place (``EMULATIONS``)
@@ -108,13 +99,9 @@ class CampaignSpec:
     archive: str | None = None          # ARCHIVE: the archive file the campaign is added to when it finishes
 
     def __post_init__(self) -> None:
+        """What a parameter's type says is checked where it enters (``parameters.check``: the schema); here what
+        the values mean together, and the files they name."""
         parameters.check_campaign_name(self.name)
-        for flag in ("resume", "force_resume"):
-            if not isinstance(getattr(self, flag), bool):
-                raise ConfigError(f"{flag.upper()}={getattr(self, flag)!r} must be True or False")
-        check_on_failure(self.on_failure)
-        if self.emulation not in EMULATION_MODES:
-            raise ConfigError(f"emulation={self.emulation!r} is not one of {', '.join(EMULATION_MODES)}")
         known = MEASURABLE
         bad = [name for name in self.layouts if name not in known]
         if bad or not self.layouts:
@@ -124,16 +111,9 @@ class CampaignSpec:
             raise ConfigError("layout 'mounted' needs MOUNT_DIR, the existing mount point to measure inside")
         if self.mount_dir is not None and not Path(self.mount_dir).is_dir():
             raise ConfigError(f"MOUNT_DIR={self.mount_dir!r} is not an existing directory")
-        if isinstance(self.mount_devices, bool) or not isinstance(self.mount_devices, int) or self.mount_devices < 1:
-            raise ConfigError(f"MOUNT_DEVICES={self.mount_devices!r} must be a whole number of at least 1")
         if self.testbed is not None and not Path(self.testbed).is_file():
             raise ConfigError(f"TESTBED={self.testbed!r} is not a test bed file")
-        n = self.use_devices
-        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
-            raise ConfigError(f"USE_DEVICES={n!r} must be a whole number of at least 1")
         fill.check_passes(self.precondition_passes)
-        if not isinstance(self.dry_run, bool):
-            raise ConfigError(f"DRY_RUN={self.dry_run!r} must be True or False")
         if self.confirm is not None:
             object.__setattr__(self, "confirm", confirmation(self.confirm))
         if not isinstance(self.wipe, bool):
@@ -259,13 +239,6 @@ def layout_support(names: Sequence[str], emulation: str = "auto", testbed: str |
     return place_here(emulation, testbed, runner).support(names, mount_dir)
 
 
-def plan(spec: CampaignSpec, runner: Runner | None = None) -> str:
-    """The exact commands a test bed campaign would execute (its dry run); nothing is touched."""
-    if spec.testbed is None:
-        raise ConfigError("plan() is for a test bed campaign (TESTBED); the emulated array is flashscale's own")
-    return choose(spec, runner).plan(spec.layouts)
-
-
 @contextmanager
 def _sigterm_as_interrupt():
     """While measuring, SIGTERM (a kernel shut down, a job killed) unwinds like Ctrl-C, so teardown runs."""
@@ -291,22 +264,33 @@ def run(spec: CampaignSpec, runner: Runner | None = None, progress: bool = True,
     spec, whose lock the host holds. ``baseline``: another campaign's folder (a study's ``01_baseline``) whose
     single-device rows the stated predictions read when this campaign measures no ``single`` before its layouts
     (not inside the VM lab, which cannot see the host's folders)."""
-    if resume.reanalyzing() and guest is None:  # flashscale run --reanalyze: the stored campaign, nothing measured
-        stored = resume.stored_campaign(campaign_folder.data_root(spec.data_dir) / spec.name, asdict(spec))
-        return archive.at_end(spec.archive, CampaignResult(*stored), write=False)
     runner = runner or Runner()
+    return run_at(spec, lambda: choose(spec, runner, guest), runner, progress, workloads, inside=guest is not None,
+                  states=lambda place, directory: preregistration(spec, place, directory, baseline))
+
+
+def run_at(spec, where: Callable[[], Place], runner: Runner, progress: bool = True, workloads: Sequence = (),
+           inside: bool = False, states: Callable | None = None) -> CampaignResult:
+    """The one campaign loop, whatever the spec (``CampaignSpec``, ``ClusterSpec``) and the place ``where`` picks:
+    the stored campaign with ``--reanalyze`` (not ``inside`` the VM lab), else the place checked before anything is
+    made or erased, then measured here (``_measure``: resumed or fresh, held, recovered) or inside it. ``states``: what
+    states each layout's prediction before it is built, None where the place states its own (a cluster's)."""
+    if resume.reanalyzing() and not inside:  # flashscale run --reanalyze: the stored campaign, nothing measured
+        stored = resume.stored_campaign(campaign_folder.data_root(spec.data_dir) / spec.name, asdict(spec))
+        return archive.at_end(getattr(spec, "archive", None), CampaignResult(*stored), write=False)
     with _sigterm_as_interrupt():
-        place = choose(spec, runner, guest)
+        place = where()
         place.check(spec.layouts, workloads)  # before anything is made or erased
-        if place.runs_inside:
-            return archive.at_end(spec.archive, place.run_inside(asdict(spec), campaign_folder.data_root(
-                spec.data_dir), progress))
-        result = _measure(spec, place, runner, progress, workloads, baseline)
-        return result if guest is not None else archive.at_end(spec.archive, result)  # the VM's: the host adds it
+        archived = getattr(spec, "archive", None)  # ARCHIVE: a campaign's (a cluster's spec has none)
+        ran = place.run_inside(asdict(spec), campaign_folder.data_root(spec.data_dir), progress)
+        if ran is not None:
+            return archive.at_end(archived, ran)
+        result = _measure(spec, place, runner, progress, workloads, states)
+        return result if inside else archive.at_end(archived, result)  # the VM's guest: the host adds it
 
 
-def _measure(spec: CampaignSpec, place: Place, runner: Runner, progress: bool, workloads: Sequence,
-             baseline: Path | None) -> CampaignResult:
+def _measure(spec, place: Place, runner: Runner, progress: bool, workloads: Sequence,
+             states: Callable | None) -> CampaignResult:
     """The campaign at ``place``: its folder opened (or resumed) and held, the place made, its layouts measured,
     the place undone, the table rebuilt and the notes written."""
     folder = campaign_folder.data_root(spec.data_dir) / spec.name
@@ -322,9 +306,10 @@ def _measure(spec: CampaignSpec, place: Place, runner: Runner, progress: bool, w
         notes += [moved] if moved else []
         bracketed = _brackets(spec, todo, layouts_done)
         layouts = len(todo) + int(bracketed)  # the reference's bracket: its sweep once more
-        with _progress_bar(spec.sweep.runs() * layouts, spec.name, progress) as bar:
+        counts = len(place.host_counts()) or 1  # each layout swept on each host count
+        with _progress_bar(spec.sweep.runs() * layouts * counts, spec.name, progress) as bar:
             recorder = _recorder(spec, place, directory, runner, run_id, bar, env, workloads, done, todo,
-                                 preregistration(spec, place, directory, baseline), layouts)
+                                 states(place, directory) if states else None, layouts, counts)
             try:
                 notes += place.run(todo, recorder) if todo or bracketed else []
             finally:
@@ -335,22 +320,22 @@ def _measure(spec: CampaignSpec, place: Place, runner: Runner, progress: bool, w
     return CampaignResult(table, directory, place.backend, notes)
 
 
-def _recorder(spec: CampaignSpec, place: Place, directory: Path, runner: Runner, run_id: str, bar, env: dict,
-              workloads: Sequence, done: frozenset, todo: list[str], before_build: preregistered.Preregistration,
-              layouts: int) -> Recorder:
+def _recorder(spec, place: Place, directory: Path, runner: Runner, run_id: str, bar, env: dict,
+              workloads: Sequence, done: frozenset, todo: list[str],
+              before_build: preregistered.Preregistration | None, layouts: int, counts: int) -> Recorder:
     """What measures each layout's sweep: the place's caps, the progress of every run (``layouts`` sweeps: those of
-    ``todo`` and the bracket's), the predictions stated."""
+    ``todo`` and the bracket's, each on ``counts`` host counts), the predictions stated."""
     caps, layout_caps = place.caps(todo)
     return Recorder(spec.name, spec.host, spec.sweep, directory, runner, run_id, caps, bar, env, workloads,
                     on_failure=spec.on_failure, done=done, layout_caps=layout_caps, before_build=before_build,
                     stopping=repetitions.stopping(spec.sweep.precision, spec.sweep.max_repetitions,
                                                   LEAST_REPETITIONS, spec.tax_margin),
                     tax_reference=reference_of(spec.layouts, spec.reference),
-                    progress=Progress(spec.sweep, layouts, directory, bar,
+                    progress=Progress(spec.sweep, layouts, directory, bar, repeat=counts,
                                       workload_runs=sum(w.runs() for w in workloads)))
 
 
-def _brackets(spec: CampaignSpec, todo: Sequence[str], layouts_done: frozenset) -> bool:
+def _brackets(spec, todo: Sequence[str], layouts_done: frozenset) -> bool:
     """Whether the reference's bracket (BRACKET) is still to run, as ``Place.bracket`` decides: asked, not run yet
     (a resume whose layouts were all done runs it), and the campaign measures the reference and a layout taxed
     against it; else the progress would count a sweep that never runs."""
@@ -361,7 +346,7 @@ def _brackets(spec: CampaignSpec, todo: Sequence[str], layouts_done: frozenset) 
     return against in measured and bool(measured - {against, SINGLE, bracket_name(against)})
 
 
-def _reference_first(todo: list[str], spec: CampaignSpec) -> tuple[list[str], str | None]:
+def _reference_first(todo: list[str], spec) -> tuple[list[str], str | None]:
     """With PRECISION or BRACKET, the layout the taxes are decided against (``reference_of``) is measured before
     the layouts taxed against it (all but the single device, which never is against jbod): the sequential tax test
     needs its runs at a point before another layout's runs there can stop on a decision, and a bracket brackets

@@ -1,5 +1,5 @@
 """The places a cluster campaign runs: its hosts, behind the interface every place implements
-(``campaigns.place.Place``), so ``cluster.run`` picks one here (``choose``) and asks only through it.
+(``campaigns.place.Place``), picked here once (``choose``) and run by every campaign's loop (``campaign.run_at``).
 
     EmulatedHosts   max(HOSTS) emulated hosts (``arrays.emulated_cluster.EmulatedCluster``), made for each storage in turn
                     (``local`` first: one host alone on it is every prediction's baseline), each measured with every
@@ -9,57 +9,100 @@
     HostsOverSsh    real hosts reached over SSH (``KNOWN_HOSTS``): ``campaigns.over_ssh`` builds each layout on them
                     through the same guard, serves fio on their loopback and undoes everything
 
-Each host of a layout is a ``Target`` for the cluster's sweep (``cluster.run``'s): where its fio server is, what
-its jobs name, its devices, caps and link.
+Each makes a layout's hosts (``swept``: each a ``measure.fio_client.Target``) and hands them to the recorder as where
+its fio runs (``measure.fio_client.OnHosts``), swept on each count of ``HOSTS``, each count predicted first (``state``).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import tempfile
+from pathlib import Path
 from typing import Sequence
 
+from ..analysis import cluster_numbers as cluster_analysis
 from ..arrays.emulated_cluster import STORAGE, EmulatedCluster
 from ..arrays.emulated import cap_fit_policy
-from ..errors import ConfigError
-from ..measure import harness
-from ..measure.fio_client import Endpoint
+from ..arrays.layouts import Layout
+from ..errors import AnalysisError
+from ..measure import campaign_folder, harness, results
+from ..measure.fio_client import Endpoint, OnHosts, Target, check_servers
 from ..measure.units import rate, size
 from ..system import netns
 from ..system.commands import Runner
-from . import over_ssh
+from ..system.host import cores as host_cores
+from ..system.teardown import manifest_dir
+from . import over_ssh, preregistered
 from .place import Place, caps_words
 
 LOCAL, MOUNTED = "local", "mounted"  # a host's own local directory, and the mount point it names
+STORAGES = {layout: storage for storage, layout in STORAGE.items()}  # the layout its rows name -> its storage
 
 
-@dataclass(frozen=True)
-class Target:
-    """One host as the sweep sees it: where its server is, what its jobs name, its devices, caps and link."""
-
-    endpoint: Endpoint
-    layout: str
-    targets: tuple[str, ...]
-    devices: int
-    caps: dict
-    link: str | None = None  # the emulated host's link, whose bytes are counted
-    network_bw_bytes: float | None = None  # the data per second its link carries, when this layout's data crosses it
-    backend: str = "loop"
-    asked: dict = field(default_factory=dict)  # the caps per rw asked, where ``caps`` were lowered to fit the harness
-    carried: dict = field(default_factory=dict)  # direction -> what the host carried with its caps lifted
+def state(directory: Path, hosts: Sequence[Target], points: Sequence[dict], cores: float | None) -> str | None:
+    """Before ``hosts`` (one layout) are measured: what they should deliver at every point (``cluster_numbers.
+    predict_hosts`` from ``host_curve`` of the rows so far; ``cores``: this machine's, or None; each host's link a term
+    where its data crosses it), appended to ``predictions.csv``, kept as stated before; without one host measured
+    alone on its own storage first, a sentence saying so (none for that baseline itself)."""
+    layout, count = hosts[0].layout, len(hosts)
+    earlier = campaign_folder.read_predictions(directory)
+    if not earlier.empty and ((earlier["layout"] == layout) & (earlier["hosts"] == count)).any():
+        return None  # stated before: kept as it was
+    try:
+        base = cluster_analysis.host_curve(results.to_frame(campaign_folder.read_rows(directory)[0]))
+    except AnalysisError as exc:
+        if count == 1 and layout in cluster_analysis.LOCAL:
+            return None
+        return f"{layout} on {count} host(s) was not predicted before it was measured: {exc}."
+    links = [h.network_bw_bytes for h in hosts]
+    link = None if None in links else sum(links) / count  # the data a host's link carries, as the truth counts it
+    prediction = cluster_analysis.predict_hosts(base, layout, points, count, [h.endpoint.name for h in hosts],
+                                                hosts[0].devices, link_bps=link,
+                                                cores=cores / count if cores else None)
+    preregistered.record(directory, prediction)
+    return None
 
 
 class Hosts(Place):
     """A cluster's hosts: every host's devices capped alike (no ``CAP_SCALE``), its layouts its own (storages, or
-    what is built and named on real hosts), each measured on 1..H hosts by the cluster's sweep."""
+    what is built and named on real hosts), each swept on 1..H hosts where their fio servers run."""
 
     def __init__(self, runner: Runner, spec):
         super().__init__(runner, spec.array, spec.options)
         self.spec = spec  # the cluster's spec (``cluster.ClusterSpec``): its hosts, storages, links, SSH settings
+        self.said: list[str] = []  # what the hosts' runs said for the notes: harness, predictions, hosts lost
 
     def check(self, names: Sequence[str] = (), workloads: Sequence = ()) -> None:
         self.array.refuse_cap_scale("cluster")
 
-    def build(self, name, teardown):
-        raise ConfigError("a cluster's hosts are built by their own place (EmulatedCluster, over SSH)")
+    def host_counts(self) -> tuple[int, ...]:
+        return self.spec.hosts
+
+    def layouts(self, names: Sequence[str]) -> tuple[list[str], list[str]]:
+        """A real host's layouts, in order (``over_ssh.order``): those built, then its directories."""
+        return over_ssh.order(self.spec), []
+
+    def run(self, todo: Sequence[str], recorder) -> list[str]:
+        """Every campaign's run (truth, builds, sweeps), then what the hosts' runs said."""
+        said = super().run(todo, recorder)
+        return list(dict.fromkeys([*said, *self.said]))
+
+    def _sweep(self, recorder, hosts: list[Target], phase: str, dead: dict | None = None,
+               windows: list | None = None) -> None:
+        """``hosts`` (one layout, their servers fresh) swept by ``recorder`` on each host count (``OnHosts``)."""
+        here = not self.spec.remote  # emulated hosts share this machine's CPUs; a real host's are its own
+        cores = host_cores() if here else None
+        transport = OnHosts(hosts, self.spec.hosts, recorder.directory, self.runner,
+                            cpu_latency_us=self.spec.sweep.cpu_latency_us if here else None, dead=dead,
+                            windows=windows,
+                            before=lambda now: state(recorder.directory, now, self.spec.sweep.points(), cores))
+        check_servers([h.endpoint for h in hosts if h.endpoint.name not in (dead or {})], self.runner,
+                      recorder.directory, recorder.environment["fio"])
+        first = hosts[0]
+        layout = Layout(first.layout, first.devices, first.targets, first.backend,
+                        f"{first.layout} on each of {len(hosts)} host(s)")
+        try:
+            recorder.sweep(layout, [], phase=phase, transport=transport)
+        finally:
+            self.said += transport.notes
 
 
 class EmulatedHosts(Hosts):
@@ -83,29 +126,29 @@ class EmulatedHosts(Hosts):
                 f"{size(self.array.device_size)} held at {caps_words(self.array)} (a cgroup), and a fio server"]
 
     def commands(self, todo: Sequence[str]) -> list[str]:
-        return [f"# storage {storage} ({STORAGE[storage]}): the hosts measured uncapped, then fio --client to each "
-                f"host's server, on {', '.join(map(str, self.spec.hosts))} host(s) at once" for storage in todo]
+        return [f"# storage {STORAGES[name]} ({name}): the hosts measured uncapped, then fio --client to each "
+                f"host's server, on {', '.join(map(str, self.spec.hosts))} host(s) at once" for name in todo]
 
     def layouts(self, names: Sequence[str]) -> tuple[list[str], list[str]]:
-        """Each storage asked for, the hosts' own (local) first: the baseline of every prediction."""
-        return sorted(self.spec.storage, key=lambda s: s != LOCAL), []
+        """The layout of each storage asked for (``STORAGE``: what its rows name), the hosts' own (local) first:
+        the baseline of every prediction."""
+        return [STORAGE[s] for s in sorted(self.spec.storage, key=lambda s: s != LOCAL)], []
 
-    def run(self, todo: Sequence[str], sweep) -> list[str]:
-        """Each storage on freshly made hosts, measured uncapped first and held to what they carry; what the
-        notes say of the links."""
-        for storage in todo:
-            with EmulatedCluster(max(self.spec.hosts), self.array, log_dir=sweep.directory / "servers" / storage,
-                                 runner=self.runner, link_bps=self.spec.link_bps, subnet=self.spec.subnet,
-                                 storage=storage) as emulated:
-                caps, carried, said = harness.hold_cluster(emulated, self.spec.sweep,
-                                                           cap_fit_policy(self.array.cap_fit), sweep.directory,
-                                                           self.runner)
-                sweep.notes += said
-                sweep.run([Target(Endpoint(h.name, h.host.address, h.port), h.layout, h.targets, h.devices, caps,
-                                  h.host.link, emulated.network_bw_bytes, asked=self.array.rw_caps(),
-                                  carried={d: by_host[h.name] for d, by_host in carried.items()})
-                           for h in emulated.hosts])
-        return self.link_notes()
+    def swept(self, name: str, label: str, recorder, phase: str = "measure") -> None:
+        """Layout ``name``'s storage on freshly made hosts, measured uncapped first and held to what they carry,
+        swept; their fio servers' logs in ``servers/<storage>`` (a later build's ``<storage>-build<k>``)."""
+        storage = STORAGES[name]
+        with EmulatedCluster(max(self.spec.hosts), self.array, runner=self.runner, link_bps=self.spec.link_bps,
+                             log_dir=recorder.directory / "servers" / (storage + label[len(name):]),
+                             subnet=self.spec.subnet, storage=storage) as emulated:
+            caps, carried, said = harness.hold_cluster(emulated, self.spec.sweep, cap_fit_policy(self.array.cap_fit),
+                                                       recorder.directory, self.runner)
+            self.said += said
+            self._sweep(recorder, [Target(Endpoint(h.name, h.host.address, h.port), h.layout, h.targets, h.devices,
+                                          caps, h.host.link, emulated.network_bw_bytes, asked=self.array.rw_caps(),
+                                          carried={d: by_host[h.name] for d, by_host in carried.items()})
+                                   for h in emulated.hosts], phase)
+        self.said += self.link_notes()
 
     def link_notes(self) -> list[str]:
         """What the report says of the links capped (``LINK_BPS``), per storage measured."""
@@ -137,16 +180,12 @@ class ServingHosts(Hosts):
                 f"{h.local_dir if layout == LOCAL else h.mount_dir} (a directory of ours, removed after)"
                 for layout in todo for h in self.spec.remote]
 
-    def layouts(self, names: Sequence[str]) -> tuple[list[str], list[str]]:
-        return over_ssh.order(self.spec), []
 
-    def run(self, todo: Sequence[str], sweep) -> list[str]:
-        for layout in todo:
-            sweep.run([Target(Endpoint(h.name, h.address, h.port), layout,
-                              (h.local_dir if layout == LOCAL else h.mount_dir,), h.devices, {},
-                              network_bw_bytes=h.link_bps if layout == MOUNTED else None, backend=self.backend)
-                       for h in self.spec.remote])
-        return []
+    def swept(self, name: str, label: str, recorder, phase: str = "measure") -> None:
+        self._sweep(recorder, [Target(Endpoint(h.name, h.address, h.port), name,
+                                      (h.local_dir if name == LOCAL else h.mount_dir,), h.devices, {},
+                                      network_bw_bytes=h.link_bps if name == MOUNTED else None, backend=self.backend)
+                               for h in self.spec.remote], phase)
 
 
 class HostsOverSsh(Hosts):
@@ -167,11 +206,26 @@ class HostsOverSsh(Hosts):
         return built + [f"# layout {layout}: a directory of ours in each host's {layout} directory"
                         for layout in todo if layout not in self.spec.layouts]
 
-    def layouts(self, names: Sequence[str]) -> tuple[list[str], list[str]]:
-        return over_ssh.order(self.spec), []
 
-    def run(self, todo: Sequence[str], sweep) -> list[str]:
-        return over_ssh.run(self.spec, sweep.directory, self.runner, sweep.version, sweep.run_served)
+    def recover(self, folder: Path, contacts=None) -> list[str]:
+        """A run that died left things on the hosts too: reached as this campaign reaches them."""
+        with tempfile.TemporaryDirectory(prefix="flashscale-reap-", dir=manifest_dir()) as work:
+            return super().recover(folder, over_ssh.contacts_of(self.spec, Path(work), self.runner))
+
+    def run(self, todo: Sequence[str], recorder) -> list[str]:
+        """Every host connected, shipped to and checked (``ssh_cluster.RemoteCluster``), its layouts swept, undone."""
+        with over_ssh.remote_cluster(self.spec, recorder.directory, self.runner,
+                                     recorder.environment["fio"]) as self.cluster:
+            said = super().run(todo, recorder)
+        return said + self.cluster.notes
+
+    def swept(self, name: str, label: str, recorder, phase: str = "measure") -> None:
+        with self.cluster.layout(name) as (served, dead):
+            by_name = {s.name: s for s in served}  # a host in ``dead`` has failed rows
+            self._sweep(recorder, [by_name.get(h.name) or Target(
+                Endpoint(h.name, "unreachable"), name, (), 0, {}, backend=self.backend,
+                network_bw_bytes=h.link_bps if name == MOUNTED else None) for h in self.spec.remote],
+                phase, dead, self.cluster.windows)
 
 
 def choose(spec, runner: Runner) -> Hosts:

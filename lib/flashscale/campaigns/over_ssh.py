@@ -3,8 +3,9 @@ the layouts run on them one after another (``campaigns.ssh_cluster.RemoteCluster
 
     resolve_hosts(spec, make)  the inventory's hosts as the spec's ``remote``; every SSH rule checked, before anything
     order(spec)             the layouts measured, in order: ``LAYOUTS``, then ``local`` and ``mounted`` where named
-    run(spec, directory, runner, fio_version, measure)   each layout built, measured by ``measure``, undone
+    remote_cluster(spec, directory, runner, fio_version)   the hosts, to be entered: connected, shipped, checked
     contacts(parameters, folder, runner)   how ``flashscale reap`` reaches the hosts: as the campaign's parameters say
+    contacts_of(spec, folder, runner)      how a resumed campaign reaches them, to undo what its dead run left
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from ..system.commands import Runner
 from ..system.ssh.shipped import Contacts, Zip
 from ..system.ssh.client import Link, SshHost, SshOptions
 from . import inventory
-from .ssh_cluster import SPECIAL, Plan, RemoteCluster, Served
+from .ssh_cluster import SPECIAL, Plan, RemoteCluster
 
 SSH_ONLY = ("layouts", "testbed", "confirm", "inventory", "ssh_identity", "ssh_config")
 
@@ -103,16 +104,18 @@ def plan(spec, fio_version: str) -> Plan:
                 spec.wipe, asdict(spec.options), spec.clock_tolerance_s, fio_version)
 
 
-def run(spec, directory: Path, runner: Runner, fio_version: str, measure: Callable) -> list[str]:
-    """Every layout of ``order(spec)`` on the hosts, each measured by ``measure(served, dead, windows)``; the notes."""
+def remote_cluster(spec, directory: Path, runner: Runner, fio_version: str) -> RemoteCluster:
+    """The hosts of ``spec`` as a ``RemoteCluster`` (entered: every host connected, shipped and checked; each layout
+    of ``order(spec)`` then built and undone by its ``layout``)."""
     options = ssh_options(_path(spec.known_hosts), _path(spec.ssh_identity), spec.ssh_config)
-    with RemoteCluster(spec.remote, options, plan(spec, fio_version), directory, runner) as cluster:
-        for name in order(spec):
-            with cluster.layout(name) as (served, dead):
-                by_name = {s.name: s for s in served}
-                hosts = [by_name.get(h.name) or Served(h.name, "", name, (), 0, h.link_bps) for h in spec.remote]
-                measure(hosts, dead, cluster.windows)
-    return cluster.notes
+    return RemoteCluster(spec.remote, options, plan(spec, fio_version), directory, runner)
+
+
+def contacts_of(spec, folder: Path, runner: Runner) -> Contacts:
+    """How the hosts of ``spec`` are reached to undo what a dead run of it left there (``Place.recover``), as
+    ``contacts`` reaches them for ``flashscale reap``; the zip shipped to them written to ``folder``."""
+    return contacts({"KNOWN_HOSTS": spec.known_hosts, "SSH_IDENTITY": spec.ssh_identity,
+                     "SSH_CONFIG": spec.ssh_config, "REMOTE_HOSTS": [asdict(h) for h in spec.remote]}, folder, runner)
 
 
 def contacts(parameters: Mapping, folder: Path, runner: Runner) -> Contacts | None:
@@ -121,8 +124,6 @@ def contacts(parameters: Mapping, folder: Path, runner: Runner) -> Contacts | No
     reads them; the zip it ships written to ``folder`` (ours, 0700). None when the parameters name no SSH hosts."""
     if not parameters.get("KNOWN_HOSTS"):
         return None
-    options = ssh_options(_path(parameters["KNOWN_HOSTS"]), _path(parameters.get("SSH_IDENTITY")),
-                          parameters.get("SSH_CONFIG"))
     if parameters.get("INVENTORY"):
         hosts = [SshHost(h.name, h.address, h.port, h.user)
                  for h in inventory.read(_path(parameters["INVENTORY"]), parameters.get("HOST_GROUP") or "all")]
@@ -130,6 +131,8 @@ def contacts(parameters: Mapping, folder: Path, runner: Runner) -> Contacts | No
         given = [dict(h) for h in parameters.get("REMOTE_HOSTS") or () if isinstance(h, Mapping)]
         hosts = [SshHost(h.get("name"), h.get("address"), h.get("ssh_port", 22), h.get("user", "root"))
                  for h in given]
+    options = ssh_options(_path(parameters["KNOWN_HOSTS"]), _path(parameters.get("SSH_IDENTITY")),
+                          parameters.get("SSH_CONFIG"))
     return Contacts({h.name: Link(h, options, runner, None) for h in hosts}, Zip.write(folder))
 
 def ssh_options(known_hosts: str | None, identity: str | None, config: str | None) -> SshOptions:

@@ -12,18 +12,18 @@ cleanup), picked once by ``campaign.choose``, so no code outside the place modul
                                       folder), undone on leaving it: on success, on error and on Ctrl-C (``undo``)
     place.run(todo, recorder)         its truth first, where one is known (``truth``: the harness measures its
                                       devices uncapped and holds the caps they carry), then each layout built
-                                      (``build``), swept and torn down
+                                      (``build``), swept and torn down (``swept``: a cluster's hosts, their own)
+    place.host_counts()               the host counts each layout is swept on (a cluster's ``HOSTS``; none here)
 
 The places: the emulated array (``emulated.OnEmulatedArray``), plain directories (``directories.OnDirectories``),
 a test bed of real devices (``testbed.OnTestBed``) and the VM lab's devices inside its guest
 (``testbed.InVmGuest``), the VM lab seen from its host (``vmlab.InVmLab``, whose campaign runs inside the lab:
-``runs_inside``), and a cluster's hosts (``hosts``: emulated, serving fio, over SSH). A new place implements this
+``run_inside``), and a cluster's hosts (``hosts``: emulated, serving fio, over SSH). A new place implements this
 class in its own module, adds a room in ``system``/``arrays`` where it needs one, and is named in the factory.
 """
 from __future__ import annotations
 
 import contextlib
-from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Sequence
@@ -97,14 +97,13 @@ def caps_words(array: ArraySpec) -> str:
     return f"{caps} each" + (f"; {', '.join(scaled)} of the cap" if scaled else "") if caps else "no caps"
 
 
-class Place(ABC):
+class Place:
     """One place a campaign runs (the module's docstring). ``array``: the devices' count and caps (the emulated
     array's, or the caps a capped test bed holds); ``options``: how layouts are built; ``mounted``: the mount point
     ``mounted`` measures in."""
 
     backend: ClassVar[str]              # what rows and campaign.json call the place
     caps_each_device: ClassVar[bool] = False  # CAP_SCALE applies: each device capped at its own fraction
-    runs_inside: ClassVar[bool] = False  # the campaign runs inside it (``run_inside``), not in this process
 
     def __init__(self, runner: Runner, array: ArraySpec, options: Options = Options(), mounted: Mounted = Mounted(),
                  notes: Sequence[str] = (), fallback: str | None = None):
@@ -236,14 +235,19 @@ class Place(ABC):
         return self.array.rw_caps(), {n: self.array.rw_caps(n) for n in names if not describe(n).existing}
 
     # the campaign folder
-    def recover(self, folder: Path) -> list[str]:
-        """Undo what a run of this campaign that died left (its stale lock's), before anything else; the notes."""
+    def recover(self, folder: Path, contacts=None) -> list[str]:
+        """Undo what a run of this campaign that died left (its stale lock's), before anything else; the notes.
+        ``contacts``: how the hosts of what it left on real hosts are reached (``system.ssh.shipped.Contacts``)."""
         holder = lock.stale_holder(folder / lock.LOCK_FILE, self.system)  # refuses while another holds it
-        return lock.recover(holder, self.runner, self.system) if holder is not None else []
+        return lock.recover(holder, self.runner, self.system, contacts=contacts) if holder is not None else []
 
     def lock(self, directory: Path):
         """The campaign folder held by this run while it measures."""
         return lock.Lock.take(directory, self.system)
+
+    def host_counts(self) -> tuple[int, ...]:
+        """The host counts each layout is swept on: none where fio runs here."""
+        return ()
 
     def recorded(self, spec: dict) -> dict:
         """The spec campaign.json records (and a resume compares): the one given."""
@@ -280,13 +284,15 @@ class Place(ABC):
         return Teardown(manifest_dir() / f"{recorder.campaign}-{recorder.run_id}-{name}.json", self.runner,
                         self.system)
 
-    @abstractmethod
     def build(self, name: str, teardown: Teardown) -> Layout:
-        """Layout ``name`` built (through the guard), everything it makes recorded in ``teardown``."""
+        """Layout ``name`` built (through the guard), everything it makes recorded in ``teardown``; a place whose
+        layouts are made elsewhere (a cluster's hosts: ``swept``; the VM lab: ``run_inside``) builds none here."""
+        raise ConfigError(f"the {self.backend} place builds no layout in this process ({name}: made where it runs)")
 
     def run_inside(self, spec: dict, data_root: Path, progress: bool):
-        """Where ``runs_inside``: the campaign ``spec`` run inside the place; its ``measure.results.CampaignResult``."""
-        raise ConfigError(f"the {self.backend} backend measures in this process: it has nothing to run inside")
+        """The campaign ``spec`` run inside the place, its ``measure.results.CampaignResult``, where it hands the
+        whole campaign to another machine (the VM lab); None where the campaign measures in this process."""
+        return None
 
     def run(self, todo: Sequence[str], recorder: Recorder) -> list[str]:
         """Its truth first (``truth``), then each layout of ``todo`` built, swept and torn down, ``builds`` times
@@ -299,7 +305,7 @@ class Place(ABC):
             existing = describe(name).existing
             for build in range(1 if existing else recorder.sweep_spec.builds):
                 recorder.build = build
-                self._swept(name, f"{name}-build{build}" if build else name, recorder)
+                self.swept(name, f"{name}-build{build}" if build else name, recorder)
         recorder.build = 0
         return said + self.bracket(todo, recorder)
 
@@ -320,13 +326,13 @@ class Place(ABC):
                     "layout taxed against it."]
         recorder.build = recorder.sweep_spec.bracket_build()
         try:
-            self._swept(against, f"{against}-bracket", recorder, phase=BRACKET_PHASE)
+            self.swept(against, f"{against}-bracket", recorder, phase=BRACKET_PHASE)
         finally:
             recorder.build = 0
         return [f"{against} was measured again after the layouts taxed against it (BRACKET): its drift at each "
                 "point is in the report."]
 
-    def _swept(self, name: str, label: str, recorder: Recorder, phase: str = "measure") -> None:
+    def swept(self, name: str, label: str, recorder: Recorder, phase: str = "measure") -> None:
         """Layout ``name`` built (an existing mount point used), its teardown's manifest named ``label``, swept and
         torn down."""
         existing = describe(name).existing

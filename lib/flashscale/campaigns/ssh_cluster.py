@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from ..errors import FlashscaleError, RefusedError
-from ..measure import fio_client as fio_cluster
+from ..measure import campaign_folder, fio_client as fio_cluster
+from ..measure.fio_client import Target
 from ..system.ssh import forwarded, shipped
 from ..system import private
 from ..system.commands import Runner
@@ -63,18 +64,6 @@ class Plan:
         no host names (which the guard refuses, as a test bed's would)."""
         everyone = {i for ids in self.testbed.values() for i in ids}
         return tuple(i for i in self.confirm if i in self.testbed.get(host, ()) or i not in everyone)
-
-
-@dataclass(frozen=True)
-class Served:
-    """One host's share of a layout as the sweep sees it."""
-
-    name: str
-    socket: str  # a unix socket of ours, forwarded to the host's fio server ("": none)
-    layout: str
-    targets: tuple[str, ...]
-    devices: int
-    link_bps: int | None = None  # the data per second the host's link carries, when the user gave it
 
 
 def problems(name: str, answer: dict, plan: Plan, *, root: bool, python: tuple[int, ...],
@@ -278,16 +267,17 @@ class RemoteCluster(Built):
 
     # ---- one layout on every host ---------------------------------------------------------------------------
     @contextlib.contextmanager
-    def layout(self, name: str) -> Iterator[tuple[list[Served], dict[str, str]]]:
+    def layout(self, name: str) -> Iterator[tuple[list[Target], dict[str, str]]]:
         """Build ``name`` on every host, start its fio server and monitor, forward its port; on exit stop and undo
-        them on each host. A host that stops answering is given back in ``dead`` with the reason."""
+        them on each host. Each host that serves it is a ``Target`` (its fio server at a unix socket of ours); one
+        that stops answering is given back in ``dead`` with the reason."""
         live = [h for h in self.hosts if h.name not in self.lost]
         outcomes = self.each(lambda h: self._set_up(h, name), live)
         dead = {n: f"it could not be set up for {name}: {o}" for n, o in outcomes.items()
                 if isinstance(o, Unreachable)}
         dead.update({h.name: f"it stopped answering earlier: {self.lost[h.name]}" for h in self.hosts
                      if h.name in self.lost})
-        served = [o for o in outcomes.values() if isinstance(o, Served)]
+        served = [o for o in outcomes.values() if isinstance(o, Target)]
         try:
             wrong = {n: o for n, o in outcomes.items() if isinstance(o, BaseException) and n not in dead}
             self._refuse(wrong, f"layout {name}")
@@ -299,7 +289,7 @@ class RemoteCluster(Built):
         base = f"flashscale-{self.token}-{host.ship[-12:]}-{layout}"
         return {"layout": f"{base}.json", "server": f"{base}-server.json", "monitor": f"{base}-monitor.json"}
 
-    def _set_up(self, host: _Host, layout: str) -> Served:
+    def _set_up(self, host: _Host, layout: str) -> Target:
         names, folder = self._names(host, layout), host.agent.folder
         host.remember(names["layout"])
         if layout in SPECIAL:
@@ -323,8 +313,9 @@ class RemoteCluster(Built):
         (raw / f"machine-{host.name}.json").write_text(json.dumps(
             {**{k: v for k, v in facts.items() if k != "ok"}, "clock_offset_s": host.offset_s,
              "built": {k: v for k, v in built.items() if k != "ok"}}, indent=1, default=str))
-        return Served(host.name, str(local), layout, tuple(built["targets"]), int(built["devices"]),
-                      host.spec.link_bps)
+        return Target(fio_cluster.Endpoint(host.name, socket=str(local)), layout, tuple(built["targets"]),
+                      int(built["devices"]), {}, network_bw_bytes=host.spec.link_bps if layout == "mounted" else None,
+                      backend="remote")
 
     def _tear_down(self, host: _Host, layout: str, outcome) -> None:
         """Stop the fio server, keep the monitor's series, undo the layout's manifests on the host; a host that does
@@ -332,7 +323,7 @@ class RemoteCluster(Built):
         names = self._names(host, layout)
         try:
             self._stop_server(host)
-            if isinstance(outcome, Served):
+            if isinstance(outcome, Target):
                 self._keep_series(host, layout)
             answer = host.agent.ask("reap", {"manifests": [names["monitor"], names["server"], names["layout"]]})
         except FlashscaleError as exc:
@@ -364,8 +355,7 @@ class RemoteCluster(Built):
             (folder / f"monitor-{host.name}.jsonl").write_text("".join(json.dumps(s) + "\n" for s in mine))
             what = {k: v for k, v in run.items() if k not in ("start", "end")}
             kept += [{**what, "workload": "fio", "host": host.name, **s} for s in mine]
-        with open(self.directory / "monitor.jsonl", "a") as fh:
-            fh.writelines(json.dumps(row, default=str) + "\n" for row in kept)
+        campaign_folder.append_monitor(self.directory, kept)
 
     # ---- leaving --------------------------------------------------------------------------------------------
     def close(self) -> None:

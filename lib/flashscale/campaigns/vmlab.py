@@ -48,7 +48,6 @@ class InVmLab(Place):
     test bed of the lab's NVMe devices (``testbed.InVmGuest``), which writes the campaign folder."""
 
     backend = "vm"
-    runs_inside = True
 
     def __init__(self, *args, name: str, accelerator: str = "auto", **kw):
         super().__init__(*args, **kw)
@@ -81,10 +80,6 @@ class InVmLab(Place):
 
     def stand_ins(self) -> list:
         return [Device(f"NVME{i}", f"nvme:{i}") for i in range(self.array.devices)]
-
-    def build(self, name, teardown):
-        raise ConfigError("the VM lab's layouts are built inside the lab (testbed.InVmGuest)")
-
     def run_inside(self, spec: dict, data_root: Path, progress: bool) -> results.CampaignResult:
         """The campaign ``spec`` (its ``asdict``) run inside the lab; the guest does not see this process's
         environment, so the CAP_FIT in force here goes with the spec."""

@@ -386,14 +386,16 @@ def _run_folders(folder: Path) -> list[Path]:
     return sorted(found, key=lambda p: (-len(p.parts), str(p)))
 
 
-def _kept_row(run: Path, folder: Path) -> dict | None:
-    """The row a run's ``env.json`` holds, when it reads as one and names this run's own folder."""
+def _kept_rows(run: Path, folder: Path) -> list[dict]:
+    """The rows a run's ``env.json`` holds (``row``; a cluster's run ``rows``), when they name this run's folder."""
     try:
-        row = json.loads((run / RUN_ENV_JSON).read_text()).get("row")
+        kept = json.loads((run / RUN_ENV_JSON).read_text())
+        rows = kept.get("rows") or [kept.get("row")]
     except (OSError, ValueError, AttributeError):
-        return None
+        return []
     relative = str(run.relative_to(folder))
-    return row if isinstance(row, dict) and row.get("raw_dir") == relative else None
+    ours = isinstance(rows, list) and all(isinstance(r, dict) and r.get("raw_dir") == relative for r in rows)
+    return rows if ours else []
 
 
 def _rows_raw_dirs(folder: Path) -> set[str]:
@@ -414,28 +416,29 @@ def recover_rows(folder: Path) -> str | None:
     was written: a torn line, dropped first): each is in its run's ``env.json``, written just before. Returns what
     it said, or None. Nothing measured is run again."""
     known = _rows_raw_dirs(folder)
-    found = [row for run in reversed(_run_folders(folder))
-             if (run / RUN_ENV_JSON).exists() and (row := _kept_row(run, folder)) is not None
-             and row["raw_dir"] not in known]
+    found = [row for run in reversed(_run_folders(folder)) if str(run.relative_to(folder)) not in known
+             for row in (_kept_rows(run, folder) if (run / RUN_ENV_JSON).exists() else [])]
     if not found:
         return None
     append_rows(folder, found)
-    return (f"{len(found)} run(s) had finished but their row was not written when the run stopped; each was taken "
-            f"from its env.json: {', '.join(r['raw_dir'] for r in found)}")
+    runs = list(dict.fromkeys(r["raw_dir"] for r in found))
+    return (f"{len(runs)} run(s) had finished but their row was not written when the run stopped; each was taken "
+            f"from its env.json: {', '.join(runs)}")
 
 
 def clear_cut_short(folder: Path) -> list[str]:
     """Remove the raw folders of runs cut short, so they run again, and return them relative to the campaign
     folder: a folder with a ``job.fio`` and no ``env.json`` (fio started, or was about to), or a folder left empty
-    (made for a run, by ``measure.fio`` or ``measure.ahead``, killed before its job file was written); an
+    (made for a run, by ``measure.fio`` or ``measure.ahead``, killed before its job file was written; a cluster's
+    run has a ``job-<host>.fio`` a host); an
     ``env.json`` that cannot be read as its run's row is a run cut short too. No folder a row names is touched.
     Call ``recover_rows`` first."""
     cut, known, folders = [], _rows_raw_dirs(folder), _run_folders(folder)
     parents = {run.parent for run in folders}
     for run in folders:  # deepest first: a point's folder after its runs'
-        if str(run.relative_to(folder)) in known or (run / RUN_ENV_JSON).exists() and _kept_row(run, folder):
+        if str(run.relative_to(folder)) in known or (run / RUN_ENV_JSON).exists() and _kept_rows(run, folder):
             continue
-        if run not in parents and ((run / JOB_FILE).exists() or (run / RUN_ENV_JSON).exists()):
+        if run not in parents and (any(run.glob("job*.fio")) or (run / RUN_ENV_JSON).exists()):
             shutil.rmtree(run)
             cut.append(run)
         elif not any(run.iterdir()):

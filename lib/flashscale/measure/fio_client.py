@@ -14,18 +14,22 @@ What fio 3.33 does, and what this module does about it:
 - ``probe`` asks each server for its version before the first run: a missing host is noticed then, not mid-sweep.
 - A server on a unix socket (``Endpoint.socket``: ``--client=sock:PATH``, how an SSH campaign reaches a host's
   server through its forward) is named in ``client_stats`` by that path, with fio's default port.
+
+``OnHosts`` is where a cluster campaign's fio runs: the transport of every campaign's recorder (``measure.recorder``).
 """
 from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
-from . import fio, fio_output
+from . import fio, fio_output, results, truth
 from ..errors import CommandError, ConfigError, FioError, UnsupportedError
+from ..system import idle
 from ..system.commands import Runner
+from ..system.devices import System
 
 PORT = 8765
 ALL_CLIENTS = "All clients"
@@ -174,3 +178,122 @@ def aggregate(rows: Sequence[dict]) -> dict:
             **{k: nan for k in ("clat_mean_ns", "clat_p50_ns", "clat_p99_ns", "clat_p999_ns", "clat_p9999_ns",
                                 "clat_stddev_ns", "lat_mean_ns")},
             "fio_version": rows[0]["fio_version"]}
+
+
+ALL = "all"  # the ``host`` of the rows that aggregate every host of a run
+
+
+@dataclass(frozen=True)
+class Target:
+    """One host of a cluster's layout: where its server is, what its jobs name, its devices, caps and link."""
+
+    endpoint: Endpoint
+    layout: str
+    targets: tuple[str, ...]
+    devices: int
+    caps: dict
+    link: str | None = None  # the emulated host's link, whose bytes are counted
+    network_bw_bytes: float | None = None  # the data per second its link carries, when this layout's data crosses it
+    backend: str = "loop"
+    asked: dict = field(default_factory=dict)  # the caps per rw asked, where ``caps`` were lowered to fit the harness
+    carried: dict = field(default_factory=dict)  # direction -> what the host carried with its caps lifted
+
+    name = property(lambda self: self.endpoint.name)  # the host's, as its rows name it
+    socket = property(lambda self: self.endpoint.socket)  # where its server is reached, over SSH (else None)
+
+
+def carried(by_direction: dict, rw: str | None) -> float:
+    """What the harness carried uncapped (``by_direction``) in ``rw``'s direction; NaN unmeasured or for a mixed rw."""
+    directions = fio_output.DIRECTIONS.get(rw, ())
+    return float(by_direction.get(directions[0], float("nan"))) if len(directions) == 1 else float("nan")
+
+
+class OnHosts:
+    """fio run through its client on the first ``count`` of ``hosts`` at once (``at`` moves the count and tells
+    ``before``: the predictions), each host's row and the cluster's from one run; a host that no longer answers
+    (``dead``: why) failed at every later run. ``windows`` gets each run's raw folder, start and end (a real host's
+    monitor samples go by them); ``cpu_latency_us``: this machine's CPUs held (None: the hosts' own)."""
+
+    def __init__(self, hosts: Sequence[Target], counts: Sequence[int], directory: Path, runner: Runner, *,
+                 cpu_latency_us: int | None, before: Callable[[list[Target]], str | None] | None = None,
+                 dead: Mapping[str, str] | None = None, windows: list | None = None):
+        self.hosts, self.counts, self.directory, self.runner = list(hosts), tuple(counts), Path(directory), runner
+        self.cpu_latency_us, self.before, self.windows = cpu_latency_us, before, windows
+        self.dead = dict(dead or {})  # host name -> why it no longer answers
+        self.system = System(runner=runner)
+        self.notes: list[str] = []
+        self.now = self.hosts
+
+    def at(self, count: int, state: bool = True) -> int:
+        """The runs from now on are on the first ``count`` hosts (``state``: told to ``before`` first)."""
+        self.now = self.hosts[:count]
+        said = self.before(self.now) if state and self.before else None
+        self.notes += [said] if said else []
+        return count
+
+    def run(self, job: fio.FioJob, raw: Path, shared: dict) -> list[dict]:
+        """One run of ``job`` (its targets each host's own) on the hosts at once: each host's row and the cluster's,
+        last; ``shared`` the columns every row of the run has (``raw_dir``, ``rep``, ``point``, ``phase``...)."""
+        hosts = self.now
+        jobs = {h.endpoint: replace(job, targets=h.targets) for h in hosts}
+        live = {e: j for e, j in jobs.items() if e.name not in self.dead}
+        before = {h.endpoint.name: self.system.link_bytes(h.link) for h in hosts if h.link}
+        begun, started = time.time(), results.now()
+        with idle.held(self.cpu_latency_us) as latency_us:
+            try:
+                outcome = run(live, self.directory / raw, self.runner) if live else {}
+            except CommandError as exc:  # the client itself failed (its time ran out): every host's run failed
+                outcome = {e.name: str(exc) for e in live}
+        if self.windows is not None:
+            self.windows.append({"raw_dir": str(raw), "layout": hosts[0].layout, "point": shared["point"],
+                                 "rep": shared["rep"], "start": begun, "end": time.time()})
+        outcome.update({name: f"its fio server stopped answering earlier: {why}" for name, why in self.dead.items()
+                        if name in {e.name for e in jobs}})
+        rows = [self._row(h, job, outcome[h.endpoint.name], before,
+                          {**shared, "started_at": started, "hosts": len(hosts), "cpu_latency_us": latency_us})
+                for h in hosts]
+        rows.append(self._cluster_row(rows, hosts))
+        self._forget_silent([h for h in hosts if isinstance(outcome[h.endpoint.name], str)])
+        return rows
+
+    def _row(self, host: Target, job: fio.FioJob, result, before: dict, shared: dict) -> dict:
+        direction = fio_output.DIRECTIONS[job.rw][0]
+        network = host.network_bw_bytes
+        row = {**shared, "host": host.endpoint.name, "layout": host.layout, "devices": host.devices, "rw": job.rw,
+               "bs": job.bs, "numjobs": job.numjobs, "jobs_per_host": job.numjobs, "iodepth": job.iodepth,
+               "backend": host.backend, "cap_bps": host.caps.get(direction, float("nan")),
+               "cap_asked_bps": (host.asked or host.caps).get(direction, float("nan")),
+               "harness_bw_bytes": carried(host.carried, job.rw),
+               "network_bw_bytes": float("nan") if network is None else float(network)}
+        if isinstance(result, str):
+            return {**row, **results.failed(result)}
+        after = self.system.link_bytes(host.link) if host.link else None
+        row = {**row, **fio_output.parse(result), "status": "ok", "error": None,
+               "link_bytes": after - before[host.endpoint.name] if after is not None else None}
+        return {**row, **truth.evidence(row, host.caps, network)}
+
+    @staticmethod
+    def _cluster_row(rows: list[dict], hosts: list[Target]) -> dict:
+        links = [h.network_bw_bytes for h in hosts]
+        network = None if None in links else float(sum(links))  # one link per host
+        base = {**rows[0], "host": ALL, "numjobs": sum(r["numjobs"] for r in rows), "link_bytes": None,
+                "harness_bw_bytes": sum(r["harness_bw_bytes"] for r in rows),
+                "devices": sum(r["devices"] for r in rows),
+                "network_bw_bytes": float("nan") if network is None else network}
+        failed = [r["host"] for r in rows if r["status"] != "ok"]
+        if failed:
+            return {**base, **results.failed(f"{len(failed)} of {len(rows)} hosts failed: {', '.join(failed)}")}
+        row = {**base, **aggregate(rows), "status": "ok", "error": None}
+        return {**row, **truth.evidence(row, hosts[0].caps, network)}  # all hosts' devices x cap, or links
+
+    def _forget_silent(self, failed: list[Target]) -> None:
+        """Probe each host that failed again; one that no longer answers is left out of every later run."""
+        for host in failed:
+            if host.endpoint.name in self.dead:
+                continue
+            try:
+                probe(host.endpoint, self.runner, self.directory)
+            except UnsupportedError as exc:
+                self.dead[host.endpoint.name] = str(exc)
+                self.notes.append(f"Host {host.endpoint.name} stopped answering: {exc}. Its later points are "
+                                  "recorded as failed; the other hosts' rows are kept.")

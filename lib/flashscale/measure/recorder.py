@@ -13,7 +13,11 @@ it makes on a layout (``runs()``) and names each in ``recorder.progress`` as it 
 A run that fails (fio reports an error, exits non-zero, leaves no usable JSON: a full file system, a device gone) is
 kept as a failed row (``status`` failed, ``error`` fio's own message, NaN numbers); ``on_failure`` says whether the
 sweep goes on (continue) or stops there (stop: FioError, every row before it kept). On a resumed campaign, the
-runs in ``done`` (layout, point, rep) are not run again.
+runs in ``done`` (``resume.run_key``: layout, point, rep, and the host count where there is one) are not run again.
+
+Where fio runs is the sweep's transport: here (``measure.fio``, started ahead, sampled, logged: one row a run), or a
+cluster's hosts (``fio_client.OnHosts``: each host's row and the cluster's, last, whose rate the repetitions decide
+on), whose host counts are the sweep's outermost axis (``OnHosts.counts``: runs under ``raw/<layout>/hosts<k>/``).
 """
 from __future__ import annotations
 
@@ -24,26 +28,21 @@ from typing import Callable, Sequence
 from pathlib import Path
 
 from ..arrays.layouts import Layout
-from ..errors import CommandError, ConfigError, FioError
+from ..errors import CommandError, FioError
 from ..system.commands import Runner
 from .. import faults
 from ..system import idle, monitor
 from ..system.devices import System
 from . import adaptive, ahead, batch, campaign_folder, fio, fio_output, monitoring, precondition, rate_log, results
+from .fio_client import carried
+from .resume import run_key
 from .progress import Progress
 from .results import BRACKET_PHASE, bracket_name
 from .reference import as_reference, reference_runs
 from .sweep import Sweep
 from . import truth
 
-ON_FAILURE = ("continue", "stop")
 NAN = float("nan")
-
-
-def check_on_failure(value: object) -> str:
-    if value not in ON_FAILURE:
-        raise ConfigError(f"ON_FAILURE={value!r} must be one of {', '.join(ON_FAILURE)}")
-    return value
 
 
 @dataclass
@@ -68,7 +67,7 @@ class Recorder:
     workloads: Sequence[Callable[["Recorder", Layout, list[Path]], None]] = ()
     on_failure: str = "continue"
     done_rows: dict = field(default_factory=dict)  # resumed runs' rows, for an adaptive sweep or a precision
-    done: frozenset = frozenset()  # (layout, point, rep) of runs a resumed campaign measured already
+    done: frozenset = frozenset()  # the runs a resumed campaign measured already (``resume.run_key``)
     progress: Progress | None = None  # None: one that only moves ``bar``
     layout_caps: dict = field(default_factory=dict)  # layout name -> its caps per rw, where they are not ``caps``
     before_build: Callable[[str], None] | None = None  # told each layout's name before it is built (its prediction)
@@ -93,18 +92,23 @@ class Recorder:
     verdict = None  # the steady-state verdict of the layout being measured, when it ran in rounds
     phase = "measure"  # the phase of the sweep's rows: measure, or the reference's bracket (BRACKET_PHASE)
     measuring: str | None = None  # the name of the layout being measured (its caps are ``caps_of`` it)
+    transport = None  # where the layout's fio runs: None here, else a cluster's hosts (``fio_client.OnHosts``)
+    count: int | None = None  # the hosts the runs are on now (a cluster's: under ``hosts<count>/``), None here
 
     def building(self, name: str) -> None:
         """Layout ``name`` is about to be built: ``before_build`` hears it (the campaign states its prediction)."""
         if self.before_build is not None:
             self.before_build(name)
 
-    def sweep(self, layout: Layout, cgroup_procs: list[Path], phase: str = "measure") -> None:
+    def sweep(self, layout: Layout, cgroup_procs: list[Path], phase: str = "measure", transport=None) -> None:
         """The layout's precondition (when the sweep asks for it; in rounds until steady when it asks for that),
         then every point and repetition, each row carrying the layout's steady-state verdict and ``phase``: measure,
         or ``BRACKET_PHASE`` for the tax reference swept once more after the layouts (``Sweep.bracket``: its rows
-        are of the bracket's build, ``Sweep.bracket_build``, and no workload runs)."""
-        self.phase = phase
+        are of the bracket's build, ``Sweep.bracket_build``, and no workload runs). ``transport``: where fio runs
+        (the module's docstring), None here; the precondition runs on every host, then each host count is swept."""
+        self.phase, self.transport = phase, transport
+        counts = transport.counts if transport is not None else (None,)
+        self.count = transport.at(max(counts), state=False) if transport else None  # the precondition: every host
         first = precondition.job(self.sweep_spec, layout.targets) if self.sweep_spec.precondition else None
         # a resumed layout is preconditioned anew, beside the interrupted run's precondition
         self.precondition_dir = campaign_folder.fresh_name(self.directory / campaign_folder.raw_dir(layout.name),
@@ -112,9 +116,9 @@ class Recorder:
         self.verdict, self.measuring = None, layout.name
         self.devices[layout.name] = layout.devices
         if self.done and not self.done_rows:  # what an adaptive sweep or a precision decides on, resumed
-            self.done_rows = {(r["layout"], r["point"], r["rep"]): r
-                              for r in campaign_folder.read_rows(self.directory)[0]}
-            for (name, point, _), r in sorted(self.done_rows.items(), key=lambda item: str(item[0])):
+            self.done_rows = {run_key(r["layout"], r["point"], r["rep"], r.get("hosts")): r
+                              for r in campaign_folder.read_rows(self.directory)[0]}  # a cluster's: its all row
+            for (name, point, *_), r in sorted(self.done_rows.items(), key=lambda item: str(item[0])):
                 if r.get("status") == "ok" and not r.get("warmup") and r.get("phase", "measure") == "measure":
                     key = (name, point, int(r.get("build") or 0))  # the reference's runs, resumed
                     self.rates.setdefault(key, []).append(float(r["bw_bytes"]))
@@ -126,10 +130,12 @@ class Recorder:
                          phase=precondition.PHASE, point=precondition.point(first))
         points = list(self.sweep_spec.points())
         try:
-            if self.sweep_spec.adaptive:
-                self._explore(layout, cgroup_procs)
-            for point, following in zip([] if self.sweep_spec.adaptive else points, [*points[1:], None]):
-                self._point(layout, point, cgroup_procs, following=following)
+            for count in counts:  # each told to the transport first (its predictions stated)
+                self.count = transport.at(count) if transport else None
+                if self.sweep_spec.adaptive:
+                    self._explore(layout, cgroup_procs)
+                for point, following in zip([] if self.sweep_spec.adaptive else points, [*points[1:], None]):
+                    self._point(layout, point, cgroup_procs, following=following)
         finally:
             self.line.close()  # a run started ahead and not reached (an error, an interrupt) does nothing
         if phase == BRACKET_PHASE:
@@ -142,6 +148,11 @@ class Recorder:
             campaign_folder.mark_layout_done(self.directory, layout.name)
             self.progress.layout_done(layout.name)
 
+    def _raw(self, layout: str, point: str, rep: int | None = None) -> Path:
+        """A run's folder (``rep``), or its point's: ``raw/<layout>/[hosts<k>/]<point>/rep<k>``."""
+        hosts = [f"hosts{self.count}"] if self.count is not None else []
+        return campaign_folder.raw_dir(layout, *hosts, point, *([f"rep{rep}"] if rep is not None else []))
+
     def _point(self, layout: Layout, point: dict, cgroup_procs: list[Path], adaptive: str | None = None,
                following: dict | None = None) -> list[float]:
         """Every repetition of one point (those a resumed campaign measured already are not run again); with a
@@ -149,7 +160,7 @@ class Recorder:
         repetition, for an adaptive sweep to decide on. Each row says why the point's runs stopped
         (``reps_reason``: ``fixed``, or after each run ``more``, ``precise``, ``max``). The run known to come next
         (the point's next repetition, or ``following``'s first where the point's runs are fixed) is started ahead."""
-        job = rate_log.logged(self.sweep_spec.job(point, layout.targets))
+        job = self.sweep_spec.job(point, layout.targets)
         measured: list[float] = []
         reps = self.sweep_spec.reps(self.build)
         more = iter(self.sweep_spec.more_reps(self.build))
@@ -173,17 +184,17 @@ class Recorder:
 
     def _next(self, layout: Layout, job: fio.FioJob, reps: list, following: dict | None):
         """The run after this one, as (job, its folder), where it is known and not measured before a resume."""
-        if self.sweep_spec.batch_reps:  # a point's runs go into one fio process (measure.batch)
+        if self.sweep_spec.batch_reps or self.transport is not None:  # one fio process; a cluster's client
             return None
         if reps:
             nxt, rep = job, reps[0][0]
         elif following is not None and self.sweep_spec.precision is None:
-            nxt = rate_log.logged(self.sweep_spec.job(following, layout.targets))
+            nxt = self.sweep_spec.job(following, layout.targets)
             rep = self.sweep_spec.reps(self.build)[0][0]
         else:
             return None
-        raw = campaign_folder.raw_dir(layout.name, nxt.point, f"rep{rep}")
-        return None if (layout.name, nxt.point, rep) in self.done else (nxt, self.directory / raw)
+        raw = self._raw(layout.name, nxt.point, rep)
+        return None if run_key(layout.name, nxt.point, rep, self.count) in self.done else (nxt, self.directory / raw)
 
     def _reason(self, measured: list[float], value: float | None, warmup: bool, layout: Layout, point: str) -> str:
         """Why the point stops after this run (of rate ``value``; None: it failed), given those before it and the
@@ -205,15 +216,16 @@ class Recorder:
         """Whether the point's runs go into one fio process (``measure.batch``): the sweep asks for it
         (``batch_reps``), nothing decides between them (no precision), none was measured before a resume."""
         return (self.sweep_spec.batch_reps and self.sweep_spec.precision is None and len(reps) > 1
-                and not any((layout.name, job.point, rep) in self.done for rep, _ in reps))
+                and not any(run_key(layout.name, job.point, rep, self.count) in self.done for rep, _ in reps))
 
     def _batched(self, layout: Layout, job: fio.FioJob, reps: list[tuple[int, bool]], cgroup_procs: list[Path],
                  adaptive: str | None) -> list[dict | None]:
         """Every run of one point in one fio process, separated by stonewall (``measure.batch``): each its own row
         and raw files. The devices are sampled, and the CPUs counted, over the batch as a whole (its first rep's
         label, the point's folder); a failure fails every run of the batch."""
-        raws = [campaign_folder.raw_dir(layout.name, job.point, f"rep{rep}") for rep, _ in reps]
-        point_dir = campaign_folder.raw_dir(layout.name, job.point)
+        job = rate_log.logged(job)
+        raws = [self._raw(layout.name, job.point, rep) for rep, _ in reps]
+        point_dir = self._raw(layout.name, job.point)
         self.progress.started(layout.name, job.point, f"rep{reps[0][0]}-{reps[-1][0]}")
         started, system = results.now(), System(runner=self.runner)
         try:
@@ -249,11 +261,11 @@ class Recorder:
     def _rep(self, layout: Layout, job: fio.FioJob, rep: int, warmup: bool, cgroup_procs: list[Path],
              adaptive: str | None, reason, then=None) -> dict | None:
         """One repetition: measured and kept with its ``reps_reason``, or the resumed campaign's row."""
-        key = (layout.name, job.point, rep)
+        key = run_key(layout.name, job.point, rep, self.count)
         if key in self.done:
             self.progress.skipped()
             return self.done_rows.get(key)
-        return self._record(layout, job, campaign_folder.raw_dir(layout.name, job.point, f"rep{rep}"), cgroup_procs,
+        return self._record(layout, job, self._raw(layout.name, job.point, rep), cgroup_procs,
                             rep=rep, warmup=warmup, adaptive=adaptive, reason=reason, then=then, phase=self.phase)
 
     def _explore(self, layout: Layout, cgroup_procs: list[Path]) -> None:
@@ -280,7 +292,8 @@ class Recorder:
         verdict = None
         for row, verdict in precondition.rounds(
                 lambda n: self._measure(layout, job, raw / f"round{n}", cgroup_procs, phase=precondition.PHASE,
-                                        point=precondition.point(job), round_number=n), self.sweep_spec.rounds_max):
+                                        point=precondition.point(job), round_number=n)[-1],
+                self.sweep_spec.rounds_max):
             row = {**row, **precondition.verdict_columns(verdict)}
             self.keep(layout, row, cgroup_procs)
             self.progress.finished(row)
@@ -288,27 +301,28 @@ class Recorder:
 
     def _record(self, layout: Layout, job: fio.FioJob, raw_dir: Path, cgroup_procs: list[Path],
                 reason: Callable[[float | None], str] | None = None, then=None, **how) -> dict | None:
-        """Run ``job`` once and append its row, with the layout's steady-state verdict and (a sweep's point) why its
-        runs stop or go on (``reason`` of its rate, None if it failed: ``reps_reason``), to the campaign; a run that
-        fails is kept as a failed row, and stops the sweep when ``on_failure`` is stop."""
+        """Run ``job`` once and append its rows (one, or a cluster's hosts' and its own, last: the run's), with the
+        layout's steady-state verdict and (a sweep's point) why its runs stop or go on (``reason`` of the run's
+        rate, None if it failed: ``reps_reason``), to the campaign; a run that fails is kept as a failed row, and
+        stops the sweep when ``on_failure`` is stop. The run's row, None if it failed."""
         most = self.sweep_spec.most_reps()
-        why = (lambda row: {"reps_reason": reason(row), "reps_most": most}) if reason else (lambda row: {})
+        why = (lambda rate: {"reps_reason": reason(rate), "reps_most": most}) if reason else (lambda rate: {})
         try:
-            row = {**self._measure(layout, job, raw_dir, cgroup_procs, then=then, **how), "status": "ok"}
+            rows = [{"status": "ok", **row} for row in self._measure(layout, job, raw_dir, cgroup_procs, then=then,
+                                                                     **how)]  # a host's row says its own
             faults.reached("fio-exited")
-            row.update(why(float(row["bw_bytes"])))
         except (FioError, CommandError) as exc:
-            failed = {**self._failed(layout, job, raw_dir, exc, **how), **why(None)}
-            self.keep(layout, failed, cgroup_procs)
-            self.progress.finished(failed)
-            if self.on_failure == "stop":
-                raise FioError(f"{exc} (ON_FAILURE is stop: the sweep stopped at {raw_dir}; every row before it "
-                               "is kept)") from None
-            return None
-        row = {**row, **precondition.verdict_columns(self.verdict)}
-        self.keep(layout, row, cgroup_procs)
-        self.progress.finished(row)
-        return row
+            rows = [self._failed(layout, job, raw_dir, exc, **how)]
+        ok = rows[-1]["status"] == "ok"
+        said = {**why(float(rows[-1]["bw_bytes"]) if ok else None),
+                **(precondition.verdict_columns(self.verdict) if ok else {})}
+        rows = [{**row, **said} for row in rows]
+        self._keep(layout, rows, cgroup_procs)
+        self.progress.finished(rows[-1])
+        if not ok and self.on_failure == "stop":
+            raise FioError(f"{rows[-1]['error']} (ON_FAILURE is stop: the sweep stopped at {raw_dir}; every row "
+                           "before it is kept)")
+        return rows[-1] if ok else None
 
     def header(self, layout: Layout, *, rw: str | None = None, cgroup_procs: Sequence[Path] = (),
                warmup: bool = False, phase: str = "measure", round_number: int | None = None,
@@ -322,7 +336,7 @@ class Recorder:
                 "run_id": self.run_id, "backend": layout.backend,
                 "cap_bps": self.caps_of(layout.name).get(rw, NAN) if cgroup_procs else NAN,
                 "cap_asked_bps": self.asked_of(layout.name).get(rw, NAN) if cgroup_procs else NAN,
-                "harness_bw_bytes": self._carried(rw) if cgroup_procs else NAN, "warmup": warmup,
+                "harness_bw_bytes": carried(self.harness, rw) if cgroup_procs else NAN, "warmup": warmup,
                 "build": self.build,
                 "phase": phase,
                 "round": round_number, **({"workload": workload} if workload is not None else {}),
@@ -343,12 +357,6 @@ class Recorder:
     def caps_of(self, layout: str | None) -> dict:
         """The caps per rw of ``layout``'s runs: its own (``layout_caps``), else the array's."""
         return self.layout_caps.get(layout, self.caps)
-
-    def _carried(self, rw: str | None) -> float:
-        """What the harness carried uncapped in ``rw``'s direction; NaN if not measured, or for a mixed rw (each of
-        its directions was probed alone)."""
-        directions = fio_output.DIRECTIONS.get(rw, ())
-        return float(self.harness.get(directions[0], NAN)) if len(directions) == 1 else NAN
 
     def truth_caps(self, cgroup_procs: Sequence[Path], layout: Layout | None = None) -> dict:
         """The caps of the known truth (``truth.evidence``) of a run on ``layout`` (default: the layout being
@@ -373,10 +381,17 @@ class Recorder:
 
     def _measure(self, layout: Layout, job: fio.FioJob, raw_dir: Path, cgroup_procs: list[Path], *,
                  rep: int = 0, warmup: bool = False, phase: str = "measure", point: str | None = None,
-                 round_number: int | None = None, adaptive: str | None = None, then=None) -> dict:
-        """Run ``job`` once (``then``: the run after it, started ahead: ``measure.ahead``); its row, with its
-        agreement with the known truth."""
-        self.progress.started(layout.name, point or job.point, f"round{round_number}" if round_number else f"rep{rep}")
+                 round_number: int | None = None, adaptive: str | None = None, then=None) -> list[dict]:
+        """Run ``job`` once where the sweep's transport runs fio (``then``: the run after it, started ahead here:
+        ``measure.ahead``); its rows, each with its agreement with the known truth."""
+        label = f"round{round_number}" if round_number else f"rep{rep}"
+        if self.transport is not None:
+            self.progress.started(layout.name, point or job.point, f"{label} on {self.count} host(s)")
+            return self.transport.run(job, raw_dir, {  # each host's own columns over the header's
+                **self.header(layout, warmup=warmup, phase=phase, round_number=round_number), "rep": rep,
+                "point": point or job.point, "raw_dir": str(raw_dir), "adaptive": adaptive})
+        self.progress.started(layout.name, point or job.point, label)
+        job, then = rate_log.logged(job), (rate_log.logged(then[0]), then[1]) if then else None
         started = results.now()
         system = System(runner=self.runner)
         with monitoring.sampling(self.directory, raw_dir, layout.targets, system=system,
@@ -385,8 +400,8 @@ class Recorder:
                 before = system.cpu_times()  # the whole machine's CPUs: the loop workers copy the data, not fio
                 data = self.line.run(job, self.directory / raw_dir, cgroup_procs=cgroup_procs, then=then)
                 busy = monitor.busy_cores(before, system.cpu_times())
-        return self._row(layout, job, raw_dir, cgroup_procs, data, busy, latency_us, started, rep=rep, warmup=warmup,
-                         phase=phase, point=point, round_number=round_number, adaptive=adaptive)
+        return [self._row(layout, job, raw_dir, cgroup_procs, data, busy, latency_us, started, rep=rep,
+                          warmup=warmup, phase=phase, point=point, round_number=round_number, adaptive=adaptive)]
 
     def _row(self, layout: Layout, job: fio.FioJob, raw_dir: Path, cgroup_procs: list[Path], data: dict,
              busy: float, latency_us, started: str, *, rep: int = 0, warmup: bool = False, phase: str = "measure",
@@ -402,8 +417,13 @@ class Recorder:
 
     def keep(self, layout: Layout, row: dict, cgroup_procs: list[Path]) -> None:
         """Write the row beside its raw files (env.json) and append it to the campaign's rows."""
-        campaign_folder.write_run_environment(self.directory, Path(row["raw_dir"]), {
+        self._keep(layout, [row], cgroup_procs)
+
+    def _keep(self, layout: Layout, rows: list[dict], cgroup_procs: list[Path]) -> None:
+        """One run's rows (a cluster's: each host's and its own, last) beside its raw files (env.json: ``row``, the
+        run's, and every row of it) and appended to the campaign's rows."""
+        campaign_folder.write_run_environment(self.directory, Path(rows[-1]["raw_dir"]), {
             **self.environment, "targets": list(layout.targets), "layout": layout.description,
-            "cgroup": [str(p) for p in cgroup_procs], "row": row})
+            "cgroup": [str(p) for p in cgroup_procs], "row": rows[-1], **({"rows": rows} if len(rows) > 1 else {})})
         faults.reached("row-env-written")
-        campaign_folder.append_rows(self.directory, [row])
+        campaign_folder.append_rows(self.directory, rows)

@@ -12,7 +12,7 @@ run again; ``differences`` names what changed in the campaign or on the machine 
 be compared. ``open_campaign`` does all of it for ``campaign.run``.
 
 Re-analysed: ``execute.run_campaign(reanalyze=True)`` starts each notebook's kernel with ``FLASHSCALE_REANALYZE=1``
-(``REANALYZE``); every measuring entry point (``campaign.run``, ``cluster.run``) then asks ``stored_campaign`` for
+(``REANALYZE``); the one measuring loop (``campaign.run_at``: a campaign's, a cluster's) then asks ``stored_campaign`` for
 the campaign it would have measured and returns that instead: no device is made, erased or touched, no fio runs,
 nothing is written in the campaign's folder. The notebook goes on to analyse and publish as it does after
 measuring, so its tables come from the same code on the same rows. ``stored_campaign`` refuses, naming why, a
@@ -80,12 +80,20 @@ def _software_changed(before: dict, environment: dict) -> str | None:
     return f"Resumed with other software than measured before: {'; '.join(changed)}." if changed else None
 
 
+def run_key(layout: str, point: str, rep: int, hosts: int | None = None) -> tuple:
+    """What names one run of a sweep: (layout, point, rep), and its host count where it has one (a cluster's)."""
+    return (layout, point, rep) if hosts is None else (layout, point, rep, hosts)
+
+
+def _key(row: dict) -> tuple:
+    return run_key(row.get("layout"), row.get("point"), row.get("rep"), row.get("hosts"))
+
+
 def finished(folder: Path) -> tuple[frozenset, frozenset]:
-    """The runs the campaign finished, as (layout, point, rep) of its measured rows, and the layouts whose sweep ran
-    to the end. (``set_aside_failed`` has moved the failed runs out of the rows first: they run again.)"""
+    """The runs the campaign finished, as the ``run_key`` of its measured rows, and the layouts whose sweep ran to
+    the end. (``set_aside_failed`` has moved the failed runs out of the rows first: they run again.)"""
     rows, _ = campaign_folder.read_rows(folder)
-    runs = frozenset((r.get("layout"), r.get("point"), r.get("rep")) for r in rows
-                     if r.get("phase", "measure") in SWEPT)
+    runs = frozenset(_key(r) for r in rows if r.get("phase", "measure") in SWEPT)
     return runs, frozenset(campaign_folder.layouts_done(folder))
 
 
@@ -94,8 +102,10 @@ def set_aside_failed(folder: Path) -> str | None:
     rows move to ``rows.set-aside.jsonl``, their raw folders gain ``.set-aside`` and their layouts are no longer
     done, so each failed (layout, point, rep) runs once more and nothing measured is lost. Returns what it said."""
     rows, _ = campaign_folder.read_rows(folder)
-    failed = [r for r in rows if r.get("phase", "measure") in SWEPT and r.get("status") == "failed"
-              and r.get("workload", "fio") == "fio"]
+    runs = {_key(r) for r in rows if r.get("phase", "measure") in SWEPT and r.get("status") == "failed"
+            and r.get("workload", "fio") == "fio"}  # a cluster's run: every host's row with the cluster's
+    failed = [r for r in rows if r.get("phase", "measure") in SWEPT and r.get("workload", "fio") == "fio"
+              and _key(r) in runs]
     if not failed:
         return None
     campaign_folder.set_aside(folder, [r for r in rows if r not in failed], failed)
@@ -103,7 +113,7 @@ def set_aside_failed(folder: Path) -> str | None:
     for again in sorted({results.bracket_name(str(r.get("layout"))) if r.get("phase") == results.BRACKET_PHASE
                          else str(r.get("layout")) for r in failed}):  # a bracket's failed run: the bracket again
         campaign_folder.mark_layout_done(folder, again, done=False)
-    return (f"{len(failed)} failed run(s) on {', '.join(layouts)} were set aside in {campaign_folder.SET_ASIDE_FILE} and "
+    return (f"{len(runs)} failed run(s) on {', '.join(layouts)} were set aside in {campaign_folder.SET_ASIDE_FILE} and "
             "measured again")
 
 

@@ -164,14 +164,15 @@ def _stop_leftovers(manifests: list[Path], wait_s: float) -> None:
 
 
 def recover(holder: Holder, runner: Runner, system: System, directory: Path | None = None,
-            attempts: int = 10, wait_s: float = 1.0) -> list[str]:
-    """Undo what the dead ``holder`` left: every manifest its pid wrote, reaped as ``flashscale reap`` would. Returns
-    one line per manifest saying what was undone; FlashscaleError when something is still left behind after
-    ``attempts`` tries (a mount kept busy by the dead run's last fio, until it ends)."""
+            attempts: int = 10, wait_s: float = 1.0, contacts=None) -> list[str]:
+    """Undo what the dead ``holder`` left: every manifest its pid wrote, reaped as ``flashscale reap`` would (what
+    it left on real hosts reached as ``contacts`` say). Returns one line per manifest saying what was undone;
+    FlashscaleError when something is still left behind after ``attempts`` tries (a mount kept busy by the dead
+    run's last fio, until it ends)."""
     manifests, lines = owned_manifests(holder.pid, directory), []
     _stop_leftovers(manifests, wait_s=5 * wait_s)
     for attempt in range(attempts):
-        outcomes = reaping.reap(manifests, runner=runner, system=system) if manifests else []
+        outcomes = reaping.reap(manifests, runner=runner, system=system, contacts=contacts) if manifests else []
         for o in outcomes:
             if o.state == "reaped":
                 things = ", ".join(f"{e['kind']} {e.get('path') or e.get('vg') or ''}".strip() for e in o.entries)
