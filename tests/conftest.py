@@ -149,8 +149,8 @@ def pytest_sessionfinish(session, exitstatus):
 # nbval's notebooks (the Makefile's NBVAL_NOTEBOOKS, whose cells are tests of their own) are root tests of make test's
 # root part: 10_cluster makes the emulated cluster's hosts, so it runs in the hosts' group.
 HOSTS_GROUP = "hosts"
-GROUPS = {**dict.fromkeys(("test_netns", "test_cluster", "test_ssh_cluster", "test_ssh_attacker", "test_ssh_hosts",
-                           "test_harness", "10_cluster"), HOSTS_GROUP),
+GROUPS = {**dict.fromkeys(("test_netns", "test_cluster", "test_cluster_loop", "test_ssh_cluster", "test_ssh_attacker",
+                           "test_ssh_hosts", "test_harness", "10_cluster"), HOSTS_GROUP),
           **dict.fromkeys(("test_applications_notebook", "test_bonnie_loop", "test_pgbench_loop",
                            "test_transfer_loop"), "applications")}
 
